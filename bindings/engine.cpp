@@ -1,0 +1,162 @@
+// The recipe engine: one LuaJIT state per run. Sets the module search path (the recipe's folder,
+// recipes/lib, every folder of LRHOST_PATH), preloads `lrhost`, runs the recipe under a traceback
+// handler, and turns any Lua error into one printed message with file:line and a non-zero exit.
+#include <lua.hpp>  // LuaJIT's lua.hpp also declares luajit.h, all with C linkage
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "bindings/engine_context.hpp"
+#include "bindings/module.hpp"
+#include "bindings/runtime.hpp"
+#include "host/cli/recipe_request.hpp"
+
+namespace lrhost::bindings {
+
+struct LuaStateCloser {
+  void operator()(lua_State* L) const { lua_close(L); }
+};
+
+namespace {
+
+const char kContextKey = 0;  // its address keys the EngineContext in the registry
+const char kShowFinished = 0;
+
+// Folder of the shared recipe library: $LRHOST_RECIPES_LIB, else <exe>/../share/lrhost/recipes/lib
+// (installed), else the source tree this binary was built from.
+std::filesystem::path recipes_lib_dir() {
+  if (const char* env = std::getenv("LRHOST_RECIPES_LIB")) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto installed = exe.parent_path().parent_path() / "share" / "lrhost" / "recipes" / "lib";
+    if (std::filesystem::is_directory(installed, ec)) return installed;
+  }
+  return std::filesystem::path(LRHOST_SOURCE_DIR) / "recipes" / "lib";
+}
+
+std::string search_path(const std::filesystem::path& recipe) {
+  std::vector<std::filesystem::path> dirs;
+  auto recipe_dir = std::filesystem::absolute(recipe).parent_path();
+  dirs.push_back(recipe_dir);
+  dirs.push_back(recipes_lib_dir());
+  if (const char* team = std::getenv("LRHOST_PATH")) {
+    std::stringstream list(team);
+    for (std::string dir; std::getline(list, dir, ':');)
+      if (!dir.empty()) dirs.emplace_back(dir);
+  }
+  std::string path;
+  for (const auto& dir : dirs) path += dir.string() + "/?.lua;" + dir.string() + "/?/init.lua;";
+  return path;
+}
+
+int message_handler(lua_State* L) {
+  if (lua_touserdata(L, 1) == &kShowFinished) return 1;
+  if (!lua_isstring(L, 1)) {
+    lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    lua_replace(L, 1);
+  }
+  lua_getglobal(L, "debug");
+  lua_getfield(L, -1, "traceback");
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, 2);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+void print_error(const char* text) { std::fprintf(stderr, "lrhost: error: %s\n", text); }
+
+}  // namespace
+
+void set_engine_context(lua_State* L, EngineContext* context) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kContextKey));
+  lua_pushlightuserdata(L, context);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+EngineContext& engine_context(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kContextKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  auto* context = static_cast<EngineContext*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (context == nullptr) throw std::logic_error("lrhost module used outside the lrhost engine");
+  return *context;
+}
+
+void* show_finished_marker() { return const_cast<char*>(&kShowFinished); }
+
+void ensure_not_show_mode(lua_State* L, const char* what) {
+  if (engine_context(L).request.mode == cli::RecipeMode::show)
+    throw util::ConfigError(std::string("`lrhost show` stops at lr.config, but this recipe calls ") + what +
+                            " before lr.config", "call lr.config first in the recipe");
+}
+
+}  // namespace lrhost::bindings
+
+namespace lrhost::cli {
+
+std::string recipe_engine_version() {
+  // GC64 matters: without it LuaJIT can only use the low 2 GiB of address space, which a process
+  // holding LibTorch exhausts. Ask the library itself rather than assuming from the platform.
+  std::unique_ptr<lua_State, bindings::LuaStateCloser> state(luaL_newstate());
+  std::string text = LUAJIT_VERSION;
+  if (state) {
+    luaL_openlibs(state.get());
+    bool gc64 = luaL_dostring(state.get(), "return require('ffi').abi('gc64')") == 0 &&
+                lua_toboolean(state.get(), -1) != 0;
+    text += gc64 ? " (GC64)" : " (not GC64: memory for Lua objects is limited to 2 GiB)";
+  }
+  return text;
+}
+
+int run_recipe(const RecipeRequest& request) {
+  using namespace lrhost::bindings;
+  std::unique_ptr<lua_State, bindings::LuaStateCloser> state(luaL_newstate());
+  lua_State* L = state.get();
+  if (L == nullptr) {
+    print_error("could not create a Lua state (out of memory)");
+    return 1;
+  }
+  luaL_openlibs(L);
+  EngineContext context{request, std::nullopt};
+  set_engine_context(L, &context);
+
+  lua_getglobal(L, "package");
+  lua_pushstring(L, search_path(request.recipe_path).c_str());
+  lua_setfield(L, -2, "path");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, luaopen_lrhost);
+  lua_setfield(L, -2, "lrhost");
+  lua_pop(L, 2);
+
+  lua_createtable(L, 0, 1);  // arg[0] = recipe path, as the standalone interpreter does
+  lua_pushstring(L, request.recipe_path.c_str());
+  lua_rawseti(L, -2, 0);
+  lua_setglobal(L, "arg");
+
+  lua_pushcfunction(L, message_handler);
+  int handler = lua_gettop(L);
+  if (luaL_loadfile(L, request.recipe_path.c_str()) != 0) {
+    print_error(lua_tostring(L, -1));
+    return 1;
+  }
+  if (lua_pcall(L, 0, 0, handler) != 0) {
+    if (lua_touserdata(L, -1) == show_finished_marker()) return 0;
+    print_error(lua_tostring(L, -1));
+    return 1;
+  }
+  if (request.mode == RecipeMode::show) {
+    print_error("the recipe finished without calling lr.config, so there is no config to show");
+    return 1;
+  }
+  if (!request.overrides.empty() && !context.resolved_config) {
+    print_error("overrides were given but the recipe never called lr.config, so they were not applied");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace lrhost::cli

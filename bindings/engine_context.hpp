@@ -1,0 +1,27 @@
+// Per-Lua-state facts the bindings need: what the CLI asked for (mode, overrides) and what the
+// recipe resolved (its config). Stored in the Lua registry; owned by the engine for the run.
+#pragma once
+#include <lua.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "host/cli/recipe_request.hpp"
+
+namespace lrhost::bindings {
+
+struct EngineContext {
+  cli::RecipeRequest request;
+  std::optional<nlohmann::json> resolved_config;  // set by lr.config
+};
+
+void set_engine_context(lua_State* L, EngineContext* context);
+EngineContext& engine_context(lua_State* L);
+
+// The error value lr.config raises in `show` mode once the config is printed: the engine treats
+// it as a successful end of the recipe, not as a failure.
+void* show_finished_marker();
+
+// Throws if the engine runs in `show` mode: `what` (e.g. "lr.policy.new") would do real work.
+void ensure_not_show_mode(lua_State* L, const char* what);
+
+}  // namespace lrhost::bindings

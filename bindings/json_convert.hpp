@@ -1,0 +1,17 @@
+// Translation between Lua values and JSON (nlohmann::json): configs cross the Lua/C++ border this
+// way. Tables with keys 1..n become lists; other tables become objects with string keys; integral
+// numbers become JSON integers so that "steps": 5000 round-trips as written.
+#pragma once
+#include <lua.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace lrhost::bindings {
+
+// Converts the value at `index`; `path` names it in errors (e.g. "config.optimizer").
+// Throws LxArgError(arg_index) for values JSON cannot hold (functions, userdata, cycles).
+nlohmann::json lx_to_json(lua_State* L, int index, int arg_index, const std::string& path);
+
+void lx_push_json(lua_State* L, const nlohmann::json& value);
+
+}  // namespace lrhost::bindings

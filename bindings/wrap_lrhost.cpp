@@ -1,0 +1,92 @@
+// Lua binding of the module-level utilities: lr.manual_seed, lr.no_grad(fn), lr.clock(),
+// lr.set_num_threads / lr.num_threads, lr.version, and lr.log.{debug,info,warn,error} (through
+// the rank-aware spdlog logger).
+#include <chrono>
+
+#include "bindings/module.hpp"
+#include "bindings/runtime.hpp"
+
+namespace lrhost::bindings {
+namespace {
+
+int w_manual_seed(lua_State* L) {
+  return lx_guard(L, "lr.manual_seed", [&] {
+    int64_t seed = lx_check_integer(L, 1);
+    if (seed < 0) throw LxArgError(1, "seed must be >= 0");
+    torch::manual_seed(static_cast<uint64_t>(seed));
+    return 0;
+  });
+}
+
+// lr.no_grad(fn, ...) calls fn(...) with autograd recording off and returns its results. The
+// guard is destroyed before any error is re-raised, so no Lua error unwinds through it.
+int w_no_grad(lua_State* L) {
+  int status = 0;
+  int guard_result = lx_guard(L, "lr.no_grad", [&] {
+    lx_check_function(L, 1);
+    torch::NoGradGuard no_grad;
+    status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    return 0;
+  });
+  (void)guard_result;
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+int w_clock(lua_State* L) {
+  using namespace std::chrono;
+  lua_pushnumber(L, duration<double>(steady_clock::now().time_since_epoch()).count());
+  return 1;
+}
+
+int w_set_num_threads(lua_State* L) {
+  return lx_guard(L, "lr.set_num_threads", [&] {
+    int64_t n = lx_check_integer(L, 1);
+    if (n <= 0) throw LxArgError(1, "expected a positive number of threads");
+    torch::set_num_threads(static_cast<int>(n));
+    return 0;
+  });
+}
+
+int w_num_threads(lua_State* L) {
+  lua_pushnumber(L, torch::get_num_threads());
+  return 1;
+}
+
+template <spdlog::level::level_enum Level>
+int w_log(lua_State* L) {
+  return lx_guard(L, "lr.log", [&] {
+    // Concatenate all arguments with tostring, like print.
+    std::string text;
+    int n = lua_gettop(L);
+    lua_getglobal(L, "tostring");
+    for (int i = 1; i <= n; ++i) {
+      lua_pushvalue(L, -1);
+      lua_pushvalue(L, i);
+      lua_call(L, 1, 1);
+      text += (i > 1 ? "\t" : "") + std::string(lua_tostring(L, -1));
+      lua_pop(L, 1);
+    }
+    spdlog::log(Level, "{}", text);
+    return 0;
+  });
+}
+
+}  // namespace
+
+void open_lrhost_functions(lua_State* L, int module) {
+  const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
+                                {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
+                                {"num_threads", w_num_threads}, {nullptr, nullptr}};
+  lx_set_functions(L, module, functions);
+  lua_pushstring(L, LRHOST_VERSION);
+  lua_setfield(L, module, "version");
+  lua_newtable(L);
+  const luaL_Reg log[] = {{"debug", w_log<spdlog::level::debug>}, {"info", w_log<spdlog::level::info>},
+                          {"warn", w_log<spdlog::level::warn>}, {"error", w_log<spdlog::level::err>},
+                          {nullptr, nullptr}};
+  lx_set_functions(L, lua_gettop(L), log);
+  lua_setfield(L, module, "log");
+}
+
+}  // namespace lrhost::bindings

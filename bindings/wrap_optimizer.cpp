@@ -1,0 +1,172 @@
+// Lua binding of optimizers: lr.optim.adamw / adam / sgd(params, options). `params` is a Policy
+// (its param_groups), a list of Tensors, or a list of groups {params = {...}, lr =, weight_decay =}.
+// Methods: step(), zero_grad(), lr([group]), set_lr(lr [, group]), clip_grad_norm(max),
+// num_groups(), parameters(). Group numbers are Lua list positions (1-based).
+#include "bindings/engine_context.hpp"
+#include "bindings/json_convert.hpp"
+#include "bindings/module.hpp"
+#include "bindings/wrap_optimizer.hpp"
+#include "bindings/wrap_policy.hpp"
+#include "bindings/wrap_tensor.hpp"
+
+namespace lrhost::bindings {
+namespace {
+
+optim::Optimizer& check_optimizer(lua_State* L, int index) { return lx_check<optim::Optimizer>(L, index); }
+
+std::vector<torch::Tensor> tensors_of_list(lua_State* L, int list, int arg, const std::string& where) {
+  std::vector<torch::Tensor> tensors;
+  auto n = static_cast<int>(lua_objlen(L, list));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, list, i);
+    if (!lx_is<torch::Tensor>(L, -1)) {
+      std::string got = lx_typename(L, -1);
+      lua_pop(L, 1);
+      throw LxArgError(arg, where + "[" + std::to_string(i) + "] is a " + got + ", expected Tensor");
+    }
+    tensors.push_back(check_tensor(L, lua_gettop(L)));
+    lua_pop(L, 1);
+  }
+  return tensors;
+}
+
+std::vector<policy::ParamGroup> check_param_groups(lua_State* L, int index) {
+  if (lx_is<policy::Policy>(L, index)) return lx_check<policy::Policy>(L, index).param_groups();
+  lx_check_table(L, index, "Policy, list of Tensors, or list of parameter groups");
+  lua_rawgeti(L, index, 1);
+  bool plain_list = lx_is<torch::Tensor>(L, -1);
+  bool empty = lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (empty) throw LxArgError(index, "no parameters given (empty list)");
+  if (plain_list) return {policy::ParamGroup{"default", tensors_of_list(L, index, index, "params"), {}, {}}};
+  std::vector<policy::ParamGroup> groups;
+  auto n = static_cast<int>(lua_objlen(L, index));
+  for (int i = 1; i <= n; ++i) {
+    lua_rawgeti(L, index, i);
+    int group = lua_gettop(L);
+    std::string where = "groups[" + std::to_string(i) + "]";
+    if (lua_type(L, group) != LUA_TTABLE) throw LxArgError(index, where + " must be a table {params = {...}}");
+    policy::ParamGroup g;
+    g.name = lx_get_field(L, group, "name") == LUA_TSTRING ? lua_tostring(L, -1) : "group" + std::to_string(i);
+    lua_pop(L, 1);
+    if (lx_get_field(L, group, "params") != LUA_TTABLE) throw LxArgError(index, where + ".params must be a list of Tensors");
+    g.params = tensors_of_list(L, lua_gettop(L), index, where + ".params");
+    lua_pop(L, 1);
+    for (const char* key : {"lr", "weight_decay"}) {
+      int type = lx_get_field(L, group, key);
+      if (type == LUA_TNUMBER) (std::string(key) == "lr" ? g.lr : g.weight_decay) = lua_tonumber(L, -1);
+      else if (type != LUA_TNIL) throw LxArgError(index, where + "." + key + " must be a number");
+      lua_pop(L, 1);
+    }
+    lua_pushnil(L);
+    while (lua_next(L, group) != 0) {
+      lua_pop(L, 1);
+      std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+      if (key != "name" && key != "params" && key != "lr" && key != "weight_decay") {
+        lua_pop(L, 1);
+        throw LxArgError(index, where + " has unknown key '" + key + "' (valid: 'name', 'params', 'lr', 'weight_decay')");
+      }
+    }
+    lua_pop(L, 1);
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+template <int Kind>
+int w_make(lua_State* L) {
+  static const char* kinds[] = {"adamw", "adam", "sgd"};
+  static const char* names[] = {"lr.optim.adamw", "lr.optim.adam", "lr.optim.sgd"};
+  return lx_guard(L, names[Kind], [&] {
+    ensure_not_show_mode(L, names[Kind]);
+    auto groups = check_param_groups(L, 1);
+    nlohmann::json options = lua_isnoneornil(L, 2) ? nlohmann::json::object() : lx_to_json(L, 2, 2, "optimizer");
+    lx_push(L, std::make_shared<optim::Optimizer>(kinds[Kind], std::move(groups), options));
+    return 1;
+  });
+}
+
+// Group argument: 1-based Lua position -> 0-based index.
+std::size_t check_group(lua_State* L, int index, const optim::Optimizer& opt) {
+  int64_t group = lx_check_integer(L, index);
+  if (group < 1 || group > static_cast<int64_t>(opt.num_groups()))
+    throw LxArgError(index, "group must be between 1 and " + std::to_string(opt.num_groups()));
+  return static_cast<std::size_t>(group - 1);
+}
+
+int w_step(lua_State* L) {
+  return lx_guard(L, "Optimizer:step", [&] {
+    check_optimizer(L, 1).step();
+    return 0;
+  });
+}
+
+int w_zero_grad(lua_State* L) {
+  return lx_guard(L, "Optimizer:zero_grad", [&] {
+    check_optimizer(L, 1).zero_grad();
+    return 0;
+  });
+}
+
+int w_lr(lua_State* L) {
+  return lx_guard(L, "Optimizer:lr", [&] {
+    auto& opt = check_optimizer(L, 1);
+    lua_pushnumber(L, opt.lr(lua_isnoneornil(L, 2) ? 0 : check_group(L, 2, opt)));
+    return 1;
+  });
+}
+
+int w_set_lr(lua_State* L) {
+  return lx_guard(L, "Optimizer:set_lr", [&] {
+    auto& opt = check_optimizer(L, 1);
+    double lr = lx_check_number(L, 2);
+    if (!(lr >= 0)) throw LxArgError(2, "lr must be >= 0");
+    if (lua_isnoneornil(L, 3))
+      for (std::size_t g = 0; g < opt.num_groups(); ++g) opt.set_lr(g, lr);
+    else
+      opt.set_lr(check_group(L, 3, opt), lr);
+    return 0;
+  });
+}
+
+int w_clip_grad_norm(lua_State* L) {
+  return lx_guard(L, "Optimizer:clip_grad_norm", [&] {
+    auto& opt = check_optimizer(L, 1);
+    lua_pushnumber(L, opt.clip_grad_norm(lx_check_number(L, 2)));
+    return 1;
+  });
+}
+
+int w_num_groups(lua_State* L) {
+  return lx_guard(L, "Optimizer:num_groups", [&] {
+    lua_pushnumber(L, static_cast<double>(check_optimizer(L, 1).num_groups()));
+    return 1;
+  });
+}
+
+int w_parameters(lua_State* L) {
+  return lx_guard(L, "Optimizer:parameters", [&] {
+    auto params = check_optimizer(L, 1).parameters();
+    lua_createtable(L, static_cast<int>(params.size()), 0);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      push_tensor(L, params[i]);
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    return 1;
+  });
+}
+
+}  // namespace
+
+void open_optimizer(lua_State* L, int module) {
+  const luaL_Reg methods[] = {{"step", w_step}, {"zero_grad", w_zero_grad}, {"lr", w_lr}, {"set_lr", w_set_lr},
+                              {"clip_grad_norm", w_clip_grad_norm}, {"num_groups", w_num_groups},
+                              {"parameters", w_parameters}, {nullptr, nullptr}};
+  lx_register_type(L, LxTraits<optim::Optimizer>::type, methods);
+  lua_newtable(L);
+  const luaL_Reg functions[] = {{"adamw", w_make<0>}, {"adam", w_make<1>}, {"sgd", w_make<2>}, {nullptr, nullptr}};
+  lx_set_functions(L, lua_gettop(L), functions);
+  lua_setfield(L, module, "optim");
+}
+
+}  // namespace lrhost::bindings

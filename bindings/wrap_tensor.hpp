@@ -1,0 +1,36 @@
+// Shared pieces of the Tensor binding, used by every wrap file that passes tensors to or from Lua.
+#pragma once
+#include <torch/torch.h>
+
+#include "bindings/runtime.hpp"
+
+namespace lrhost::bindings {
+
+template <>
+struct LxTraits<torch::Tensor> {
+  static constexpr LxType type{"Tensor", "lrhost.Tensor"};
+};
+
+inline void push_tensor(lua_State* L, torch::Tensor tensor) {
+  lx_push(L, std::make_shared<torch::Tensor>(std::move(tensor)));
+}
+
+inline torch::Tensor& check_tensor(lua_State* L, int index) { return lx_check<torch::Tensor>(L, index); }
+
+// A tensor argument, or a number turned into a 0-dim tensor of `like`'s dtype and device.
+torch::Tensor check_tensor_or_number(lua_State* L, int index, const torch::Tensor& like);
+
+// Options table {dtype=, device=, requires_grad=} at `index` (absent/nil: defaults, float32 on cpu).
+torch::TensorOptions check_tensor_options(lua_State* L, int index);
+
+// A shape given as a table {2, 3} or as integers from `first` up to the first non-number;
+// `next` receives the stack index after the shape.
+std::vector<int64_t> check_shape(lua_State* L, int first, int* next);
+
+// A dimension index (PyTorch rules: 0-based, negative counts from the end), checked against `t`.
+int64_t check_dim(lua_State* L, int index, const torch::Tensor& t);
+
+// Registers the functions of lr.* and lr.nn.* that create or combine tensors.
+void open_tensor_functions(lua_State* L, int module);
+
+}  // namespace lrhost::bindings

@@ -1,0 +1,26 @@
+// What the CLI asks the recipe engine to do. The engine (a Lua VM) lives in bindings/, so host/
+// stays free of Lua: the CLI fills this struct and calls run_recipe(), implemented there.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace lrhost::cli {
+
+enum class RecipeMode {
+  run,   // execute the recipe
+  show,  // stop at lr.config and print the resolved config as JSON
+};
+
+struct RecipeRequest {
+  std::string recipe_path;
+  std::vector<std::string> overrides;  // raw key=value arguments, checked by lr.config
+  RecipeMode mode = RecipeMode::run;
+};
+
+// Runs the recipe; returns the process exit code (0 success). Prints its own errors.
+int run_recipe(const RecipeRequest& request);
+
+// "LuaJIT 2.1.0-beta3 (GC64)", for --version.
+std::string recipe_engine_version();
+
+}  // namespace lrhost::cli

@@ -1,0 +1,159 @@
+// Type-checked merging of `key=value` overrides into recipe defaults.
+#include "host/config/overrides.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "host/util/error.hpp"
+#include "host/util/strings.hpp"
+
+namespace lrhost::config {
+namespace {
+
+using nlohmann::json;
+using util::ConfigError;
+
+const char* type_name(const json& value) {
+  if (value.is_boolean()) return "boolean";
+  if (value.is_number()) return "number";
+  if (value.is_string()) return "string";
+  if (value.is_array()) return "list";
+  if (value.is_object()) return "table";
+  return "null";
+}
+
+void collect_paths(const json& node, const std::string& prefix, std::vector<std::string>& out) {
+  if (!node.is_object()) return;
+  for (const auto& [key, child] : node.items()) {
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    out.push_back(path);
+    collect_paths(child, path, out);
+  }
+}
+
+[[noreturn]] void unknown_key(const std::string& key, const json& root) {
+  auto suggestions = util::nearest(key, key_paths(root));
+  throw ConfigError("unknown config key '" + key + "'",
+                    suggestions.empty() ? "run `lrhost show RECIPE` to list the valid keys"
+                                        : "did you mean " + util::quoted_list(suggestions) + "?");
+}
+
+[[noreturn]] void wrong_type(const std::string& key, const json& expected, const std::string& text) {
+  throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " (default " +
+                    expected.dump() + "), got '" + text + "'");
+}
+
+json parse_number(const std::string& key, const json& expected, const std::string& text) {
+  if (text.empty()) wrong_type(key, expected, text);
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || std::isnan(value)) wrong_type(key, expected, text);
+  // Integral values stay integers so that JSON output reads "steps": 5000, not 5000.0.
+  if (std::floor(value) == value && std::fabs(value) < 9.0e15) return static_cast<std::int64_t>(value);
+  return value;
+}
+
+json parse_boolean(const std::string& key, const json& expected, const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  wrong_type(key, expected, text);
+}
+
+// Checks a JSON value given for a list/table against its default, recursively for tables.
+json check_structured(const std::string& key, const json& expected, const json& given, const json& root);
+
+json convert(const std::string& key, const json& expected, const std::string& text, const json& root) {
+  if (expected.is_boolean()) return parse_boolean(key, expected, text);
+  if (expected.is_number()) return parse_number(key, expected, text);
+  if (expected.is_string()) return text;
+  json given = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (given.is_discarded())
+    throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " written as JSON, got '" +
+                      text + "'", "example: " + key + "=" + expected.dump());
+  return check_structured(key, expected, given, root);
+}
+
+json check_structured(const std::string& key, const json& expected, const json& given, const json& root) {
+  if (expected.is_array()) {
+    if (!given.is_array()) wrong_type(key, expected, given.dump());
+    // Elements must share the type of the default's elements when the default has any.
+    if (!expected.empty())
+      for (const auto& element : given)
+        if (std::string(type_name(element)) != type_name(expected.front()))
+          throw ConfigError("config key '" + key + "' expects a list of " + type_name(expected.front()) +
+                            "s, got " + given.dump());
+    return given;
+  }
+  if (expected.is_object()) {
+    if (!given.is_object()) wrong_type(key, expected, given.dump());
+    json merged = expected;
+    for (const auto& [child_key, child_value] : given.items()) {
+      std::string path = key + "." + child_key;
+      if (!expected.contains(child_key)) unknown_key(path, root);
+      const json& child_default = expected.at(child_key);
+      if (child_default.is_object() || child_default.is_array())
+        merged[child_key] = check_structured(path, child_default, child_value, root);
+      else if (std::string(type_name(child_value)) != type_name(child_default))
+        wrong_type(path, child_default, child_value.dump());
+      else
+        merged[child_key] = child_value;
+    }
+    return merged;
+  }
+  wrong_type(key, expected, given.dump());
+}
+
+}  // namespace
+
+Override parse_override(std::string_view argument) {
+  auto equals = argument.find('=');
+  if (equals == std::string_view::npos || equals == 0)
+    throw ConfigError("expected a key=value override, got '" + std::string(argument) + "'",
+                      "overrides look like steps=500 or optimizer.lr=2e-5");
+  Override result{std::string(argument.substr(0, equals)), std::string(argument.substr(equals + 1))};
+  for (std::size_t start = 0;;) {
+    auto dot = result.key.find('.', start);
+    if (dot == start || result.key.empty() || result.key.back() == '.')
+      throw ConfigError("malformed override key '" + result.key + "' (empty segment between dots)");
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return result;
+}
+
+nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Override>& overrides) {
+  if (!defaults.is_object()) throw ConfigError("config defaults must be a table of key = value");
+  const json schema = defaults;  // unknown keys are judged against the recipe's defaults
+  for (const auto& override : overrides) {
+    json* node = &defaults;
+    const json* expected = &schema;
+    std::string walked;
+    for (std::size_t start = 0;;) {
+      auto dot = override.key.find('.', start);
+      std::string segment = override.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      walked += (walked.empty() ? "" : ".") + segment;
+      if (!expected->is_object() || !expected->contains(segment)) {
+        if (!expected->is_object())
+          throw ConfigError("config key '" + walked.substr(0, walked.rfind('.')) + "' is a " +
+                            type_name(*expected) + ", it has no field '" + segment + "'");
+        unknown_key(override.key, schema);
+      }
+      expected = &expected->at(segment);
+      node = &(*node)[segment];
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    *node = convert(override.key, *expected, override.value, schema);
+  }
+  return defaults;
+}
+
+std::vector<std::string> key_paths(const nlohmann::json& config) {
+  std::vector<std::string> paths;
+  collect_paths(config, "", paths);
+  return paths;
+}
+
+}  // namespace lrhost::config

@@ -1,0 +1,45 @@
+// Optimizers for recipes: AdamW, Adam and SGD from LibTorch over parameter groups with per-group
+// lr / weight decay, plus global gradient-norm clipping. Options are read strictly from the
+// recipe's optimizer table (unknown keys are errors).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "host/policy/policy.hpp"
+
+namespace lrhost::optim {
+
+class Optimizer {
+ public:
+  // kind: "adamw" | "adam" | "sgd". `options` holds lr, weight_decay, betas, eps, momentum, ...;
+  // keys that only the training loop reads (e.g. grad_clip_norm) may be listed in `ignored_keys`.
+  Optimizer(const std::string& kind, std::vector<policy::ParamGroup> groups, const nlohmann::json& options,
+            const std::vector<std::string>& ignored_keys = {"grad_clip_norm"});
+
+  void step();
+  void zero_grad();
+  // Clips the gradients of every parameter to a global L2 norm; returns the norm before clipping.
+  double clip_grad_norm(double max_norm);
+
+  std::size_t num_groups() const { return torch_->param_groups().size(); }
+  double lr(std::size_t group) const;
+  void set_lr(std::size_t group, double lr);
+  // The lr each group had when the optimizer was built (schedulers scale these).
+  double initial_lr(std::size_t group) const { return initial_lrs_.at(group); }
+  const std::string& kind() const { return kind_; }
+  std::vector<torch::Tensor> parameters() const;
+  torch::optim::Optimizer& torch_optimizer() { return *torch_; }
+
+ private:
+  void check_group(std::size_t group) const;
+
+  std::string kind_;
+  std::unique_ptr<torch::optim::Optimizer> torch_;
+  std::vector<double> initial_lrs_;
+};
+
+}  // namespace lrhost::optim

@@ -1,0 +1,46 @@
+// Learning-rate schedules, stepped once per optimizer step. Names and formulas follow the
+// Hugging Face `get_scheduler` family that LeRobot's presets use: each group's lr is its initial lr
+// times factor(step). Factors:
+//   constant                 1
+//   constant_with_warmup     step/warmup during warmup, then 1
+//   linear_with_warmup       warmup, then linear decay to 0 at total_steps
+//   cosine_with_warmup       warmup, then half a cosine from 1 to 0 at total_steps (num_cycles 0.5)
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "host/optim/optimizer.hpp"
+
+namespace lrhost::optim {
+
+struct ScheduleSpec {
+  std::string kind = "constant";
+  int64_t warmup_steps = 0;
+  int64_t total_steps = 0;  // required by the decaying schedules
+  double num_cycles = 0.5;  // cosine only
+
+  static ScheduleSpec from_json(const nlohmann::json& table);
+  static const std::vector<std::string>& kinds();
+  // The lr multiplier after `step` scheduler steps.
+  double factor(int64_t step) const;
+};
+
+class LrScheduler {
+ public:
+  // Sets every group's lr to initial_lr * factor(0), as PyTorch's LambdaLR does at construction.
+  LrScheduler(Optimizer& optimizer, ScheduleSpec spec);
+  void step();
+  int64_t last_step() const { return step_; }
+  // Restores the position (e.g. on resume) and applies its lr.
+  void set_step(int64_t step);
+  const ScheduleSpec& spec() const { return spec_; }
+
+ private:
+  void apply();
+  Optimizer& optimizer_;
+  ScheduleSpec spec_;
+  int64_t step_ = 0;
+};
+
+}  // namespace lrhost::optim

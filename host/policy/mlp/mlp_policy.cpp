@@ -1,0 +1,88 @@
+// MLP policy: config parsing, layer construction and the regression loss.
+#include "host/policy/mlp/mlp_policy.hpp"
+
+#include "host/config/config_reader.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy {
+
+namespace {
+// The feature's flat size, or 0 when the dataset does not provide it.
+int64_t feature_size(const std::map<std::string, std::vector<int64_t>>& shapes, const std::string& key) {
+  auto found = shapes.find(key);
+  if (found == shapes.end()) return 0;
+  int64_t size = 1;
+  for (auto d : found->second) size *= d;
+  return size;
+}
+}  // namespace
+
+MlpConfig MlpConfig::from_json(const nlohmann::json& table, const FeatureShapes& features) {
+  config::ConfigReader reader(table, "policy 'mlp'");
+  reader.allow("type");
+  MlpConfig c;
+  c.input_key = reader.string("input_key", c.input_key);
+  c.target_key = reader.string("target_key", c.target_key);
+  c.input_dim = reader.integer("input_dim", feature_size(features.inputs, c.input_key));
+  c.output_dim = reader.integer("output_dim", feature_size(features.outputs, c.target_key));
+  c.hidden_dims = reader.integer_list("hidden_dims", c.hidden_dims);
+  c.activation = reader.choice("activation", c.activation, {"relu", "gelu", "tanh"});
+  c.dropout = reader.number("dropout", c.dropout);
+  c.loss = reader.choice("loss", c.loss, {"mse", "l1"});
+  reader.reject_unknown();
+  if (c.input_dim <= 0 || c.output_dim <= 0)
+    throw util::ConfigError("policy 'mlp': input_dim and output_dim must be positive (got " +
+                                std::to_string(c.input_dim) + " and " + std::to_string(c.output_dim) + ")",
+                            "set policy.input_dim / policy.output_dim, or build the policy from a dataset");
+  for (auto d : c.hidden_dims)
+    if (d <= 0) throw util::ConfigError("policy 'mlp': hidden_dims must be positive, got " + std::to_string(d));
+  if (c.dropout < 0 || c.dropout >= 1)
+    throw util::ConfigError("policy 'mlp': dropout must be in [0, 1), got " + std::to_string(c.dropout));
+  return c;
+}
+
+nlohmann::json MlpConfig::to_json() const {
+  return {{"type", "mlp"},          {"input_key", input_key},   {"target_key", target_key},
+          {"input_dim", input_dim}, {"output_dim", output_dim}, {"hidden_dims", hidden_dims},
+          {"activation", activation}, {"dropout", dropout},    {"loss", loss}};
+}
+
+MlpPolicy::MlpPolicy(MlpConfig config) : config_(std::move(config)) {
+  int64_t width = config_.input_dim;
+  for (auto hidden : config_.hidden_dims) {
+    layers_->push_back(torch::nn::Linear(width, hidden));
+    if (config_.activation == "relu") layers_->push_back(torch::nn::ReLU());
+    else if (config_.activation == "gelu") layers_->push_back(torch::nn::GELU());
+    else layers_->push_back(torch::nn::Tanh());
+    if (config_.dropout > 0) layers_->push_back(torch::nn::Dropout(config_.dropout));
+    width = hidden;
+  }
+  layers_->push_back(torch::nn::Linear(width, config_.output_dim));
+  register_module("layers", layers_);
+}
+
+PolicyOutput MlpPolicy::forward(const Batch& batch) {
+  const auto& input = require_input(batch, config_.input_key, "mlp");
+  const auto& target = require_input(batch, config_.target_key, "mlp");
+  auto x = input.flatten(1).to(torch::kFloat32);
+  if (x.size(1) != config_.input_dim)
+    throw util::ConfigError("mlp policy: '" + config_.input_key + "' has " + std::to_string(x.size(1)) +
+                            " features per sample, the policy expects input_dim = " + std::to_string(config_.input_dim));
+  auto prediction = layers_->forward(x);
+  auto y = target.flatten(1).to(prediction.dtype());
+  if (y.sizes() != prediction.sizes())
+    throw util::ConfigError("mlp policy: '" + config_.target_key + "' has shape " + c10::str(target.sizes()) +
+                            ", the policy predicts " + c10::str(prediction.sizes()));
+  PolicyOutput out;
+  auto mse = torch::mse_loss(prediction, y);
+  auto l1 = torch::l1_loss(prediction, y);
+  out.loss = config_.loss == "mse" ? mse : l1;
+  out.parts = {{"mse_loss", mse.detach()}, {"l1_loss", l1.detach()}, {"prediction", prediction}};
+  return out;
+}
+
+std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const FeatureShapes& features) {
+  return std::make_shared<MlpPolicy>(MlpConfig::from_json(config, features));
+}
+
+}  // namespace lrhost::policy

@@ -1,0 +1,37 @@
+// The `mlp` policy: a configurable multi-layer perceptron from one input feature to one target
+// feature, trained with MSE or L1. It is the small model of the test suite and of the examples;
+// its dims come from the config, or from the dataset features when those are given.
+#pragma once
+#include "host/policy/policy.hpp"
+
+namespace lrhost::policy {
+
+struct MlpConfig {
+  std::string input_key = "observation.state";
+  std::string target_key = "action";
+  int64_t input_dim = 0;   // 0: taken from the dataset features
+  int64_t output_dim = 0;  // 0: taken from the dataset features
+  std::vector<int64_t> hidden_dims{256, 256};
+  std::string activation = "relu";  // relu | gelu | tanh
+  double dropout = 0.0;
+  std::string loss = "mse";         // mse | l1
+
+  static MlpConfig from_json(const nlohmann::json& table, const FeatureShapes& features);
+  nlohmann::json to_json() const;
+};
+
+class MlpPolicy : public Policy {
+ public:
+  explicit MlpPolicy(MlpConfig config);
+  PolicyOutput forward(const Batch& batch) override;
+  std::string type() const override { return "mlp"; }
+  nlohmann::json config() const override { return config_.to_json(); }
+
+ private:
+  MlpConfig config_;
+  torch::nn::Sequential layers_;
+};
+
+std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const FeatureShapes& features);
+
+}  // namespace lrhost::policy

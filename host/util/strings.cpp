@@ -1,0 +1,49 @@
+// Edit distance and nearest-candidate search for "did you mean" messages.
+#include "host/util/strings.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace lrhost::util {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates,
+                                 std::size_t limit) {
+  // A candidate is "near" when at most about a third of the word has to change, or when one
+  // contains the other (e.g. 'lr' vs 'optimizer.lr').
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& candidate : candidates) {
+    std::size_t distance = edit_distance(word, candidate);
+    bool contains = candidate.find(word) != std::string::npos || word.find(candidate) != std::string::npos;
+    if (distance <= std::max<std::size_t>(2, word.size() / 3) || contains) scored.emplace_back(distance, candidate);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](auto& x, auto& y) { return x.first < y.first; });
+  std::vector<std::string> result;
+  for (auto& [distance, candidate] : scored) {
+    if (result.size() == limit) break;
+    result.push_back(candidate);
+  }
+  return result;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "'" : ", '") + item + "'";
+  return text;
+}
+
+}  // namespace lrhost::util

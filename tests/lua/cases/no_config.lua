@@ -1,0 +1,3 @@
+-- A recipe that never calls lr.config.
+local lr = require "lrhost"
+print(lr.version)

@@ -1,0 +1,19 @@
+# Command-line cases run through the real binary (included by tests/CMakeLists.txt; the working
+# directory is tests/lua). Each failure case checks the exit code is non-zero and the message names
+# what went wrong.
+lrhost_expect_success(version "lrhost [0-9]+\\.[0-9]+\\.[0-9]+.*LibTorch 2\\.[0-9]+.*LuaJIT 2\\.1.*GC64" --version)
+lrhost_expect_success(help_run "config overrides" run --help)
+lrhost_expect_success(help_show "resolved config" show --help)
+lrhost_expect_failure(missing_recipe "recipe file 'no_such_recipe.lua' not found" no_such_recipe.lua)
+lrhost_expect_failure(syntax_error "bad_syntax.lua:4:.*near" cases/bad_syntax.lua)
+lrhost_expect_failure(runtime_error "runtime_error.lua:6: attempt to perform arithmetic.*stack traceback.*runtime_error.lua:9" cases/runtime_error.lua)
+lrhost_expect_failure(native_arg_error "config_recipe.lua:[0-9]+: bad argument #1 to 'lr.zeros' \\(expected number|shape" cases/config_recipe.lua bad_call=true)
+lrhost_expect_failure(unknown_key "unknown config key 'optimizer.lrr'.*did you mean 'optimizer.lr'" cases/config_recipe.lua optimizer.lrr=1)
+lrhost_expect_failure(wrong_type "config key 'steps' expects a number \\(default 100\\), got 'many'" cases/config_recipe.lua steps=many)
+lrhost_expect_failure(wrong_bool "config key 'bad_call' expects a boolean" cases/config_recipe.lua bad_call=yes)
+lrhost_expect_failure(not_key_value "expected a key=value override, got 'steps'" cases/config_recipe.lua steps)
+lrhost_expect_failure(overrides_unused "overrides were given but the recipe never called lr.config" cases/no_config.lua steps=3)
+lrhost_expect_success(show "\"optimizer\": \\{[^}]*\"lr\": 0\\.5" show cases/config_recipe.lua optimizer.lr=0.5)
+lrhost_expect_failure(show_without_config "finished without calling lr.config" show cases/no_config.lua)
+lrhost_expect_failure(show_policy_before_config "stops at lr.config.*lr.policy.new" show cases/policy_before_config.lua)
+lrhost_expect_failure(unknown_subcommand_option "--bogus" run cases/config_recipe.lua --bogus)

@@ -1,0 +1,3 @@
+// doctest entry point of the unit-test binary.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>

@@ -1,0 +1,100 @@
+// Unit tests of host/config/overrides: parsing key=value, type conversion against defaults,
+// unknown keys with suggestions, nested tables and lists.
+#include <doctest/doctest.h>
+
+#include "host/config/overrides.hpp"
+#include "host/util/error.hpp"
+
+using lrhost::config::apply_overrides;
+using lrhost::config::parse_override;
+using lrhost::util::ConfigError;
+using nlohmann::json;
+
+namespace {
+json defaults() {
+  return json{{"steps", 100},
+              {"batch_size", 8},
+              {"name", "run"},
+              {"resume", false},
+              {"optimizer", {{"lr", 1e-5}, {"betas", {0.9, 0.999}}}},
+              {"policy", {{"hidden_dims", {64, 64}}, {"type", "mlp"}}}};
+}
+json apply(std::initializer_list<const char*> args) {
+  std::vector<lrhost::config::Override> overrides;
+  for (const char* arg : args) overrides.push_back(parse_override(arg));
+  return apply_overrides(defaults(), overrides);
+}
+std::string error_of(std::initializer_list<const char*> args) {
+  try {
+    apply(args);
+  } catch (const ConfigError& e) {
+    return lrhost::util::describe(e);
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("parse_override splits key and value") {
+  auto o = parse_override("optimizer.lr=2e-5");
+  CHECK(o.key == "optimizer.lr");
+  CHECK(o.value == "2e-5");
+  CHECK(parse_override("name=a=b").value == "a=b");
+  CHECK(parse_override("name=").value.empty());
+  CHECK_THROWS_AS(parse_override("steps"), ConfigError);
+  CHECK_THROWS_AS(parse_override("=3"), ConfigError);
+  CHECK_THROWS_AS(parse_override("a..b=3"), ConfigError);
+  CHECK_THROWS_AS(parse_override("a.=3"), ConfigError);
+}
+
+TEST_CASE("values are converted to the type of their default") {
+  auto c = apply({"steps=2000", "optimizer.lr=2e-5", "name=exp1", "resume=true", "batch_size=1e2"});
+  CHECK(c["steps"] == 2000);
+  CHECK(c["steps"].is_number_integer());
+  CHECK(c["optimizer"]["lr"].get<double>() == doctest::Approx(2e-5));
+  CHECK(c["name"] == "exp1");
+  CHECK(c["resume"] == true);
+  CHECK(c["batch_size"] == 100);
+  // Untouched keys keep their defaults.
+  CHECK(c["policy"]["type"] == "mlp");
+  CHECK(c["optimizer"]["betas"] == json({0.9, 0.999}));
+}
+
+TEST_CASE("later overrides win") {
+  CHECK(apply({"steps=1", "steps=2"})["steps"] == 2);
+}
+
+TEST_CASE("wrong types are rejected with key, expected type and given text") {
+  CHECK(error_of({"steps=many"}).find("config key 'steps' expects a number (default 100), got 'many'") !=
+        std::string::npos);
+  CHECK(error_of({"resume=yes"}).find("expects a boolean") != std::string::npos);
+  CHECK(error_of({"steps=nan"}).find("expects a number") != std::string::npos);
+  CHECK(error_of({"steps=1e999"}).find("expects a number") != std::string::npos);
+  CHECK(error_of({"optimizer.betas=0.9"}).find("expects a list") != std::string::npos);
+  CHECK(error_of({"optimizer.betas=[\"a\"]"}).find("list of numbers") != std::string::npos);
+  CHECK(error_of({"optimizer=3"}).find("expects a table") != std::string::npos);
+}
+
+TEST_CASE("unknown keys list the nearest valid keys") {
+  auto message = error_of({"optimizer.lrr=1"});
+  CHECK(message.find("unknown config key 'optimizer.lrr'") != std::string::npos);
+  CHECK(message.find("did you mean 'optimizer.lr'") != std::string::npos);
+  CHECK(error_of({"stesp=3"}).find("'steps'") != std::string::npos);
+  CHECK(error_of({"completely_unrelated_thing=3"}).find("lrhost show") != std::string::npos);
+  CHECK(error_of({"steps.x=3"}).find("'steps' is a number, it has no field 'x'") != std::string::npos);
+}
+
+TEST_CASE("lists and tables take JSON values, checked against the defaults") {
+  auto c = apply({"policy.hidden_dims=[128,32,8]", "optimizer={\"lr\": 0.1}"});
+  CHECK(c["policy"]["hidden_dims"] == json({128, 32, 8}));
+  CHECK(c["optimizer"]["lr"].get<double>() == doctest::Approx(0.1));
+  CHECK(c["optimizer"]["betas"] == json({0.9, 0.999}));  // merged, not replaced
+  CHECK(error_of({"optimizer={\"lrr\": 0.1}"}).find("unknown config key 'optimizer.lrr'") != std::string::npos);
+  CHECK(error_of({"optimizer={\"lr\": \"big\"}"}).find("expects a number") != std::string::npos);
+  CHECK(error_of({"policy.hidden_dims=[1,"}).find("written as JSON") != std::string::npos);
+}
+
+TEST_CASE("key_paths lists tables and leaves") {
+  auto paths = lrhost::config::key_paths(defaults());
+  CHECK(std::find(paths.begin(), paths.end(), "optimizer.lr") != paths.end());
+  CHECK(std::find(paths.begin(), paths.end(), "policy") != paths.end());
+}
