@@ -1,0 +1,148 @@
+// Unit tests of host/optim: optimizer steps against hand-computed values, per-group options,
+// option validation, gradient clipping, and scheduler factors at given steps.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "host/optim/optimizer.hpp"
+#include "host/optim/scheduler.hpp"
+#include "host/util/error.hpp"
+
+using lrhost::optim::LrScheduler;
+using lrhost::optim::Optimizer;
+using lrhost::optim::ScheduleSpec;
+using lrhost::policy::ParamGroup;
+using lrhost::util::ConfigError;
+using nlohmann::json;
+
+namespace {
+// One scalar parameter p = value with gradient `grad`.
+torch::Tensor param(double value) { return torch::full({1}, value, torch::dtype(torch::kFloat64).requires_grad(true)); }
+void set_grad(torch::Tensor& p, double grad) { p.mutable_grad() = torch::full({1}, grad, torch::kFloat64); }
+std::vector<ParamGroup> group_of(torch::Tensor p) { return {ParamGroup{"g", {p}, {}, {}}}; }
+}  // namespace
+
+TEST_CASE("SGD with momentum matches the hand-computed trajectory") {
+  auto p = param(1.0);
+  Optimizer opt("sgd", group_of(p), json{{"lr", 0.1}, {"momentum", 0.9}});
+  set_grad(p, 2.0);
+  opt.step();  // v = 2, p = 1 - 0.1 * 2
+  CHECK(p.item<double>() == doctest::Approx(0.8));
+  set_grad(p, 2.0);
+  opt.step();  // v = 0.9 * 2 + 2 = 3.8, p = 0.8 - 0.38
+  CHECK(p.item<double>() == doctest::Approx(0.42));
+}
+
+TEST_CASE("AdamW applies decoupled weight decay then the bias-corrected step") {
+  auto p = param(1.0);
+  Optimizer opt("adamw", group_of(p), json{{"lr", 0.1}, {"weight_decay", 0.01}});
+  set_grad(p, 2.0);
+  opt.step();  // p *= 1 - lr*wd; m_hat/sqrt(v_hat) = 1, so p -= lr
+  CHECK(p.item<double>() == doctest::Approx(1.0 * (1 - 0.1 * 0.01) - 0.1).epsilon(1e-7));
+}
+
+TEST_CASE("Adam adds L2 weight decay to the gradient") {
+  auto p = param(1.0);
+  Optimizer opt("adam", group_of(p), json{{"lr", 0.1}, {"weight_decay", 0.01}});
+  set_grad(p, 2.0);
+  opt.step();  // g = 2 + 0.01 * 1; the first Adam step moves by lr regardless of |g|
+  CHECK(p.item<double>() == doctest::Approx(0.9).epsilon(1e-7));
+}
+
+TEST_CASE("per-group lr and weight decay override the optimizer options") {
+  auto a = param(1.0), b = param(1.0);
+  std::vector<ParamGroup> groups{{"backbone", {a}, 0.01, 0.0}, {"rest", {b}, std::nullopt, std::nullopt}};
+  Optimizer opt("sgd", groups, json{{"lr", 0.1}});
+  CHECK(opt.num_groups() == 2);
+  CHECK(opt.lr(0) == doctest::Approx(0.01));
+  CHECK(opt.lr(1) == doctest::Approx(0.1));
+  set_grad(a, 1.0);
+  set_grad(b, 1.0);
+  opt.step();
+  CHECK(a.item<double>() == doctest::Approx(0.99));
+  CHECK(b.item<double>() == doctest::Approx(0.9));
+  opt.zero_grad();
+  CHECK_FALSE(a.grad().defined());
+}
+
+TEST_CASE("bad optimizer options are errors naming the option") {
+  auto p = param(1.0);
+  auto message = [&](const std::string& kind, const json& options) {
+    try {
+      Optimizer opt(kind, group_of(p), options);
+    } catch (const ConfigError& e) {
+      return lrhost::util::describe(e);
+    }
+    return std::string();
+  };
+  CHECK(message("adamw", {{"lr", -1}}).find("'lr' must be > 0") != std::string::npos);
+  CHECK(message("adamw", {{"betas", {0.9}}}).find("'betas' must be two numbers") != std::string::npos);
+  CHECK(message("adamw", {{"momentum", 0.9}}).find("unknown option 'momentum'") != std::string::npos);
+  CHECK(message("adamw", {{"weight_decy", 0.1}}).find("did you mean 'weight_decay'") != std::string::npos);
+  CHECK(message("sgd", {{"nesterov", true}}).find("nesterov needs momentum") != std::string::npos);
+  CHECK(message("lion", {}).find("unknown optimizer 'lion'") != std::string::npos);
+  CHECK(message("sgd", {{"lr", "fast"}}).find("'lr' must be a number") != std::string::npos);
+  // grad_clip_norm belongs to the loop, not the optimizer, but may sit in the same table.
+  CHECK(message("adamw", {{"grad_clip_norm", 10}}).empty());
+  CHECK_THROWS_AS(Optimizer("sgd", {ParamGroup{"empty", {}, {}, {}}}, json::object()), ConfigError);
+}
+
+TEST_CASE("clip_grad_norm scales gradients to the global norm") {
+  auto a = param(0.0), b = param(0.0);
+  Optimizer opt("sgd", {ParamGroup{"g", {a, b}, {}, {}}}, json{{"lr", 1.0}});
+  set_grad(a, 3.0);
+  set_grad(b, 4.0);
+  double norm = opt.clip_grad_norm(1.0);
+  CHECK(norm == doctest::Approx(5.0));
+  CHECK(a.grad().item<double>() == doctest::Approx(0.6).epsilon(1e-5));
+  CHECK(b.grad().item<double>() == doctest::Approx(0.8).epsilon(1e-5));
+  CHECK_THROWS_AS(opt.clip_grad_norm(0.0), ConfigError);
+}
+
+TEST_CASE("schedule factors at given steps") {
+  ScheduleSpec cosine{"cosine_with_warmup", 10, 110, 0.5};
+  CHECK(cosine.factor(0) == 0.0);
+  CHECK(cosine.factor(5) == doctest::Approx(0.5));
+  CHECK(cosine.factor(10) == doctest::Approx(1.0));
+  CHECK(cosine.factor(35) == doctest::Approx(0.5 * (1 + std::cos(std::numbers::pi * 0.25))));
+  CHECK(cosine.factor(60) == doctest::Approx(0.5));
+  CHECK(cosine.factor(110) == doctest::Approx(0.0));
+  // Past total_steps the formula is not clamped, exactly as Hugging Face's (and so LeRobot's)
+  // cosine schedule: at progress 2 the cosine is back at its peak.
+  CHECK(cosine.factor(210) == doctest::Approx(1.0));
+  ScheduleSpec linear{"linear_with_warmup", 10, 110, 0.5};
+  CHECK(linear.factor(60) == doctest::Approx(0.5));
+  CHECK(linear.factor(200) == 0.0);
+  ScheduleSpec warm{"constant_with_warmup", 10, 0, 0.5};
+  CHECK(warm.factor(3) == doctest::Approx(0.3));
+  CHECK(warm.factor(1000) == 1.0);
+  CHECK(ScheduleSpec{}.factor(7) == 1.0);
+}
+
+TEST_CASE("the scheduler sets every group's lr from its initial lr, once per step") {
+  auto a = param(1.0), b = param(1.0);
+  std::vector<ParamGroup> groups{{"a", {a}, 1.0, {}}, {"b", {b}, 0.1, {}}};
+  Optimizer opt("sgd", groups, json{{"lr", 1.0}});
+  LrScheduler scheduler(opt, ScheduleSpec::from_json({{"type", "linear_with_warmup"}, {"warmup_steps", 2},
+                                                      {"total_steps", 6}}));
+  CHECK(opt.lr(0) == 0.0);  // factor(0) applied at construction, as LambdaLR does
+  scheduler.step();
+  CHECK(opt.lr(0) == doctest::Approx(0.5));
+  CHECK(opt.lr(1) == doctest::Approx(0.05));
+  scheduler.step();
+  scheduler.step();
+  CHECK(scheduler.last_step() == 3);
+  CHECK(opt.lr(0) == doctest::Approx(0.75));
+  scheduler.set_step(6);
+  CHECK(opt.lr(0) == doctest::Approx(0.0));
+}
+
+TEST_CASE("scheduler options are validated") {
+  CHECK_THROWS_AS(ScheduleSpec::from_json({{"type", "cosine"}}), ConfigError);
+  CHECK_THROWS_AS(ScheduleSpec::from_json({{"type", "cosine_with_warmup"}, {"warmup_steps", 10}}), ConfigError);
+  CHECK_THROWS_AS(ScheduleSpec::from_json({{"type", "constant"}, {"warmup", 10}}), ConfigError);
+  CHECK_THROWS_AS(ScheduleSpec::from_json({{"warmup_steps", -1}}), ConfigError);
+  CHECK(ScheduleSpec::from_json({{"type", "constant_with_warmup"}, {"warmup_steps", 5}}).warmup_steps == 5);
+}

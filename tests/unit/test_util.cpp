@@ -1,0 +1,39 @@
+// Unit tests of host/util: edit distance, nearest-name suggestions, dtype/device names, errors.
+#include <doctest/doctest.h>
+
+#include "host/util/error.hpp"
+#include "host/util/strings.hpp"
+#include "host/util/torch_names.hpp"
+
+using namespace lrhost::util;
+
+TEST_CASE("edit_distance") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("lr", "lrr") == 1);
+  CHECK(edit_distance("abc", "") == 3);
+}
+
+TEST_CASE("nearest returns close candidates, nearest first") {
+  std::vector<std::string> keys{"optimizer.lr", "optimizer.weight_decay", "steps", "batch_size"};
+  CHECK(nearest("optimizer.lrr", keys) == std::vector<std::string>{"optimizer.lr"});
+  CHECK(nearest("step", keys).front() == "steps");
+  CHECK(nearest("zzzzzzzzzz", keys).empty());
+  CHECK(quoted_list({"a", "b"}) == "'a', 'b'");
+}
+
+TEST_CASE("dtype and device names") {
+  CHECK((parse_dtype("float32") == c10::kFloat));  // (( )): doctest cannot print ScalarType
+  CHECK((parse_dtype("bfloat16") == c10::kBFloat16));
+  CHECK(dtype_name(c10::kLong) == "int64");
+  for (const auto& name : dtype_names()) CHECK((parse_dtype(dtype_name(parse_dtype(name))) == parse_dtype(name)));
+  CHECK_THROWS_WITH_AS(parse_dtype("float33"), "unknown dtype 'float33'", ConfigError);
+  CHECK(parse_device("cpu").is_cpu());
+  CHECK_THROWS_AS(parse_device("tpu"), ConfigError);
+  CHECK_THROWS_AS(parse_device("cuda:x"), ConfigError);
+}
+
+TEST_CASE("describe adds the hint") {
+  CHECK(describe(ConfigError("bad", "fix it")) == "bad\n  hint: fix it");
+  CHECK(describe(std::runtime_error("plain")) == "plain");
+}
