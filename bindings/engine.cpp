@@ -1,6 +1,7 @@
 // The recipe engine: one LuaJIT state per run. Sets the module search path (the recipe's folder,
 // recipes/lib, every folder of LRHOST_PATH), preloads `lrhost`, runs the recipe under a traceback
-// handler, and turns any Lua error into one printed message with file:line and a non-zero exit.
+// handler, and turns any Lua error into one printed message with file:line and a non-zero exit (and
+// into the error file a launched rank leaves for its launcher).
 #include <lua.hpp>  // LuaJIT's lua.hpp also declares luajit.h, all with C linkage
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
 #include "host/cli/recipe_request.hpp"
+#include "host/launch/error_file.hpp"
 
 namespace lrhost::bindings {
 
@@ -67,7 +69,13 @@ int message_handler(lua_State* L) {
   return 1;
 }
 
-void print_error(const char* text) { std::fprintf(stderr, "lrhost: error: %s\n", text); }
+// Every way a recipe fails ends here: the message goes to stderr and, in a launched rank, to the
+// error file the launcher reads for its failure report.
+void print_error(const char* text) {
+  std::fprintf(stderr, "lrhost: error: %s\n", text);
+  std::fflush(stderr);
+  launch::record_error_for_launcher(text != nullptr ? text : "(no error message)");
+}
 
 }  // namespace
 

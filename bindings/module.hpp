@@ -13,5 +13,6 @@ void open_tensor(lua_State* L, int module);            // wrap_tensor.cpp: Tenso
 void open_policy(lua_State* L, int module);            // wrap_policy.cpp: lr.policy
 void open_optimizer(lua_State* L, int module);         // wrap_optimizer.cpp: lr.optim.*
 void open_scheduler(lua_State* L, int module);         // wrap_scheduler.cpp: lr.optim.scheduler
+void open_accelerator(lua_State* L, int module);       // wrap_accelerator.cpp: lr.accelerator
 
 }  // namespace lrhost::bindings

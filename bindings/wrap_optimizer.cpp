@@ -96,8 +96,8 @@ std::size_t check_group(lua_State* L, int index, const optim::Optimizer& opt) {
 
 int w_step(lua_State* L) {
   return lx_guard(L, "Optimizer:step", [&] {
-    check_optimizer(L, 1).step();
-    return 0;
+    lua_pushboolean(L, check_optimizer(L, 1).step());  // false: declined (accumulation, fp16 overflow)
+    return 1;
   });
 }
 

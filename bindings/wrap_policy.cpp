@@ -73,7 +73,7 @@ policy::Batch check_batch(lua_State* L, int index) {
 int w_forward(lua_State* L) {
   return lx_guard(L, "Policy:forward", [&] {
     auto& p = check_policy(L, 1);
-    auto out = p.forward(check_batch(L, 2));
+    auto out = p.run(check_batch(L, 2));
     push_tensor(L, out.loss);
     lua_createtable(L, 0, static_cast<int>(out.parts.size()));
     for (auto& [name, tensor] : out.parts) {

@@ -4,6 +4,7 @@
 // ported from Python means the same thing here. Creation functions live in wrap_tensor_functions.cpp.
 #include "bindings/wrap_tensor.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "bindings/module.hpp"
@@ -11,11 +12,30 @@
 
 namespace lrhost::bindings {
 
+torch::Tensor number_tensor(double value, const c10::Device& device) {
+  // An integral value becomes an int64 scalar, any other a float64 one; marked as a "wrapped
+  // number" (what PyTorch does with Python scalars), it takes part in type promotion at the lowest
+  // priority: float32 + 2 stays float32, int64 * 2 stays int64, int64 + 0.5 becomes float32.
+  bool integral = std::isfinite(value) && std::floor(value) == value && std::fabs(value) <= 9.0e15;
+  auto options = torch::TensorOptions().device(device);
+  torch::Tensor t = integral ? torch::scalar_tensor(static_cast<int64_t>(value), options.dtype(torch::kLong))
+                             : torch::scalar_tensor(value, options.dtype(torch::kDouble));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
 torch::Tensor check_tensor_or_number(lua_State* L, int index, const torch::Tensor& like) {
-  if (lua_type(L, index) == LUA_TNUMBER)
-    return torch::scalar_tensor(lua_tonumber(L, index), torch::TensorOptions().dtype(like.dtype()).device(like.device()));
-  if (lx_is<torch::Tensor>(L, index)) return check_tensor(L, index);
+  if (lua_type(L, index) == LUA_TNUMBER) return number_tensor(lua_tonumber(L, index), like.device());
+  // A released tensor is still a Tensor: check_tensor says it was released.
+  if (lx_to_proxy(L, index, LxTraits<torch::Tensor>::type) != nullptr) return check_tensor(L, index);
   throw LxArgError(index, "expected Tensor or number, got " + lx_typename(L, index));
+}
+
+bool has_option(lua_State* L, int index, const char* key) {
+  if (lua_type(L, index) != LUA_TTABLE) return false;
+  bool present = lx_get_field(L, index, key) != LUA_TNIL;
+  lua_pop(L, 1);
+  return present;
 }
 
 torch::TensorOptions check_tensor_options(lua_State* L, int index) {
@@ -42,11 +62,18 @@ torch::TensorOptions check_tensor_options(lua_State* L, int index) {
   // Unknown option names are mistakes (e.g. dtpye=); say so.
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
-    std::string key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    lua_pop(L, 1);
-    if (key != "dtype" && key != "device" && key != "requires_grad") {
+    bool named = lua_type(L, -2) == LUA_TSTRING;
+    std::string key = named ? lua_tostring(L, -2) : "";
+    if (!named) {  // e.g. {"float64"}: show the key without converting it in place (lua_next needs it)
+      lua_pushvalue(L, -2);
+      key = "[" + (lua_type(L, -1) == LUA_TNUMBER ? c10::str(lua_tonumber(L, -1)) : lx_typename(L, -1)) + "]";
       lua_pop(L, 1);
-      throw LxArgError(index, "unknown tensor option '" + key + "' (valid: 'dtype', 'device', 'requires_grad')");
+    }
+    lua_pop(L, 1);
+    if (!named || (key != "dtype" && key != "device" && key != "requires_grad")) {
+      lua_pop(L, 1);
+      throw LxArgError(index, "unknown tensor option " + (named ? "'" + key + "'" : key) +
+                                  " (valid: 'dtype', 'device', 'requires_grad')");
     }
   }
   return options;
@@ -70,6 +97,8 @@ std::vector<int64_t> check_shape(lua_State* L, int first, int* next) {
     *next = first + 1;
     return shape;
   }
+  if (lua_type(L, first) != LUA_TNUMBER)
+    throw LxArgError(first, "expected shape (integers or a table of integers), got " + lx_typename(L, first));
   int index = first;
   while (lua_type(L, index) == LUA_TNUMBER) shape.push_back(lx_check_integer(L, index++));
   *next = index;
@@ -282,7 +311,11 @@ void push_shape(lua_State* L, const torch::Tensor& t) {
 int w_properties(lua_State* L) {
   return lx_guard(L, "Tensor property", [&] {
     auto& t = check_tensor(L, 1);
-    std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+    if (lua_type(L, 2) != LUA_TSTRING)  // t[1] is not Python's t[0]; say what to use instead
+      throw util::ConfigError(
+          "Tensor cannot be indexed with a " + lx_typename(L, 2) + " key",
+          "use t:get(i, ...) for a number, t:select(dim, i) or t:slice(dim, start, stop) for a view");
+    std::string key = lua_tostring(L, 2);
     if (key == "shape") push_shape(L, t);
     else if (key == "dtype") lua_pushstring(L, util::dtype_name(t.scalar_type()).c_str());
     else if (key == "device") lua_pushstring(L, util::device_name(t.device()).c_str());
@@ -331,14 +364,8 @@ int w_to(lua_State* L) {
     auto& t = check_tensor(L, 1);
     if (lua_type(L, 2) == LUA_TTABLE) {
       auto options = check_tensor_options(L, 2);
-      lx_get_field(L, 2, "dtype");
-      bool has_dtype = !lua_isnil(L, -1);
-      lua_pop(L, 1);
-      lx_get_field(L, 2, "device");
-      bool has_device = !lua_isnil(L, -1);
-      lua_pop(L, 1);
-      push_tensor(L, t.to(has_device ? options.device() : t.device(),
-                          has_dtype ? c10::typeMetaToScalarType(options.dtype()) : t.scalar_type()));
+      push_tensor(L, t.to(has_option(L, 2, "device") ? options.device() : t.device(),
+                          has_option(L, 2, "dtype") ? c10::typeMetaToScalarType(options.dtype()) : t.scalar_type()));
       return 1;
     }
     std::string target = lx_check_string(L, 2);
@@ -361,6 +388,8 @@ int w_item(lua_State* L) {
 
 void push_list(lua_State* L, const torch::Tensor& t, int64_t dim, const double* data, const bool* bools,
                int64_t& offset) {
+  // One stack slot per nesting level; tensors may have more dims than the 20 slots a C function gets.
+  if (!lua_checkstack(L, 2)) throw std::runtime_error("tolist: tensor nested too deeply");
   if (dim == t.dim()) {
     if (bools != nullptr) lua_pushboolean(L, bools[offset]);
     else lua_pushnumber(L, data[offset]);
@@ -471,20 +500,21 @@ int w_unsqueeze(lua_State* L) {
     auto& t = check_tensor(L, 1);
     int64_t dim = lx_check_integer(L, 2);
     if (dim < -t.dim() - 1 || dim > t.dim())
-      throw LxArgError(2, "dimension " + std::to_string(dim) + " out of range for unsqueeze of a " +
-                              std::to_string(t.dim()) + "-dim tensor");
+      throw LxArgError(2, "dimension " + std::to_string(dim) + " out of range for unsqueeze of a tensor with " +
+                              std::to_string(t.dim()) + " dimension(s) (valid: " + std::to_string(-t.dim() - 1) +
+                              " to " + std::to_string(t.dim()) + ")");
     push_tensor(L, t.unsqueeze(dim));
     return 1;
   });
 }
 
 // t:slice(dim, start [, stop [, step]]): Python's t[..., start:stop:step, ...] on one dimension;
-// stop = nil means to the end.
+// start = nil means from the beginning, stop = nil to the end.
 int w_slice(lua_State* L) {
   return lx_guard(L, "Tensor:slice", [&] {
     auto& t = check_tensor(L, 1);
     int64_t dim = check_dim(L, 2, t);
-    int64_t start = lx_check_integer(L, 3);
+    std::optional<int64_t> start = lx_opt_integer(L, 3);
     std::optional<int64_t> stop = lx_opt_integer(L, 4);
     int64_t step = lx_opt_integer(L, 5).value_or(1);
     if (step <= 0) throw LxArgError(5, "slice step must be positive");

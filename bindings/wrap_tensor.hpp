@@ -17,14 +17,22 @@ inline void push_tensor(lua_State* L, torch::Tensor tensor) {
 
 inline torch::Tensor& check_tensor(lua_State* L, int index) { return lx_check<torch::Tensor>(L, index); }
 
-// A tensor argument, or a number turned into a 0-dim tensor of `like`'s dtype and device.
+// A Lua number as a 0-dim tensor on `device` that promotes like a Python scalar in PyTorch
+// (int64 when integral, else float64; marked as a wrapped number, so it never widens a tensor's dtype
+// within its category: float32 + 2 is float32, int64 * 2 is int64, int64 + 0.5 is float32).
+torch::Tensor number_tensor(double value, const c10::Device& device);
+
+// A tensor argument, or a number turned into number_tensor on `like`'s device.
 torch::Tensor check_tensor_or_number(lua_State* L, int index, const torch::Tensor& like);
+
+// Whether the options table at `index` (if it is a table) has a non-nil `key`.
+bool has_option(lua_State* L, int index, const char* key);
 
 // Options table {dtype=, device=, requires_grad=} at `index` (absent/nil: defaults, float32 on cpu).
 torch::TensorOptions check_tensor_options(lua_State* L, int index);
 
-// A shape given as a table {2, 3} or as integers from `first` up to the first non-number;
-// `next` receives the stack index after the shape.
+// A shape given as a table {2, 3} or as integers from `first` up to the first non-number
+// (anything else at `first` is an error); `next` receives the stack index after the shape.
 std::vector<int64_t> check_shape(lua_State* L, int first, int* next);
 
 // A dimension index (PyTorch rules: 0-based, negative counts from the end), checked against `t`.

@@ -25,7 +25,18 @@ void collect(lua_State* L, int index, std::size_t depth, NestedData& data) {
     return;
   }
   if (type != LUA_TTABLE) throw LxArgError(1, "nested tables may hold only numbers or booleans, found a " + lx_typename(L, index));
+  // One stack slot per nesting level; deep nesting would outgrow the 20 slots a C function gets.
+  if (!lua_checkstack(L, 2)) throw LxArgError(1, "nested table too deep");
   auto length = static_cast<int64_t>(lua_objlen(L, index));
+  if (length == 0) {  // an empty list, or a table with only named keys (lr.tensor{dtype=...} forgot the data)
+    lua_pushnil(L);
+    if (lua_next(L, index) != 0) {
+      std::string key = lua_type(L, -2) == LUA_TSTRING ? "'" + std::string(lua_tostring(L, -2)) + "'"
+                                                        : "of type " + lx_typename(L, -2);
+      lua_pop(L, 2);
+      throw LxArgError(1, "nested tables must be lists of numbers or booleans, found a key " + key);
+    }
+  }
   if (depth == data.shape.size()) {
     if (!data.values.empty()) throw LxArgError(1, "ragged nested table: rows have different depths");
     data.shape.push_back(length);
@@ -43,21 +54,14 @@ void collect(lua_State* L, int index, std::size_t depth, NestedData& data) {
 
 int w_tensor(lua_State* L) {
   return lx_guard(L, "lr.tensor", [&] {
-    if (lua_type(L, 1) == LUA_TNUMBER) {
-      push_tensor(L, torch::scalar_tensor(lua_tonumber(L, 1), check_tensor_options(L, 2)));
-      return 1;
-    }
-    lx_check_table(L, 1, "nested table of numbers");
+    // A number or boolean gives a 0-dim tensor.
+    if (lua_type(L, 1) != LUA_TNUMBER && lua_type(L, 1) != LUA_TBOOLEAN)
+      lx_check_table(L, 1, "number, boolean or nested table of numbers");
     NestedData data;
     collect(L, 1, 0, data);
     if (data.booleans && data.numbers) throw LxArgError(1, "mixes numbers and booleans");
     auto options = check_tensor_options(L, 2);
-    bool dtype_given = false;
-    if (lua_type(L, 2) == LUA_TTABLE) {
-      dtype_given = lx_get_field(L, 2, "dtype") != LUA_TNIL;
-      lua_pop(L, 1);
-    }
-    if (data.booleans && !dtype_given) options = options.dtype(torch::kBool);
+    if (data.booleans && !has_option(L, 2, "dtype")) options = options.dtype(torch::kBool);
     auto values = torch::tensor(data.values, torch::kFloat64).reshape(data.shape);
     push_tensor(L, values.to(options.device(), c10::typeMetaToScalarType(options.dtype()))
                        .requires_grad_(options.requires_grad()));
@@ -83,10 +87,20 @@ int w_filled(lua_State* L) {
   });
 }
 
+// lr.full({2, 3}, value [, opts]) or lr.full(2, 3, value [, opts]): with integer sizes, the last
+// number is the fill value.
 int w_full(lua_State* L) {
   return lx_guard(L, "lr.full", [&] {
     int next = 0;
-    auto shape = check_shape(L, 1, &next);
+    std::vector<int64_t> shape;
+    if (lua_type(L, 1) == LUA_TNUMBER) {
+      while (lua_type(L, next + 2) == LUA_TNUMBER) ++next;  // next + 1: index of the last number
+      for (int i = 1; i <= next; ++i) shape.push_back(lx_check_integer(L, i));
+      if (next == 0) throw LxArgError(2, "expected fill value (number), got " + lx_typename(L, 2));
+      next += 1;
+    } else {
+      shape = check_shape(L, 1, &next);
+    }
     double value = lx_check_number(L, next);
     push_tensor(L, torch::full(shape, value, check_tensor_options(L, next + 1)));
     return 1;
@@ -115,11 +129,23 @@ int w_arange(lua_State* L) {
   });
 }
 
+// lr.eye(n [, m] [, opts])
 int w_eye(lua_State* L) {
   return lx_guard(L, "lr.eye", [&] {
-    push_tensor(L, torch::eye(lx_check_integer(L, 1), check_tensor_options(L, 2)));
+    int64_t n = lx_check_integer(L, 1);
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+      push_tensor(L, torch::eye(n, lx_check_integer(L, 2), check_tensor_options(L, 3)));
+    } else {
+      push_tensor(L, torch::eye(n, check_tensor_options(L, 2)));
+    }
     return 1;
   });
+}
+
+// Options at `index` whose dtype defaults to int64 instead of float32.
+torch::TensorOptions check_index_options(lua_State* L, int index) {
+  auto options = check_tensor_options(L, index);
+  return has_option(L, index, "dtype") ? options : options.dtype(torch::kLong);
 }
 
 // lr.randint(low, high, shape [, opts]) -> int64 by default
@@ -130,17 +156,17 @@ int w_randint(lua_State* L) {
     if (high <= low) throw LxArgError(2, "high must be greater than low");
     int next = 0;
     auto shape = check_shape(L, 3, &next);
-    auto options = lua_isnoneornil(L, next) ? torch::TensorOptions().dtype(torch::kLong) : check_tensor_options(L, next);
-    push_tensor(L, torch::randint(low, high, shape, options));
+    push_tensor(L, torch::randint(low, high, shape, check_index_options(L, next)));
     return 1;
   });
 }
 
+// lr.randperm(n [, opts]) -> int64 by default
 int w_randperm(lua_State* L) {
   return lx_guard(L, "lr.randperm", [&] {
     int64_t n = lx_check_integer(L, 1);
     if (n < 0) throw LxArgError(1, "n must be >= 0");
-    push_tensor(L, torch::randperm(n, torch::TensorOptions().dtype(torch::kLong)));
+    push_tensor(L, torch::randperm(n, check_index_options(L, 2)));
     return 1;
   });
 }
@@ -151,12 +177,14 @@ std::vector<torch::Tensor> check_tensor_list(lua_State* L, int index) {
   auto n = static_cast<int>(lua_objlen(L, index));
   for (int i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, i);
-    if (!lx_is<torch::Tensor>(L, -1)) {
-      std::string got = lx_typename(L, -1);
+    Proxy* proxy = lx_to_proxy(L, -1, LxTraits<torch::Tensor>::type);
+    if (proxy == nullptr || !proxy->object) {
+      std::string problem = proxy == nullptr ? "is a " + lx_typename(L, -1) + ", expected Tensor"
+                                             : "is a Tensor that was released; it cannot be used after :release()";
       lua_pop(L, 1);
-      throw LxArgError(index, "entry " + std::to_string(i) + " is a " + got + ", expected Tensor");
+      throw LxArgError(index, "entry " + std::to_string(i) + " " + problem);
     }
-    tensors.push_back(check_tensor(L, lua_gettop(L)));
+    tensors.push_back(*std::static_pointer_cast<torch::Tensor>(proxy->object));
     lua_pop(L, 1);
   }
   if (tensors.empty()) throw LxArgError(index, "expected a non-empty list of Tensors");
@@ -176,8 +204,9 @@ int w_join(lua_State* L) {
 int w_where(lua_State* L) {
   return lx_guard(L, "lr.where", [&] {
     auto condition = check_tensor(L, 1).to(torch::kBool);
-    auto a = lx_is<torch::Tensor>(L, 2) ? check_tensor(L, 2) : check_tensor(L, 3);
-    push_tensor(L, torch::where(condition, check_tensor_or_number(L, 2, a), check_tensor_or_number(L, 3, a)));
+    // Numbers take the device of the condition; they promote like Python scalars.
+    push_tensor(L, torch::where(condition, check_tensor_or_number(L, 2, condition),
+                                check_tensor_or_number(L, 3, condition)));
     return 1;
   });
 }

@@ -20,3 +20,7 @@ set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${TORCH_CXX_FLAGS}")
 if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
   set(LRHOST_TORCH_HAS_CUDA ON)
 endif()
+
+# The NCCL header that ProcessGroupNCCL.hpp includes ships in the nvidia-nccl wheel beside torch.
+get_filename_component(_torch_site_packages "${Torch_DIR}/../../../.." ABSOLUTE)
+find_path(LRHOST_NCCL_INCLUDE_DIR nccl.h PATHS ${_torch_site_packages}/nvidia/nccl/include NO_DEFAULT_PATH REQUIRED)

@@ -1,17 +1,23 @@
 // Entry point of the lrhost binary: parses the command line and dispatches to a subcommand.
 //   lrhost RECIPE.lua [key=value ...]        same as `lrhost run`
-//   lrhost run RECIPE.lua [key=value ...]    run a recipe
+//   lrhost run RECIPE.lua [key=value ...]    run a recipe (in this process, or --nproc/--gpus ranks)
 //   lrhost show RECIPE.lua [key=value ...]   print the resolved config without training
 //   lrhost --version
 #include <CLI/CLI.hpp>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
+#include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/version.hpp"
+#include "host/launch/error_file.hpp"
+#include "host/launch/launcher.hpp"
+#include "host/launch/run_dir.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 
@@ -24,6 +30,16 @@ struct RecipeArguments {
   bool verbose = false;
 };
 
+// Flags of `run` only: where the recipe runs (ranks, devices, nodes) and where its outputs go.
+struct LaunchArguments {
+  std::optional<int> nproc, gpus;
+  std::string device = "auto";
+  int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600;
+  std::string master_addr = "127.0.0.1";
+  std::optional<std::string> run_dir;
+  std::vector<CLI::Option*> multi_process_only;  // flags that need --nproc/--gpus
+};
+
 void add_recipe_arguments(CLI::App& command, RecipeArguments& args) {
   command.add_option("recipe", args.recipe, "Lua recipe file")->required();
   command.add_option("overrides", args.overrides, "config overrides: key=value or a.b.c=value");
@@ -32,16 +48,94 @@ void add_recipe_arguments(CLI::App& command, RecipeArguments& args) {
   command.add_flag("-v,--verbose", args.verbose, "debug-level logging");
 }
 
-int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode) {
-  lrhost::util::setup_logging({.rank = 0, .verbose = args.verbose, .log_dir = std::nullopt});
+void add_launch_arguments(CLI::App& command, LaunchArguments& args) {
+  command.add_option("--nproc", args.nproc, "start N rank processes on this node (see docs/multi_gpu.md)");
+  command.add_option("--gpus", args.gpus, "start N ranks, one per GPU: --nproc N --device cuda");
+  command.add_option("--device", args.device, "device of the ranks: auto (cuda when available), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  args.multi_process_only = {
+      command.add_option("--nnodes", args.nnodes, "number of nodes of the job")->capture_default_str(),
+      command.add_option("--node-rank", args.node_rank, "this node's index in [0, --nnodes)")->capture_default_str(),
+      command.add_option("--master-addr", args.master_addr, "address of node 0 (hosts the store)")
+          ->capture_default_str(),
+      command.add_option("--master-port", args.master_port, "store port on node 0; 0: a free port (single node only)")
+          ->capture_default_str(),
+      command.add_option("--max-restarts", args.max_restarts, "restart the whole group up to K times after a failure")
+          ->capture_default_str(),
+  };
+  command.add_option("--timeout", args.timeout_s, "collective timeout in seconds")->capture_default_str();
+  command.add_option("--run-dir", args.run_dir,
+                     "run directory (logs, error files); default outputs/lrhost/<date>_<time>_<recipe>");
+}
+
+void check_launch_flags(const LaunchArguments& launch) {
+  bool launching = launch.nproc || launch.gpus;
+  std::string given;
+  for (const auto* option : launch.multi_process_only)
+    if (option->count() > 0) given += (given.empty() ? "" : ", ") + option->get_name();
+  if (const char* rank = std::getenv("RANK"); rank != nullptr && (launching || !given.empty()))
+    throw lrhost::util::ConfigError(
+        std::string("RANK=") + rank + " is set, so this process already is one rank of a job (started by lrhost, "
+        "torchrun or Slurm); " + (launching ? std::string(launch.nproc ? "--nproc" : "--gpus") : given) +
+            " would start a job inside it",
+        "drop the launcher flags (the job's launcher already chose them), or unset RANK to launch from here");
+  if (!launching && !given.empty())
+    throw lrhost::util::ConfigError(given + " only apply to a launched job, but neither --nproc nor --gpus was given",
+                                    "add --nproc N (CPU or GPU ranks) or --gpus N");
+}
+
+int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchArguments* launch) {
+  if (launch) check_launch_flags(*launch);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(args.recipe, ec)) {
+    std::string message = "recipe file '" + args.recipe + "' not found";
+    std::fprintf(stderr, "lrhost: error: %s\n", message.c_str());
+    lrhost::launch::record_error_for_launcher(message);
+    return 2;
+  }
+  if (launch && (launch->nproc || launch->gpus)) {
+    auto choice = lrhost::launch::choose_devices({launch->nproc, launch->gpus, launch->device},
+                                                 static_cast<int>(torch::cuda::device_count()));
+    lrhost::launch::LaunchOptions options;
+    options.recipe = args.recipe;
+    // Ranks get the recipe, its overrides and the per-process options; every launcher flag
+    // reaches them through the environment instead.
+    options.rank_arguments = {"run"};
+    if (args.threads > 0) options.rank_arguments.insert(options.rank_arguments.end(), {"--threads", std::to_string(args.threads)});
+    if (args.verbose) options.rank_arguments.push_back("--verbose");
+    options.rank_arguments.push_back(args.recipe);
+    options.rank_arguments.insert(options.rank_arguments.end(), args.overrides.begin(), args.overrides.end());
+    options.nproc = *choice.nproc;
+    options.device = choice.device;
+    options.nnodes = launch->nnodes;
+    options.node_rank = launch->node_rank;
+    options.master_addr = launch->master_addr;
+    options.master_port = launch->master_port;
+    options.max_restarts = launch->max_restarts;
+    options.timeout_s = launch->timeout_s;
+    const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
+    options.run_dir = std::filesystem::absolute(
+        launch->run_dir                                          ? std::filesystem::path(*launch->run_dir)
+        : inherited_run_dir != nullptr && *inherited_run_dir != 0 ? std::filesystem::path(inherited_run_dir)
+                                                                  : lrhost::launch::default_run_dir(args.recipe));
+    options.verbose = args.verbose;
+    return lrhost::launch::launch(options);
+  }
+
+  if (mode == lrhost::cli::RecipeMode::run) {
+    lrhost::cli::prepare_recipe_process({.recipe = args.recipe,
+                                         .verbose = args.verbose,
+                                         .run_dir = launch ? launch->run_dir : std::nullopt,
+                                         .device = launch ? launch->device : "auto",
+                                         .timeout_s = launch ? launch->timeout_s : 600});
+  } else {
+    // `show` trains nothing: no run directory, console logging only.
+    lrhost::util::setup_logging({.rank = lrhost::util::rank_from_environment(), .verbose = args.verbose});
+  }
   if (args.threads > 0) {
     torch::set_num_threads(args.threads);
     torch::set_num_interop_threads(1);
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(args.recipe, ec)) {
-    std::fprintf(stderr, "lrhost: error: recipe file '%s' not found\n", args.recipe.c_str());
-    return 2;
   }
   return lrhost::cli::run_recipe({args.recipe, args.overrides, mode});
 }
@@ -55,14 +149,17 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL");
 
   RecipeArguments run_args, show_args;
+  LaunchArguments launch_args;
   auto* run_command = app.add_subcommand("run", "run a recipe (the default: `lrhost RECIPE.lua ...`)");
   add_recipe_arguments(*run_command, run_args);
+  add_launch_arguments(*run_command, launch_args);
   auto* show_command = app.add_subcommand("show", "print the recipe's resolved config as JSON and exit");
   add_recipe_arguments(*show_command, show_args);
 
-  // `lrhost RECIPE.lua ...` is shorthand for `lrhost run RECIPE.lua ...`.
+  // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
-  if (!arguments.empty() && arguments[0][0] != '-' && arguments[0] != "run" && arguments[0] != "show")
+  if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "--version" &&
+      arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last-first
 
@@ -76,12 +173,14 @@ int main(int argc, char** argv) {
       std::cout << lrhost::cli::version_report();
       return 0;
     }
-    if (run_command->parsed()) return run(run_args, lrhost::cli::RecipeMode::run);
-    if (show_command->parsed()) return run(show_args, lrhost::cli::RecipeMode::show);
+    if (run_command->parsed()) return run(run_args, lrhost::cli::RecipeMode::run, &launch_args);
+    if (show_command->parsed()) return run(show_args, lrhost::cli::RecipeMode::show, nullptr);
     std::cout << app.help();
     return 2;
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "lrhost: error: %s\n", lrhost::util::describe(error).c_str());
+    std::string text = lrhost::util::describe(error);
+    std::fprintf(stderr, "lrhost: error: %s\n", text.c_str());
+    lrhost::launch::record_error_for_launcher(text);
     return 1;
   }
 }

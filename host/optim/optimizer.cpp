@@ -75,9 +75,22 @@ Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> gr
   for (std::size_t g = 0; g < num_groups(); ++g) initial_lrs_.push_back(lr(g));
 }
 
-void Optimizer::step() { torch_->step(); }
+bool Optimizer::step() {
+  if (before_step_ && !before_step_(*this)) return false;
+  torch_->step();
+  ++applied_steps_;
+  return true;
+}
 
-void Optimizer::zero_grad() { torch_->zero_grad(/*set_to_none=*/true); }
+void Optimizer::zero_grad() {
+  if (allow_zero_grad_ && !allow_zero_grad_()) return;
+  torch_->zero_grad(/*set_to_none=*/true);
+}
+
+void Optimizer::set_step_hooks(std::function<bool(Optimizer&)> before_step, std::function<bool()> allow_zero_grad) {
+  before_step_ = std::move(before_step);
+  allow_zero_grad_ = std::move(allow_zero_grad);
+}
 
 double Optimizer::clip_grad_norm(double max_norm) {
   if (!(max_norm > 0)) throw util::ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));

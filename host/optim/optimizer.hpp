@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,8 +21,16 @@ class Optimizer {
   Optimizer(const std::string& kind, std::vector<policy::ParamGroup> groups, const nlohmann::json& options,
             const std::vector<std::string>& ignored_keys = {"grad_clip_norm"});
 
-  void step();
+  // Applies one update unless the step hook declines; returns whether it did.
+  bool step();
+  // Clears gradients unless the zero-grad hook declines (mid gradient accumulation).
   void zero_grad();
+
+  // Installed by an accelerator: `before_step` may decline a step (accumulation micro-step,
+  // fp16 overflow) and `allow_zero_grad` keeps gradients that are still accumulating.
+  void set_step_hooks(std::function<bool(Optimizer&)> before_step, std::function<bool()> allow_zero_grad);
+  bool gated() const { return static_cast<bool>(before_step_); }
+  int64_t applied_steps() const { return applied_steps_; }
   // Clips the gradients of every parameter to a global L2 norm; returns the norm before clipping.
   double clip_grad_norm(double max_norm);
 
@@ -40,6 +49,9 @@ class Optimizer {
   std::string kind_;
   std::unique_ptr<torch::optim::Optimizer> torch_;
   std::vector<double> initial_lrs_;
+  std::function<bool(Optimizer&)> before_step_;
+  std::function<bool()> allow_zero_grad_;
+  int64_t applied_steps_ = 0;
 };
 
 }  // namespace lrhost::optim

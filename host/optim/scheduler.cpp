@@ -43,11 +43,16 @@ double ScheduleSpec::factor(int64_t step) const {
   return std::max(0.0, 0.5 * (1.0 + std::cos(std::numbers::pi * num_cycles * 2.0 * progress)));
 }
 
-LrScheduler::LrScheduler(Optimizer& optimizer, ScheduleSpec spec) : optimizer_(optimizer), spec_(std::move(spec)) {
+LrScheduler::LrScheduler(Optimizer& optimizer, ScheduleSpec spec)
+    : optimizer_(optimizer), spec_(std::move(spec)), seen_optimizer_steps_(optimizer.applied_steps()) {
   apply();
 }
 
 void LrScheduler::step() {
+  if (optimizer_.gated()) {
+    if (optimizer_.applied_steps() == seen_optimizer_steps_) return;
+    seen_optimizer_steps_ = optimizer_.applied_steps();
+  }
   ++step_;
   apply();
 }

@@ -30,6 +30,9 @@ class LrScheduler {
  public:
   // Sets every group's lr to initial_lr * factor(0), as PyTorch's LambdaLR does at construction.
   LrScheduler(Optimizer& optimizer, ScheduleSpec spec);
+  // Advances one step. When an accelerator gates the optimizer, a step() that follows no applied
+  // optimizer step (accumulation micro-step, skipped fp16 step) does not advance, so the schedule
+  // counts optimizer steps whatever the accumulation.
   void step();
   int64_t last_step() const { return step_; }
   // Restores the position (e.g. on resume) and applies its lr.
@@ -41,6 +44,7 @@ class LrScheduler {
   Optimizer& optimizer_;
   ScheduleSpec spec_;
   int64_t step_ = 0;
+  int64_t seen_optimizer_steps_ = 0;
 };
 
 }  // namespace lrhost::optim

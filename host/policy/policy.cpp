@@ -5,6 +5,16 @@
 
 namespace lrhost::policy {
 
+PolicyOutput Policy::run(const Batch& batch) {
+  PolicyOutput out;
+  {
+    accel::AutocastGuard autocast(autocast_);
+    out = forward(batch);
+  }
+  if (out.loss.defined() && out.loss.scalar_type() != torch::kFloat32) out.loss = out.loss.to(torch::kFloat32);
+  return out;
+}
+
 std::vector<ParamGroup> Policy::param_groups() const {
   return {ParamGroup{"default", trainable_parameters(), std::nullopt, std::nullopt}};
 }

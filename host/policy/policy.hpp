@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "host/accel/autocast.hpp"
+
 namespace lrhost::policy {
 
 // A batch as the loader delivers it: feature name -> tensor with a leading batch dimension.
@@ -36,6 +38,11 @@ struct FeatureShapes {
 
 class Policy : public torch::nn::Module {
  public:
+  // The training forward as recipes call it: forward() under the autocast its accelerator chose,
+  // with the loss returned in fp32.
+  PolicyOutput run(const Batch& batch);
+  void set_autocast(std::optional<accel::AutocastSpec> spec) { autocast_ = spec; }
+
   virtual PolicyOutput forward(const Batch& batch) = 0;
   // Registry name, e.g. "mlp".
   virtual std::string type() const = 0;
@@ -46,6 +53,9 @@ class Policy : public torch::nn::Module {
 
   std::vector<torch::Tensor> trainable_parameters() const;
   int64_t num_parameters() const;
+
+ private:
+  std::optional<accel::AutocastSpec> autocast_;
 };
 
 // Looks up a batch entry, failing with the policy name and the keys that are present.

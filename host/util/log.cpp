@@ -4,19 +4,23 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 namespace lrhost::util {
 
 void setup_logging(const LogOptions& options) {
-  const std::string pattern = "[%H:%M:%S.%e] [rank" + std::to_string(options.rank) + "] [%^%l%$] %v";
+  const std::string tag = options.tag.empty() ? "rank" + std::to_string(options.rank) : options.tag;
+  const std::string pattern = "[%H:%M:%S.%e] [" + tag + "] [%^%l%$] %v";
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  console->set_level(options.rank == 0 ? (options.verbose ? spdlog::level::debug : spdlog::level::info)
-                                       : spdlog::level::warn);
+  // The launcher tag counts as a main rank: its lines are the job's status.
+  bool main_rank = options.rank == 0 || !options.tag.empty();
+  console->set_level(main_rank ? (options.verbose ? spdlog::level::debug : spdlog::level::info)
+                               : spdlog::level::warn);
   std::vector<spdlog::sink_ptr> sinks{console};
   if (options.log_dir) {
     std::filesystem::create_directories(*options.log_dir);
-    auto path = std::filesystem::path(*options.log_dir) / ("rank" + std::to_string(options.rank) + ".log");
+    auto path = std::filesystem::path(*options.log_dir) / (tag + ".log");
     auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path.string(), /*truncate=*/true);
     file->set_level(spdlog::level::debug);
     sinks.push_back(file);
@@ -24,8 +28,16 @@ void setup_logging(const LogOptions& options) {
   auto logger = std::make_shared<spdlog::logger>("lrhost", sinks.begin(), sinks.end());
   logger->set_pattern(pattern);
   logger->set_level(spdlog::level::debug);
-  logger->flush_on(spdlog::level::warn);
+  logger->flush_on(spdlog::level::info);  // a killed rank's log must still hold what it said
   spdlog::set_default_logger(logger);
+}
+
+int rank_from_environment() {
+  const char* rank = std::getenv("RANK");
+  if (rank == nullptr) return 0;
+  char* end = nullptr;
+  long value = std::strtol(rank, &end, 10);
+  return (end != rank && *end == '\0' && value >= 0 && value < 1'000'000) ? static_cast<int>(value) : 0;
 }
 
 }  // namespace lrhost::util

@@ -17,3 +17,11 @@ lrhost_expect_success(show "\"optimizer\": \\{[^}]*\"lr\": 0\\.5" show cases/con
 lrhost_expect_failure(show_without_config "finished without calling lr.config" show cases/no_config.lua)
 lrhost_expect_failure(show_policy_before_config "stops at lr.config.*lr.policy.new" show cases/policy_before_config.lua)
 lrhost_expect_failure(unknown_subcommand_option "--bogus" run cases/config_recipe.lua --bogus)
+# Launcher flags (tests/dist runs real multi-process jobs).
+lrhost_expect_success(help_run_launcher "--nproc.*--gpus.*--device.*--max-restarts.*--run-dir" run --help)
+lrhost_expect_failure(nproc_zero "--nproc expects a positive number of ranks, got 0" --nproc 0 cases/no_config.lua)
+lrhost_expect_failure(bad_device "--device: tpu not in \\{auto,cpu,cuda\\}" --device tpu cases/no_config.lua)
+lrhost_expect_failure(gpus_and_nproc "--gpus and --nproc were both given" --gpus 1 --nproc 1 cases/no_config.lua)
+lrhost_expect_failure(node_rank_out_of_range "--node-rank 3 is not in \\[0, --nnodes 2\\)"
+                      --nproc 1 --device cpu --nnodes 2 --node-rank 3 --master-port 29500 cases/no_config.lua)
+lrhost_expect_failure(launch_missing_recipe "recipe file 'no_such_recipe.lua' not found" --nproc 2 --device cpu no_such_recipe.lua)

@@ -50,6 +50,14 @@ do
   t.eq(lr.tensor({}).shape, { 0 }, "empty table")
   t.eq(lr.tensor({ { 1, 2, 3 } }).shape, { 1, 3 }, "single row")
   t.eq(lr.tensor({ { { 1 }, { 2 } }, { { 3 }, { 4 } } }).shape, { 2, 2, 1 }, "3-d nesting")
+  -- nesting deeper than the 20 stack slots a C function is guaranteed
+  local deep = 5
+  for _ = 1, 40 do deep = { deep } end
+  local d = lr.tensor(deep)
+  t.eq(d.ndim, 40, "40 nesting levels")
+  local back = d:tolist()
+  for _ = 1, 40 do back = back[1] end
+  t.eq(back, 5, "tolist of 40 levels")
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -107,6 +115,7 @@ do
   t.eq(lr.eye(3):tolist(), { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }, "eye(3)")
   t.eq(lr.eye(2, { dtype = "int64" }).dtype, "int64", "eye dtype")
   t.eq(lr.eye(2, 3):tolist(), { { 1, 0, 0 }, { 0, 1, 0 } }, "eye(n, m)")
+  t.eq(lr.eye(3, 2, { dtype = "float64" }):tolist(), { { 1, 0 }, { 0, 1 }, { 0, 0 } }, "eye(n, m, opts)")
 
   lr.manual_seed(7)
   local ri = lr.randint(3, 6, { 200 })
@@ -126,6 +135,7 @@ do
   t.eq(p.dtype, "int64", "randperm dtype")
   t.eq(sorted(p:tolist()), { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 }, "randperm is a permutation")
   t.eq(lr.randperm(0).shape, { 0 }, "randperm(0)")
+  t.eq(lr.randperm(3, { dtype = "int32" }).dtype, "int32", "randperm dtype option")
 
   lr.manual_seed(123)
   local a1, b1 = lr.rand(5):tolist(), lr.randn(3):tolist()
@@ -491,7 +501,9 @@ do
   t.near(s:tolist(), { { E / z, E ^ 2 / z, E ^ 3 / z }, { 1 / 3, 1 / 3, 1 / 3 } }, TOL, "softmax values")
   t.near(s:sum(1):tolist(), { 1, 1 }, TOL, "softmax rows sum to 1")
   t.near(x:softmax(-1):tolist(), s:tolist(), TOL, "softmax(-1)")
-  t.near(x:softmax(0):tolist(), { { 0.5, 1 / (1 + E ^ -1) }, { 0.5, 1 / (1 + E) } }, TOL, "softmax(0)")
+  -- columns {1, 1}, {2, 1}, {3, 1}: the top entry gets sigmoid(0), sigmoid(1), sigmoid(2)
+  t.near(x:softmax(0):tolist(), { { 0.5, 1 / (1 + E ^ -1), 1 / (1 + E ^ -2) }, { 0.5, 1 / (1 + E), 1 / (1 + E ^ 2) } },
+    TOL, "softmax(0)")
   local ls = x:log_softmax(1)
   t.near(ls:tolist(), { { 1 - math.log(z), 2 - math.log(z), 3 - math.log(z) },
     { -math.log(3), -math.log(3), -math.log(3) } }, TOL, "log_softmax values")
@@ -592,6 +604,8 @@ do
   t.eq(lr.where(cond, x, 0):tolist(), { 1, 0, 3 }, "where(t, n)")
   t.eq(lr.where(cond, -1, y):tolist(), { -1, 5, -1 }, "where(n, t)")
   t.eq(lr.where(cond, 1, 0):tolist(), { 1, 0, 1 }, "where(n, n)")
+  t.eq(lr.where(cond, 1, 0).dtype, "int64", "where of two integers is int64, as in PyTorch")
+  t.eq(lr.where(cond, 1, 0.5).dtype, "float32", "where with a fraction is float32")
   t.eq(lr.where(x:gt(1), x, y):tolist(), { 4, 2, 3 }, "where with a comparison")
   t.eq(lr.where(lr.tensor({ { true }, { false } }), x, y):tolist(), { { 1, 2, 3 }, { 4, 5, 6 } }, "where broadcasts")
   t.eq(lr.where(cond, lr.tensor({ 1, 2, 3 }, { dtype = "int64" }), 0.5):tolist(), { 1, 0.5, 3 },
@@ -610,7 +624,8 @@ do
   t.eq(x.grad:tolist(), { 2, 4, 6 }, "d(sum x^2)/dx = 2x")
   t.eq(x.grad.requires_grad, false, "grad does not require grad")
   -- gradients accumulate until zero_grad
-  ((x * 3):sum()):backward()
+  local y3 = (x * 3):sum()
+  y3:backward()
   t.eq(x.grad:tolist(), { 5, 7, 9 }, "gradients accumulate")
   x:zero_grad()
   t.eq(x.grad, nil, "zero_grad clears grad")
@@ -689,8 +704,15 @@ do
   t.eq(r:is_released(), true, "released")
   t.raises(function() return r:sum() end, "was released", "method after release")
   t.raises(function() return r + 1 end, "was released", "arithmetic after release")
+  t.raises(function() return lr.ones(2) + r end, "bad argument #2 to 'Tensor arithmetic' (Tensor was released",
+    "released right operand")
+  t.raises(function() return lr.ones(2):mul(r) end, "was released", "released method argument")
+  t.raises(function() return lr.where(lr.tensor({ true }), r, 1) end,
+    "bad argument #2 to 'lr.where' (Tensor was released",
+    "released where argument")
   t.raises(function() return r.shape end, "was released", "property after release")
-  t.raises(function() return lr.cat({ r }) end, "was released", "released tensor in a list")
+  t.raises(function() return lr.cat({ r }) end, "bad argument #1 to 'lr.cat' (entry 1 is a Tensor that was released",
+    "released tensor in a list")
   t.eq(tostring(r), "Tensor (released)", "tostring after release")
   r:release() -- a second release is harmless
   t.eq(r:is_released(), true, "still released")
@@ -734,6 +756,9 @@ do
     "softmax without dim")
   t.raises(function() lr.nn.softmax(x) end, "bad argument #2 to 'lr.nn.softmax'", "lr.nn.softmax numbering")
   t.raises(function() lr.tensor("abc") end, "bad argument #1 to 'lr.tensor'", "lr.tensor with a string")
+  t.raises(function() lr.zeros() end, "bad argument #1 to 'lr.zeros' (expected shape", "zeros without a shape")
+  t.raises(function() lr.full(3) end, "bad argument #2 to 'lr.full' (expected fill value", "full without a value")
+  t.raises(function() lr.randint(0, 3) end, "bad argument #3 to 'lr.randint' (expected shape", "randint without shape")
   t.raises(function() lr.arange("a") end, "bad argument #1 to 'lr.arange' (expected number, got string)", "arange")
   t.raises(function() lr.arange(0, 5, 0) end, "step must not be 0", "arange step 0")
   t.raises(function() lr.randint(5, 5, { 2 }) end, "bad argument #2 to 'lr.randint' (high must be greater than low)",
@@ -776,7 +801,7 @@ do
     "requires_grad type")
   t.raises(function() lr.zeros(2, { device = "tpu" }) end, "unknown device 'tpu'", "unknown device")
   t.raises(function() lr.tensor({ 1 }, { dtype = "int64", requires_grad = true }) end,
-    "only Tensors of floating point", "integer tensors cannot require grad")
+    "Only Tensors of floating point", "integer tensors cannot require grad")
 
   -- LibTorch errors keep their message but lose the C++ backtrace
   local msg = error_of(function() return x:matmul(lr.zeros(2, 3)) end)
@@ -795,6 +820,9 @@ do
   t.raises(function() lr.tensor({ { 1, 2 }, { 3 } }) end, "has 1 entries, expected 2", "ragged rows detail")
   t.raises(function() lr.tensor({ 1, { 2 } }) end, "ragged nested table", "ragged depth")
   t.raises(function() lr.tensor({ { 1 }, 2 }) end, "ragged nested table", "ragged depth the other way")
+  t.raises(function() lr.tensor({ dtype = "int64" }) end,
+    "nested tables must be lists of numbers or booleans, found a key 'dtype'",
+    "options given as data")
   t.raises(function() lr.tensor({ 1, true }) end, "mixes numbers and booleans", "mixed entries")
   t.raises(function() lr.tensor({ 1, "2" }) end, "nested tables may hold only numbers or booleans, found a string",
     "string entry")
@@ -816,7 +844,8 @@ do
     "bad argument #2 to 'lr.nn.l1_loss' (target shape [2] differs from input shape [3])", "loss shapes")
   t.raises(function() lr.nn.cross_entropy(lr.zeros(2, 3), lr.zeros(2)) end, "expected class indices",
     "cross_entropy float class ids")
-  t.raises(function() lr.nn.dropout(x, 1.5) end, "bad argument #2 to 'lr.nn.dropout' (p must be in [0, 1])", "dropout p")
+  t.raises(function() lr.nn.dropout(x, 1.5) end, "bad argument #2 to 'lr.nn.dropout' (p must be in [0, 1])",
+    "dropout p")
 
   -- bad self, unknown members
   local sum = x.sum
@@ -825,6 +854,8 @@ do
   t.raises(function() x.reshape(nil, 2) end, "bad self to 'Tensor:reshape'", "bad self nil")
   t.raises(function() return x.foo end, "Tensor has no method or property 'foo'", "unknown property")
   t.raises(function() x:foo() end, "Tensor has no method or property 'foo'", "unknown method")
+  t.raises(function() return x[1] end, "Tensor cannot be indexed with a number key", "numeric index")
+  t.raises(function() return x[1] end, "t:get(i, ...)", "numeric index hint")
 end
 
 t.done()

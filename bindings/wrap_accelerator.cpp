@@ -1,0 +1,369 @@
+// Lua binding of the Accelerator: lr.accelerator(cfg) builds one from the resolved config and
+// the process's rank environment. Properties: rank, world_size, local_rank, device,
+// is_main_process, num_processes, effective_batch, gradient_accumulation_steps, sync_gradients.
+// Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
+// unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
+// gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
+// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats().
+// Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
+// returned, numbers come back as numbers.
+#include "bindings/engine_context.hpp"
+#include "bindings/json_convert.hpp"
+#include "bindings/module.hpp"
+#include "bindings/wrap_optimizer.hpp"
+#include "bindings/wrap_policy.hpp"
+#include "bindings/wrap_tensor.hpp"
+#include "host/accel/accelerator.hpp"
+#include "host/util/torch_names.hpp"
+
+namespace lrhost::bindings {
+
+template <>
+struct LxTraits<accel::Accelerator> {
+  static constexpr LxType type{"Accelerator", "lrhost.Accelerator"};
+};
+
+namespace {
+
+accel::Accelerator& check_accelerator(lua_State* L, int index) { return lx_check<accel::Accelerator>(L, index); }
+
+dist::ReduceOp check_op(lua_State* L, int index) {
+  if (lua_isnoneornil(L, index)) return dist::ReduceOp::sum;
+  auto name = lx_check_enum(L, index, {"sum", "mean", "max", "min"});
+  return name == "max" ? dist::ReduceOp::max : name == "min" ? dist::ReduceOp::min : dist::ReduceOp::sum;
+}
+
+// A Lua number or a Tensor as a tensor on the accelerator's device; `was_number` tells which.
+torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc, bool& was_number) {
+  was_number = lua_type(L, index) == LUA_TNUMBER;
+  if (was_number)
+    return torch::full({1}, lua_tonumber(L, index), torch::TensorOptions().dtype(torch::kFloat64).device(acc.device()));
+  if (!lx_is<torch::Tensor>(L, index)) throw LxArgError(index, "expected Tensor or number, got " + lx_typename(L, index));
+  auto& t = check_tensor(L, index);
+  if (t.device() != acc.device())
+    throw LxArgError(index, "tensor is on " + t.device().str() + ", the accelerator's device is " + acc.device().str() +
+                                " (use acc:to_device)");
+  return t;
+}
+
+int w_accelerator(lua_State* L) {
+  return lx_guard(L, "lr.accelerator", [&] {
+    ensure_not_show_mode(L, "lr.accelerator");
+    nlohmann::json config = lua_isnoneornil(L, 1) ? nlohmann::json::object() : lx_to_json(L, 1, 1, "config");
+    auto acc = std::make_shared<accel::Accelerator>(dist::rank_env_from_environment(),
+                                                    accel::AcceleratorConfig::from_recipe_config(config));
+    spdlog::info("accelerator: rank {}/{} on {} ({}), mixed precision '{}'", acc->rank(), acc->world_size(),
+                 acc->device().str(), acc->comm().backend_name(), acc->config().mixed_precision);
+    if (acc->config().batch_size > 0) spdlog::info("{}", acc->batch_semantics());
+    lx_push(L, acc);
+    return 1;
+  });
+}
+
+int w_properties(lua_State* L) {
+  return lx_guard(L, "Accelerator property", [&] {
+    auto& acc = check_accelerator(L, 1);
+    std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+    if (key == "rank") lua_pushnumber(L, acc.rank());
+    else if (key == "world_size" || key == "num_processes") lua_pushnumber(L, acc.world_size());
+    else if (key == "local_rank") lua_pushnumber(L, acc.local_rank());
+    else if (key == "device") lua_pushstring(L, acc.device().str().c_str());
+    else if (key == "is_main_process") lua_pushboolean(L, acc.is_main_process());
+    else if (key == "effective_batch") lua_pushnumber(L, static_cast<double>(acc.effective_batch()));
+    else if (key == "gradient_accumulation_steps") lua_pushnumber(L, static_cast<double>(acc.config().gradient_accumulation_steps));
+    else if (key == "sync_gradients") lua_pushboolean(L, acc.sync_gradients());
+    else if (key == "mixed_precision") lua_pushstring(L, acc.config().mixed_precision.c_str());
+    else
+      throw util::ConfigError("Accelerator has no method or property '" + key +
+                              "' (properties: rank, world_size, num_processes, local_rank, device, is_main_process, "
+                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision)");
+    return 1;
+  });
+}
+
+int w_prepare(lua_State* L) {
+  return lx_guard(L, "Accelerator:prepare", [&] {
+    auto& acc = check_accelerator(L, 1);
+    auto& policy = lx_check<policy::Policy>(L, 2);
+    optim::Optimizer* optimizer = lua_isnoneornil(L, 3) ? nullptr : &lx_check<optim::Optimizer>(L, 3);
+    acc.prepare(policy, optimizer);
+    lua_settop(L, 3);
+    return lua_isnil(L, 3) ? 1 : 2;  // policy[, optimizer], the same objects, now prepared
+  });
+}
+
+int w_backward(lua_State* L) {
+  return lx_guard(L, "Accelerator:backward", [&] {
+    check_accelerator(L, 1).backward(check_tensor(L, 2));
+    return 0;
+  });
+}
+
+int w_clip_grad_norm(lua_State* L) {
+  return lx_guard(L, "Accelerator:clip_grad_norm", [&] {
+    auto norm = check_accelerator(L, 1).clip_grad_norm(lx_check_number(L, 2));
+    if (norm) lua_pushnumber(L, *norm);
+    else lua_pushnil(L);
+    return 1;
+  });
+}
+
+// acc:autocast(fn, ...) runs fn under the accelerator's mixed precision.
+int w_autocast(lua_State* L) {
+  int status = 0;
+  lx_guard(L, "Accelerator:autocast", [&] {
+    auto& acc = check_accelerator(L, 1);
+    lx_check_function(L, 2);
+    accel::AutocastGuard guard(acc.autocast_spec());
+    status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+    return 0;
+  });
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L) - 1;
+}
+
+int w_unwrap(lua_State* L) {
+  return lx_guard(L, "Accelerator:unwrap", [&] {
+    check_accelerator(L, 1);
+    lx_check<policy::Policy>(L, 2);  // prepare never wraps: the policy is its own unwrapped self
+    lua_settop(L, 2);
+    return 1;
+  });
+}
+
+int w_wait_for_everyone(lua_State* L) {
+  return lx_guard(L, "Accelerator:wait_for_everyone", [&] {
+    check_accelerator(L, 1).wait_for_everyone();
+    return 0;
+  });
+}
+
+int w_all_reduce(lua_State* L) {
+  return lx_guard(L, "Accelerator:all_reduce", [&] {
+    auto& acc = check_accelerator(L, 1);
+    bool was_number = false;
+    auto t = collective_input(L, 2, acc, was_number);
+    bool mean = !lua_isnoneornil(L, 3) && std::string(lua_tostring(L, 3) ? lua_tostring(L, 3) : "") == "mean";
+    auto op = check_op(L, 3);
+    if (mean) {
+      if (!t.is_floating_point()) throw LxArgError(3, "'mean' needs a floating-point tensor");
+      t.div_(acc.world_size());  // divide locally, then SUM (Gloo has no AVG)
+    }
+    acc.comm().all_reduce(t, op);
+    if (was_number) lua_pushnumber(L, t.item<double>());
+    else lua_pushvalue(L, 2);
+    return 1;
+  });
+}
+
+int w_broadcast(lua_State* L) {
+  return lx_guard(L, "Accelerator:broadcast", [&] {
+    auto& acc = check_accelerator(L, 1);
+    bool was_number = false;
+    auto t = collective_input(L, 2, acc, was_number);
+    acc.comm().broadcast(t, static_cast<int>(lx_opt_integer(L, 3).value_or(0)));
+    if (was_number) lua_pushnumber(L, t.item<double>());
+    else lua_pushvalue(L, 2);
+    return 1;
+  });
+}
+
+// Gathers along dim 0 from every rank (rank order); numbers give a Lua list.
+torch::Tensor gather(lua_State* L, accel::Accelerator& acc, bool& was_number) {
+  auto t = collective_input(L, 2, acc, was_number);
+  auto input = t.dim() == 0 ? t.reshape({1}) : t.contiguous();
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  shape[0] *= acc.world_size();
+  auto out = torch::empty(shape, input.options());
+  acc.comm().all_gather_into(out, input);
+  return out;
+}
+
+void push_gathered(lua_State* L, const torch::Tensor& out, bool was_number) {
+  if (!was_number) {
+    push_tensor(L, out);
+    return;
+  }
+  auto values = out.cpu();
+  lua_createtable(L, static_cast<int>(values.numel()), 0);
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    lua_pushnumber(L, values[i].item<double>());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+int w_gather(lua_State* L) {
+  return lx_guard(L, "Accelerator:gather", [&] {
+    bool was_number = false;
+    auto out = gather(L, check_accelerator(L, 1), was_number);  // sets was_number: call before using it
+    push_gathered(L, out, was_number);
+    return 1;
+  });
+}
+
+// Like gather, then drops the samples beyond `n` (the padding added to even out the last batch).
+int w_gather_for_metrics(lua_State* L) {
+  return lx_guard(L, "Accelerator:gather_for_metrics", [&] {
+    bool was_number = false;
+    auto out = gather(L, check_accelerator(L, 1), was_number);
+    if (auto n = lx_opt_integer(L, 3)) {
+      if (*n < 0) throw LxArgError(3, "n must be >= 0");
+      out = out.narrow(0, 0, std::min<int64_t>(*n, out.size(0)));
+    }
+    push_gathered(L, out, was_number);
+    return 1;
+  });
+}
+
+// acc:on_main(fn, ...): runs fn on the main process only; collectives inside raise.
+int w_on_main(lua_State* L) {
+  int status = 0;
+  bool ran = false;
+  lx_guard(L, "Accelerator:on_main", [&] {
+    auto& acc = check_accelerator(L, 1);
+    lx_check_function(L, 2);
+    if (!acc.is_main_process()) return 0;
+    ran = true;
+    acc.enter_main_only();
+    status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
+    acc.leave_main_only();
+    return 0;
+  });
+  if (status != 0) return lua_error(L);
+  return ran ? lua_gettop(L) - 1 : 0;
+}
+
+std::map<std::string, double> check_metrics(lua_State* L, int index) {
+  lx_check_table(L, index, "table of name = number or Tensor");
+  std::map<std::string, double> metrics;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    std::string key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    if (key.empty()) {
+      lua_pop(L, 2);
+      throw LxArgError(index, "metric names must be strings");
+    }
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      metrics[key] = lua_tonumber(L, -1);
+    } else if (lx_is<torch::Tensor>(L, -1)) {
+      auto& t = check_tensor(L, lua_gettop(L));
+      if (t.numel() != 1) {
+        lua_pop(L, 2);
+        throw LxArgError(index, "metric '" + key + "' must be a number or a one-element tensor");
+      }
+      metrics[key] = t.item<double>();
+    } else {
+      std::string got = lx_typename(L, -1);
+      lua_pop(L, 2);
+      throw LxArgError(index, "metric '" + key + "' is a " + got + ", expected number or Tensor");
+    }
+    lua_pop(L, 1);
+  }
+  return metrics;
+}
+
+void push_metrics(lua_State* L, const std::map<std::string, double>& metrics) {
+  lua_createtable(L, 0, static_cast<int>(metrics.size()));
+  for (const auto& [key, value] : metrics) {
+    lua_pushnumber(L, value);
+    lua_setfield(L, -2, key.c_str());
+  }
+}
+
+int w_reduce_metrics(lua_State* L) {
+  return lx_guard(L, "Accelerator:reduce_metrics", [&] {
+    auto& acc = check_accelerator(L, 1);
+    push_metrics(L, acc.reduce_metrics(check_metrics(L, 2)));
+    return 1;
+  });
+}
+
+// acc:log(step, metrics): reduced across ranks (collective: every rank calls it), logged by main.
+int w_log(lua_State* L) {
+  return lx_guard(L, "Accelerator:log", [&] {
+    auto& acc = check_accelerator(L, 1);
+    int64_t step = lx_check_integer(L, 2);
+    auto reduced = acc.reduce_metrics(check_metrics(L, 3));
+    std::string line = "step " + std::to_string(step);
+    for (const auto& [key, value] : reduced) line += " " + key + "=" + fmt::format("{:.4g}", value);
+    if (acc.is_main_process()) spdlog::info("{}", line);
+    push_metrics(L, reduced);
+    return 1;
+  });
+}
+
+// acc:to_device(tensor) or acc:to_device(batch table): moves tensors to the accelerator's device.
+int w_to_device(lua_State* L) {
+  return lx_guard(L, "Accelerator:to_device", [&] {
+    auto& acc = check_accelerator(L, 1);
+    if (lx_is<torch::Tensor>(L, 2)) {
+      push_tensor(L, check_tensor(L, 2).to(acc.device(), /*non_blocking=*/true));
+      return 1;
+    }
+    lx_check_table(L, 2, "Tensor or batch table");
+    lua_newtable(L);
+    int out = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      lua_pushvalue(L, -2);  // key
+      if (lx_is<torch::Tensor>(L, -2)) push_tensor(L, check_tensor(L, lua_gettop(L) - 1).to(acc.device(), true));
+      else lua_pushvalue(L, -2);
+      lua_settable(L, out);
+      lua_pop(L, 1);
+    }
+    return 1;
+  });
+}
+
+int w_loss_scale(lua_State* L) {
+  return lx_guard(L, "Accelerator:loss_scale", [&] {
+    auto scale = check_accelerator(L, 1).loss_scale();
+    if (scale) lua_pushnumber(L, *scale);
+    else lua_pushnil(L);
+    return 1;
+  });
+}
+
+int w_skipped_steps(lua_State* L) {
+  return lx_guard(L, "Accelerator:skipped_steps", [&] {
+    lua_pushnumber(L, static_cast<double>(check_accelerator(L, 1).skipped_steps()));
+    return 1;
+  });
+}
+
+int w_ddp_stats(lua_State* L) {
+  return lx_guard(L, "Accelerator:ddp_stats", [&] {
+    auto stats = check_accelerator(L, 1).ddp_stats();
+    if (!stats) {
+      lua_pushnil(L);
+      return 1;
+    }
+    lua_createtable(L, 0, 4);
+    lua_pushnumber(L, static_cast<double>(stats->buckets));
+    lua_setfield(L, -2, "buckets");
+    lua_pushnumber(L, static_cast<double>(stats->bytes_per_step));
+    lua_setfield(L, -2, "bytes_per_step");
+    lua_pushnumber(L, static_cast<double>(stats->last_launched_during_backward));
+    lua_setfield(L, -2, "launched_during_backward");
+    lua_pushnumber(L, static_cast<double>(stats->synced_steps));
+    lua_setfield(L, -2, "synced_steps");
+    return 1;
+  });
+}
+
+}  // namespace
+
+void open_accelerator(lua_State* L, int module) {
+  const luaL_Reg methods[] = {{"prepare", w_prepare}, {"backward", w_backward}, {"clip_grad_norm", w_clip_grad_norm},
+                              {"autocast", w_autocast}, {"unwrap", w_unwrap}, {"wait_for_everyone", w_wait_for_everyone},
+                              {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
+                              {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
+                              {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
+                              {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
+                              {"ddp_stats", w_ddp_stats}, {nullptr, nullptr}};
+  lx_register_type(L, LxTraits<accel::Accelerator>::type, methods, w_properties);
+  lua_pushcfunction(L, w_accelerator);
+  lua_setfield(L, module, "accelerator");
+}
+
+}  // namespace lrhost::bindings

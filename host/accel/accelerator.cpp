@@ -1,0 +1,233 @@
+// Accelerator: device choice, prepare (broadcast + DDP + autocast), backward with accumulation and
+// loss scaling, global clipping and metric reduction.
+#include "host/accel/accelerator.hpp"
+
+#include <torch/csrc/utils/tensor_flatten.h>
+
+#include <functional>
+
+#include "host/config/config_reader.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::accel {
+
+struct Accelerator::StepState {
+  bool sync = true;       // last backward ended an accumulation cycle
+  bool unscaled = false;  // fp16 gradients already divided by the scale this cycle
+  bool found_inf = false;
+  std::optional<GradScaler> scaler;
+  std::vector<torch::Tensor> params;
+  std::shared_ptr<dist::Comm> comm;
+
+  void unscale_once() {
+    if (!scaler || unscaled) return;
+    found_inf = scaler->unscale(params, *comm);
+    unscaled = true;
+  }
+};
+
+namespace {
+
+torch::Device choose_device(const dist::RankEnv& env) {
+  bool cuda = env.device == "cuda" || (env.device == "auto" && torch::cuda::is_available());
+  if (!cuda) return torch::Device(torch::kCPU);
+  auto count = static_cast<int>(torch::cuda::device_count());
+  if (count == 0) throw util::ConfigError("the cuda device was requested but no GPU is available", "use --device cpu");
+  if (env.local_rank >= count)
+    throw util::ConfigError("local rank " + std::to_string(env.local_rank) + " needs GPU " +
+                                std::to_string(env.local_rank) + " but this machine has " + std::to_string(count),
+                            "start at most " + std::to_string(count) + " ranks per node with --gpus");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+}
+
+}  // namespace
+
+AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& config) {
+  AcceleratorConfig result;
+  if (config.is_object() && config.contains("batch_size")) {
+    if (!config["batch_size"].is_number_integer() || config["batch_size"].get<int64_t>() <= 0)
+      throw util::ConfigError("config 'batch_size' must be a positive integer, got " + config["batch_size"].dump());
+    result.batch_size = config["batch_size"].get<int64_t>();
+  }
+  static const nlohmann::json empty = nlohmann::json::object();
+  const auto& accel = config.contains("accelerator") ? config["accelerator"] : empty;
+  config::ConfigReader reader(accel, "config 'accelerator'");
+  result.mixed_precision = reader.choice("mixed_precision", "no", {"no", "bf16", "fp16"});
+  result.gradient_accumulation_steps = reader.positive_integer("gradient_accumulation_steps", 1);
+  reader.allow("ddp");
+  reader.allow("fsdp");
+  reader.reject_unknown();
+  if (accel.contains("ddp")) {
+    config::ConfigReader ddp(accel["ddp"], "config 'accelerator.ddp'");
+    result.buckets.bytes = static_cast<std::size_t>(ddp.positive_number("bucket_cap_mb", 25) * (1 << 20));
+    result.buckets.first_bytes = static_cast<std::size_t>(ddp.positive_number("first_bucket_mb", 1) * (1 << 20));
+    ddp.reject_unknown();
+  }
+  if (config.contains("parallelism")) {
+    config::ConfigReader parallel(config["parallelism"], "config 'parallelism'");
+    auto shard = parallel.positive_integer("dp_shard", 1);
+    parallel.positive_integer("dp_replicate", 1);
+    parallel.reject_unknown();
+    if (shard > 1)
+      throw util::NotImplemented("parallelism.dp_shard = " + std::to_string(shard) +
+                                     " asks for FSDP sharding, which lrhost does not implement yet",
+                                 "use parallelism.dp_shard = 1 (DDP) for now");
+  }
+  return result;
+}
+
+Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
+    : env_(env), config_(std::move(config)), device_(choose_device(env)), state_(std::make_shared<StepState>()) {
+  comm_ = dist::process_comm(env_, device_.type());
+  state_->comm = comm_;
+  comm_->set_collective_guard([this](const char* name) {
+    if (main_only_depth_ > 0)
+      throw util::Error(std::string("collective '") + name +
+                            "' called inside a main-process-only block: the other ranks never run that block, so "
+                            "they would never join it and the job would hang",
+                        "move the collective out of acc:on_main(...)");
+  });
+  if (config_.mixed_precision == "fp16") state_->scaler.emplace();
+}
+
+Accelerator::~Accelerator() {
+  // The Comm outlives us (process-wide); it must not call back into a destroyed accelerator.
+  comm_->set_collective_guard(nullptr);
+}
+
+std::string Accelerator::batch_semantics() const {
+  return "effective batch " + std::to_string(effective_batch()) + " = batch_size " + std::to_string(config_.batch_size) +
+         " x " + std::to_string(world_size()) + " data-parallel rank(s) x " +
+         std::to_string(config_.gradient_accumulation_steps) + " accumulation step(s)";
+}
+
+void Accelerator::broadcast_module_state(policy::Policy& policy) {
+  if (world_size() == 1) return;
+  torch::NoGradGuard no_grad;
+  // Parameters and buffers travel as one flat tensor per dtype (one collective each).
+  std::map<c10::ScalarType, std::vector<torch::Tensor>> by_dtype;
+  for (auto& p : policy.parameters()) by_dtype[p.scalar_type()].push_back(p);
+  for (auto& b : policy.buffers()) by_dtype[b.scalar_type()].push_back(b);
+  for (auto& [dtype, tensors] : by_dtype) {
+    auto flat = torch::utils::flatten_dense_tensors(tensors);
+    comm_->broadcast(flat, 0);
+    auto pieces = torch::utils::unflatten_dense_tensors(flat, tensors);
+    for (std::size_t i = 0; i < tensors.size(); ++i) tensors[i].copy_(pieces[i]);
+  }
+}
+
+void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
+  if (!prepared_params_.empty()) throw util::ConfigError("accelerator:prepare was already called; prepare once per run");
+  policy.to(device_);
+  broadcast_module_state(policy);
+  policy.set_autocast(autocast_spec());
+  prepared_params_ = policy.trainable_parameters();
+  if (prepared_params_.empty()) throw util::ConfigError("prepare: the policy has no trainable parameters");
+  state_->params = prepared_params_;
+  if (world_size() > 1) reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
+  if (optimizer != nullptr) {
+    auto state = state_;
+    optimizer->set_step_hooks(
+        [state](optim::Optimizer&) {
+          if (!state->sync) return false;
+          if (!state->scaler) return true;
+          state->unscale_once();
+          bool found_inf = state->found_inf;
+          state->scaler->update(found_inf);
+          if (found_inf)
+            spdlog::warn("fp16: non-finite gradients, optimizer step skipped (loss scale now {})", state->scaler->scale());
+          return !found_inf;
+        },
+        [state] { return state->sync; });
+  }
+}
+
+void Accelerator::backward(const torch::Tensor& loss) {
+  if (!loss.defined() || loss.numel() != 1)
+    throw util::ConfigError("backward: the loss must be a tensor with one element");
+  if (!loss.requires_grad())
+    throw util::ConfigError("backward: the loss does not require grad",
+                            "was it computed under lr.no_grad, or detached?");
+  const int64_t accumulation = config_.gradient_accumulation_steps;
+  bool boundary = (micro_step_ + 1) % accumulation == 0;
+  if (reducer_) reducer_->set_sync(boundary);
+  auto scaled = accumulation > 1 ? loss / static_cast<double>(accumulation) : loss;
+  if (state_->scaler) scaled = state_->scaler->scale_loss(scaled);
+  // A new cycle starts with fresh fp16 bookkeeping.
+  if (micro_step_ % accumulation == 0) {
+    state_->unscaled = false;
+    state_->found_inf = false;
+  }
+  scaled.backward();
+  ++micro_step_;
+  state_->sync = boundary;
+}
+
+bool Accelerator::sync_gradients() const { return state_->sync; }
+
+std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
+  if (!(max_norm > 0)) throw util::ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
+  if (prepared_params_.empty()) throw util::ConfigError("clip_grad_norm: call accelerator:prepare(policy, optimizer) first");
+  if (!state_->sync) return std::nullopt;
+  state_->unscale_once();
+  // After DDP's all-reduce every rank holds the same averaged gradients, so the local norm is the
+  // global one.
+  return torch::nn::utils::clip_grad_norm_(prepared_params_, max_norm);
+}
+
+std::optional<AutocastSpec> Accelerator::autocast_spec() const {
+  auto dtype = parse_mixed_precision(config_.mixed_precision);
+  if (!dtype) return std::nullopt;
+  return AutocastSpec{device_.type(), *dtype};
+}
+
+std::optional<double> Accelerator::loss_scale() const {
+  if (!state_->scaler) return std::nullopt;
+  return state_->scaler->scale();
+}
+
+int64_t Accelerator::skipped_steps() const { return state_->scaler ? state_->scaler->skipped_steps() : 0; }
+
+std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
+  if (!reducer_) return std::nullopt;
+  return reducer_->stats();
+}
+
+std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::string, double>& metrics) {
+  if (world_size() == 1) return metrics;
+  auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  // The key set must agree across ranks, or the reductions below would mix values up: compare a
+  // hash of the keys (max and min of it agree only if every rank has the same one).
+  std::size_t hash = 0;
+  for (const auto& [key, value] : metrics) hash = hash * 1000003u ^ std::hash<std::string>{}(key);
+  auto options = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
+  auto check = torch::tensor({static_cast<double>(hash % 1000000007u), -static_cast<double>(hash % 1000000007u)}, options);
+  comm_->all_reduce(check, dist::ReduceOp::max);
+  auto values = check.cpu();
+  if (values[0].item<double>() != -values[1].item<double>())
+    throw util::ConfigError("acc:log / reduce_metrics: ranks passed different metric names; every rank must pass the same keys");
+  std::vector<double> sums, maxes;
+  for (const auto& [key, value] : metrics) (ends_with(key, "_time") ? maxes : sums).push_back(value);
+  auto sum_tensor = torch::tensor(sums, options);
+  auto max_tensor = torch::tensor(maxes, options);
+  if (!sums.empty()) comm_->all_reduce(sum_tensor, dist::ReduceOp::sum);
+  if (!maxes.empty()) comm_->all_reduce(max_tensor, dist::ReduceOp::max);
+  auto sums_cpu = sum_tensor.cpu();
+  auto maxes_cpu = max_tensor.cpu();
+  std::map<std::string, double> reduced;
+  int64_t s = 0, m = 0;
+  for (const auto& [key, value] : metrics) {
+    if (ends_with(key, "_time")) {
+      reduced[key] = maxes_cpu[m++].item<double>();
+    } else {
+      double total = sums_cpu[s++].item<double>();
+      bool rate = ends_with(key, "_per_s") || ends_with(key, "/s");
+      reduced[key] = rate ? total : total / world_size();
+    }
+  }
+  return reduced;
+}
+
+}  // namespace lrhost::accel

@@ -1,0 +1,94 @@
+// The Accelerator: what a training loop needs to run the same recipe on 1 or N processes. It owns
+// the device and the process-wide Comm, prepares a policy and its optimizer (rank-0 broadcast of
+// parameters and buffers, DDP gradient reduction, autocast), runs backward with gradient
+// accumulation and fp16 loss scaling, clips by the global gradient norm, reduces metrics across
+// ranks, and refuses collectives inside main-process-only blocks instead of deadlocking.
+#pragma once
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "host/accel/autocast.hpp"
+#include "host/accel/grad_scaler.hpp"
+#include "host/dist/bucket_plan.hpp"
+#include "host/dist/comm.hpp"
+#include "host/dist/ddp_reducer.hpp"
+#include "host/dist/rank_env.hpp"
+#include "host/optim/optimizer.hpp"
+#include "host/policy/policy.hpp"
+
+namespace lrhost::accel {
+
+struct AcceleratorConfig {
+  std::string mixed_precision = "no";  // no | bf16 | fp16
+  int64_t gradient_accumulation_steps = 1;
+  dist::BucketCaps buckets;
+  int64_t batch_size = 0;  // per-rank micro-batch (0: unknown), for the printed batch semantics
+
+  // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
+  // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}}, parallelism = {dp_shard,
+  // dp_replicate}. Sharded data parallelism (dp_shard > 1) is refused until FSDP exists.
+  static AcceleratorConfig from_recipe_config(const nlohmann::json& config);
+};
+
+class Accelerator {
+ public:
+  Accelerator(const dist::RankEnv& env, AcceleratorConfig config);
+  ~Accelerator();
+
+  int rank() const { return env_.rank; }
+  int world_size() const { return env_.world_size; }
+  int local_rank() const { return env_.local_rank; }
+  bool is_main_process() const { return env_.rank == 0; }
+  const torch::Device& device() const { return device_; }
+  const AcceleratorConfig& config() const { return config_; }
+  int64_t effective_batch() const { return config_.batch_size * world_size() * config_.gradient_accumulation_steps; }
+  // "effective batch 64 = batch_size 8 x 4 data-parallel ranks x 2 accumulation steps"
+  std::string batch_semantics() const;
+  dist::Comm& comm() { return *comm_; }
+
+  void prepare(policy::Policy& policy, optim::Optimizer* optimizer);
+  // Scales for accumulation (and fp16), runs backward; gradients are synchronised across ranks only
+  // on the last micro-step of each accumulation cycle.
+  void backward(const torch::Tensor& loss);
+  // Whether the last backward ended an accumulation cycle (optimizer steps happen only then).
+  bool sync_gradients() const;
+  // Global gradient-norm clipping of the prepared parameters; nullopt on accumulation micro-steps.
+  std::optional<double> clip_grad_norm(double max_norm);
+
+  std::optional<AutocastSpec> autocast_spec() const;
+  // fp16 only: current loss scale and steps skipped for non-finite gradients.
+  std::optional<double> loss_scale() const;
+  int64_t skipped_steps() const;
+  std::optional<dist::DdpStats> ddp_stats() const;
+
+  // Metrics reduced across ranks: keys ending in "_time" take the max over ranks, keys ending in
+  // "_per_s" or "/s" the sum, everything else the mean. All ranks must pass the same keys.
+  std::map<std::string, double> reduce_metrics(const std::map<std::string, double>& metrics);
+
+  // Main-process-only blocks: collectives inside one raise instead of deadlocking.
+  void enter_main_only() { ++main_only_depth_; }
+  void leave_main_only() { --main_only_depth_; }
+
+  void wait_for_everyone() { comm_->barrier(); }
+
+ private:
+  struct StepState;  // shared with the optimizer's step hooks
+  void broadcast_module_state(policy::Policy& policy);
+
+  dist::RankEnv env_;
+  AcceleratorConfig config_;
+  torch::Device device_;
+  std::shared_ptr<dist::Comm> comm_;
+  std::shared_ptr<StepState> state_;
+  std::unique_ptr<dist::DdpReducer> reducer_;
+  std::vector<torch::Tensor> prepared_params_;
+  int main_only_depth_ = 0;
+  int64_t micro_step_ = 0;
+};
+
+}  // namespace lrhost::accel

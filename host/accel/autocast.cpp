@@ -1,0 +1,35 @@
+// Entering and leaving LibTorch's autocast state, restoring whatever was set before.
+#include "host/accel/autocast.hpp"
+
+#include <ATen/autocast_mode.h>
+
+#include "host/util/error.hpp"
+
+namespace lrhost::accel {
+
+std::optional<c10::ScalarType> parse_mixed_precision(const std::string& mode) {
+  if (mode == "no") return std::nullopt;
+  if (mode == "bf16") return c10::kBFloat16;
+  if (mode == "fp16") return c10::kHalf;
+  throw util::ConfigError("accelerator.mixed_precision must be 'no', 'bf16' or 'fp16', got '" + mode + "'");
+}
+
+AutocastGuard::AutocastGuard(const std::optional<AutocastSpec>& spec) : spec_(spec) {
+  if (!spec_) return;
+  previous_enabled_ = at::autocast::is_autocast_enabled(spec_->device);
+  previous_dtype_ = at::autocast::get_autocast_dtype(spec_->device);
+  at::autocast::set_autocast_enabled(spec_->device, true);
+  at::autocast::set_autocast_dtype(spec_->device, spec_->dtype);
+  at::autocast::increment_nesting();
+}
+
+AutocastGuard::~AutocastGuard() {
+  if (!spec_) return;
+  // Casts are cached while autocast is active; the cache must be dropped when the outermost
+  // region ends, as torch.autocast's __exit__ does.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(spec_->device, previous_enabled_);
+  at::autocast::set_autocast_dtype(spec_->device, previous_dtype_);
+}
+
+}  // namespace lrhost::accel

@@ -1,0 +1,52 @@
+// Environment defaults, run directory and logging of a recipe-running process. Explicit flags win
+// over inherited variables, inherited variables over defaults: a launched rank gets everything from
+// its launcher, a torchrun rank from its flags and the defaults.
+#include "host/cli/recipe_process.hpp"
+
+#include <spdlog/spdlog.h>
+#include <torch/cuda.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "host/launch/launch_options.hpp"
+#include "host/launch/parent_watch.hpp"
+#include "host/launch/run_dir.hpp"
+#include "host/util/log.hpp"
+
+namespace lrhost::cli {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+}  // namespace
+
+int prepare_recipe_process(const RecipeProcessOptions& options) {
+  launch::follow_launcher();
+  int rank = util::rank_from_environment();
+
+  std::filesystem::path run_dir = options.run_dir   ? std::filesystem::path(*options.run_dir)
+                                  : env("LRHOST_RUN_DIR") ? std::filesystem::path(*env("LRHOST_RUN_DIR"))
+                                                          : launch::default_run_dir(options.recipe);
+  run_dir = std::filesystem::absolute(run_dir);
+  launch::create_run_dir(run_dir);
+  setenv("LRHOST_RUN_DIR", run_dir.c_str(), 1);
+  if (!env("LRHOST_ERROR_FILE")) setenv("LRHOST_ERROR_FILE", launch::error_file_path(run_dir, rank).c_str(), 1);
+  if (!env("LRHOST_DEVICE")) {
+    auto choice = launch::choose_devices({.device = options.device}, static_cast<int>(torch::cuda::device_count()));
+    setenv("LRHOST_DEVICE", choice.device.c_str(), 1);
+  }
+  if (!env("LRHOST_TIMEOUT_S")) setenv("LRHOST_TIMEOUT_S", std::to_string(options.timeout_s).c_str(), 1);
+
+  util::setup_logging({.rank = rank, .verbose = options.verbose, .log_dir = launch::log_dir(run_dir).string()});
+  spdlog::debug("rank {} of {} (pid {}), device {}, run dir {}, recipe {}", rank, env("WORLD_SIZE").value_or("1"),
+                static_cast<long>(getpid()), *env("LRHOST_DEVICE"), run_dir.string(), options.recipe);
+  return rank;
+}
+
+}  // namespace lrhost::cli

@@ -1,0 +1,58 @@
+// The single-process Comm and the process-wide Comm instance.
+#include "host/dist/comm.hpp"
+
+#include <mutex>
+
+#include "host/util/error.hpp"
+
+namespace lrhost::dist {
+namespace {
+
+// World size 1: every collective is an identity, no rendezvous needed.
+class LocalComm final : public Comm {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string backend_name() const override { return "local"; }
+
+  std::shared_ptr<CommWork> all_reduce_async(torch::Tensor&, ReduceOp) override {
+    check_collective("all_reduce");
+    struct Done final : CommWork {
+      void wait() override {}
+    };
+    return std::make_shared<Done>();
+  }
+  void broadcast(torch::Tensor&, int root) override {
+    check_collective("broadcast");
+    if (root != 0) throw util::ConfigError("broadcast root " + std::to_string(root) + " does not exist in a 1-rank job");
+  }
+  void all_gather_into(torch::Tensor& out, const torch::Tensor& in) override {
+    check_collective("all_gather");
+    out.view(-1).copy_(in.reshape(-1));
+  }
+  void reduce_scatter_into(torch::Tensor& out, const torch::Tensor& in) override {
+    check_collective("reduce_scatter");
+    out.view(-1).copy_(in.reshape(-1));
+  }
+  void barrier() override { check_collective("barrier"); }
+};
+
+}  // namespace
+
+std::shared_ptr<Comm> process_comm(const RankEnv& env, c10::DeviceType device_type) {
+  static std::mutex mutex;
+  static std::shared_ptr<Comm> instance;
+  static c10::DeviceType instance_device = c10::DeviceType::CPU;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (instance) {
+    if (instance_device != device_type)
+      throw util::ConfigError("this process already communicates on " + c10::DeviceTypeName(instance_device) +
+                              "; a second accelerator on " + c10::DeviceTypeName(device_type) + " is not supported");
+    return instance;
+  }
+  instance = env.single_process() ? std::make_shared<LocalComm>() : make_c10d_comm(env, device_type);
+  instance_device = device_type;
+  return instance;
+}
+
+}  // namespace lrhost::dist

@@ -1,0 +1,67 @@
+// Comm: the collectives lrhost uses (all_reduce, broadcast, all_gather_into, reduce_scatter_into,
+// barrier), over c10d's Gloo (CPU tensors) or NCCL (CUDA tensors). It is the only code that touches
+// c10d, so LibTorch API changes stay in one file (c10d_comm.cpp). Averages are computed by the
+// callers as "divide locally, then SUM" because Gloo has no AVG. Every blocking wait is bounded by
+// the job's collective timeout, and a timeout becomes an error that says which collective on which
+// rank was waiting, so a rank stuck in a collective is reported instead of hanging.
+#pragma once
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "host/dist/rank_env.hpp"
+
+namespace lrhost::dist {
+
+enum class ReduceOp { sum, max, min };
+
+// A collective in flight; wait() blocks until its result is usable (or throws).
+class CommWork {
+ public:
+  virtual ~CommWork() = default;
+  virtual void wait() = 0;
+};
+
+class Comm {
+ public:
+  virtual ~Comm() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend_name() const = 0;
+
+  virtual std::shared_ptr<CommWork> all_reduce_async(torch::Tensor& tensor, ReduceOp op) = 0;
+  void all_reduce(torch::Tensor& tensor, ReduceOp op = ReduceOp::sum) { all_reduce_async(tensor, op)->wait(); }
+  // In place: every rank ends with root's values.
+  virtual void broadcast(torch::Tensor& tensor, int root) = 0;
+  // out = concatenation of every rank's `in` along dim 0 (out.numel() == size() * in.numel()).
+  virtual void all_gather_into(torch::Tensor& out, const torch::Tensor& in) = 0;
+  // out = this rank's chunk of the SUM over ranks of `in` (in.numel() == size() * out.numel()).
+  virtual void reduce_scatter_into(torch::Tensor& out, const torch::Tensor& in) = 0;
+  virtual void barrier() = 0;
+  // Flushes and tears the backend down; called once on every rank at the end of a run.
+  virtual void shutdown() {}
+
+  // Called with the collective's name before each one; the accelerator uses it to refuse
+  // collectives inside a main-process-only block (which would deadlock the other ranks).
+  void set_collective_guard(std::function<void(const char*)> guard) { guard_ = std::move(guard); }
+
+ protected:
+  void check_collective(const char* name) const {
+    if (guard_) guard_(name);
+  }
+
+ private:
+  std::function<void(const char*)> guard_;
+};
+
+// The process-wide Comm for the job described by `env` on `device_type` (CPU: Gloo, CUDA: NCCL).
+// A single-process job gets a Comm whose collectives are identities and need no rendezvous.
+// Created once per process; later calls return the same object.
+std::shared_ptr<Comm> process_comm(const RankEnv& env, c10::DeviceType device_type);
+
+// Builds the c10d-backed Comm (c10d_comm.cpp).
+std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, c10::DeviceType device_type);
+
+}  // namespace lrhost::dist

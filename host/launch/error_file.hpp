@@ -1,0 +1,36 @@
+// The error file a rank leaves for its launcher. A rank that fails (Lua error, load error, C++
+// exception) writes one JSON object to $LRHOST_ERROR_FILE: rank, host, pid, the first line of the
+// message, the full text with its traceback, and the time. The launcher reads it back to name the
+// root cause of a failed job; a rank killed by a signal leaves none, which the report says.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace lrhost::launch {
+
+struct ErrorRecord {
+  int rank = 0;
+  std::string host;
+  long pid = 0;
+  std::string message;    // first line of the error
+  std::string traceback;  // the full text, Lua traceback included
+  std::string time;       // ISO-8601, UTC
+};
+
+// A record for this process now: rank from $RANK (0 when unset), host name, pid, time.
+ErrorRecord error_record_for(const std::string& text);
+
+// Writes the record atomically (temporary file + rename), so a reader never sees half a file.
+// Throws util::IoError naming the path when it cannot.
+void write_error_file(const std::filesystem::path& path, const ErrorRecord& record);
+
+// The record in `path`; nullopt when there is no such file. Throws util::IoError when the file
+// exists but is not an error file.
+std::optional<ErrorRecord> read_error_file(const std::filesystem::path& path);
+
+// Writes `text` to $LRHOST_ERROR_FILE when the launcher asked for one; otherwise does nothing.
+// Never throws: a failure to write is printed as a warning, the original error still matters more.
+void record_error_for_launcher(const std::string& text) noexcept;
+
+}  // namespace lrhost::launch

@@ -1,0 +1,152 @@
+// Attempts and restarts. Each attempt gets a fresh store on a single node (a restarted group must
+// not read the previous attempt's rendezvous keys); with several nodes the store is re-created on
+// the agreed port. Stale error files are removed before an attempt so a report never shows an
+// earlier attempt's error.
+#include "host/launch/launcher.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "host/launch/failure_report.hpp"
+#include "host/launch/interrupts.hpp"
+#include "host/launch/rank_environment.hpp"
+#include "host/launch/run_dir.hpp"
+#include "host/launch/signals.hpp"
+#include "host/launch/spawn.hpp"
+#include "host/launch/store_server.hpp"
+#include "host/launch/supervisor.hpp"
+#include "host/util/error.hpp"
+#include "host/util/log.hpp"
+
+namespace lrhost::launch {
+namespace {
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
+  return name.data();
+}
+
+// torchrun's rule, less blunt: ranks share the cores instead of each starting one OpenMP thread
+// per core, unless the user chose OMP_NUM_THREADS.
+std::optional<int> omp_threads_per_rank(int nproc) {
+  if (std::getenv("OMP_NUM_THREADS") != nullptr || nproc <= 1) return std::nullopt;
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / nproc);
+}
+
+void remove_stale_error_files(const LaunchOptions& options) {
+  for (int local = 0; local < options.nproc; ++local) {
+    std::error_code ec;
+    std::filesystem::remove(error_file_path(options.run_dir, options.node_rank * options.nproc + local), ec);
+  }
+}
+
+std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_port, int restart_count,
+                                     const std::optional<int>& omp_threads) {
+  std::vector<std::string> argv{"lrhost"};
+  argv.insert(argv.end(), options.rank_arguments.begin(), options.rank_arguments.end());
+  auto inherited = current_environment();
+  std::vector<RankProcess> ranks;
+  for (int local = 0; local < options.nproc; ++local) {
+    RankSpec spec;
+    spec.rank = options.node_rank * options.nproc + local;
+    spec.local_rank = local;
+    spec.world_size = options.world_size();
+    spec.local_world_size = options.nproc;
+    spec.node_rank = options.node_rank;
+    spec.master_addr = options.nnodes == 1 ? "127.0.0.1" : options.master_addr;
+    spec.master_port = master_port;
+    spec.device = options.device;
+    spec.timeout_s = options.timeout_s;
+    spec.run_dir = options.run_dir;
+    spec.restart_count = restart_count;
+    spec.launcher_pid = static_cast<long>(getpid());
+    spec.omp_threads = omp_threads;
+    try {
+      pid_t pid = spawn_self(argv, rank_environment(inherited, spec));
+      ranks.push_back({.rank = spec.rank, .local_rank = local, .pid = pid});
+      spdlog::debug("started rank {} (pid {})", spec.rank, pid);
+    } catch (...) {
+      stop_ranks(ranks, SIGTERM, StopTiming{}, std::chrono::steady_clock::now());
+      throw;
+    }
+  }
+  return ranks;
+}
+
+std::string report_failure(const AttemptOutcome& outcome, const LaunchOptions& options, int restart_count) {
+  const auto& failed = outcome.ranks.at(*outcome.first_failure);
+  std::optional<ErrorRecord> error;
+  std::string problem;
+  try {
+    error = read_error_file(error_file_path(options.run_dir, failed.rank));
+  } catch (const std::exception& e) {
+    problem = util::describe(e);
+  }
+  ReportContext context{host_name(), options.run_dir, restart_count, options.max_restarts};
+  std::string report = failure_report(outcome, context, error, problem);
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
+  std::ofstream(options.run_dir / "errors" / "report.txt", std::ios::app) << report << '\n';
+  return error ? error->message : describe_wait_status(*failed.status);
+}
+
+}  // namespace
+
+int launch(const LaunchOptions& options) {
+  check_launch_options(options);
+  create_run_dir(options.run_dir);
+  std::string tag = options.nnodes == 1 ? "launcher" : "launcher_node" + std::to_string(options.node_rank);
+  util::setup_logging({.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});
+  InterruptGuard interrupts;
+  auto omp_threads = omp_threads_per_rank(options.nproc);
+  if (omp_threads) spdlog::info("OMP_NUM_THREADS is not set: each rank gets {} thread(s)", *omp_threads);
+  const std::string store_host = options.nnodes == 1 ? "127.0.0.1" : options.master_addr;
+
+  for (int restart = 0;; ++restart) {
+    remove_stale_error_files(options);
+    std::optional<StoreServer> store;
+    int port = options.master_port;
+    if (options.node_rank == 0) {
+      store.emplace(store_host, options.master_port, std::chrono::seconds(options.timeout_s));
+      port = store->port();
+    }
+    spdlog::info("starting {} {} rank(s) on {} (world size {}), store {}:{}, run dir {}{}", options.nproc,
+                 options.device, host_name(), options.world_size(), store_host, port, options.run_dir.string(),
+                 restart > 0 ? ", restart " + std::to_string(restart) + " of " + std::to_string(options.max_restarts) : "");
+    auto outcome = supervise(start_ranks(options, port, restart, omp_threads));
+    ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
+
+    if (outcome.interrupted_by != 0) {
+      std::fputs(interrupt_report(outcome, context).c_str(), stderr);
+      return 128 + outcome.interrupted_by;
+    }
+    if (outcome.succeeded()) {
+      spdlog::info("all {} rank(s) finished", options.nproc);
+      return 0;
+    }
+    std::string cause = report_failure(outcome, options, restart);
+    const auto& failed = outcome.ranks.at(*outcome.first_failure);
+    if (restart >= options.max_restarts) {
+      spdlog::error("rank {} failed ({}){}", failed.rank, cause,
+                    options.max_restarts > 0 ? "; no restarts left (--max-restarts " +
+                                                   std::to_string(options.max_restarts) + ")"
+                                             : "");
+      return shell_exit_code(*failed.status);
+    }
+    spdlog::warn("restarting the group: restart {} of {} (--max-restarts) after rank {} failed: {}", restart + 1,
+                 options.max_restarts, failed.rank, cause);
+  }
+}
+
+}  // namespace lrhost::launch

@@ -1,0 +1,47 @@
+// Watching one attempt of a job: the launcher's ranks on this node, polled every 50 ms. The first
+// rank that exits non-zero or dies by a signal stops the whole group: SIGTERM to the others, SIGKILL
+// after a grace period, everything reaped within a bounded time. A SIGINT/SIGTERM received by the
+// launcher is forwarded to every rank and stops the group the same way.
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+namespace lrhost::launch {
+
+struct RankProcess {
+  int rank = 0;
+  int local_rank = 0;
+  pid_t pid = 0;
+  std::optional<int> status;             // waitpid status once reaped
+  std::optional<int> stop_signal;        // the last signal the launcher sent it
+  std::chrono::duration<double> runtime{};  // from the start of the attempt to its exit
+};
+
+struct StopTiming {
+  std::chrono::milliseconds poll{50};
+  std::chrono::milliseconds grace{5000};      // after SIGTERM, before SIGKILL
+  std::chrono::milliseconds kill_wait{4000};  // after SIGKILL, before giving up on reaping
+};
+
+struct AttemptOutcome {
+  std::vector<RankProcess> ranks;
+  std::optional<std::size_t> first_failure;  // index into ranks
+  int interrupted_by = 0;                    // signal the launcher received, or 0
+  bool all_reaped = true;
+
+  bool succeeded() const { return !first_failure && interrupted_by == 0 && all_reaped; }
+};
+
+// Watches `ranks` (already started) until all exited cleanly, one failed, or the launcher was
+// interrupted; in the last two cases stops and reaps the rest before returning.
+AttemptOutcome supervise(std::vector<RankProcess> ranks, const StopTiming& timing = {});
+
+// Stops every unreaped rank: `first_signal`, then SIGKILL after the grace period. Exposed for the
+// launcher's own error paths (a rank that could not be started).
+void stop_ranks(std::vector<RankProcess>& ranks, int first_signal, const StopTiming& timing,
+                std::chrono::steady_clock::time_point attempt_start);
+
+}  // namespace lrhost::launch

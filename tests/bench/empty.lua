@@ -1,0 +1,2 @@
+-- The empty recipe: measures lrhost's start-up (process start, LibTorch load, Lua state, module).
+local lr = require "lrhost"
