@@ -1,0 +1,96 @@
+-- Trains the `mlp` policy with data parallelism: every rank draws its own batches of the same
+-- synthetic regression task (see mlp_regression.lua), the accelerator averages gradients across
+-- ranks (DDP), and the main process logs metrics reduced over all ranks.
+--   lrhost recipes/examples/mlp_ddp.lua --nproc 2 --device cpu
+--   lrhost show recipes/examples/mlp_ddp.lua     (prints the config, including the scaled lr)
+local lr = require "lrhost"
+local scaling = require "scaling"
+
+local cfg = lr.config {
+  seed = 0,
+  steps = 1000,
+  batch_size = 32,            -- per rank
+  log_freq = 100,
+  train_samples = 8192,
+  eval_samples = 2048,
+  input_dim = 8,
+  output_dim = 2,
+  noise = 0.01,
+  target_mse = 0.005,
+  scale_lr = "sqrt",          -- "none" | "linear" | "sqrt": explicit rule for the effective batch
+  reference_batch = 32,       -- the batch size optimizer.lr was tuned for
+  policy = { type = "mlp", hidden_dims = { 128, 128 }, activation = "gelu" },
+  optimizer = { lr = 3e-3, weight_decay = 1e-4, grad_clip_norm = 1.0 },
+  scheduler = { type = "cosine_with_warmup", warmup_steps = 50 },
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
+}
+
+local acc = lr.accelerator(cfg)
+
+-- The task is identical on every rank (same seed); batches differ per rank.
+lr.manual_seed(cfg.seed)
+local A = lr.randn(cfg.input_dim, 16) / math.sqrt(cfg.input_dim)
+local B = lr.randn(16, cfg.output_dim) / 4
+local function make_split(n)
+  local x = lr.randn(n, cfg.input_dim)
+  return { ["observation.state"] = x, action = x:matmul(A):sin():matmul(B) + lr.randn(n, cfg.output_dim) * cfg.noise }
+end
+local train, held_out = make_split(cfg.train_samples), make_split(cfg.eval_samples)
+
+local base_lr = cfg.optimizer.lr
+if cfg.scale_lr == "linear" then
+  cfg.optimizer.lr = scaling.linear_lr(base_lr, cfg.reference_batch, acc.effective_batch)
+elseif cfg.scale_lr == "sqrt" then
+  cfg.optimizer.lr = scaling.sqrt_lr(base_lr, cfg.reference_batch, acc.effective_batch)
+elseif cfg.scale_lr ~= "none" then
+  error("scale_lr must be 'none', 'linear' or 'sqrt', got '" .. tostring(cfg.scale_lr) .. "'")
+end
+lr.log.info(string.format("lr %.3g (%s rule from %.3g at batch %d; effective batch %d)", cfg.optimizer.lr,
+                          cfg.scale_lr, base_lr, cfg.reference_batch, acc.effective_batch))
+
+local policy_cfg = cfg.policy
+policy_cfg.input_dim, policy_cfg.output_dim = cfg.input_dim, cfg.output_dim
+local policy = lr.policy.new(policy_cfg)
+local opt = lr.optim.adamw(policy, cfg.optimizer)
+local sched_cfg = cfg.scheduler
+sched_cfg.total_steps = cfg.steps
+local sched = lr.optim.scheduler(opt, sched_cfg)
+policy, opt = acc:prepare(policy, opt)
+
+-- Each rank shuffles with its own generator offset so ranks see different samples.
+lr.manual_seed(cfg.seed + 1000 * (acc.rank + 1))
+local order, cursor = lr.randperm(cfg.train_samples), 0
+local micro_steps = cfg.steps * acc.gradient_accumulation_steps
+local window_start = lr.clock()
+for micro = 1, micro_steps do
+  if cursor + cfg.batch_size > cfg.train_samples then order, cursor = lr.randperm(cfg.train_samples), 0 end
+  local idx = order:narrow(0, cursor, cfg.batch_size)
+  cursor = cursor + cfg.batch_size
+  local batch = acc:to_device { ["observation.state"] = train["observation.state"]:index_select(0, idx),
+                                action = train.action:index_select(0, idx) }
+  local loss = policy:forward(batch)
+  acc:backward(loss)
+  acc:clip_grad_norm(cfg.optimizer.grad_clip_norm)
+  opt:step()
+  opt:zero_grad()
+  sched:step()
+  local step = micro / acc.gradient_accumulation_steps
+  if acc.sync_gradients and (step % cfg.log_freq == 0 or step == cfg.steps) then
+    local now = lr.clock()
+    acc:log(step, { loss = loss, lr = opt:lr(), step_time = (now - window_start) / cfg.log_freq,
+                    ["samples/s"] = cfg.log_freq * cfg.batch_size * acc.gradient_accumulation_steps / (now - window_start) })
+    window_start = now
+  end
+end
+
+policy:eval()
+local eval_mse = lr.no_grad(function()
+  local _, parts = policy:forward(acc:to_device(held_out))
+  return parts.mse_loss:item()
+end)
+acc:on_main(function()
+  lr.log.info(string.format("held-out mse %.5f (target %.5f)", eval_mse, cfg.target_mse))
+end)
+if eval_mse > cfg.target_mse then
+  error(string.format("held-out mse %.5f is above the target %.5f", eval_mse, cfg.target_mse))
+end
