@@ -80,7 +80,7 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
     : env_(env), config_(std::move(config)), device_(choose_device(env)), state_(std::make_shared<StepState>()) {
   comm_ = dist::process_comm(env_, device_.type());
   state_->comm = comm_;
-  comm_->set_collective_guard([this](const char* name) {
+  comm_->set_collective_guard(this, [this](const char* name) {
     if (main_only_depth_ > 0)
       throw util::Error(std::string("collective '") + name +
                             "' called inside a main-process-only block: the other ranks never run that block, so "
@@ -92,7 +92,7 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
 
 Accelerator::~Accelerator() {
   // The Comm outlives us (process-wide); it must not call back into a destroyed accelerator.
-  comm_->set_collective_guard(nullptr);
+  comm_->clear_collective_guard(this);
 }
 
 std::string Accelerator::batch_semantics() const {

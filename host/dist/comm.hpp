@@ -45,7 +45,17 @@ class Comm {
 
   // Called with the collective's name before each one; the accelerator uses it to refuse
   // collectives inside a main-process-only block (which would deadlock the other ranks).
-  void set_collective_guard(std::function<void(const char*)> guard) { guard_ = std::move(guard); }
+  // Only the current owner's clear takes effect, so an old accelerator being destroyed cannot
+  // remove the guard of a newer one.
+  void set_collective_guard(const void* owner, std::function<void(const char*)> guard) {
+    guard_owner_ = owner;
+    guard_ = std::move(guard);
+  }
+  void clear_collective_guard(const void* owner) {
+    if (guard_owner_ != owner) return;
+    guard_owner_ = nullptr;
+    guard_ = nullptr;
+  }
 
  protected:
   void check_collective(const char* name) const {
@@ -54,6 +64,7 @@ class Comm {
 
  private:
   std::function<void(const char*)> guard_;
+  const void* guard_owner_ = nullptr;
 };
 
 // The process-wide Comm for the job described by `env` on `device_type` (CPU: Gloo, CUDA: NCCL).

@@ -89,7 +89,7 @@ local eval_mse = lr.no_grad(function()
   return parts.mse_loss:item()
 end)
 acc:on_main(function()
-  lr.log.info(string.format("held-out mse %.5f (target %.5f)", eval_mse, cfg.target_mse))
+  lr.log.info(string.format("held-out mse %.6g (target %.5f)", eval_mse, cfg.target_mse))
 end)
 if eval_mse > cfg.target_mse then
   error(string.format("held-out mse %.5f is above the target %.5f", eval_mse, cfg.target_mse))
