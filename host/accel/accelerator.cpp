@@ -33,6 +33,8 @@ torch::Device choose_device(const dist::RankEnv& env) {
   if (!cuda) return torch::Device(torch::kCPU);
   auto count = static_cast<int>(torch::cuda::device_count());
   if (count == 0) throw util::ConfigError("the cuda device was requested but no GPU is available", "use --device cpu");
+  // Gloo can share one GPU between ranks (useful for tests); NCCL needs one GPU per rank.
+  if (env.cuda_backend == "gloo") return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % count));
   if (env.local_rank >= count)
     throw util::ConfigError("local rank " + std::to_string(env.local_rank) + " needs GPU " +
                                 std::to_string(env.local_rank) + " but this machine has " + std::to_string(count),
@@ -78,7 +80,7 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
 
 Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
     : env_(env), config_(std::move(config)), device_(choose_device(env)), state_(std::make_shared<StepState>()) {
-  comm_ = dist::process_comm(env_, device_.type());
+  comm_ = dist::process_comm(env_, device_);
   state_->comm = comm_;
   comm_->set_collective_guard(this, [this](const char* name) {
     if (main_only_depth_ > 0)

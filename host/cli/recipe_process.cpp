@@ -30,7 +30,7 @@ int prepare_recipe_process(const RecipeProcessOptions& options) {
   launch::follow_launcher();
   int rank = util::rank_from_environment();
 
-  std::filesystem::path run_dir = options.run_dir   ? std::filesystem::path(*options.run_dir)
+  std::filesystem::path run_dir = options.run_dir         ? std::filesystem::path(*options.run_dir)
                                   : env("LRHOST_RUN_DIR") ? std::filesystem::path(*env("LRHOST_RUN_DIR"))
                                                           : launch::default_run_dir(options.recipe);
   run_dir = std::filesystem::absolute(run_dir);

@@ -61,7 +61,7 @@ class C10dWork final : public CommWork {
 
 class C10dComm final : public Comm {
  public:
-  C10dComm(const RankEnv& env, c10::DeviceType device_type) : env_(env), device_type_(device_type) {
+  C10dComm(const RankEnv& env, const torch::Device& device) : env_(env), device_(device) {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
     store_options.isServer = env.rank == 0 && !env.store_hosted;
@@ -76,12 +76,12 @@ class C10dComm final : public Comm {
                         "check MASTER_ADDR/MASTER_PORT, or start the job with `lrhost --nproc N`");
     }
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("lrhost/default_pg", store_);
-    if (device_type == c10::DeviceType::CUDA) {
-      c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+    if (device.is_cuda()) c10::cuda::set_device(device.index());
+    if (device.is_cuda() && env.cuda_backend == "nccl") {
       auto options = c10d::ProcessGroupNCCL::Options::create();
       options->timeout = env.timeout;
       auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.world_size, options);
-      nccl->eagerConnectSingleDevice(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)));
+      nccl->eagerConnectSingleDevice(device);
       backend_ = nccl;
     } else {
       auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
@@ -94,7 +94,9 @@ class C10dComm final : public Comm {
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.world_size; }
-  std::string backend_name() const override { return device_type_ == c10::DeviceType::CUDA ? "nccl" : "gloo"; }
+  std::string backend_name() const override {
+    return device_.is_cuda() && env_.cuda_backend == "nccl" ? "nccl" : "gloo";
+  }
 
   std::shared_ptr<CommWork> all_reduce_async(torch::Tensor& tensor, ReduceOp op) override {
     check_collective("all_reduce");
@@ -131,7 +133,7 @@ class C10dComm final : public Comm {
     check_collective("barrier");
     // A barrier is an all_reduce of one element: Gloo's and NCCL's barriers differ in device
     // handling, an all_reduce behaves the same everywhere and honours the timeout.
-    auto token = torch::zeros({1}, torch::TensorOptions().device(device()));
+    auto token = torch::zeros({1}, torch::TensorOptions().device(device_));
     all_reduce(token);
   }
 
@@ -153,10 +155,6 @@ class C10dComm final : public Comm {
     return error.what();
   }
 
-  torch::Device device() const {
-    return device_type_ == c10::DeviceType::CUDA ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env_.local_rank))
-                                                 : torch::Device(torch::kCPU);
-  }
 
   template <class Launch>
   std::shared_ptr<CommWork> start(const char* name, Launch&& launch) {
@@ -168,7 +166,7 @@ class C10dComm final : public Comm {
   }
 
   RankEnv env_;
-  c10::DeviceType device_type_;
+  torch::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
   bool shut_down_ = false;
@@ -176,8 +174,8 @@ class C10dComm final : public Comm {
 
 }  // namespace
 
-std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, c10::DeviceType device_type) {
-  return std::make_shared<C10dComm>(env, device_type);
+std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, const torch::Device& device) {
+  return std::make_shared<C10dComm>(env, device);
 }
 
 }  // namespace lrhost::dist

@@ -39,7 +39,8 @@ class LocalComm final : public Comm {
 
 }  // namespace
 
-std::shared_ptr<Comm> process_comm(const RankEnv& env, c10::DeviceType device_type) {
+std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device) {
+  const c10::DeviceType device_type = device.type();
   static std::mutex mutex;
   static std::shared_ptr<Comm> instance;
   static c10::DeviceType instance_device = c10::DeviceType::CPU;
@@ -50,7 +51,7 @@ std::shared_ptr<Comm> process_comm(const RankEnv& env, c10::DeviceType device_ty
                               "; a second accelerator on " + c10::DeviceTypeName(device_type) + " is not supported");
     return instance;
   }
-  instance = env.single_process() ? std::make_shared<LocalComm>() : make_c10d_comm(env, device_type);
+  instance = env.single_process() ? std::make_shared<LocalComm>() : make_c10d_comm(env, device);
   instance_device = device_type;
   return instance;
 }

@@ -67,12 +67,13 @@ class Comm {
   const void* guard_owner_ = nullptr;
 };
 
-// The process-wide Comm for the job described by `env` on `device_type` (CPU: Gloo, CUDA: NCCL).
+// The process-wide Comm for the job described by `env` on `device` (CPU: Gloo, CUDA: NCCL, or
+// Gloo when env.cuda_backend says so).
 // A single-process job gets a Comm whose collectives are identities and need no rendezvous.
 // Created once per process; later calls return the same object.
-std::shared_ptr<Comm> process_comm(const RankEnv& env, c10::DeviceType device_type);
+std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device);
 
 // Builds the c10d-backed Comm (c10d_comm.cpp).
-std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, c10::DeviceType device_type);
+std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, const torch::Device& device);
 
 }  // namespace lrhost::dist

@@ -49,6 +49,9 @@ RankEnv rank_env_from_environment() {
   e.device = env("LRHOST_DEVICE").value_or("auto");
   if (e.device != "auto" && e.device != "cpu" && e.device != "cuda")
     throw util::ConfigError("LRHOST_DEVICE='" + e.device + "' must be 'auto', 'cpu' or 'cuda'");
+  e.cuda_backend = env("LRHOST_BACKEND").value_or("nccl");
+  if (e.cuda_backend != "nccl" && e.cuda_backend != "gloo")
+    throw util::ConfigError("LRHOST_BACKEND='" + e.cuda_backend + "' must be 'nccl' or 'gloo'");
   e.timeout = std::chrono::milliseconds(static_cast<int64_t>(env_int("LRHOST_TIMEOUT_S", 600, 1)) * 1000);
   return e;
 }

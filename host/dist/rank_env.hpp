@@ -20,9 +20,14 @@ struct RankEnv {
   // hosts it, as torch.distributed's env:// init does.
   bool store_hosted = false;
   std::string device = "auto";  // "cpu" | "cuda" | "auto" (cuda when available)
+  // Collective backend for CUDA tensors: "nccl" (default) or "gloo" (e.g. two ranks sharing one
+  // GPU, which NCCL refuses). CPU tensors always use Gloo. From LRHOST_BACKEND.
+  std::string cuda_backend = "nccl";
   std::chrono::milliseconds timeout{600'000};
 
-  bool single_process() const { return world_size == 1; }
+  // No rendezvous at all: a plain `lrhost RECIPE` run. (A launcher-started job of one rank still
+  // goes through c10d, so `--gpus 1` exercises the same NCCL path as `--gpus 8`.)
+  bool single_process() const { return world_size == 1 && master_port == 0; }
   bool single_node() const { return world_size == local_world_size; }
 };
 

@@ -61,20 +61,20 @@ std::string failure_report(const AttemptOutcome& outcome, const ReportContext& c
   out << "lrhost:   host:  " << (error && !error->host.empty() ? error->host : context.host) << '\n';
   out << "lrhost:   exit:  " << describe_wait_status(*failed.status) << " after " << seconds(failed.runtime) << '\n';
   if (context.max_restarts > 0)
-    out << "lrhost:   attempt: " << context.restart_count + 1 << " of " << context.max_restarts + 1
-        << " (restart " << context.restart_count << ")\n";
+    out << "lrhost:   attempt: " << context.restart_count + 1 << " of " << context.max_restarts + 1 << " (restart "
+        << context.restart_count << ")\n";
   auto file = error_file_path(context.run_dir, failed.rank);
   if (error) {
     out << "lrhost:   error: " << error->message << '\n';
     // The first line of the full text is the message just printed; the rest is the traceback.
     auto rest = error->traceback.find('\n');
-    if (rest != std::string::npos && rest + 1 < error->traceback.size()) indented(out, error->traceback.substr(rest + 1), "  ");
+    if (rest != std::string::npos && rest + 1 < error->traceback.size())
+      indented(out, error->traceback.substr(rest + 1), "  ");
     if (!error->time.empty()) out << "lrhost:   time:  " << error->time << '\n';
   } else if (!error_problem.empty()) {
     out << "lrhost:   error: " << error_problem << '\n';
   } else {
-    out << "lrhost:   error: no error file (" << file.string()
-        << "): the process was killed before it could write one";
+    out << "lrhost:   error: no error file (" << file.string() << "): the process was killed before it could write one";
     if (WIFSIGNALED(*failed.status)) out << " (" << signal_name(WTERMSIG(*failed.status)) << ")";
     out << '\n';
   }

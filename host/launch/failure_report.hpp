@@ -12,9 +12,9 @@
 namespace lrhost::launch {
 
 struct ReportContext {
-  std::string host;                 // this node's host name
+  std::string host;  // this node's host name
   std::filesystem::path run_dir;
-  int restart_count = 0;            // which attempt failed (0: the first)
+  int restart_count = 0;  // which attempt failed (0: the first)
   int max_restarts = 0;
 };
 

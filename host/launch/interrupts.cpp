@@ -35,8 +35,12 @@ InterruptGuard::~InterruptGuard() {
   sigaction(SIGTERM, &previous_term, nullptr);
 }
 
-int pending_interrupt() { return first_signal; }
+int pending_interrupt() {
+  return first_signal;
+}
 
-int interrupt_count() { return signal_count; }
+int interrupt_count() {
+  return signal_count;
+}
 
 }  // namespace lrhost::launch

@@ -45,7 +45,8 @@ void check_launch_options(const LaunchOptions& options) {
     throw util::ConfigError("--node-rank " + std::to_string(options.node_rank) + " is not in [0, --nnodes " +
                             std::to_string(options.nnodes) + ")");
   if (options.master_port < 0 || options.master_port > 65535)
-    throw util::ConfigError("--master-port expects a TCP port in [0, 65535], got " + std::to_string(options.master_port));
+    throw util::ConfigError("--master-port expects a TCP port in [0, 65535], got " +
+                            std::to_string(options.master_port));
   if (options.nnodes > 1 && options.master_port == 0)
     throw util::ConfigError("--nnodes " + std::to_string(options.nnodes) + " needs a fixed --master-port",
                             "every node must know the port in advance: give all nodes the same "

@@ -107,7 +107,8 @@ int launch(const LaunchOptions& options) {
   check_launch_options(options);
   create_run_dir(options.run_dir);
   std::string tag = options.nnodes == 1 ? "launcher" : "launcher_node" + std::to_string(options.node_rank);
-  util::setup_logging({.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});
+  util::setup_logging(
+      {.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});
   InterruptGuard interrupts;
   auto omp_threads = omp_threads_per_rank(options.nproc);
   if (omp_threads) spdlog::info("OMP_NUM_THREADS is not set: each rank gets {} thread(s)", *omp_threads);
@@ -121,9 +122,10 @@ int launch(const LaunchOptions& options) {
       store.emplace(store_host, options.master_port, std::chrono::seconds(options.timeout_s));
       port = store->port();
     }
-    spdlog::info("starting {} {} rank(s) on {} (world size {}), store {}:{}, run dir {}{}", options.nproc,
-                 options.device, host_name(), options.world_size(), store_host, port, options.run_dir.string(),
-                 restart > 0 ? ", restart " + std::to_string(restart) + " of " + std::to_string(options.max_restarts) : "");
+    spdlog::info(
+        "starting {} {} rank(s) on {} (world size {}), store {}:{}, run dir {}{}", options.nproc, options.device,
+        host_name(), options.world_size(), store_host, port, options.run_dir.string(),
+        restart > 0 ? ", restart " + std::to_string(restart) + " of " + std::to_string(options.max_restarts) : "");
     auto outcome = supervise(start_ranks(options, port, restart, omp_threads));
     ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
 
@@ -139,9 +141,9 @@ int launch(const LaunchOptions& options) {
     const auto& failed = outcome.ranks.at(*outcome.first_failure);
     if (restart >= options.max_restarts) {
       spdlog::error("rank {} failed ({}){}", failed.rank, cause,
-                    options.max_restarts > 0 ? "; no restarts left (--max-restarts " +
-                                                   std::to_string(options.max_restarts) + ")"
-                                             : "");
+                    options.max_restarts > 0
+                        ? "; no restarts left (--max-restarts " + std::to_string(options.max_restarts) + ")"
+                        : "");
       return shell_exit_code(*failed.status);
     }
     spdlog::warn("restarting the group: restart {} of {} (--max-restarts) after rank {} failed: {}", restart + 1,

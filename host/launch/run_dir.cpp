@@ -34,7 +34,9 @@ std::filesystem::path default_run_dir(const std::string& recipe) {
          run_dir_name(recipe, std::chrono::system_clock::now(), job_id);
 }
 
-std::filesystem::path log_dir(const std::filesystem::path& run_dir) { return run_dir / "logs"; }
+std::filesystem::path log_dir(const std::filesystem::path& run_dir) {
+  return run_dir / "logs";
+}
 
 std::filesystem::path error_file_path(const std::filesystem::path& run_dir, int rank) {
   return run_dir / "errors" / ("rank" + std::to_string(rank) + ".json");

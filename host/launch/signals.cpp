@@ -43,6 +43,8 @@ int shell_exit_code(int status) {
   return 1;
 }
 
-bool succeeded(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+bool succeeded(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 }  // namespace lrhost::launch

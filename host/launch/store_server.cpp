@@ -7,8 +7,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <unistd.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -32,11 +32,11 @@ int listen_on_loopback(int port) {
   if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || listen(fd, SOMAXCONN) != 0) {
     int error = errno;
     close(fd);
-    throw util::IoError("could not listen on 127.0.0.1:" + std::to_string(port) + " for the rendezvous store: " +
-                            std::strerror(error),
-                        port == 0 ? "check that the loopback interface is up"
-                                  : "is another job using --master-port " + std::to_string(port) +
-                                        "? choose another port, or leave it at 0 for a free one");
+    throw util::IoError(
+        "could not listen on 127.0.0.1:" + std::to_string(port) + " for the rendezvous store: " + std::strerror(error),
+        port == 0 ? "check that the loopback interface is up"
+                  : "is another job using --master-port " + std::to_string(port) +
+                        "? choose another port, or leave it at 0 for a free one");
   }
   return fd;
 }
@@ -70,6 +70,8 @@ StoreServer::StoreServer(const std::string& host, int port, std::chrono::seconds
 
 StoreServer::~StoreServer() = default;
 
-int StoreServer::port() const { return impl_->store->getPort(); }
+int StoreServer::port() const {
+  return impl_->store->getPort();
+}
 
 }  // namespace lrhost::launch

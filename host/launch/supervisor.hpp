@@ -15,8 +15,8 @@ struct RankProcess {
   int rank = 0;
   int local_rank = 0;
   pid_t pid = 0;
-  std::optional<int> status;             // waitpid status once reaped
-  std::optional<int> stop_signal;        // the last signal the launcher sent it
+  std::optional<int> status;                // waitpid status once reaped
+  std::optional<int> stop_signal;           // the last signal the launcher sent it
   std::chrono::duration<double> runtime{};  // from the start of the attempt to its exit
 };
 

@@ -92,7 +92,8 @@ TEST_CASE("choose_devices") {
   } catch (const ConfigError& error) {
     CHECK(error.hint().find("--nproc 1 --device cpu") != std::string::npos);
   }
-  CHECK_THROWS_WITH_AS(choose_devices({.nproc = 3, .device = "cuda"}, 2), doctest::Contains("has 2 GPU(s)"), ConfigError);
+  CHECK_THROWS_WITH_AS(choose_devices({.nproc = 3, .device = "cuda"}, 2), doctest::Contains("has 2 GPU(s)"),
+                       ConfigError);
   CHECK_THROWS_WITH_AS(choose_devices({.gpus = 2, .device = "cpu"}, 0), doctest::Contains("--device cpu"), ConfigError);
   CHECK_THROWS_AS(choose_devices({.nproc = 2, .gpus = 2}, 2), ConfigError);
   CHECK_THROWS_AS(choose_devices({.nproc = 0}, 0), ConfigError);
@@ -132,10 +133,11 @@ TEST_CASE("rank environment") {
   CHECK(contains(env, "MASTER_PORTX=1"));  // only exact names are owned
   CHECK_FALSE(contains(env, "RANK=99"));
   CHECK_FALSE(contains(env, "LRHOST_DEVICE=cpu"));
-  for (const char* entry : {"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1",
-                            "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500", "LRHOST_STORE_HOSTED=1", "LRHOST_DEVICE=cuda",
-                            "LRHOST_TIMEOUT_S=30", "LRHOST_RUN_DIR=/runs/x", "LRHOST_ERROR_FILE=/runs/x/errors/rank5.json",
-                            "LRHOST_RESTART_COUNT=2", "LRHOST_LAUNCHER_PID=77"})
+  for (const char* entry :
+       {"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1", "MASTER_ADDR=10.0.0.1",
+        "MASTER_PORT=29500", "LRHOST_STORE_HOSTED=1", "LRHOST_DEVICE=cuda", "LRHOST_TIMEOUT_S=30",
+        "LRHOST_RUN_DIR=/runs/x", "LRHOST_ERROR_FILE=/runs/x/errors/rank5.json", "LRHOST_RESTART_COUNT=2",
+        "LRHOST_LAUNCHER_PID=77"})
     CHECK_MESSAGE(contains(env, entry), entry);
   CHECK(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("RANK="); }) == 1);
   spec.omp_threads = 3;
