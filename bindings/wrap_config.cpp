@@ -1,6 +1,8 @@
-// Lua binding of recipe configuration: `lr.config(defaults)` merges the command-line overrides
-// into the defaults (host/config does the checking), logs the resolved config, and in `show`
-// mode prints it as JSON and ends the recipe. `lr.config_json()` returns it as JSON text.
+// Lua binding of recipe configuration: `lr.config(defaults [, derive])` merges the command-line
+// overrides into the defaults (host/config does the checking), then lets the optional
+// derive(cfg, plan) compute dependent values (e.g. an lr scaled to the effective batch) from
+// plan = {world_size =, effective_batch =}, logs the resolved config, and in `show` mode prints it
+// as JSON and ends the recipe. `lr.config_json()` returns it as JSON text.
 #include <cstdio>
 
 #include "bindings/engine_context.hpp"
@@ -8,14 +10,33 @@
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
 #include "host/config/overrides.hpp"
+#include "host/dist/rank_env.hpp"
 
 namespace lrhost::bindings {
 namespace {
+
+// The job shape derive() plans for: the real world size when running, the --nproc/--gpus of
+// `lrhost show` when showing.
+void push_plan(lua_State* L, const nlohmann::json& config, int world_size) {
+  lua_createtable(L, 0, 2);
+  lua_pushnumber(L, world_size);
+  lua_setfield(L, -2, "world_size");
+  if (config.contains("batch_size") && config["batch_size"].is_number()) {
+    double accumulation = 1;
+    if (config.contains("accelerator") && config["accelerator"].is_object() &&
+        config["accelerator"].contains("gradient_accumulation_steps") &&
+        config["accelerator"]["gradient_accumulation_steps"].is_number())
+      accumulation = config["accelerator"]["gradient_accumulation_steps"].get<double>();
+    lua_pushnumber(L, config["batch_size"].get<double>() * world_size * accumulation);
+    lua_setfield(L, -2, "effective_batch");
+  }
+}
 
 int w_config(lua_State* L) {
   bool show = false;
   int results = lx_guard(L, "lr.config", [&] {
     lx_check_table(L, 1, "table of defaults");
+    if (!lua_isnoneornil(L, 2)) lx_check_function(L, 2);
     auto& context = engine_context(L);
     if (context.resolved_config)
       throw util::ConfigError("lr.config was already called; a recipe resolves its config once",
@@ -23,6 +44,19 @@ int w_config(lua_State* L) {
     std::vector<config::Override> overrides;
     for (const auto& argument : context.request.overrides) overrides.push_back(config::parse_override(argument));
     auto resolved = config::apply_overrides(lx_to_json(L, 1, 1, ""), overrides);
+    if (lua_isfunction(L, 2)) {
+      int world_size = context.request.planned_world_size > 0 ? context.request.planned_world_size
+                                                              : dist::rank_env_from_environment().world_size;
+      lua_pushvalue(L, 2);
+      lx_push_json(L, resolved);
+      int table = lua_gettop(L);
+      push_plan(L, resolved, world_size);
+      lua_pushvalue(L, table);  // keep the table after the call
+      lua_insert(L, table - 1);
+      lua_call(L, 2, 0);
+      resolved = lx_to_json(L, lua_gettop(L), 2, "");
+      lua_pop(L, 1);
+    }
     context.resolved_config = resolved;
     if (context.request.mode == cli::RecipeMode::show) {
       std::printf("%s\n", resolved.dump(2).c_str());

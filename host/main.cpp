@@ -85,7 +85,8 @@ void check_launch_flags(const LaunchArguments& launch) {
                                     "add --nproc N (CPU or GPU ranks) or --gpus N");
 }
 
-int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchArguments* launch) {
+int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchArguments* launch,
+        int planned_world_size = 0) {
   if (launch) check_launch_flags(*launch);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(args.recipe, ec)) {
@@ -137,7 +138,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     torch::set_num_threads(args.threads);
     torch::set_num_interop_threads(1);
   }
-  return lrhost::cli::run_recipe({args.recipe, args.overrides, mode});
+  return lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size});
 }
 
 }  // namespace
@@ -149,12 +150,18 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL");
 
   RecipeArguments run_args, show_args;
+  int show_nproc = 0, show_gpus = 0, show_nnodes = 1;
   LaunchArguments launch_args;
   auto* run_command = app.add_subcommand("run", "run a recipe (the default: `lrhost RECIPE.lua ...`)");
   add_recipe_arguments(*run_command, run_args);
   add_launch_arguments(*run_command, launch_args);
   auto* show_command = app.add_subcommand("show", "print the recipe's resolved config as JSON and exit");
   add_recipe_arguments(*show_command, show_args);
+  // Planning only: nothing starts, but lr.config's derive function sees this world size.
+  show_command->add_option("--nproc", show_nproc, "plan for N ranks per node (e.g. to see the scaled lr)")
+      ->check(CLI::PositiveNumber);
+  show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(CLI::PositiveNumber);
+  show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(CLI::PositiveNumber);
 
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
@@ -174,7 +181,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (run_command->parsed()) return run(run_args, lrhost::cli::RecipeMode::run, &launch_args);
-    if (show_command->parsed()) return run(show_args, lrhost::cli::RecipeMode::show, nullptr);
+    if (show_command->parsed()) {
+      if (show_nproc > 0 && show_gpus > 0) throw lrhost::util::ConfigError("show: give --nproc or --gpus, not both");
+      return run(show_args, lrhost::cli::RecipeMode::show, nullptr, std::max({show_nproc, show_gpus, 1}) * show_nnodes);
+    }
     std::cout << app.help();
     return 2;
   } catch (const std::exception& error) {

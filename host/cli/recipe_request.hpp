@@ -15,6 +15,8 @@ struct RecipeRequest {
   std::string recipe_path;
   std::vector<std::string> overrides;  // raw key=value arguments, checked by lr.config
   RecipeMode mode = RecipeMode::run;
+  // `show --nproc/--gpus N`: the data-parallel world size to plan for (0: from the environment).
+  int planned_world_size = 0;
 };
 
 // Runs the recipe; returns the process exit code (0 success). Prints its own errors.

@@ -2,11 +2,11 @@
 -- synthetic regression task (see mlp_regression.lua), the accelerator averages gradients across
 -- ranks (DDP), and the main process logs metrics reduced over all ranks.
 --   lrhost recipes/examples/mlp_ddp.lua --nproc 2 --device cpu
---   lrhost show recipes/examples/mlp_ddp.lua     (prints the config, including the scaled lr)
+--   lrhost show recipes/examples/mlp_ddp.lua --gpus 4   (the config planned for 4 ranks, scaled lr)
 local lr = require "lrhost"
 local scaling = require "scaling"
 
-local cfg = lr.config {
+local cfg = lr.config({
   seed = 0,
   steps = 1000,
   batch_size = 32,            -- per rank
@@ -23,7 +23,11 @@ local cfg = lr.config {
   optimizer = { lr = 3e-3, weight_decay = 1e-4, grad_clip_norm = 1.0 },
   scheduler = { type = "cosine_with_warmup", warmup_steps = 50 },
   accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
-}
+}, function(cfg, plan)
+  -- Explicit, opt-in lr scaling for the effective batch (batch_size x ranks x accumulation).
+  cfg.base_lr = cfg.optimizer.lr
+  cfg.optimizer.lr = scaling.lr_for(cfg.scale_lr, cfg.optimizer.lr, cfg.reference_batch, plan.effective_batch)
+end)
 
 local acc = lr.accelerator(cfg)
 
@@ -37,16 +41,8 @@ local function make_split(n)
 end
 local train, held_out = make_split(cfg.train_samples), make_split(cfg.eval_samples)
 
-local base_lr = cfg.optimizer.lr
-if cfg.scale_lr == "linear" then
-  cfg.optimizer.lr = scaling.linear_lr(base_lr, cfg.reference_batch, acc.effective_batch)
-elseif cfg.scale_lr == "sqrt" then
-  cfg.optimizer.lr = scaling.sqrt_lr(base_lr, cfg.reference_batch, acc.effective_batch)
-elseif cfg.scale_lr ~= "none" then
-  error("scale_lr must be 'none', 'linear' or 'sqrt', got '" .. tostring(cfg.scale_lr) .. "'")
-end
 lr.log.info(string.format("lr %.3g (%s rule from %.3g at batch %d; effective batch %d)", cfg.optimizer.lr,
-                          cfg.scale_lr, base_lr, cfg.reference_batch, acc.effective_batch))
+                          cfg.scale_lr, cfg.base_lr, cfg.reference_batch, acc.effective_batch))
 
 local policy_cfg = cfg.policy
 policy_cfg.input_dim, policy_cfg.output_dim = cfg.input_dim, cfg.output_dim

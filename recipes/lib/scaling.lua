@@ -2,7 +2,10 @@
 -- anything silently: a recipe that wants its LR or step count to follow the effective batch size
 -- calls one of these and logs what it chose.
 --   local scaling = require "scaling"
---   local lr = scaling.linear_lr(cfg.optimizer.lr, cfg.batch_size, effective_batch)
+--   local cfg = lr.config({...}, function(cfg, plan)   -- plan.world_size, plan.effective_batch
+--     cfg.optimizer.lr = scaling.sqrt_lr(cfg.optimizer.lr, cfg.reference_batch, plan.effective_batch)
+--   end)
+-- Doing it inside lr.config's derive function makes `lrhost show RECIPE --gpus N` display it.
 local M = {}
 
 local function check_positive(name, value)
@@ -25,6 +28,14 @@ function M.sqrt_lr(base_lr, base_batch, effective_batch)
   check_positive("base_batch", base_batch)
   check_positive("effective_batch", effective_batch)
   return base_lr * math.sqrt(effective_batch / base_batch)
+end
+
+-- The lr for a rule named in a config: "none" | "linear" | "sqrt".
+function M.lr_for(rule, base_lr, base_batch, effective_batch)
+  if rule == "none" then return base_lr end
+  if rule == "linear" then return M.linear_lr(base_lr, base_batch, effective_batch) end
+  if rule == "sqrt" then return M.sqrt_lr(base_lr, base_batch, effective_batch) end
+  error(string.format("scaling: unknown lr rule '%s' (valid: 'none', 'linear', 'sqrt')", tostring(rule)), 2)
 end
 
 -- Keeps the number of samples seen constant: fewer steps with a bigger batch (rounded up).

@@ -25,3 +25,8 @@ lrhost_expect_failure(gpus_and_nproc "--gpus and --nproc were both given" --gpus
 lrhost_expect_failure(node_rank_out_of_range "--node-rank 3 is not in \\[0, --nnodes 2\\)"
                       --nproc 1 --device cpu --nnodes 2 --node-rank 3 --master-port 29500 cases/no_config.lua)
 lrhost_expect_failure(launch_missing_recipe "recipe file 'no_such_recipe.lua' not found" --nproc 2 --device cpu no_such_recipe.lua)
+# `show --gpus N` plans for N ranks: the recipe's derive function scales the lr (sqrt rule,
+# 3e-3 at batch 32 -> effective batch 128 -> 6e-3) without starting anything.
+lrhost_expect_success(show_planned_scaling "\"base_lr\": 0\\.003.*\"lr\": 0\\.006[,\n]" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua --gpus 4)
+lrhost_expect_success(show_planned_linear "\"lr\": 0\\.024" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua --nproc 2 --nnodes 4 scale_lr=linear)
+lrhost_expect_failure(show_bad_rule "unknown lr rule 'cubic'" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua scale_lr=cubic)
