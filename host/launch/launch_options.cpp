@@ -2,6 +2,8 @@
 // parsing a command line, and so the CUDA device count is a parameter, not a global.
 #include "host/launch/launch_options.hpp"
 
+#include <cstdlib>
+
 #include "host/util/error.hpp"
 
 namespace lrhost::launch {
@@ -26,7 +28,10 @@ DeviceChoice choose_devices(const DeviceFlags& flags, int cuda_devices) {
 
   if (choice.device == "cuda") {
     int wanted = choice.nproc.value_or(1);
-    if (wanted > cuda_devices) {
+    // With LRHOST_BACKEND=gloo ranks may share GPUs (NCCL refuses that); at least one must exist.
+    const char* backend = std::getenv("LRHOST_BACKEND");
+    bool may_share = backend != nullptr && std::string(backend) == "gloo" && !flags.gpus && cuda_devices > 0;
+    if (wanted > cuda_devices && !may_share) {
       std::string asked = flags.gpus    ? "--gpus " + std::to_string(*flags.gpus)
                           : flags.nproc ? "--nproc " + std::to_string(*flags.nproc) + " --device cuda"
                                         : std::string("--device cuda");

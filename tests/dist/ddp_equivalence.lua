@@ -32,7 +32,7 @@ acc:prepare(policy, opt)
 for step = 0, cfg.steps - 1 do
   for micro = 0, cfg.accum - 1 do
     local first = step * per_step + (micro * n + r) * b
-    local loss = policy:forward { x = X:narrow(0, first, b), y = Y:narrow(0, first, b) }
+    local loss = policy:forward(acc:to_device { x = X:narrow(0, first, b), y = Y:narrow(0, first, b) })
     acc:backward(loss)
     if cfg.clip > 0 then acc:clip_grad_norm(cfg.clip) end
     local stepped = opt:step()
@@ -57,7 +57,7 @@ if r == 0 then
   local got, want = policy:named_parameters(), ref:named_parameters()
   local worst = 0
   for name, p in pairs(want) do
-    local diff = (got[name] - p):abs():max():item() / (p:abs():max():item() + 1e-12)
+    local diff = (got[name]:cpu() - p):abs():max():item() / (p:abs():max():item() + 1e-12)
     worst = math.max(worst, diff)
     if diff > cfg.tolerance then
       error(string.format("%s differs from the single-process reference: relative max diff %.3g > %.1g", name, diff,
