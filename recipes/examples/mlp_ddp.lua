@@ -1,5 +1,5 @@
 -- Trains the `mlp` policy with data parallelism: every rank draws its own batches of the same
--- synthetic regression task (see mlp_regression.lua), the accelerator averages gradients across
+-- synthetic regression task (recipes/lib/synthetic_regression.lua), the accelerator averages gradients across
 -- ranks (DDP), and the main process logs metrics reduced over all ranks.
 --   lrhost recipes/examples/mlp_ddp.lua --nproc 2 --device cpu
 --   lrhost show recipes/examples/mlp_ddp.lua --gpus 4   (the config planned for 4 ranks, scaled lr)
@@ -33,13 +33,8 @@ local acc = lr.accelerator(cfg)
 
 -- The task is identical on every rank (same seed); batches differ per rank.
 lr.manual_seed(cfg.seed)
-local A = lr.randn(cfg.input_dim, 16) / math.sqrt(cfg.input_dim)
-local B = lr.randn(16, cfg.output_dim) / 4
-local function make_split(n)
-  local x = lr.randn(n, cfg.input_dim)
-  return { ["observation.state"] = x, action = x:matmul(A):sin():matmul(B) + lr.randn(n, cfg.output_dim) * cfg.noise }
-end
-local train, held_out = make_split(cfg.train_samples), make_split(cfg.eval_samples)
+local task = require("synthetic_regression").new(lr, cfg)
+local train, held_out = task:split(cfg.train_samples), task:split(cfg.eval_samples)
 
 lr.log.info(string.format("lr %.3g (%s rule from %.3g at batch %d; effective batch %d)", cfg.optimizer.lr,
                           cfg.scale_lr, cfg.base_lr, cfg.reference_batch, acc.effective_batch))

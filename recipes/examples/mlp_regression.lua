@@ -1,6 +1,7 @@
--- Trains the `mlp` policy on a synthetic regression task in one process: inputs x ~ N(0, I),
--- targets y = sin(x A) B + noise. Logs step, loss, lr and steps/s; evaluates on held-out samples at
--- the end and fails if the held-out MSE is above `target_mse` (documented in docs/quickstart.md).
+-- Trains the `mlp` policy on a synthetic regression task in one process (inputs x ~ N(0, I),
+-- targets y = sin(x A) B + noise; see recipes/lib/synthetic_regression.lua). Logs step, loss, lr
+-- and steps/s; evaluates on held-out samples at the end and fails if the held-out MSE is above
+-- `target_mse` (documented in docs/quickstart.md).
 --   lrhost recipes/examples/mlp_regression.lua steps=3000 optimizer.lr=3e-3
 local lr = require "lrhost"
 
@@ -22,15 +23,10 @@ local cfg = lr.config {
 
 lr.manual_seed(cfg.seed)
 
--- The task: a fixed random nonlinear map, sampled once; batches are index_select'ed in C++.
-local A = lr.randn(cfg.input_dim, 16) / math.sqrt(cfg.input_dim)  -- pre-activations ~ N(0, 1)
-local B = lr.randn(16, cfg.output_dim) / 4
-local function make_split(n)
-  local x = lr.randn(n, cfg.input_dim)
-  local y = (x:matmul(A)):sin():matmul(B) + lr.randn(n, cfg.output_dim) * cfg.noise
-  return { ["observation.state"] = x, action = y }
-end
-local train, held_out = make_split(cfg.train_samples), make_split(cfg.eval_samples)
+-- The task is a fixed random nonlinear map (recipes/lib/synthetic_regression.lua), sampled once;
+-- batches are index_select'ed in C++.
+local task = require("synthetic_regression").new(lr, cfg)
+local train, held_out = task:split(cfg.train_samples), task:split(cfg.eval_samples)
 
 local policy_cfg = cfg.policy
 policy_cfg.input_dim, policy_cfg.output_dim = cfg.input_dim, cfg.output_dim
