@@ -21,12 +21,6 @@
 namespace lrhost::launch {
 namespace {
 
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
-  return name.data();
-}
-
 std::string utc_now_iso8601() {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
@@ -37,6 +31,12 @@ std::string utc_now_iso8601() {
 }
 
 }  // namespace
+
+std::string host_name() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
+  return name.data();
+}
 
 ErrorRecord error_record_for(const std::string& text) {
   ErrorRecord record;

@@ -25,6 +25,9 @@ ErrorRecord error_record_for(const std::string& text);
 // Throws util::IoError naming the path when it cannot.
 void write_error_file(const std::filesystem::path& path, const ErrorRecord& record);
 
+// This machine's host name as error files and reports show it ("unknown-host" if unavailable).
+std::string host_name();
+
 // The record in `path`; nullopt when there is no such file. Throws util::IoError when the file
 // exists but is not an error file.
 std::optional<ErrorRecord> read_error_file(const std::filesystem::path& path);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "host/launch/error_file.hpp"
 #include "host/launch/failure_report.hpp"
 #include "host/launch/interrupts.hpp"
 #include "host/launch/rank_environment.hpp"
@@ -29,12 +30,6 @@
 
 namespace lrhost::launch {
 namespace {
-
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "unknown-host";
-  return name.data();
-}
 
 // torchrun's rule, less blunt: ranks share the cores instead of each starting one OpenMP thread
 // per core, unless the user chose OMP_NUM_THREADS.
