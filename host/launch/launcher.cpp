@@ -54,23 +54,25 @@ std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_po
   std::vector<RankProcess> ranks;
   for (int local = 0; local < options.nproc; ++local) {
     RankSpec spec;
-    spec.rank = options.node_rank * options.nproc + local;
-    spec.local_rank = local;
-    spec.world_size = options.world_size();
-    spec.local_world_size = options.nproc;
-    spec.node_rank = options.node_rank;
-    spec.master_addr = options.nnodes == 1 ? "127.0.0.1" : options.master_addr;
-    spec.master_port = master_port;
-    spec.device = options.device;
-    spec.timeout_s = options.timeout_s;
+    auto& p = spec.placement;
+    p.rank = options.node_rank * options.nproc + local;
+    p.local_rank = local;
+    p.world_size = options.world_size();
+    p.local_world_size = options.nproc;
+    p.node_rank = options.node_rank;
+    p.master_addr = options.nnodes == 1 ? "127.0.0.1" : options.master_addr;
+    p.master_port = master_port;
+    p.store_hosted = true;
+    p.device = options.device;
+    p.timeout = std::chrono::seconds(options.timeout_s);
     spec.run_dir = options.run_dir;
     spec.restart_count = restart_count;
     spec.launcher_pid = static_cast<long>(getpid());
     spec.omp_threads = omp_threads;
     try {
       pid_t pid = spawn_self(argv, rank_environment(inherited, spec));
-      ranks.push_back({.rank = spec.rank, .local_rank = local, .pid = pid});
-      spdlog::debug("started rank {} (pid {})", spec.rank, pid);
+      ranks.push_back({.rank = p.rank, .local_rank = local, .pid = pid});
+      spdlog::debug("started rank {} (pid {})", p.rank, pid);
     } catch (...) {
       stop_ranks(ranks, SIGTERM, StopTiming{}, std::chrono::steady_clock::now());
       throw;

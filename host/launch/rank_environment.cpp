@@ -31,18 +31,19 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& inheri
   for (const auto& entry : inherited)
     if (!owned(entry)) env.push_back(entry);
   auto set = [&env](const std::string& key, const std::string& value) { env.push_back(key + "=" + value); };
-  set("RANK", std::to_string(spec.rank));
-  set("LOCAL_RANK", std::to_string(spec.local_rank));
-  set("WORLD_SIZE", std::to_string(spec.world_size));
-  set("LOCAL_WORLD_SIZE", std::to_string(spec.local_world_size));
-  set("GROUP_RANK", std::to_string(spec.node_rank));
-  set("MASTER_ADDR", spec.master_addr);
-  set("MASTER_PORT", std::to_string(spec.master_port));
+  const dist::RankEnv& p = spec.placement;
+  set("RANK", std::to_string(p.rank));
+  set("LOCAL_RANK", std::to_string(p.local_rank));
+  set("WORLD_SIZE", std::to_string(p.world_size));
+  set("LOCAL_WORLD_SIZE", std::to_string(p.local_world_size));
+  set("GROUP_RANK", std::to_string(p.node_rank));
+  set("MASTER_ADDR", p.master_addr);
+  set("MASTER_PORT", std::to_string(p.master_port));
   set("LRHOST_STORE_HOSTED", "1");
-  set("LRHOST_DEVICE", spec.device);
-  set("LRHOST_TIMEOUT_S", std::to_string(spec.timeout_s));
+  set("LRHOST_DEVICE", p.device);
+  set("LRHOST_TIMEOUT_S", std::to_string(p.timeout.count() / 1000));
   set("LRHOST_RUN_DIR", spec.run_dir.string());
-  set("LRHOST_ERROR_FILE", error_file_path(spec.run_dir, spec.rank).string());
+  set("LRHOST_ERROR_FILE", error_file_path(spec.run_dir, p.rank).string());
   set("LRHOST_RESTART_COUNT", std::to_string(spec.restart_count));
   set("LRHOST_LAUNCHER_PID", std::to_string(spec.launcher_pid));
   if (spec.omp_threads) {

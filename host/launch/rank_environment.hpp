@@ -9,18 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "host/dist/rank_env.hpp"
+
 namespace lrhost::launch {
 
+// The placement half is dist::RankEnv, the struct the rank reads back from the same variables
+// (dist/rank_env.hpp), so both sides of the contract share one definition.
 struct RankSpec {
-  int rank = 0;
-  int local_rank = 0;
-  int world_size = 1;
-  int local_world_size = 1;
-  int node_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 0;
-  std::string device = "cpu";
-  int timeout_s = 600;
+  dist::RankEnv placement;  // store_hosted and cuda_backend are not written: the launcher hosts
+                            // the store, and LRHOST_BACKEND passes through from the user
   std::filesystem::path run_dir;
   int restart_count = 0;
   long launcher_pid = 0;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "host/dist/rank_env.hpp"
 #include "host/launch/error_file.hpp"
 #include "host/launch/failure_report.hpp"
 #include "host/launch/launch_options.hpp"
@@ -116,15 +117,16 @@ TEST_CASE("check_launch_options") {
 
 TEST_CASE("rank environment") {
   RankSpec spec;
-  spec.rank = 5;
-  spec.local_rank = 1;
-  spec.world_size = 8;
-  spec.local_world_size = 4;
-  spec.node_rank = 1;
-  spec.master_addr = "10.0.0.1";
-  spec.master_port = 29500;
-  spec.device = "cuda";
-  spec.timeout_s = 30;
+  spec.placement.rank = 5;
+  spec.placement.local_rank = 1;
+  spec.placement.world_size = 8;
+  spec.placement.local_world_size = 4;
+  spec.placement.node_rank = 1;
+  spec.placement.master_addr = "10.0.0.1";
+  spec.placement.master_port = 29500;
+  spec.placement.store_hosted = true;
+  spec.placement.device = "cuda";
+  spec.placement.timeout = std::chrono::seconds(30);
   spec.run_dir = "/runs/x";
   spec.restart_count = 2;
   spec.launcher_pid = 77;
@@ -140,6 +142,34 @@ TEST_CASE("rank environment") {
         "LRHOST_LAUNCHER_PID=77"})
     CHECK_MESSAGE(contains(env, entry), entry);
   CHECK(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("RANK="); }) == 1);
+
+  // Round trip: what the launcher writes, the rank reads back as the same placement.
+  std::vector<std::string> saved;
+  for (const auto& entry : env) {
+    auto eq = entry.find('=');
+    std::string key = entry.substr(0, eq);
+    if (const char* old = std::getenv(key.c_str())) saved.push_back(key + "=" + old);
+    else saved.push_back(key);
+    setenv(key.c_str(), entry.substr(eq + 1).c_str(), 1);
+  }
+  auto read = lrhost::dist::rank_env_from_environment();
+  for (const auto& entry : saved) {
+    auto eq = entry.find('=');
+    if (eq == std::string::npos) unsetenv(entry.c_str());
+    else setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
+  }
+  const auto& p = spec.placement;
+  CHECK(read.rank == p.rank);
+  CHECK(read.local_rank == p.local_rank);
+  CHECK(read.world_size == p.world_size);
+  CHECK(read.local_world_size == p.local_world_size);
+  CHECK(read.node_rank == p.node_rank);
+  CHECK(read.master_addr == p.master_addr);
+  CHECK(read.master_port == p.master_port);
+  CHECK(read.store_hosted);
+  CHECK(read.device == p.device);
+  CHECK(read.timeout == p.timeout);
+
   spec.omp_threads = 3;
   auto with_omp = rank_environment({"OMP_NUM_THREADS=8"}, spec);
   CHECK(contains(with_omp, "OMP_NUM_THREADS=3"));
