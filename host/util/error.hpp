@@ -27,6 +27,12 @@ class IoError : public Error {
   using Error::Error;
 };
 
+// Data whose content breaks a rule of its format: a frame timestamp outside tolerance, a column
+// with the wrong shape, an index out of range. The message names the file and what was expected.
+class DataError : public Error {
+  using Error::Error;
+};
+
 // A feature that exists in the API but is not implemented yet; it says so loudly.
 class NotImplemented : public Error {
   using Error::Error;

@@ -1,0 +1,177 @@
+// Loading the selected episodes' rows and assembling items; see lerobot_dataset.hpp.
+#include "host/data/lerobot_dataset.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "host/data/parquet/parquet_reader.hpp"
+#include "host/data/video/png_codec.hpp"
+#include "host/data/video/video_reader_cache.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::data {
+namespace fs = std::filesystem;
+
+struct LeRobotDataset::ImageSegment {
+  ByteColumn bytes;
+  int64_t first_row_in_column = 0;  // where the episode starts inside `bytes`
+  int64_t first_local_row = 0;      // where it starts among the dataset's loaded rows
+  int64_t length = 0;
+};
+
+ReadContext::ReadContext(std::size_t video_cache_size)
+    : videos_(std::make_unique<VideoReaderCache>(video_cache_size)) {}
+ReadContext::~ReadContext() = default;
+
+LeRobotDataset::LeRobotDataset(const fs::path& root, DatasetOptions options)
+    : meta_(DatasetMeta::read(root)), options_(std::move(options)) {
+  if (options_.tolerance_s < 0) throw util::ConfigError("tolerance_s must be >= 0");
+  delta_indices_ = resolve_delta_timestamps(options_.delta_timestamps, meta_.info, options_.tolerance_s);
+  if (options_.episodes) {
+    std::set<int64_t> unique(options_.episodes->begin(), options_.episodes->end());
+    for (int64_t episode : unique) meta_.episode(episode);  // DataError naming the valid range
+    episodes_.assign(unique.begin(), unique.end());
+    if (episodes_.empty()) throw util::ConfigError("episodes is empty; give at least one episode index or leave it unset");
+  } else {
+    for (const Episode& episode : meta_.episodes) episodes_.push_back(episode.index);
+  }
+  load_rows();
+}
+
+LeRobotDataset::~LeRobotDataset() = default;
+
+void LeRobotDataset::load_rows() {
+  // Group the selected episodes by data file so that each file is read once.
+  std::map<fs::path, std::vector<int64_t>> by_file;
+  std::vector<fs::path> file_order;
+  for (int64_t episode : episodes_) {
+    fs::path file = meta_.data_file(meta_.episode(episode));
+    if (!by_file.count(file)) file_order.push_back(file);
+    by_file[file].push_back(episode);
+  }
+  std::vector<const FeatureSpec*> numeric, images;
+  for (const FeatureSpec& feature : meta_.info.features) {
+    if (feature.kind == FeatureKind::Numeric) numeric.push_back(&feature);
+    if (feature.kind == FeatureKind::Image) images.push_back(&feature);
+  }
+  std::map<std::string, std::vector<torch::Tensor>> pieces;
+  // Rows are appended in selected-episode order, which may interleave files; keep them per episode.
+  std::map<int64_t, std::map<std::string, torch::Tensor>> episode_columns;
+  std::map<int64_t, std::map<std::string, std::pair<ByteColumn, int64_t>>> episode_images;
+  for (const fs::path& file : file_order) {
+    if (!fs::exists(file))
+      throw util::IoError("data file " + file.string() + " is missing",
+                          "meta/episodes lists episode " + std::to_string(by_file[file].front()) + " in it");
+    ParquetReader reader(file);
+    std::map<std::string, torch::Tensor> file_columns;
+    for (const FeatureSpec* feature : numeric)
+      file_columns[feature->key] = reader.read_tensor(feature->key, feature->scalar_type, feature->item_shape());
+    std::map<std::string, ByteColumn> file_images;
+    for (const FeatureSpec* feature : images) file_images.emplace(feature->key, reader.read_image_bytes(feature->key));
+    const torch::Tensor& episode_column = file_columns.at("episode_index");
+    const torch::Tensor& index_column = file_columns.at("index");
+    for (int64_t episode_index : by_file[file]) {
+      const Episode& episode = meta_.episode(episode_index);
+      torch::Tensor rows = (episode_column == episode_index).nonzero().flatten();
+      int64_t count = rows.numel();
+      int64_t first = count ? rows[0].item<int64_t>() : 0;
+      bool contiguous = count == episode.length && rows[count - 1].item<int64_t>() - first == count - 1;
+      if (!contiguous)
+        throw util::DataError(file.string() + ": episode " + std::to_string(episode_index) + " should have " +
+                              std::to_string(episode.length) + " contiguous rows (meta/episodes), found " +
+                              std::to_string(count));
+      torch::Tensor expected_index = torch::arange(episode.from_index, episode.to_index, torch::kLong);
+      if (!torch::equal(index_column.narrow(0, first, count), expected_index))
+        throw util::DataError(file.string() + ": the 'index' column of episode " + std::to_string(episode_index) +
+                              " is not " + std::to_string(episode.from_index) + ".." + std::to_string(episode.to_index - 1) +
+                              " as meta/episodes says");
+      for (const auto& [key, column] : file_columns) episode_columns[episode_index][key] = column.narrow(0, first, count);
+      for (const auto& [key, bytes] : file_images) episode_images[episode_index][key] = {bytes, first};
+    }
+  }
+  first_row_of_episode_.assign(meta_.episodes.size(), -1);
+  int64_t next_row = 0;
+  for (int64_t episode_index : episodes_) {
+    const Episode& episode = meta_.episode(episode_index);
+    first_row_of_episode_[episode_index] = next_row;
+    for (auto& [key, column] : episode_columns[episode_index]) pieces[key].push_back(column);
+    for (auto& [key, image] : episode_images[episode_index])
+      images_[key].push_back({image.first, image.second, next_row, episode.length});
+    next_row += episode.length;
+  }
+  num_frames_ = next_row;
+  for (auto& [key, list] : pieces) columns_[key] = torch::cat(list).contiguous();
+}
+
+const torch::Tensor& LeRobotDataset::column(const std::string& key) const {
+  auto found = columns_.find(key);
+  if (found == columns_.end()) {
+    meta_.info.feature(key);  // unknown key: DataError listing the features
+    throw util::DataError("feature '" + key + "' is not a numeric column");
+  }
+  return found->second;
+}
+
+torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vector<int64_t>& local_rows,
+                                          int64_t episode_index, ReadContext& context) const {
+  const FeatureSpec& feature = meta_.info.feature(key);
+  if (feature.kind == FeatureKind::Image) {
+    std::vector<torch::Tensor> frames;
+    for (int64_t row : local_rows) {
+      const auto& segments = images_.at(key);
+      auto segment = std::find_if(segments.begin(), segments.end(), [&](const ImageSegment& s) {
+        return row >= s.first_local_row && row < s.first_local_row + s.length;
+      });
+      int64_t column_row = segment->first_row_in_column + (row - segment->first_local_row);
+      frames.push_back(decode_png(segment->bytes.at(column_row),
+                                  "image column '" + key + "' episode " + std::to_string(episode_index)));
+    }
+    return torch::stack(frames);
+  }
+  const Episode& episode = meta_.episode(episode_index);
+  const EpisodeVideo& video = episode.videos.at(key);
+  const float* timestamps = columns_.at("timestamp").data_ptr<float>();
+  std::vector<double> query;
+  for (int64_t row : local_rows) query.push_back(video.from_timestamp + static_cast<double>(timestamps[row]));
+  fs::path file = meta_.video_file(episode, key);
+  try {
+    return context.videos().get(file).frames_at(query, options_.tolerance_s);
+  } catch (const util::DataError& error) {
+    throw util::DataError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(),
+                          error.hint());
+  }
+}
+
+Sample LeRobotDataset::get(int64_t i, ReadContext& context) const {
+  if (i < 0 || i >= num_frames_)
+    throw util::DataError("dataset index " + std::to_string(i) + " is out of range 0.." + std::to_string(num_frames_ - 1));
+  Sample sample;
+  const int64_t episode_index = columns_.at("episode_index").data_ptr<int64_t>()[i];
+  const int64_t global_index = columns_.at("index").data_ptr<int64_t>()[i];
+  const Episode& episode = meta_.episode(episode_index);
+  const int64_t episode_first_row = first_row_of_episode_[episode_index];
+  auto rows_of = [&](const std::string& key, Sample& out) -> std::vector<int64_t> {
+    auto deltas = delta_indices_.find(key);
+    if (deltas == delta_indices_.end()) return {i};
+    WindowQuery query = window_query(global_index, episode.from_index, episode.to_index, deltas->second);
+    out[key + "_is_pad"] = query.is_pad;
+    std::vector<int64_t> rows;
+    for (int64_t index : query.indices) rows.push_back(episode_first_row + (index - episode.from_index));
+    return rows;
+  };
+  for (const FeatureSpec& feature : meta_.info.features) {
+    if (feature.kind == FeatureKind::Text) continue;
+    bool windowed = delta_indices_.count(feature.key) > 0;
+    std::vector<int64_t> rows = rows_of(feature.key, sample);
+    if (feature.kind == FeatureKind::Numeric) {
+      const torch::Tensor& column = columns_.at(feature.key);
+      sample[feature.key] = windowed ? column.index_select(0, torch::tensor(rows, torch::kLong)) : column[i].clone();
+    } else {
+      torch::Tensor frames = read_camera(feature.key, rows, episode_index, context);
+      sample[feature.key] = windowed ? frames : frames.squeeze(0);
+    }
+  }
+  return sample;
+}
+
+}  // namespace lrhost::data

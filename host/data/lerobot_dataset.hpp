@@ -1,0 +1,80 @@
+// A LeRobot dataset opened for training: the selected episodes' rows loaded from their parquet files
+// into contiguous tensors, and get(i) assembling one item exactly as LeRobot's __getitem__ does
+// (columns, delta windows with `<key>_is_pad`, video frames at from_timestamp + timestamp, PNG image
+// columns decoded). Cameras come back as uint8 [C,H,W] ([T,C,H,W] with a window); the loader
+// converts to float. Decoding state (open videos) lives in a ReadContext that each worker thread
+// owns, so the dataset itself is immutable after construction and safe to share between threads.
+#pragma once
+#include <torch/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/data/dataset_meta.hpp"
+#include "host/data/delta_windows.hpp"
+
+namespace lrhost::data {
+
+class VideoReaderCache;
+class ByteColumn;
+
+struct DatasetOptions {
+  DeltaTimestamps delta_timestamps;
+  std::optional<std::vector<int64_t>> episodes;  // all when unset
+  double tolerance_s = 1e-4;
+};
+
+// One item: every numeric column and camera of the dataset (text features are left out; the task
+// is available through task_index and DatasetMeta::task).
+using Sample = std::map<std::string, torch::Tensor>;
+
+// Per-thread decoding state: an LRU of open video files.
+class ReadContext {
+ public:
+  explicit ReadContext(std::size_t video_cache_size = 8);
+  ~ReadContext();
+  VideoReaderCache& videos() { return *videos_; }
+
+ private:
+  std::unique_ptr<VideoReaderCache> videos_;
+};
+
+class LeRobotDataset {
+ public:
+  LeRobotDataset(const std::filesystem::path& root, DatasetOptions options = {});
+  ~LeRobotDataset();
+
+  const DatasetMeta& meta() const { return meta_; }
+  const DatasetOptions& options() const { return options_; }
+  const DeltaIndices& delta_indices() const { return delta_indices_; }
+  int64_t size() const { return num_frames_; }                          // frames of the selected episodes
+  const std::vector<int64_t>& episode_indices() const { return episodes_; }  // selected, ascending
+
+  // Item i (0 <= i < size(), in selected-episode order). DataError naming the index when out of range,
+  // and for video frames outside tolerance (naming episode, camera and timestamp).
+  Sample get(int64_t i, ReadContext& context) const;
+  // A numeric column over all loaded rows ([size(), ...]), e.g. "action" for baselines and tests.
+  const torch::Tensor& column(const std::string& key) const;
+
+ private:
+  struct ImageSegment;
+  void load_rows();
+  torch::Tensor read_camera(const std::string& key, const std::vector<int64_t>& local_rows, int64_t episode,
+                            ReadContext& context) const;
+
+  DatasetMeta meta_;
+  DatasetOptions options_;
+  DeltaIndices delta_indices_;
+  std::vector<int64_t> episodes_;                 // selected episode indices
+  std::vector<int64_t> first_row_of_episode_;     // by episode index; -1 when not selected
+  int64_t num_frames_ = 0;
+  std::map<std::string, torch::Tensor> columns_;  // numeric features incl. index/timestamp/...
+  std::map<std::string, std::vector<ImageSegment>> images_;  // image features: one segment per selected episode
+};
+
+}  // namespace lrhost::data

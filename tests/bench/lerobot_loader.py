@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Benchmark LeRobot's own training data path (peer for lrhost's C++ loader).
+
+    lerobot_loader.py ROOT [--batch-size 64] [--num-workers 2] [--steps K] [--warmup W]
+                      [--delta-timestamps JSON] [--video-backend pyav|torchcodec]
+                      [--drop-n-last-frames D] [--persistent-workers] [--seed S]
+
+Mirrors LeRobot 0.4.4 `lerobot_train.py` on CPU: LeRobotDataset(root, delta_timestamps,
+video_backend) -> EpisodeAwareSampler(from/to indices, drop_n_last_frames, shuffle=True) ->
+torch DataLoader(batch_size, num_workers, shuffle=False, sampler, pin_memory=False (CPU),
+drop_last=False, prefetch_factor=2 if workers>0) -> `lerobot.datasets.utils.cycle`. (0.4.4 does not
+set persistent_workers; --persistent-workers turns it on.) Not included: accelerate's
+`prepare()` wrapper, preprocessor/normalisation, host->device copy.
+torch threads = 1 in the main process and in every worker (fair comparison with lrhost).
+Prints one line:
+  lerobot_loader samples_per_s=... batch=64 workers=2 steps=K warmup=W seconds=... first_batch_s=...
+                 peak_rss_main_mb=... peak_rss_total_mb=... frames=... backend=pyav lerobot=0.4.4
+peak_rss_total_mb = peak over time of (main + all worker processes) RSS, sampled every 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+import _lerobot_compat  # noqa: E402  (offline env + torchvision shim, before lerobot)
+
+import torch  # noqa: E402
+
+
+def _worker_init(_worker_id: int) -> None:
+    torch.set_num_threads(1)
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, period_s: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        import psutil
+
+        self.proc = psutil.Process()
+        self.period_s = period_s
+        self.peak_total = 0
+        self._stop_evt = threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        while not self._stop_evt.is_set():
+            total = 0
+            try:
+                total = self.proc.memory_info().rss
+                for child in self.proc.children(recursive=True):
+                    try:
+                        total += child.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                pass
+            self.peak_total = max(self.peak_total, total)
+            self._stop_evt.wait(self.period_s)
+
+    def stop(self) -> None:
+        self._stop_evt.set()
+        self.join()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("root", type=Path)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--num-workers", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--delta-timestamps", default=None)
+    ap.add_argument("--video-backend", default="pyav", choices=["pyav", "torchcodec"])
+    ap.add_argument("--drop-n-last-frames", type=int, default=0)
+    ap.add_argument("--persistent-workers", action="store_true")
+    ap.add_argument("--seed", type=int, default=1000)
+    ap.add_argument("--repo-id", default="lrhost/interop")
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)  # 0.4.4's sampler shuffles with the global torch RNG (set_seed in train)
+
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    from lerobot.datasets.sampler import EpisodeAwareSampler
+    from lerobot.datasets.utils import cycle
+
+    rss = RssSampler()
+    rss.start()
+    delta = json.loads(args.delta_timestamps) if args.delta_timestamps else None
+    dataset = LeRobotDataset(
+        args.repo_id, root=args.root, delta_timestamps=delta, video_backend=args.video_backend
+    )
+    sampler = EpisodeAwareSampler(
+        dataset.meta.episodes["dataset_from_index"],
+        dataset.meta.episodes["dataset_to_index"],
+        episode_indices_to_use=dataset.episodes,
+        drop_n_last_frames=args.drop_n_last_frames,
+        shuffle=True,
+    )
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        num_workers=args.num_workers,
+        batch_size=args.batch_size,
+        shuffle=False,
+        sampler=sampler,
+        pin_memory=False,
+        drop_last=False,
+        prefetch_factor=2 if args.num_workers > 0 else None,
+        persistent_workers=args.persistent_workers and args.num_workers > 0,
+        worker_init_fn=_worker_init if args.num_workers > 0 else None,
+    )
+    it = cycle(loader)
+    t0 = time.perf_counter()
+    batch = next(it)
+    first_batch_s = time.perf_counter() - t0
+    for _ in range(max(args.warmup - 1, 0)):
+        batch = next(it)
+    samples = 0
+    t1 = time.perf_counter()
+    for _ in range(args.steps):
+        batch = next(it)
+        samples += int(batch["index"].shape[0])
+    seconds = time.perf_counter() - t1
+    rss.stop()
+    peak_main_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    shapes = {k: list(v.shape) for k, v in batch.items() if isinstance(v, torch.Tensor)}
+    print(
+        f"lerobot_loader samples_per_s={samples / seconds:.1f} batch={args.batch_size} "
+        f"workers={args.num_workers} steps={args.steps} warmup={args.warmup} seconds={seconds:.2f} "
+        f"first_batch_s={first_batch_s:.2f} peak_rss_main_mb={peak_main_mb:.0f} "
+        f"peak_rss_total_mb={rss.peak_total / 2**20:.0f} frames={len(dataset)} "
+        f"episodes={dataset.num_episodes} backend={args.video_backend} "
+        f"persistent_workers={int(args.persistent_workers)} delta={int(delta is not None)} "
+        f"lerobot={_lerobot_compat.versions()['lerobot']} torch={torch.__version__}"
+    )
+    print(f"lerobot_loader batch_shapes={json.dumps(shapes)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
