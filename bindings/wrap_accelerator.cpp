@@ -4,12 +4,14 @@
 // Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
-// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats().
+// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats(), loader(dataset, options)
+// (this rank's shard of the batches, on the accelerator's device).
 // Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
 // returned, numbers come back as numbers.
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
+#include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
@@ -351,6 +353,14 @@ int w_ddp_stats(lua_State* L) {
   });
 }
 
+int w_loader(lua_State* L) {
+  return lx_guard(L, "Accelerator:loader", [&] {
+    auto& acc = check_accelerator(L, 1);
+    push_loader(L, lx_check_shared<data::LeRobotDataset>(L, 2), 3, acc.rank(), acc.world_size(), acc.device());
+    return 1;
+  });
+}
+
 }  // namespace
 
 void open_accelerator(lua_State* L, int module) {
@@ -360,7 +370,7 @@ void open_accelerator(lua_State* L, int module) {
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
-                              {"ddp_stats", w_ddp_stats}, {nullptr, nullptr}};
+                              {"ddp_stats", w_ddp_stats}, {"loader", w_loader}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<accel::Accelerator>::type, methods, w_properties);
   lua_pushcfunction(L, w_accelerator);
   lua_setfield(L, module, "accelerator");

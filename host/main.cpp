@@ -2,6 +2,7 @@
 //   lrhost RECIPE.lua [key=value ...]        same as `lrhost run`
 //   lrhost run RECIPE.lua [key=value ...]    run a recipe (in this process, or --nproc/--gpus ranks)
 //   lrhost show RECIPE.lua [key=value ...]   print the resolved config without training
+//   lrhost dataset synth|info ...           write the built-in dataset / describe a dataset
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "host/cli/dataset_command.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/version.hpp"
@@ -163,9 +165,13 @@ int main(int argc, char** argv) {
   show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(CLI::PositiveNumber);
   show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(CLI::PositiveNumber);
 
+  lrhost::cli::DatasetCommand dataset_command;
+  lrhost::cli::add_dataset_command(app, dataset_command);
+
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
-  if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "--version" &&
+  if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
+      arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last-first
@@ -185,6 +191,7 @@ int main(int argc, char** argv) {
       if (show_nproc > 0 && show_gpus > 0) throw lrhost::util::ConfigError("show: give --nproc or --gpus, not both");
       return run(show_args, lrhost::cli::RecipeMode::show, nullptr, std::max({show_nproc, show_gpus, 1}) * show_nnodes);
     }
+    if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;
     std::cout << app.help();
     return 2;
   } catch (const std::exception& error) {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -78,7 +79,9 @@ std::string message_of(F&& body) {
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // Deterministic per-row-group data: row group g, rows r gives distinct values in every column.
 struct GroupData {
@@ -112,11 +115,11 @@ GroupData make_group(int g, int64_t rows) {
 }
 
 std::vector<ParquetColumn> columns_of(const GroupData& d) {
-  return {ParquetColumn::tensor("f32", d.f32),          ParquetColumn::tensor("f64_vec", d.f64_vec),
-          ParquetColumn::tensor("i64", d.i64),          ParquetColumn::tensor("i32_mat", d.i32_mat),
-          ParquetColumn::tensor("u8_cube", d.u8_cube),  ParquetColumn::tensor("flag", d.flag),
+  return {ParquetColumn::tensor("f32", d.f32),           ParquetColumn::tensor("f64_vec", d.f64_vec),
+          ParquetColumn::tensor("i64", d.i64),           ParquetColumn::tensor("i32_mat", d.i32_mat),
+          ParquetColumn::tensor("u8_cube", d.u8_cube),   ParquetColumn::tensor("flag", d.flag),
           ParquetColumn::tensor("flag_vec", d.flag_vec), ParquetColumn::tensor("f32_one", d.f32_one),
-          ParquetColumn::string("name", d.names),       ParquetColumn::string_list("tags", d.tags),
+          ParquetColumn::string("name", d.names),        ParquetColumn::string_list("tags", d.tags),
           ParquetColumn::image("image", d.images)};
 }
 
@@ -137,9 +140,12 @@ fs::path write_three_groups(const fs::path& path) {
 TEST_CASE("parquet: every column kind and dtype round-trips over three row groups") {
   TempDir dir("roundtrip");
   const auto path = write_three_groups(dir / "data.parquet");
+  // For checking the file with pyarrow / pandas / HF datasets by hand: LRHOST_PARQUET_OUT=file.parquet.
+  if (const char* keep = std::getenv("LRHOST_PARQUET_OUT"))
+    fs::copy_file(path, keep, fs::copy_options::overwrite_existing);
   std::vector<GroupData> groups;
   for (int g = 0; g < 3; ++g) groups.push_back(make_group(g, kGroupRows[g]));
-  const auto cat = [&](torch::Tensor GroupData::* member) {
+  const auto cat = [&](torch::Tensor GroupData::*member) {
     std::vector<torch::Tensor> parts;
     for (const auto& g : groups) parts.push_back(g.*member);
     return torch::cat(parts);
@@ -152,7 +158,7 @@ TEST_CASE("parquet: every column kind and dtype round-trips over three row group
   for (int g = 0; g < 3; ++g) CHECK(reader.row_group_num_rows(g) == kGroupRows[g]);
   CHECK_THROWS_AS(reader.row_group_num_rows(3), std::out_of_range);
   CHECK(reader.column_names() == std::vector<std::string>{"f32", "f64_vec", "i64", "i32_mat", "u8_cube", "flag",
-                                                           "flag_vec", "f32_one", "name", "tags", "image"});
+                                                          "flag_vec", "f32_one", "name", "tags", "image"});
   CHECK(reader.has_column("i64"));
   CHECK_FALSE(reader.has_column("nope"));
   CHECK(reader.column_type("f32") == "float");
@@ -352,8 +358,8 @@ TEST_CASE("parquet writer: a schema change between row groups is a DataError, an
   CHECK(contains(message, "[4]"));
   CHECK(contains(message, "[3]"));
   message = message_of<DataError>([&] {
-    writer.write_row_group({ParquetColumn::tensor("x", torch::zeros({2, 3}, torch::kDouble)),
-                            ParquetColumn::string("s", {"a", "b"})});
+    writer.write_row_group(
+        {ParquetColumn::tensor("x", torch::zeros({2, 3}, torch::kDouble)), ParquetColumn::string("s", {"a", "b"})});
   });
   CHECK(contains(message, "double"));
   message = message_of<DataError>([&] { writer.write_row_group({ParquetColumn::tensor("x", torch::zeros({2, 3}))}); });
@@ -370,8 +376,7 @@ TEST_CASE("parquet writer: a schema change between row groups is a DataError, an
   CHECK_THROWS_AS(writer.write_row_group({ParquetColumn::tensor("x", torch::zeros({1, 3})),
                                           ParquetColumn::tensor("x", torch::zeros({1, 3}))}),
                   DataError);
-  CHECK_THROWS_AS(writer.write_row_group({ParquetColumn::tensor("b", torch::zeros({1}, torch::kBFloat16))}),
-                  DataError);
+  CHECK_THROWS_AS(writer.write_row_group({ParquetColumn::tensor("b", torch::zeros({1}, torch::kBFloat16))}), DataError);
   CHECK_THROWS_AS(writer.write_row_group({ParquetColumn::tensor("z", torch::zeros({}))}), DataError);
 
   writer.write_row_group({ParquetColumn::tensor("x", torch::ones({1, 3})), ParquetColumn::string("s", {"c"})});
@@ -381,7 +386,8 @@ TEST_CASE("parquet writer: a schema change between row groups is a DataError, an
 
   ParquetReader reader(path);
   CHECK(reader.num_row_groups() == 2);
-  CHECK(torch::equal(reader.read_tensor("x", torch::kFloat, {3}), torch::cat({torch::zeros({2, 3}), torch::ones({1, 3})})));
+  CHECK(torch::equal(reader.read_tensor("x", torch::kFloat, {3}),
+                     torch::cat({torch::zeros({2, 3}), torch::ones({1, 3})})));
   CHECK(reader.read_strings("s") == std::vector<std::string>{"a", "b", "c"});
 }
 
@@ -411,7 +417,8 @@ TEST_CASE("parquet writer: no file remains unless close() succeeds") {
   ParquetReader reader(path);
   CHECK(reader.num_row_groups() == 2);
   CHECK(reader.row_group_num_rows(1) == 0);
-  CHECK(torch::equal(reader.read_tensor("x", torch::kDouble, {3}), torch::arange(12, torch::kDouble).reshape({3, 4}).t()));
+  CHECK(torch::equal(reader.read_tensor("x", torch::kDouble, {3}),
+                     torch::arange(12, torch::kDouble).reshape({3, 4}).t()));
 
   const auto unwritable = dir / "no_such_folder" / "x.parquet";
   const auto message = message_of<IoError>([&] { ParquetWriter writer(unwritable); });

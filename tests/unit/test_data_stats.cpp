@@ -45,10 +45,11 @@ using Expected = std::vector<ExpectedStat>;
 void check_exact(const FeatureStats& stats, const Expected& expected) {
   CHECK(stats.names().size() == expected.size());
   for (const auto& e : expected) {
-    CAPTURE(e.name);
+    std::string stat_name = e.name;
+    CAPTURE(stat_name);
     REQUIRE(stats.has(e.name));
     const torch::Tensor& t = stats.get(e.name);
-    CHECK(t.scalar_type() == e.dtype);
+    CHECK((t.scalar_type() == e.dtype));
     CHECK(t.sizes().vec() == e.shape);
     torch::Tensor flat = t.to(torch::kFloat64).contiguous().reshape({-1});
     REQUIRE(flat.numel() == static_cast<int64_t>(e.values.size()));
@@ -63,8 +64,7 @@ void check_exact(const FeatureStats& stats, const Expected& expected) {
 torch::Tensor vec(int64_t n, int64_t d, torch::ScalarType dtype = torch::kFloat32) {
   torch::Tensor a = torch::empty({n, d}, torch::kFloat64);
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < d; ++j)
-      a[i][j] = static_cast<double>((i * 7919 + j * 104729 + 13) % 1009) / 37.0 - 11.5;
+    for (int64_t j = 0; j < d; ++j) a[i][j] = static_cast<double>((i * 7919 + j * 104729 + 13) % 1009) / 37.0 - 11.5;
   return a.to(dtype);
 }
 
@@ -84,9 +84,14 @@ struct TempDir {
     path = fs::temp_directory_path() / ("lrhost_test_stats_" + std::to_string(rd()));
     fs::create_directories(path);
   }
+  // Removed entry by entry: std::filesystem::remove_all resolves to a broken copy exported by the
+  // pinned libtorch.so (see test_launch.cpp).
   ~TempDir() {
     std::error_code ec;
-    fs::remove_all(path, ec);
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec)) entries.push_back(e.path());
+    for (auto it = entries.rbegin(); it != entries.rend(); ++it) fs::remove(*it, ec);  // children first
+    fs::remove(path, ec);
   }
 };
 
@@ -248,7 +253,9 @@ FeatureStats hand_stats() {
   return s;
 }
 
-double elem(const torch::Tensor& t, int64_t i, int64_t j) { return t.index({i, j}).item<double>(); }
+double elem(const torch::Tensor& t, int64_t i, int64_t j) {
+  return t.index({i, j}).item<double>();
+}
 
 }  // namespace
 
@@ -262,7 +269,9 @@ TEST_CASE("compute_episode_stats of vectors matches LeRobot bit for bit") {
   SUBCASE("float32 [1000] (pairwise sum split in halves)") {
     check_exact(compute_episode_stats(vec(1000, 1).reshape({1000}), false), kVecC);
   }
-  SUBCASE("float64 stays float64") { check_exact(compute_episode_stats(vec(40, 2, torch::kFloat64), false), kVecD); }
+  SUBCASE("float64 stays float64") {
+    check_exact(compute_episode_stats(vec(40, 2, torch::kFloat64), false), kVecD);
+  }
 }
 
 TEST_CASE("compute_episode_stats basics by hand") {
@@ -273,7 +282,7 @@ TEST_CASE("compute_episode_stats basics by hand") {
   CHECK(s.min.item<double>() == 1.0);
   CHECK(s.max.item<double>() == 4.0);
   CHECK(s.count.item<int64_t>() == 4);
-  CHECK(s.count.scalar_type() == torch::kInt64);
+  CHECK((s.count.scalar_type() == torch::kInt64));
   CHECK(s.get("q50").item<double>() == doctest::Approx(2.0).epsilon(1e-3));
 
   // A single frame: std 0 and every quantile equal to the mean (LeRobot's _compute_basic_stats).
@@ -284,7 +293,7 @@ TEST_CASE("compute_episode_stats basics by hand") {
 
   // Integer features are promoted to float64 before the stats (numpy result_type(int64, float32)).
   auto ints = compute_episode_stats(torch::arange(10, torch::kInt64), false);
-  CHECK(ints.mean.scalar_type() == torch::kFloat64);
+  CHECK((ints.mean.scalar_type() == torch::kFloat64));
   CHECK(ints.mean.item<double>() == 4.5);
 
   CHECK_THROWS_AS(compute_episode_stats(torch::empty({0, 3}), false), DataError);
@@ -301,7 +310,7 @@ TEST_CASE("compute_episode_stats of cameras: sub-sampling, down-scaling, per cha
   SUBCASE("constant frames") {
     auto s = compute_episode_stats(torch::full({4, 3, 2, 2}, 255, torch::kUInt8), true);
     CHECK(s.mean.sizes().vec() == std::vector<int64_t>{3, 1, 1});
-    CHECK(s.mean.scalar_type() == torch::kFloat32);
+    CHECK((s.mean.scalar_type() == torch::kFloat32));
     CHECK(torch::all(s.min == 1.0).item<bool>());
     CHECK(torch::all(s.mean == 1.0).item<bool>());
     CHECK(torch::all(s.std == 0.0).item<bool>());
@@ -316,7 +325,8 @@ TEST_CASE("frame sub-sampling follows LeRobot's estimate_num_samples / sample_in
   using lrhost::data::estimate_num_samples;
   using lrhost::data::sample_indices;
   CHECK(estimate_num_samples(5) == 5);
-  CHECK(estimate_num_samples(500) == 100);
+  CHECK(estimate_num_samples(300) == 100);
+  CHECK(estimate_num_samples(500) == 105);   // int(500 ** 0.75)
   CHECK(estimate_num_samples(1000) == 177);  // figures from LeRobot's docstring
   CHECK(estimate_num_samples(10000) == 1000);
   CHECK(estimate_num_samples(20000) == 1681);
@@ -355,20 +365,20 @@ TEST_CASE("aggregate_stats matches LeRobot and the stats of the concatenation") 
     CHECK(agg.max[j].item<double>() == col.max().item<double>());
     // Quantiles: an envelope, min of the lower (<= q50) and max of the upper estimates.
     for (const char* q : {"q01", "q10", "q50"}) {
-      double m = std::min({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(),
-                           eps[2].get(q)[j].item<double>()});
+      double m =
+          std::min({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(), eps[2].get(q)[j].item<double>()});
       CHECK(agg.get(q)[j].item<double>() == m);
     }
     for (const char* q : {"q90", "q99"}) {
-      double m = std::max({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(),
-                           eps[2].get(q)[j].item<double>()});
+      double m =
+          std::max({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(), eps[2].get(q)[j].item<double>()});
       CHECK(agg.get(q)[j].item<double>() == m);
     }
   }
 
   SUBCASE("cameras") {
-    check_exact(aggregate_stats({compute_episode_stats(img(120, 3, 6, 5), true),
-                                 compute_episode_stats(img(30, 3, 4, 4), true)}),
+    check_exact(aggregate_stats(
+                    {compute_episode_stats(img(120, 3, 6, 5), true), compute_episode_stats(img(30, 3, 4, 4), true)}),
                 kAggCam);
   }
   SUBCASE("a quantile missing from one episode is dropped") {
@@ -399,9 +409,9 @@ TEST_CASE("normalization modes by hand, zero range and eps") {
   // MEAN_STD: (x - mean) / (std + eps)
   auto m = lrhost::data::normalize(x, s, NormMode::MeanStd);
   CHECK(elem(m, 0, 0) == doctest::Approx(2.0 / (2.0 + 1e-8)).epsilon(1e-15));
-  CHECK(elem(m, 0, 1) == 0.0);                            // x == mean with std 0 → 0
+  CHECK(elem(m, 0, 1) == 0.0);                           // x == mean with std 0 → 0
   CHECK(elem(m, 1, 1) == doctest::Approx(-1.0 / 1e-8));  // std 0: divided by eps alone
-  CHECK(elem(m, 0, 0) != 1.0);                            // eps is added, not only used for zeros
+  CHECK(elem(m, 0, 0) != 1.0);                           // eps is added, not only used for zeros
   // Inverse has no eps: x * std + mean, so a zero-std feature comes back as its mean.
   auto mi = lrhost::data::unnormalize(m, s, NormMode::MeanStd);
   CHECK(elem(mi, 0, 0) == doctest::Approx(3.0).epsilon(1e-8));
@@ -436,12 +446,12 @@ TEST_CASE("normalization in float32 rounds like LeRobot: stats cast to x's dtype
   FeatureStats s = hand_stats();
   torch::Tensor x = torch::tensor({{3.0f, 2.0f}}, torch::kFloat32);
   auto m = lrhost::data::normalize(x, s, NormMode::MeanStd);
-  CHECK(m.scalar_type() == torch::kFloat32);
+  CHECK((m.scalar_type() == torch::kFloat32));
   CHECK(elem(m, 0, 0) == 1.0);  // 2 + 1e-8 rounds to 2 in float32
   auto r = lrhost::data::normalize(x, s, NormMode::MinMax);
   CHECK(elem(r, 0, 1) == static_cast<double>(2.0f / 1e-8f - 1.0f));
   // The stored stats are untouched (still float64, same values).
-  CHECK(s.std.scalar_type() == torch::kFloat64);
+  CHECK((s.std.scalar_type() == torch::kFloat64));
   CHECK(s.std[1].item<double>() == 0.0);
   CHECK(s.max[1].item<double>() == 1.0);
   // Integer input is refused (LeRobot expects images already in float [0,1]).
@@ -482,8 +492,8 @@ TEST_CASE("a missing stat is a DataError naming it") {
 }
 
 TEST_CASE("normalization mode names") {
-  for (NormMode mode : {NormMode::MeanStd, NormMode::MinMax, NormMode::Quantiles, NormMode::Quantile10,
-                        NormMode::Identity})
+  for (NormMode mode :
+       {NormMode::MeanStd, NormMode::MinMax, NormMode::Quantiles, NormMode::Quantile10, NormMode::Identity})
     CHECK(lrhost::data::parse_norm_mode(lrhost::data::norm_mode_name(mode)) == mode);
   CHECK(lrhost::data::norm_mode_name(NormMode::MeanStd) == "MEAN_STD");
   CHECK(lrhost::data::norm_mode_name(NormMode::Quantile10) == "QUANTILE10");
@@ -501,7 +511,7 @@ TEST_CASE("apply_imagenet_stats overwrites camera mean/std only") {
   lrhost::data::apply_imagenet_stats(stats, {"observation.images.top", "observation.images.wrist"});
   const auto& top = stats["observation.images.top"];
   CHECK(top.mean.sizes().vec() == std::vector<int64_t>{3, 1, 1});
-  CHECK(top.mean.scalar_type() == torch::kFloat32);
+  CHECK((top.mean.scalar_type() == torch::kFloat32));
   CHECK(top.mean[0][0][0].item<float>() == 0.485f);
   CHECK(top.std[2][0][0].item<float>() == 0.225f);
   CHECK(top.has("min"));
@@ -523,7 +533,7 @@ TEST_CASE("stats.json round trip") {
 
   std::string text = read_text(file);
   CHECK(text.rfind("{\n    \"action\": {\n        \"min\": [\n            ", 0) == 0);  // indent=4, LeRobot's order
-  CHECK(text.find("\"count\": [\n            30\n        ]") != std::string::npos);    // count stays an integer
+  CHECK(text.find("\"count\": [\n            30\n        ]") != std::string::npos);     // count stays an integer
 
   DatasetStats back = lrhost::data::read_stats_json(file);
   REQUIRE(back.size() == 2);
@@ -537,7 +547,7 @@ TEST_CASE("stats.json round trip") {
       const auto& b = fs_out.get(name);
       CHECK(b.sizes() == a.sizes());
       // JSON numbers are float64 on load (np.array of Python floats); count is int64.
-      CHECK(b.scalar_type() == (name == "count" ? torch::kInt64 : torch::kFloat64));
+      CHECK((b.scalar_type() == (name == "count" ? torch::kInt64 : torch::kFloat64)));
       CHECK(torch::equal(b, a.to(b.scalar_type())));
     }
   }
@@ -547,9 +557,9 @@ TEST_CASE("stats_from_json: scalars, integers, unknown stats") {
   auto s = lrhost::data::stats_from_json(
       nlohmann::json::parse(R"({"mean": 1.5, "count": [7], "min": [[1], [2]], "q05": [0.1], "note": [3]})"), "x");
   CHECK(s.mean.sizes().vec() == std::vector<int64_t>{1});  // np.atleast_1d
-  CHECK(s.count.scalar_type() == torch::kInt64);
+  CHECK((s.count.scalar_type() == torch::kInt64));
   CHECK(s.min.sizes().vec() == std::vector<int64_t>{2, 1});
-  CHECK(s.min.scalar_type() == torch::kInt64);  // all-integer lists load as int64, like numpy
+  CHECK((s.min.scalar_type() == torch::kInt64));  // all-integer lists load as int64, like numpy
   CHECK(s.quantiles.count("q05") == 1);
   CHECK(s.extra.count("note") == 1);
   CHECK(lrhost::data::stats_to_json(s)["q05"] == nlohmann::json::parse("[0.1]"));
@@ -558,19 +568,19 @@ TEST_CASE("stats_from_json: scalars, integers, unknown stats") {
 TEST_CASE("a corrupt stats.json is an error naming the file and the key") {
   TempDir dir;
   fs::path file = dir.path / "stats.json";
-  CHECK(error_message<IoError>([&] { lrhost::data::read_stats_json(dir.path / "absent.json"); })
-            .find("absent.json") != std::string::npos);
+  CHECK(error_message<IoError>([&] { lrhost::data::read_stats_json(dir.path / "absent.json"); }).find("absent.json") !=
+        std::string::npos);
 
   write_text(file, "{\"action\": {\"mean\": [1, 2,");
   CHECK(error_message<IoError>([&] { lrhost::data::read_stats_json(file); }).find(file.string()) != std::string::npos);
 
   const std::vector<std::pair<std::string, std::string>> bad{
-      {R"([1, 2])", ""},                                                 // top level not an object
-      {R"({"action": [1, 2]})", "action"},                              // feature not an object
-      {R"({"action": {"mean": {"x": [1]}}})", "mean"},                  // stat nested one level too deep
-      {R"({"action": {"std": [[1, 2], [3]]}})", "std"},                 // ragged
-      {R"({"action": {"std": [[1, 2], 3]}})", "std"},                   // mixed depths
-      {R"({"observation.state": {"min": ["a", "b"]}})", "min"},         // not numbers
+      {R"([1, 2])", ""},                                         // top level not an object
+      {R"({"action": [1, 2]})", "action"},                       // feature not an object
+      {R"({"action": {"mean": {"x": [1]}}})", "mean"},           // stat nested one level too deep
+      {R"({"action": {"std": [[1, 2], [3]]}})", "std"},          // ragged
+      {R"({"action": {"std": [[1, 2], 3]}})", "std"},            // mixed depths
+      {R"({"observation.state": {"min": ["a", "b"]}})", "min"},  // not numbers
       {R"({"observation.state": {"max": [1, null]}})", "observation.state"},
   };
   for (const auto& [text, key] : bad) {
@@ -580,4 +590,24 @@ TEST_CASE("a corrupt stats.json is an error naming the file and the key") {
     CHECK(msg.find(file.string()) != std::string::npos);
     CHECK(msg.find(key) != std::string::npos);
   }
+}
+
+TEST_CASE("stats.json numbers are printed as Python's json.dump prints them") {
+  // Expected text from: python -c "import json; print(json.dumps([1e-05, 1.5e-05, 0.0001, 1e16,
+  //   1234567890123456.0, -0.0, 0.1, 100.0, 3e-300, 2.5e20, 123456789012345678.0, 8.105056762695312]))"
+  TempDir dir;
+  DatasetStats stats;
+  stats["f"].extra["x"] = torch::tensor({1e-05, 1.5e-05, 0.0001, 1e16, 1234567890123456.0, -0.0, 0.1, 100.0, 3e-300,
+                                         2.5e20, 123456789012345678.0, 8.105056762695312},
+                                        torch::kFloat64);
+  fs::path file = dir.path / "stats.json";
+  lrhost::data::write_stats_json(file, stats);
+  std::string text = read_text(file);
+  std::string flat;
+  for (char c : text)
+    if (c != ' ' && c != '\n') flat += c;
+  CHECK(flat ==
+        "{\"f\":{\"x\":[1e-05,1.5e-05,0.0001,1e+16,1234567890123456.0,-0.0,0.1,100.0,3e-300,2.5e+20,"
+        "1.2345678901234568e+17,8.105056762695312]}}");
+  CHECK(text.rfind("{\n    \"f\": {\n        \"x\": [\n            1e-05,\n", 0) == 0);
 }

@@ -47,7 +47,9 @@ void check_sum(const torch::Tensor& y, std::array<double, 3> expected) {
   for (int i = 0; i < 3; ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-11));
 }
 
-at::Generator seeded(uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
+at::Generator seeded(uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
 
 ImageTransformsConfig enabled_defaults() {
   auto cfg = ImageTransformsConfig::lerobot_defaults();
@@ -84,7 +86,7 @@ TEST_CASE("geometric ops match torchvision v2 on a fixed image") {
   check_sum(affine(x, -30.0, {0, 2}, 0.9, {10, 0}), {35.1875, 23.71484375, 2459.5625});
   check_sum(resize_bilinear(x, 4, 9), {54.486110806465, 30.788362792981, 2983.979148238897});
   const auto [top, left] = center_crop_offsets(6, 7, 3, 4);
-  CHECK(top == 2);  // round(1.5) = 2 (ties to even)
+  CHECK(top == 2);   // round(1.5) = 2 (ties to even)
   CHECK(left == 2);  // round(1.5) = 2
   const auto cc = crop(x, top, left, 3, 4);
   CHECK(cc.sizes() == torch::IntArrayRef{3, 3, 4});
@@ -184,9 +186,12 @@ TEST_CASE("seeded subset matches LeRobot's ImageTransforms") {
     ImageTransformsConfig cfg;
     cfg.enable = true;
     cfg.max_num_transforms = 2;
-    cfg.tfs["jit"] = {"ColorJitter", 2.0,
-                      {{"brightness", {0.5, 1.5}}, {"contrast", {0.7, 1.3}}, {"saturation", {0.2, 1.8}}, {"hue", {-0.3, 0.3}}}};
-    cfg.tfs["aff"] = {"RandomAffine", 1.0,
+    cfg.tfs["jit"] = {
+        "ColorJitter",
+        2.0,
+        {{"brightness", {0.5, 1.5}}, {"contrast", {0.7, 1.3}}, {"saturation", {0.2, 1.8}}, {"hue", {-0.3, 0.3}}}};
+    cfg.tfs["aff"] = {"RandomAffine",
+                      1.0,
                       {{"degrees", {-20, 20}}, {"translate", {0.2, 0.3}}, {"scale", {0.8, 1.2}}, {"shear", {-10, 10}}}};
     cfg.tfs["off"] = {"SharpnessJitter", 0.0, {{"sharpness", {0.5, 1.5}}}};
     cfg.tfs["sh"] = {"SharpnessJitter", 0.5, {{"sharpness", {0.0, 2.0}}}};

@@ -15,31 +15,51 @@ namespace lrhost::data::arrow_tensor {
 
 std::shared_ptr<arrow::DataType> arrow_type_for(torch::ScalarType dtype) {
   switch (dtype) {
-    case torch::kFloat: return arrow::float32();
-    case torch::kDouble: return arrow::float64();
-    case torch::kHalf: return arrow::float16();
-    case torch::kLong: return arrow::int64();
-    case torch::kInt: return arrow::int32();
-    case torch::kShort: return arrow::int16();
-    case torch::kChar: return arrow::int8();
-    case torch::kByte: return arrow::uint8();
-    case torch::kBool: return arrow::boolean();
-    default: return nullptr;
+    case torch::kFloat:
+      return arrow::float32();
+    case torch::kDouble:
+      return arrow::float64();
+    case torch::kHalf:
+      return arrow::float16();
+    case torch::kLong:
+      return arrow::int64();
+    case torch::kInt:
+      return arrow::int32();
+    case torch::kShort:
+      return arrow::int16();
+    case torch::kChar:
+      return arrow::int8();
+    case torch::kByte:
+      return arrow::uint8();
+    case torch::kBool:
+      return arrow::boolean();
+    default:
+      return nullptr;
   }
 }
 
 std::optional<torch::ScalarType> torch_type_for(const arrow::DataType& type) {
   switch (type.id()) {
-    case arrow::Type::FLOAT: return torch::kFloat;
-    case arrow::Type::DOUBLE: return torch::kDouble;
-    case arrow::Type::HALF_FLOAT: return torch::kHalf;
-    case arrow::Type::INT64: return torch::kLong;
-    case arrow::Type::INT32: return torch::kInt;
-    case arrow::Type::INT16: return torch::kShort;
-    case arrow::Type::INT8: return torch::kChar;
-    case arrow::Type::UINT8: return torch::kByte;
-    case arrow::Type::BOOL: return torch::kBool;
-    default: return std::nullopt;
+    case arrow::Type::FLOAT:
+      return torch::kFloat;
+    case arrow::Type::DOUBLE:
+      return torch::kDouble;
+    case arrow::Type::HALF_FLOAT:
+      return torch::kHalf;
+    case arrow::Type::INT64:
+      return torch::kLong;
+    case arrow::Type::INT32:
+      return torch::kInt;
+    case arrow::Type::INT16:
+      return torch::kShort;
+    case arrow::Type::INT8:
+      return torch::kChar;
+    case arrow::Type::UINT8:
+      return torch::kByte;
+    case arrow::Type::BOOL:
+      return torch::kBool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -49,7 +69,8 @@ std::shared_ptr<arrow::DataType> storage_type(std::shared_ptr<arrow::DataType> t
 }
 
 std::shared_ptr<arrow::Array> storage_array(std::shared_ptr<arrow::Array> array) {
-  while (array->type_id() == arrow::Type::EXTENSION) array = static_cast<const arrow::ExtensionArray&>(*array).storage();
+  while (array->type_id() == arrow::Type::EXTENSION)
+    array = static_cast<const arrow::ExtensionArray&>(*array).storage();
   return array;
 }
 
@@ -106,8 +127,8 @@ Span descend_variable(const ListArray& list, const Span& span, int64_t n, int le
 }
 
 // Copies one chunk (already known to have the expected type) into `dst`; returns bytes written.
-int64_t copy_chunk(const std::shared_ptr<arrow::Array>& chunk, const std::vector<int64_t>& row_shape,
-                   uint8_t* dst, int64_t first_row, const std::string& where) {
+int64_t copy_chunk(const std::shared_ptr<arrow::Array>& chunk, const std::vector<int64_t>& row_shape, uint8_t* dst,
+                   int64_t first_row, const std::string& where) {
   Span span{storage_array(chunk), 0, chunk->length()};
   for (int level = 0; level < static_cast<int>(row_shape.size()); ++level) {
     check_no_nulls(span, level, first_row, where);
@@ -207,12 +228,12 @@ std::string describe(torch::ScalarType dtype, const std::vector<int64_t>& row_sh
   return util::dtype_name(dtype) + " " + shape_text(row_shape);
 }
 
-void copy_column(const arrow::ChunkedArray& column, const std::vector<int64_t>& row_shape, torch::Tensor& out,
-                 const std::string& where) {
+void copy_column(const arrow::ChunkedArray& column, const std::vector<int64_t>& row_shape,
+                 const std::vector<int64_t>& requested_shape, torch::Tensor& out, const std::string& where) {
   // Check the type level by level before touching data, so a wrong column fails with its type.
   const auto dtype = out.scalar_type();
-  const std::string expected = "expected " + describe(dtype, row_shape) + " per row, found " +
-                               column.type()->ToString();
+  const std::string expected =
+      "expected " + describe(dtype, requested_shape) + " per row, found " + column.type()->ToString();
   auto type = storage_type(column.type());
   for (const int64_t n : row_shape) {
     if (!is_any_list(type->id())) throw util::DataError(where + ": " + expected);
@@ -224,11 +245,13 @@ void copy_column(const arrow::ChunkedArray& column, const std::vector<int64_t>& 
   const auto want = arrow_type_for(dtype);
   if (!want || !type->Equals(*want)) throw util::DataError(where + ": " + expected);
 
+  // Data errors (row lengths, nulls) also say what was asked for.
+  const std::string where_expected = where + " (expected " + describe(dtype, requested_shape) + " per row)";
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   int64_t row = 0;
   for (const auto& chunk : column.chunks()) {
     if (chunk->length() == 0) continue;
-    dst += copy_chunk(chunk, row_shape, dst, row, where);
+    dst += copy_chunk(chunk, row_shape, dst, row, where_expected);
     row += chunk->length();
   }
 }
@@ -250,7 +273,8 @@ std::shared_ptr<arrow::DataType> tensor_arrow_type(torch::ScalarType dtype, cons
 
 std::shared_ptr<arrow::Array> tensor_to_array(const torch::Tensor& values, const std::string& where) {
   if (!values.defined()) throw util::DataError(where + ": tensor column has no tensor");
-  if (values.dim() < 1) throw util::DataError(where + ": tensor column needs a leading row dimension, got a 0-d tensor");
+  if (values.dim() < 1)
+    throw util::DataError(where + ": tensor column needs a leading row dimension, got a 0-d tensor");
   const auto t = values.detach().to(torch::kCPU).contiguous();
   const std::vector<int64_t> row_shape(t.sizes().begin() + 1, t.sizes().end());
   const auto type = tensor_arrow_type(t.scalar_type(), row_shape, where);

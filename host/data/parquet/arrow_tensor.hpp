@@ -35,9 +35,10 @@ std::vector<int64_t> stored_row_shape(const arrow::ChunkedArray& column);
 // Copies a (possibly nested-list) numeric column into `out` ([rows, *row_shape], contiguous CPU,
 // dtype matching the leaf), checking that every list at level l has length row_shape[l] and that
 // there are no nulls. Fixed-size data is copied with one memcpy per chunk. Throws DataError whose
-// message starts with `where` ("parquet file 'x', column 'y'").
+// message starts with `where` ("parquet file 'x', column 'y'") and names `requested_shape` (the
+// caller's shape, which may differ from row_shape by dimensions of size 1) as expected.
 void copy_column(const arrow::ChunkedArray& column, const std::vector<int64_t>& row_shape,
-                 torch::Tensor& out, const std::string& where);
+                 const std::vector<int64_t>& requested_shape, torch::Tensor& out, const std::string& where);
 
 // A [rows, d1, ..., dk] tensor as an Arrow array: the primitive column for k = 0, otherwise
 // fixed_size_list nested k deep (outermost = d1), values row-major. Throws DataError for dtypes

@@ -35,7 +35,9 @@ struct ByteColumn::Impl {
 ByteColumn::ByteColumn() : impl_(std::make_shared<Impl>()) {}
 ByteColumn::ByteColumn(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
-int64_t ByteColumn::size() const { return impl_->rows; }
+int64_t ByteColumn::size() const {
+  return impl_->rows;
+}
 
 std::string_view ByteColumn::at(int64_t row) const {
   if (row < 0 || row >= impl_->rows)
@@ -103,9 +105,15 @@ ParquetReader::~ParquetReader() = default;
 ParquetReader::ParquetReader(ParquetReader&&) noexcept = default;
 ParquetReader& ParquetReader::operator=(ParquetReader&&) noexcept = default;
 
-const fs::path& ParquetReader::path() const { return impl_->path; }
-int64_t ParquetReader::num_rows() const { return impl_->table->num_rows(); }
-int ParquetReader::num_row_groups() const { return impl_->metadata->num_row_groups(); }
+const fs::path& ParquetReader::path() const {
+  return impl_->path;
+}
+int64_t ParquetReader::num_rows() const {
+  return impl_->table->num_rows();
+}
+int ParquetReader::num_row_groups() const {
+  return impl_->metadata->num_row_groups();
+}
 
 int64_t ParquetReader::row_group_num_rows(int group) const {
   if (group < 0 || group >= num_row_groups())
@@ -114,7 +122,9 @@ int64_t ParquetReader::row_group_num_rows(int group) const {
   return impl_->metadata->RowGroup(group)->num_rows();
 }
 
-std::vector<std::string> ParquetReader::column_names() const { return impl_->table->ColumnNames(); }
+std::vector<std::string> ParquetReader::column_names() const {
+  return impl_->table->ColumnNames();
+}
 
 bool ParquetReader::has_column(const std::string& name) const {
   return impl_->table->GetColumnByName(name) != nullptr;
@@ -132,7 +142,10 @@ torch::Tensor ParquetReader::read_tensor(const std::string& column, torch::Scala
                                          const std::vector<int64_t>& shape) const {
   const auto data = impl_->column(column);
   int64_t numel = 1;
-  for (const int64_t d : shape) numel *= d;
+  for (const int64_t d : shape) {
+    if (d < 0) throw util::DataError(impl_->where(column) + ": requested per-row shape has a negative dimension");
+    numel *= d;
+  }
   // A one-element row may be stored with any nesting ([] as list<1>, [1] as a primitive column).
   std::vector<int64_t> row_shape = shape;
   const int depth = list_depth(*data->type());
@@ -141,7 +154,7 @@ torch::Tensor ParquetReader::read_tensor(const std::string& column, torch::Scala
   std::vector<int64_t> sizes{num_rows()};
   sizes.insert(sizes.end(), row_shape.begin(), row_shape.end());
   auto out = torch::empty(sizes, torch::TensorOptions().dtype(dtype));
-  copy_column(*data, row_shape, out, impl_->where(column));
+  copy_column(*data, row_shape, shape, out, impl_->where(column));
   if (row_shape != shape) {
     sizes.resize(1);
     sizes.insert(sizes.end(), shape.begin(), shape.end());
@@ -161,7 +174,9 @@ torch::Tensor ParquetReader::read_tensor_cast(const std::string& column, torch::
 
 namespace {
 
-bool is_text(arrow::Type::type id) { return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING; }
+bool is_text(arrow::Type::type id) {
+  return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING;
+}
 
 // Appends rows [start, start + count) of a string / large_string array; nulls are an error.
 void append_strings(const arrow::Array& array, int64_t start, int64_t count, std::vector<std::string>& out,
@@ -230,8 +245,7 @@ ByteColumn ParquetReader::read_image_bytes(const std::string& column) const {
   int bytes_field = -1;
   if (type->id() == arrow::Type::STRUCT) {
     bytes_field = static_cast<const arrow::StructType&>(*type).GetFieldIndex("bytes");
-    if (bytes_field < 0 || !is_binary(*storage_type(type->field(bytes_field)->type())))
-      bytes_field = -2;
+    if (bytes_field < 0 || !is_binary(*storage_type(type->field(bytes_field)->type()))) bytes_field = -2;
   }
   if (bytes_field == -2 || (bytes_field == -1 && !is_binary(*type)))
     throw util::DataError(where + ": expected an image column (struct<bytes: binary, path: string>) or binary, found " +

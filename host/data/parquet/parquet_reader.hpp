@@ -65,7 +65,7 @@ class ParquetReader {
   // Like read_tensor with the file's own value type and stored_shape(), then cast to `dtype`: for
   // metadata columns whose width varies between writers (int32/int64, float32/float64).
   torch::Tensor read_tensor_cast(const std::string& column, torch::ScalarType dtype) const;
-  std::vector<std::string> read_strings(const std::string& column) const;                  // string, large_string
+  std::vector<std::string> read_strings(const std::string& column) const;                    // string, large_string
   std::vector<std::vector<std::string>> read_string_lists(const std::string& column) const;  // list<string>
   // HF Image struct {bytes: binary, path: string} → its bytes; a plain binary column also works.
   // A row without bytes (null struct or null bytes, e.g. an image stored by path only) → DataError.

@@ -59,9 +59,12 @@ ParquetColumn ParquetColumn::image(std::string name, std::vector<std::string> pn
 
 int64_t ParquetColumn::rows() const {
   switch (kind) {
-    case Kind::Tensor: return values.defined() && values.dim() > 0 ? values.size(0) : 0;
-    case Kind::StringList: return static_cast<int64_t>(string_lists.size());
-    default: return static_cast<int64_t>(strings.size());
+    case Kind::Tensor:
+      return values.defined() && values.dim() > 0 ? values.size(0) : 0;
+    case Kind::StringList:
+      return static_cast<int64_t>(string_lists.size());
+    default:
+      return static_cast<int64_t>(strings.size());
   }
 }
 
@@ -71,7 +74,8 @@ namespace {
 std::shared_ptr<arrow::Array> to_array(const ParquetColumn& column, const std::string& where) {
   const std::string context = where + ": building the Arrow column";
   switch (column.kind) {
-    case ParquetColumn::Kind::Tensor: return tensor_to_array(column.values, where);
+    case ParquetColumn::Kind::Tensor:
+      return tensor_to_array(column.values, where);
     case ParquetColumn::Kind::String: {
       arrow::StringBuilder builder;
       ok_or_data(builder.AppendValues(column.strings), context);
@@ -95,8 +99,8 @@ std::shared_ptr<arrow::Array> to_array(const ParquetColumn& column, const std::s
       for (const auto& png : column.strings) ok_or_data(bytes.Append(png), context);
       const auto n = static_cast<int64_t>(column.strings.size());
       // HF datasets' Image(): the bytes are embedded, the path is null.
-      std::vector<std::shared_ptr<arrow::Array>> children{value_or_data(bytes.Finish(), context),
-                                                          value_or_data(arrow::MakeArrayOfNull(arrow::utf8(), n), context)};
+      std::vector<std::shared_ptr<arrow::Array>> children{
+          value_or_data(bytes.Finish(), context), value_or_data(arrow::MakeArrayOfNull(arrow::utf8(), n), context)};
       std::vector<std::shared_ptr<arrow::Field>> fields{arrow::field("bytes", arrow::binary()),
                                                         arrow::field("path", arrow::utf8())};
       return value_or_data(arrow::StructArray::Make(children, fields), context);
@@ -105,7 +109,9 @@ std::shared_ptr<arrow::Array> to_array(const ParquetColumn& column, const std::s
   throw util::DataError(where + ": unknown column kind");
 }
 
-std::string names_text(const arrow::Schema& schema) { return util::quoted_list(schema.field_names()); }
+std::string names_text(const arrow::Schema& schema) {
+  return util::quoted_list(schema.field_names());
+}
 
 }  // namespace
 
@@ -140,25 +146,23 @@ struct ParquetWriter::Impl {
 
   void open_writer(const std::shared_ptr<arrow::Schema>& row_group_schema) {
     schema = metadata ? row_group_schema->WithMetadata(metadata) : row_group_schema;
-    const auto properties = parquet::WriterProperties::Builder()
-                                .compression(parquet::Compression::SNAPPY)
-                                ->enable_dictionary()
-                                ->build();
+    const auto properties =
+        parquet::WriterProperties::Builder().compression(parquet::Compression::SNAPPY)->enable_dictionary()->build();
     // store_schema writes ARROW:schema as pyarrow does: readers then get fixed_size_list back
     // instead of plain list, and the field metadata of the schema.
     const auto arrow_properties = parquet::ArrowWriterProperties::Builder().store_schema()->build();
-    writer = value_or_io(parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink, properties,
-                                                          arrow_properties),
-                         "cannot start writing " + file_text());
+    writer = value_or_io(
+        parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink, properties, arrow_properties),
+        "cannot start writing " + file_text());
   }
 
   // Same names, order and types as the first row group, or a DataError saying what differs.
   void check_schema(const arrow::Schema& group, int group_index) const {
     const std::string prefix = file_text() + ", row group " + std::to_string(group_index) + ": ";
     if (group.num_fields() != schema->num_fields() || group.field_names() != schema->field_names())
-      throw util::DataError(prefix + "columns " + names_text(group) + " differ from the file's columns " +
-                                names_text(*schema),
-                            "every row group of a parquet file has the same columns in the same order");
+      throw util::DataError(
+          prefix + "columns " + names_text(group) + " differ from the file's columns " + names_text(*schema),
+          "every row group of a parquet file has the same columns in the same order");
     for (int i = 0; i < group.num_fields(); ++i) {
       const auto& expected = schema->field(i)->type();
       const auto& found = group.field(i)->type();
@@ -243,8 +247,9 @@ void ParquetWriter::close() {
   }
   if (!impl.writer) {
     impl.abandon();
-    throw util::DataError(impl.file_text() + ": closed without any row group; a parquet file needs a schema, so "
-                                             "nothing was written");
+    throw util::DataError(impl.file_text() +
+                          ": closed without any row group; a parquet file needs a schema, so "
+                          "nothing was written");
   }
   try {
     ok_or_io(impl.writer->Close(), "cannot finish " + impl.file_text());
@@ -259,9 +264,15 @@ void ParquetWriter::close() {
   impl.closed = true;
 }
 
-int64_t ParquetWriter::rows_written() const { return impl_->rows; }
-int ParquetWriter::num_row_groups_written() const { return impl_->groups; }
-const fs::path& ParquetWriter::path() const { return impl_->path; }
+int64_t ParquetWriter::rows_written() const {
+  return impl_->rows;
+}
+int ParquetWriter::num_row_groups_written() const {
+  return impl_->groups;
+}
+const fs::path& ParquetWriter::path() const {
+  return impl_->path;
+}
 
 int64_t ParquetWriter::bytes_written() const {
   if (!impl_->sink || impl_->sink->closed()) {

@@ -27,8 +27,8 @@ struct ParquetColumn {
   enum class Kind { Tensor, String, StringList, Image };
   std::string name;
   Kind kind = Kind::Tensor;
-  torch::Tensor values;                                 // Tensor: [rows, *row_shape], see layout above
-  std::vector<std::string> strings;                     // String: utf8 values; Image: PNG (or any) bytes
+  torch::Tensor values;                                // Tensor: [rows, *row_shape], see layout above
+  std::vector<std::string> strings;                    // String: utf8 values; Image: PNG (or any) bytes
   std::vector<std::vector<std::string>> string_lists;  // StringList → list<string>
 
   static ParquetColumn tensor(std::string name, torch::Tensor values);

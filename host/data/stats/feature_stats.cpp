@@ -10,7 +10,9 @@
 #include "host/data/stats/feature_stats.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -95,11 +97,12 @@ std::vector<T> numpy_linspace(T start, T stop, int64_t div) {
   return y;
 }
 
-// Quantiles of one column from RunningQuantileStats' histogram. Returns the values (as double) and
-// whether every one came from a bin edge (then numpy's result array keeps dtype T, else float64).
+// Quantiles of one column from RunningQuantileStats' histogram. Returns the values (as double) and,
+// per quantile, whether it is a bare bin edge (a T scalar in numpy) rather than an interpolation
+// (a float64 scalar); numpy's array of a quantile across columns is T only if all are bare edges.
 template <class T>
-std::pair<std::vector<double>, bool> histogram_quantiles(std::vector<T> column, T col_min, T col_max,
-                                                         const std::vector<double>& qs) {
+std::pair<std::vector<double>, std::vector<bool>> histogram_quantiles(std::vector<T> column, T col_min, T col_max,
+                                                                      const std::vector<double>& qs) {
   const T pad = static_cast<T>(1e-10);
   const T start = col_min - pad;
   const T stop = col_max + pad;
@@ -111,16 +114,17 @@ std::pair<std::vector<double>, bool> histogram_quantiles(std::vector<T> column, 
     return static_cast<double>(std::lower_bound(column.begin(), column.end(), edges[k]) - column.begin());
   };
   const double first = below(0);
-  const double last = static_cast<double>(std::upper_bound(column.begin(), column.end(), edges[kNumQuantileBins]) -
-                                          column.begin());
+  const double last =
+      static_cast<double>(std::upper_bound(column.begin(), column.end(), edges[kNumQuantileBins]) - column.begin());
   for (int64_t k = 0; k < kNumQuantileBins; ++k) {
     double upper = (k + 1 < kNumQuantileBins) ? below(k + 1) : last;
     cumsum[k] = upper - first;
   }
   const double count = static_cast<double>(column.size());
   std::vector<double> out;
-  bool all_edges = true;
+  std::vector<bool> is_edge;
   for (double q : qs) {
+    is_edge.push_back(true);
     const double target = q * count;
     auto it = std::lower_bound(cumsum.begin(), cumsum.end(), target);
     int64_t idx = it - cumsum.begin();
@@ -141,9 +145,9 @@ std::pair<std::vector<double>, bool> histogram_quantiles(std::vector<T> column, 
     const double fraction = (target - before) / in_bin;
     const T width = edges[idx + 1] - edges[idx];  // float32 subtraction when T is float, as numpy
     out.push_back(static_cast<double>(edges[idx]) + fraction * static_cast<double>(width));
-    all_edges = false;
+    is_edge.back() = false;
   }
-  return {out, all_edges};
+  return {out, is_edge};
 }
 
 template <class T>
@@ -181,13 +185,15 @@ FeatureStats running_quantile_stats(const torch::Tensor& data2d) {
   }
   const auto& qs = default_quantiles();
   std::vector<std::vector<double>> qvalues(qs.size(), std::vector<double>(cols));
-  bool all_edges = true;
+  std::vector<bool> all_edges(qs.size(), true);
   std::vector<T> column(static_cast<size_t>(rows));
   for (int64_t j = 0; j < cols; ++j) {
     for (int64_t i = 0; i < rows; ++i) column[i] = x[i * cols + j];
     auto [values, edges_only] = histogram_quantiles<T>(column, mn[j], mx[j], qs);
-    all_edges = all_edges && edges_only;
-    for (size_t k = 0; k < qs.size(); ++k) qvalues[k][j] = values[k];
+    for (size_t k = 0; k < qs.size(); ++k) {
+      qvalues[k][j] = values[k];
+      all_edges[k] = all_edges[k] && edges_only[k];
+    }
   }
   FeatureStats stats;
   stats.min = vector_tensor(mn);
@@ -195,8 +201,9 @@ FeatureStats running_quantile_stats(const torch::Tensor& data2d) {
   stats.mean = vector_tensor(mean);
   stats.std = vector_tensor(stddev);
   // np.array(list of scalars) is float64 unless every entry was a T bin edge.
-  const torch::ScalarType qtype = all_edges ? torch_type<T>() : torch::kFloat64;
-  for (size_t k = 0; k < qs.size(); ++k) stats.quantiles[quantile_name(qs[k])] = vector_tensor(qvalues[k]).to(qtype);
+  for (size_t k = 0; k < qs.size(); ++k)
+    stats.quantiles[quantile_name(qs[k])] =
+        vector_tensor(qvalues[k]).to(all_edges[k] ? torch_type<T>() : torch::kFloat64);
   return stats;
 }
 
@@ -335,6 +342,72 @@ std::vector<double> as_doubles(const torch::Tensor& t) {
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
+// Python's repr(float), which json.dump uses: the shortest digits that read back to the same double
+// (std::to_chars gives the same shortest-and-closest digits), fixed notation when the decimal
+// exponent is in [-4, 16), else d.ddde±XX; integral values keep a ".0". Non-finite values are
+// written as json.dump writes them (NaN, Infinity), which is not strict JSON but is what LeRobot reads.
+std::string python_float_repr(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  const size_t e_pos = sci.find('e');
+  std::string mantissa = sci.substr(0, e_pos);
+  const int exp10 = std::stoi(sci.substr(e_pos + 1));
+  std::string sign;
+  if (!mantissa.empty() && mantissa[0] == '-') {
+    sign = "-";
+    mantissa.erase(0, 1);
+  }
+  std::string digits;
+  for (char c : mantissa)
+    if (c != '.') digits += c;
+  const int decpt = exp10 + 1;  // value = 0.d1d2... * 10^decpt
+  const int nd = static_cast<int>(digits.size());
+  std::string body;
+  if (decpt <= -4 || decpt > 16) {
+    body = digits.substr(0, 1);
+    if (nd > 1) body += "." + digits.substr(1);
+    char e[16];
+    std::snprintf(e, sizeof(e), "e%+03d", exp10);
+    body += e;
+  } else if (decpt <= 0) {
+    body = "0." + std::string(static_cast<size_t>(-decpt), '0') + digits;
+  } else if (decpt >= nd) {
+    body = digits + std::string(static_cast<size_t>(decpt - nd), '0') + ".0";
+  } else {
+    body = digits.substr(0, static_cast<size_t>(decpt)) + "." + digits.substr(static_cast<size_t>(decpt));
+  }
+  return sign + body;
+}
+
+// json.dump(indent=4, ensure_ascii=False) layout: one element per line, ": " after keys.
+void dump_python_style(const nlohmann::ordered_json& v, int level, std::string& out) {
+  const std::string pad(static_cast<size_t>(4 * (level + 1)), ' ');
+  const std::string close_pad(static_cast<size_t>(4 * level), ' ');
+  if (v.is_object() || v.is_array()) {
+    if (v.empty()) {
+      out += v.is_object() ? "{}" : "[]";
+      return;
+    }
+    out += v.is_object() ? "{\n" : "[\n";
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) out += ",\n";
+      first = false;
+      out += pad;
+      if (v.is_object()) out += nlohmann::ordered_json(it.key()).dump(-1, ' ', false) + ": ";
+      dump_python_style(*it, level + 1, out);
+    }
+    out += "\n" + close_pad + (v.is_object() ? "}" : "]");
+  } else if (v.is_number_float()) {
+    out += python_float_repr(v.get<double>());
+  } else {
+    out += v.dump(-1, ' ', false);
+  }
+}
+
 }  // namespace
 
 bool FeatureStats::has(const std::string& stat) const {
@@ -372,13 +445,20 @@ std::vector<std::string> FeatureStats::names() const {
 }
 
 void FeatureStats::set(const std::string& stat, torch::Tensor value) {
-  if (stat == "min") min = std::move(value);
-  else if (stat == "max") max = std::move(value);
-  else if (stat == "mean") mean = std::move(value);
-  else if (stat == "std") std = std::move(value);
-  else if (stat == "count") count = std::move(value);
-  else if (is_quantile_name(stat)) quantiles[stat] = std::move(value);
-  else extra[stat] = std::move(value);
+  if (stat == "min")
+    min = std::move(value);
+  else if (stat == "max")
+    max = std::move(value);
+  else if (stat == "mean")
+    mean = std::move(value);
+  else if (stat == "std")
+    std = std::move(value);
+  else if (stat == "count")
+    count = std::move(value);
+  else if (is_quantile_name(stat))
+    quantiles[stat] = std::move(value);
+  else
+    extra[stat] = std::move(value);
 }
 
 int64_t estimate_num_samples(int64_t dataset_len, int64_t min_num_samples, int64_t max_num_samples, double power) {
@@ -397,9 +477,12 @@ std::vector<int64_t> sample_indices(int64_t data_len) {
   const double step = div > 0 ? delta / static_cast<double>(div) : 0.0;
   for (int64_t k = 0; k < num; ++k) {
     double v;
-    if (div <= 0) v = static_cast<double>(k) * delta;
-    else if (step == 0.0) v = static_cast<double>(k) / static_cast<double>(div) * delta;
-    else v = static_cast<double>(k) * step;
+    if (div <= 0)
+      v = static_cast<double>(k) * delta;
+    else if (step == 0.0)
+      v = static_cast<double>(k) / static_cast<double>(div) * delta;
+    else
+      v = static_cast<double>(k) * step;
     if (k == num - 1 && num > 1) v = delta;
     out.push_back(static_cast<int64_t>(std::nearbyint(v)));
   }
@@ -524,7 +607,8 @@ FeatureStats stats_from_json(const json& value, const std::string& what) {
 
 DatasetStats read_stats_json(const std::filesystem::path& file) {
   std::ifstream in(file);
-  if (!in) throw IoError("cannot open stats file " + file.string(), "check that the dataset's meta/ folder is complete");
+  if (!in)
+    throw IoError("cannot open stats file " + file.string(), "check that the dataset's meta/ folder is complete");
   json doc;
   try {
     doc = json::parse(in);
@@ -541,19 +625,22 @@ DatasetStats read_stats_json(const std::filesystem::path& file) {
 }
 
 void write_stats_json(const std::filesystem::path& file, const DatasetStats& stats) {
-  // ordered_json keeps LeRobot's stat order (min, max, mean, std, count, quantiles).
+  // ordered_json keeps LeRobot's stat order (min, max, mean, std, count, quantiles); the text is laid
+  // out and numbers printed as Python's json.dump does, so a file written here diffs cleanly
+  // against LeRobot's (features come in sorted order; LeRobot's order is that of a Python set).
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   for (const auto& [key, feature] : stats) {
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
-    for (const auto& name : feature.names())
-      entry[name] = tensor_to_json<nlohmann::ordered_json>(feature.get(name));
+    for (const auto& name : feature.names()) entry[name] = tensor_to_json<nlohmann::ordered_json>(feature.get(name));
     doc[key] = std::move(entry);
   }
   std::error_code ec;
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   if (!out) throw IoError("cannot write stats file " + file.string());
-  out << doc.dump(4);
+  std::string text;
+  dump_python_style(doc, 0, text);
+  out << text;
   out.flush();
   if (!out) throw IoError("failed writing stats file " + file.string());
 }

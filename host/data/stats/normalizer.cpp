@@ -27,8 +27,8 @@ torch::Tensor stat_like(const FeatureStats& stats, const std::string& name, cons
   if (!stats.has(name)) {
     std::string present;
     for (const auto& n : stats.names()) present += (present.empty() ? "" : ", ") + n;
-    throw DataError(norm_mode_name(mode) + " normalization needs stat '" + name + "', which is missing (present: " +
-                        (present.empty() ? "none" : present) + ")",
+    throw DataError(norm_mode_name(mode) + " normalization needs stat '" + name +
+                        "', which is missing (present: " + (present.empty() ? "none" : present) + ")",
                     "recompute the dataset statistics, or choose another normalization mode for this feature");
   }
   return stats.get(name).to(x.device(), x.scalar_type());
@@ -43,10 +43,14 @@ void require_floating(const torch::Tensor& x) {
 // Lower and upper bound stat names of the range-based modes.
 std::pair<const char*, const char*> range_stats(NormMode mode) {
   switch (mode) {
-    case NormMode::MinMax: return {"min", "max"};
-    case NormMode::Quantiles: return {"q01", "q99"};
-    case NormMode::Quantile10: return {"q10", "q90"};
-    default: return {nullptr, nullptr};
+    case NormMode::MinMax:
+      return {"min", "max"};
+    case NormMode::Quantiles:
+      return {"q01", "q99"};
+    case NormMode::Quantile10:
+      return {"q10", "q90"};
+    default:
+      return {nullptr, nullptr};
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 #include <string>
+#include <vector>
 
 #include "host/util/error.hpp"
 
@@ -29,8 +30,7 @@ int64_t checked_channels(const torch::Tensor& image, const char* op) {
 }
 
 void check_non_negative(double factor, const char* op) {
-  if (!(factor >= 0.0))
-    throw util::DataError(std::string(op) + ": factor must be >= 0, got " + std::to_string(factor));
+  if (!(factor >= 0.0)) throw util::DataError(std::string(op) + ": factor must be >= 0, got " + std::to_string(factor));
 }
 
 // ratio * a + (1 - ratio) * b, clamped to the float image range [0, 1] (torchvision's _blend).
@@ -147,8 +147,8 @@ torch::Tensor adjust_sharpness(const torch::Tensor& image, double factor) {
   return image.dim() > 4 ? output.reshape(shape) : output;
 }
 
-torch::Tensor affine(const torch::Tensor& image, double angle_deg, std::pair<double, double> translate_px,
-                     double scale, std::pair<double, double> shear_deg) {
+torch::Tensor affine(const torch::Tensor& image, double angle_deg, std::pair<double, double> translate_px, double scale,
+                     std::pair<double, double> shear_deg) {
   if (image.dim() < 3 || !image.is_floating_point())
     throw util::DataError("affine: expected a float image [..., C, H, W]");
   if (!(scale > 0.0)) throw util::DataError("affine: scale must be > 0, got " + std::to_string(scale));
@@ -194,8 +194,7 @@ torch::Tensor affine(const torch::Tensor& image, double angle_deg, std::pair<dou
 
 torch::Tensor crop(const torch::Tensor& image, int64_t top, int64_t left, int64_t height, int64_t width) {
   if (image.dim() < 3) throw util::DataError("crop: expected an image [..., C, H, W]");
-  if (top < 0 || left < 0 || height < 1 || width < 1 || top + height > image.size(-2) ||
-      left + width > image.size(-1))
+  if (top < 0 || left < 0 || height < 1 || width < 1 || top + height > image.size(-2) || left + width > image.size(-1))
     throw util::DataError("crop: window (top " + std::to_string(top) + ", left " + std::to_string(left) + ", " +
                           std::to_string(height) + "x" + std::to_string(width) + ") does not fit in an image of " +
                           std::to_string(image.size(-2)) + "x" + std::to_string(image.size(-1)));

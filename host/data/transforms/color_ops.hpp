@@ -35,8 +35,8 @@ torch::Tensor adjust_sharpness(const torch::Tensor& image, double factor);
 // torchvision's F.affine for tensors with nearest interpolation and fill 0: rotation by
 // `angle_deg` (counter-clockwise on screen as torchvision defines it) about the image centre,
 // translation by (tx, ty) pixels, isotropic `scale`, shear (x, y) in degrees.
-torch::Tensor affine(const torch::Tensor& image, double angle_deg, std::pair<double, double> translate_px,
-                     double scale, std::pair<double, double> shear_deg);
+torch::Tensor affine(const torch::Tensor& image, double angle_deg, std::pair<double, double> translate_px, double scale,
+                     std::pair<double, double> shear_deg);
 
 // The window [top, top + height) x [left, left + width) of every image; must lie inside it.
 torch::Tensor crop(const torch::Tensor& image, int64_t top, int64_t left, int64_t height, int64_t width);

@@ -22,9 +22,9 @@ namespace {
 
 const std::vector<std::string> kSupportedTypes{"ColorJitter", "Identity", "RandomAffine", "SharpnessJitter"};
 // Types LeRobot accepts that lrhost does not implement yet: told apart from typos in the message.
-const std::vector<std::string> kLeRobotOnlyTypes{"CoarseDropout",   "GammaCorrection", "GaussianNoise",
+const std::vector<std::string> kLeRobotOnlyTypes{"CoarseDropout",           "GammaCorrection", "GaussianNoise",
                                                  "GaussianPatchBrightness", "JPEGCompression", "MotionBlur",
-                                                 "PlanckianJitter", "RandomShadow"};
+                                                 "PlanckianJitter",         "RandomShadow"};
 const std::vector<std::string> kJitterKeys{"brightness", "contrast", "saturation", "hue"};
 
 std::string fmt(double v) {
@@ -33,7 +33,9 @@ std::string fmt(double v) {
   return out.str();
 }
 
-std::string range_text(const std::pair<double, double>& r) { return "(" + fmt(r.first) + ", " + fmt(r.second) + ")"; }
+std::string range_text(const std::pair<double, double>& r) {
+  return "(" + fmt(r.first) + ", " + fmt(r.second) + ")";
+}
 
 // One float32 uniform draw, as torchvision's torch.empty(1).uniform_(lo, hi).item().
 double uniform(at::Generator& gen, double lo, double hi) {
@@ -54,8 +56,8 @@ void check_keys(const ImageTransformSpec& spec, const std::string& key, const st
 // lo <= min <= max <= hi, else a ConfigError naming the key and the rule.
 void check_range(const std::pair<double, double>& r, const std::string& key, double lo, double hi,
                  const std::string& rule) {
-  const bool ok = std::isfinite(r.first) && std::isfinite(r.second) && lo <= r.first && r.first <= r.second &&
-                  r.second <= hi;
+  const bool ok =
+      std::isfinite(r.first) && std::isfinite(r.second) && lo <= r.first && r.first <= r.second && r.second <= hi;
   if (!ok) throw util::ConfigError("'" + key + "' must satisfy " + rule + ", got " + range_text(r));
 }
 
@@ -106,7 +108,8 @@ void validate_spec(const ImageTransformSpec& spec, const std::string& key) {
                                " is not implemented in lrhost; supported: " + util::quoted_list(kSupportedTypes));
   } else {
     std::string hint;
-    if (auto near = util::nearest(spec.type, kSupportedTypes); !near.empty()) hint = "did you mean '" + near.front() + "'?";
+    if (auto near = util::nearest(spec.type, kSupportedTypes); !near.empty())
+      hint = "did you mean '" + near.front() + "'?";
     throw util::ConfigError("unknown transform type '" + spec.type + "' at '" + key + ".type'; expected one of " +
                                 util::quoted_list(kSupportedTypes),
                             hint);
@@ -155,8 +158,7 @@ ImageTransforms::ImageTransforms(ImageTransformsConfig config, CropResizeConfig 
   for (const auto& name : config_.order) {
     if (!config_.tfs.count(name))
       throw util::ConfigError("'image_transforms.order' names '" + name + "', which is not in image_transforms.tfs");
-    if (!seen.insert(name).second)
-      throw util::ConfigError("'image_transforms.order' lists '" + name + "' twice");
+    if (!seen.insert(name).second) throw util::ConfigError("'image_transforms.order' lists '" + name + "' twice");
     listed.push_back(name);
   }
   for (const auto& [name, spec] : config_.tfs)
@@ -212,10 +214,12 @@ TransformDraw ImageTransforms::draw_one(const ImageTransformSpec& spec, const st
     draw.params["tx"] = tx;
     draw.params["ty"] = ty;
     double scale = 1.0;
-    if (auto s = spec.ranges.find("scale"); s != spec.ranges.end()) scale = uniform(gen, s->second.first, s->second.second);
+    if (auto s = spec.ranges.find("scale"); s != spec.ranges.end())
+      scale = uniform(gen, s->second.first, s->second.second);
     draw.params["scale"] = scale;
     double shear_x = 0.0;
-    if (auto s = spec.ranges.find("shear"); s != spec.ranges.end()) shear_x = uniform(gen, s->second.first, s->second.second);
+    if (auto s = spec.ranges.find("shear"); s != spec.ranges.end())
+      shear_x = uniform(gen, s->second.first, s->second.second);
     draw.params["shear_x"] = shear_x;
     draw.params["shear_y"] = 0.0;
   }
@@ -242,8 +246,10 @@ TransformPlan ImageTransforms::sample(at::Generator& gen, int64_t height, int64_
       throw util::DataError("random crop of " + std::to_string(ch) + "x" + std::to_string(cw) +
                             " does not fit in an image of " + std::to_string(height) + "x" + std::to_string(width));
     // torchvision's RandomCrop: an offset is drawn only along a dimension that needs cropping.
-    const int64_t top = height > ch ? torch::randint(0, height - ch + 1, torch::IntArrayRef{}, gen, torch::kLong).item<int64_t>() : 0;
-    const int64_t left = width > cw ? torch::randint(0, width - cw + 1, torch::IntArrayRef{}, gen, torch::kLong).item<int64_t>() : 0;
+    const int64_t top =
+        height > ch ? torch::randint(0, height - ch + 1, torch::IntArrayRef{}, gen, torch::kLong).item<int64_t>() : 0;
+    const int64_t left =
+        width > cw ? torch::randint(0, width - cw + 1, torch::IntArrayRef{}, gen, torch::kLong).item<int64_t>() : 0;
     plan.crop_top_left = std::make_pair(top, left);
   }
   return plan;
@@ -272,10 +278,11 @@ torch::Tensor ImageTransforms::apply(const torch::Tensor& x, const TransformPlan
   if (crop_resize_.crop) {
     const int64_t ch = crop_resize_.crop->first, cw = crop_resize_.crop->second;
     if (ch > out.size(-2) || cw > out.size(-1))
-      throw util::DataError("crop of " + std::to_string(ch) + "x" + std::to_string(cw) + " does not fit in an image of " +
-                            std::to_string(out.size(-2)) + "x" + std::to_string(out.size(-1)));
-    const auto [top, left] = plan.crop_top_left ? *plan.crop_top_left
-                                                : center_crop_offsets(out.size(-2), out.size(-1), ch, cw);
+      throw util::DataError("crop of " + std::to_string(ch) + "x" + std::to_string(cw) +
+                            " does not fit in an image of " + std::to_string(out.size(-2)) + "x" +
+                            std::to_string(out.size(-1)));
+    const auto [top, left] =
+        plan.crop_top_left ? *plan.crop_top_left : center_crop_offsets(out.size(-2), out.size(-1), ch, cw);
     out = crop(out, top, left, ch, cw);
   }
   if (crop_resize_.resize) out = resize_bilinear(out, crop_resize_.resize->first, crop_resize_.resize->second);

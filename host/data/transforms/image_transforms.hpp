@@ -84,7 +84,8 @@ class ImageTransforms {
   explicit ImageTransforms(ImageTransformsConfig config, CropResizeConfig crop_resize = {});
 
   // x: float [C,H,W] or [T,C,H,W] (a window: every frame gets the same parameters, as one
-  // torchvision v2 call does) with values in [0, 1]. Same generator state -> same output.
+  // torchvision v2 call does) with values in [0, 1]. Same generator state -> same output. A call
+  // makes several draws in sequence, so give each loader thread its own generator.
   torch::Tensor operator()(const torch::Tensor& x, at::Generator& gen) const;
 
   // The two halves of operator(): draw all parameters for an image of the given size (consuming
@@ -102,13 +103,13 @@ class ImageTransforms {
   const ImageTransformsConfig& config() const { return config_; }
 
  private:
-  TransformDraw draw_one(const ImageTransformSpec& spec, const std::string& name, at::Generator& gen,
-                         int64_t height, int64_t width) const;
+  TransformDraw draw_one(const ImageTransformSpec& spec, const std::string& name, at::Generator& gen, int64_t height,
+                         int64_t width) const;
 
   ImageTransformsConfig config_;
   CropResizeConfig crop_resize_;
-  std::vector<std::string> names_;   // active transforms in listing order
-  std::vector<double> probs_;        // their weights normalised to sum 1
+  std::vector<std::string> names_;  // active transforms in listing order
+  std::vector<double> probs_;       // their weights normalised to sum 1
 };
 
 }  // namespace lrhost::data

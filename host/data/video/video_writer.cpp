@@ -70,6 +70,21 @@ struct Output {
   }
 };
 
+// An opened encoder. SVT-AV1 (1.4, through FFmpeg 5.1) hangs when its encoder is freed without
+// having received end-of-stream, so an encoder is always flushed — its packets discarded — before
+// being freed, also on error paths and when finish() was never called.
+struct EncoderDeleter {
+  void operator()(AVCodecContext* context) const {
+    if (avcodec_is_open(context) && avcodec_send_frame(context, nullptr) >= 0) {
+      AVPacket* packet = av_packet_alloc();
+      while (packet && avcodec_receive_packet(context, packet) >= 0) av_packet_unref(packet);
+      av_packet_free(&packet);
+    }
+    avcodec_free_context(&context);
+  }
+};
+using EncoderPtr = std::unique_ptr<AVCodecContext, EncoderDeleter>;
+
 }  // namespace
 
 struct VideoWriter::Impl {
@@ -79,7 +94,7 @@ struct VideoWriter::Impl {
   AVPixelFormat pix_fmt = AV_PIX_FMT_NONE;
   std::string codec_name;
   Output output;
-  av::CodecContextPtr encoder;
+  EncoderPtr encoder;
   AVStream* stream = nullptr;
   av::FramePtr frame = av::make_frame();
   av::PacketPtr packet = av::make_packet();
@@ -107,6 +122,13 @@ struct VideoWriter::Impl {
     if (result < 0 || !output.context)
       throw util::IoError("cannot create a muxer for video " + quoted(file) + ": " + av::error_text(result));
 
+    // The file first: a path that cannot be written fails before any encoder exists.
+    if (!(output.context->oformat->flags & AVFMT_NOFILE)) {
+      result = avio_open(&output.context->pb, file.c_str(), AVIO_FLAG_WRITE);
+      if (result < 0) throw util::IoError("cannot create video file " + quoted(file) + ": " + av::error_text(result));
+      output.opened = true;
+    }
+
     std::string first_failure;
     encoder = open_encoder(options.codec, first_failure);
     if (!encoder && !options.fallback_codec.empty() && options.fallback_codec != options.codec) {
@@ -125,11 +147,6 @@ struct VideoWriter::Impl {
     result = avcodec_parameters_from_context(stream->codecpar, encoder.get());
     if (result < 0) throw util::IoError("cannot set up the stream of video " + quoted(file) + ": " + av::error_text(result));
 
-    if (!(output.context->oformat->flags & AVFMT_NOFILE)) {
-      result = avio_open(&output.context->pb, file.c_str(), AVIO_FLAG_WRITE);
-      if (result < 0) throw util::IoError("cannot create video file " + quoted(file) + ": " + av::error_text(result));
-      output.opened = true;
-    }
     AVDictionary* muxer_options = nullptr;
     av_dict_set(&muxer_options, "movflags", "faststart", 0);
     result = avformat_write_header(output.context, &muxer_options);
@@ -147,7 +164,7 @@ struct VideoWriter::Impl {
   }
 
   // The opened encoder `name`, or null with the reason in `why` (missing encoder, refused settings).
-  av::CodecContextPtr open_encoder(const std::string& name, std::string& why) {
+  EncoderPtr open_encoder(const std::string& name, std::string& why) {
     const AVCodec* codec = find_encoder(name);
     if (!codec) {
       why = "encoder '" + name + "' is not available in this FFmpeg build";
@@ -159,7 +176,8 @@ struct VideoWriter::Impl {
     }
     const std::string codec_id = codec->name;
     if (codec_id == "libsvtav1") quiet_svt_av1();
-    av::CodecContextPtr context = av::make_codec_context(codec);
+    EncoderPtr context(avcodec_alloc_context3(codec));
+    if (!context) throw std::bad_alloc();
     context->width = width;
     context->height = height;
     context->pix_fmt = pix_fmt;

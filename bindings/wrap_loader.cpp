@@ -1,0 +1,109 @@
+// Lua binding of the data loader: Dataset:loader(options) or acc:loader(ds, options) build one
+// (options: data_options.hpp). Methods: next() -> batch table, steps(first, last) -> iterator of
+// (step, batch) for step = first .. last, state() -> saveable position table, stats(),
+// batches_per_epoch(), num_samples(). loader:release() stops its worker threads at once.
+#include "bindings/json_convert.hpp"
+#include "bindings/module.hpp"
+#include "bindings/wrap_dataset.hpp"
+#include "host/data/batch_loader.hpp"
+#include "host/data/data_options.hpp"
+
+namespace lrhost::bindings {
+
+template <>
+struct LxTraits<data::BatchLoader> {
+  static constexpr LxType type{"Loader", "lrhost.Loader"};
+};
+
+void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank, int world_size,
+                 c10::Device device) {
+  nlohmann::json options = lua_isnoneornil(L, options_index) ? nlohmann::json::object()
+                                                               : lx_to_json(L, options_index, options_index, "loader");
+  auto request = data::loader_request_from_json(options, rank, world_size, device);
+  lx_push(L, std::make_shared<data::BatchLoader>(std::move(dataset), request.options, request.start));
+}
+
+namespace {
+data::BatchLoader& check_loader(lua_State* L, int index) { return lx_check<data::BatchLoader>(L, index); }
+
+int w_next(lua_State* L) {
+  return lx_guard(L, "Loader:next", [&] {
+    push_batch(L, check_loader(L, 1).next());
+    return 1;
+  });
+}
+
+// Iterator body: upvalues are the loader, the last step returned and the final step.
+int steps_iterator(lua_State* L) {
+  return lx_guard(L, "Loader:steps", [&] {
+    auto step = static_cast<int64_t>(lua_tonumber(L, lua_upvalueindex(2))) + 1;
+    auto last = static_cast<int64_t>(lua_tonumber(L, lua_upvalueindex(3)));
+    if (step > last) {
+      lua_pushnil(L);
+      return 1;
+    }
+    auto& loader = check_loader(L, lua_upvalueindex(1));
+    auto batch = loader.next();
+    lua_pushnumber(L, static_cast<double>(step));
+    lua_replace(L, lua_upvalueindex(2));
+    lua_pushnumber(L, static_cast<double>(step));
+    push_batch(L, std::move(batch));
+    return 2;
+  });
+}
+
+int w_steps(lua_State* L) {
+  return lx_guard(L, "Loader:steps", [&] {
+    check_loader(L, 1);
+    int64_t first = lx_check_integer(L, 2), last = lx_check_integer(L, 3);
+    if (first < 1) throw LxArgError(2, "the first step must be >= 1, got " + std::to_string(first));
+    lua_pushvalue(L, 1);
+    lua_pushnumber(L, static_cast<double>(first - 1));
+    lua_pushnumber(L, static_cast<double>(last));
+    lua_pushcclosure(L, steps_iterator, 3);
+    return 1;
+  });
+}
+
+int w_state(lua_State* L) {
+  return lx_guard(L, "Loader:state", [&] {
+    auto& loader = check_loader(L, 1);
+    lx_push_json(L, data::loader_state_to_json(loader.position(), loader.sampler().options()));
+    return 1;
+  });
+}
+
+int w_stats(lua_State* L) {
+  return lx_guard(L, "Loader:stats", [&] {
+    auto stats = check_loader(L, 1).stats();
+    lx_push_json(L, {{"batches", stats.batches},
+                     {"wait_s", stats.wait_s},
+                     {"resident_bytes", stats.resident_bytes},
+                     {"peak_resident_bytes", stats.peak_resident_bytes}});
+    return 1;
+  });
+}
+
+int w_batches_per_epoch(lua_State* L) {
+  return lx_guard(L, "Loader:batches_per_epoch", [&] {
+    lua_pushnumber(L, static_cast<double>(check_loader(L, 1).sampler().batches_per_epoch()));
+    return 1;
+  });
+}
+
+int w_num_samples(lua_State* L) {
+  return lx_guard(L, "Loader:num_samples", [&] {
+    lua_pushnumber(L, static_cast<double>(check_loader(L, 1).sampler().num_samples()));
+    return 1;
+  });
+}
+}  // namespace
+
+void open_loader(lua_State* L, int /*module*/) {
+  const luaL_Reg methods[] = {{"next", w_next},   {"steps", w_steps}, {"state", w_state}, {"stats", w_stats},
+                              {"batches_per_epoch", w_batches_per_epoch}, {"num_samples", w_num_samples},
+                              {nullptr, nullptr}};
+  lx_register_type(L, LxTraits<data::BatchLoader>::type, methods);
+}
+
+}  // namespace lrhost::bindings

@@ -1,0 +1,109 @@
+// The dataset subcommands; see dataset_command.hpp.
+#include "host/cli/dataset_command.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "host/data/dataset_meta.hpp"
+#include "host/data/video/video_reader.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::cli {
+namespace fs = std::filesystem;
+
+namespace {
+std::string human_bytes(uintmax_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::pair<uintmax_t, int> folder_size(const fs::path& folder) {
+  uintmax_t bytes = 0;
+  int files = 0;
+  if (!fs::is_directory(folder)) return {0, 0};
+  for (const auto& entry : fs::recursive_directory_iterator(folder))
+    if (entry.is_regular_file()) bytes += entry.file_size(), ++files;
+  return {bytes, files};
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+int print_info(const fs::path& root) {
+  data::DatasetMeta meta = data::DatasetMeta::read(root);
+  const data::DatasetInfo& info = meta.info;
+  std::cout << fmt::format("dataset   {}\n", fs::absolute(root).string());
+  std::cout << fmt::format("format    LeRobotDataset {}{}\n", info.codebase_version, info.robot_type ? ", robot " + *info.robot_type : "");
+  std::cout << fmt::format("episodes  {}   frames {}   fps {}   duration {:.1f} s   tasks {}\n", meta.episodes.size(),
+                           info.total_frames, info.fps, static_cast<double>(info.total_frames) / info.fps, meta.tasks.size());
+  int64_t shortest = meta.episodes.front().length, longest = shortest;
+  for (const auto& episode : meta.episodes) shortest = std::min(shortest, episode.length), longest = std::max(longest, episode.length);
+  std::cout << fmt::format("lengths   {}..{} frames per episode\n", shortest, longest);
+  std::cout << "features\n";
+  for (const auto& feature : info.features)
+    std::cout << fmt::format("  {:<32} {:<8} {}\n", feature.key, feature.dtype, shape_text(feature.shape));
+  auto cameras = info.camera_keys();
+  if (!cameras.empty()) std::cout << "cameras\n";
+  for (const std::string& key : cameras) {
+    const auto& feature = info.feature(key);
+    if (feature.kind == data::FeatureKind::Image) {
+      std::cout << fmt::format("  {:<32} PNG images in the data parquet, {}x{}\n", key, feature.shape[1], feature.shape[0]);
+      continue;
+    }
+    fs::path file = meta.video_file(meta.episodes.front(), key);
+    data::VideoStreamInfo stream = data::probe_video(file);
+    std::cout << fmt::format("  {:<32} {} {} {}x{} @ {:.3g} fps\n", key, stream.codec, stream.pix_fmt, stream.width,
+                             stream.height, stream.fps);
+  }
+  for (std::size_t task = 0; task < meta.tasks.size() && task < 10; ++task)
+    std::cout << fmt::format("task {:<4} {}\n", task, meta.tasks[task]);
+  if (meta.tasks.size() > 10) std::cout << fmt::format("          ... {} more tasks\n", meta.tasks.size() - 10);
+  std::cout << "files\n";
+  for (const char* folder : {"data", "videos", "meta", "images"}) {
+    auto [bytes, files] = folder_size(root / folder);
+    if (files) std::cout << fmt::format("  {:<8} {:>5} files  {:>10}\n", folder, files, human_bytes(bytes));
+  }
+  std::cout << fmt::format("stats     {}\n", meta.stats ? "meta/stats.json (" + std::to_string(meta.stats->size()) + " features)"
+                                                          : "none");
+  return 0;
+}
+}  // namespace
+
+void add_dataset_command(CLI::App& app, DatasetCommand& command) {
+  auto* dataset = app.add_subcommand("dataset", "create or inspect LeRobot datasets");
+  dataset->require_subcommand(1);
+  command.synth = dataset->add_subcommand("synth", "write the built-in 2-D pushing dataset (LeRobot v3.0)");
+  auto& options = command.synth_options;
+  command.synth->add_option("--out", command.out, "output folder (must not exist or be empty)")->required();
+  command.synth->add_option("--episodes", options.episodes, "number of episodes")->capture_default_str()->check(CLI::PositiveNumber);
+  command.synth->add_option("--fps", options.fps, "frames per second")->capture_default_str()->check(CLI::PositiveNumber);
+  command.synth->add_option("--image-size", options.image_size, "camera width and height in pixels (even)")->capture_default_str();
+  command.synth->add_option("--max-length", options.max_episode_length, "longest episode in frames")->capture_default_str();
+  command.synth->add_option("--seed", options.seed, "random seed of the start positions")->capture_default_str();
+  command.synth->add_flag("--images", options.cameras_as_images, "store cameras as PNG image columns instead of mp4");
+  command.synth->add_flag("--wrist", options.second_camera, "add a second camera (observation.images.wrist)");
+  command.synth->add_option("--vcodec", command.vcodec, "video encoder (default libsvtav1, falling back to libx264)");
+  command.info = dataset->add_subcommand("info", "describe a dataset: features, episodes, cameras, file sizes");
+  command.info->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
+}
+
+int run_dataset_command(const DatasetCommand& command) {
+  if (command.synth && command.synth->parsed()) {
+    data::SyntheticPushOptions options = command.synth_options;
+    if (!command.vcodec.empty()) options.video.codec = command.vcodec;
+    int64_t frames = data::write_synthetic_push(command.out, options);
+    std::cout << fmt::format("wrote {} episodes, {} frames to {}\n", options.episodes, frames, command.out);
+    return 0;
+  }
+  if (command.info && command.info->parsed()) return print_info(command.path);
+  return -1;
+}
+
+}  // namespace lrhost::cli

@@ -1,0 +1,23 @@
+// `lrhost dataset synth` (write the built-in pushing dataset) and `lrhost dataset info` (describe any
+// LeRobot dataset: features, episodes, frames, fps, cameras and codecs, file sizes).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "host/data/synthetic_push.hpp"
+
+namespace lrhost::cli {
+
+struct DatasetCommand {
+  CLI::App* synth = nullptr;
+  CLI::App* info = nullptr;
+  std::string out, vcodec, path;
+  data::SyntheticPushOptions synth_options;
+};
+
+void add_dataset_command(CLI::App& app, DatasetCommand& command);
+// Runs whichever subcommand was parsed; returns the exit code, or -1 when none of them was.
+int run_dataset_command(const DatasetCommand& command);
+
+}  // namespace lrhost::cli

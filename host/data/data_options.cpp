@@ -1,0 +1,131 @@
+// Strict parsing of the data objects' recipe options; see data_options.hpp.
+#include "host/data/data_options.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "host/config/config_reader.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::data {
+using nlohmann::json;
+
+DatasetRequest dataset_request_from_json(const json& table) {
+  config::ConfigReader reader(table, "lr.dataset.lerobot");
+  DatasetRequest request;
+  std::string root = reader.string("root", "");
+  if (root.empty()) throw util::ConfigError("lr.dataset.lerobot: 'root' is required (the folder holding meta/info.json)",
+                                            "lr.default_dataset() gives the built-in dataset's folder");
+  request.root = root;
+  request.options.tolerance_s = reader.number("tolerance_s", 1e-4);
+  reader.allow("delta_timestamps");
+  if (table.contains("delta_timestamps") && !table["delta_timestamps"].is_null()) {
+    const json& deltas = table["delta_timestamps"];
+    if (!deltas.is_object())
+      throw util::ConfigError("lr.dataset.lerobot: delta_timestamps must be a table {key = {seconds, ...}}");
+    for (const auto& [key, list] : deltas.items()) {
+      if (!list.is_array()) throw util::ConfigError("delta_timestamps['" + key + "'] must be a list of seconds");
+      std::vector<double> seconds;
+      for (const json& value : list) {
+        if (!value.is_number()) throw util::ConfigError("delta_timestamps['" + key + "'] must hold numbers, got " + value.dump());
+        seconds.push_back(value.get<double>());
+      }
+      request.options.delta_timestamps[key] = seconds;
+    }
+  }
+  if (table.contains("episodes") && !table["episodes"].is_null()) request.options.episodes = reader.integer_list("episodes", {});
+  else reader.allow("episodes");
+  reader.reject_unknown();
+  return request;
+}
+
+ImageTransforms image_transforms_from_json(const json& table) {
+  config::ConfigReader reader(table, "image_transforms");
+  ImageTransformsConfig config = ImageTransformsConfig::lerobot_defaults();
+  config.enable = reader.boolean("enable", config.enable);
+  config.max_num_transforms = static_cast<int>(reader.integer("max_num_transforms", config.max_num_transforms));
+  config.random_order = reader.boolean("random_order", config.random_order);
+  reader.allow("tfs");
+  if (table.contains("tfs")) {
+    if (!table["tfs"].is_object()) throw util::ConfigError("image_transforms.tfs must be a table of named transforms");
+    config.tfs.clear();
+    config.order.clear();
+    for (const auto& [name, spec] : table["tfs"].items()) {
+      config::ConfigReader entry(spec, "image_transforms.tfs." + name);
+      ImageTransformSpec transform;
+      transform.type = entry.string("type", "");
+      transform.weight = entry.number("weight", 1.0);
+      entry.allow("kwargs");
+      if (spec.contains("kwargs")) {
+        for (const auto& [key, range] : spec["kwargs"].items()) {
+          if (range.is_array() && range.size() == 2 && range[0].is_number() && range[1].is_number())
+            transform.ranges[key] = {range[0].get<double>(), range[1].get<double>()};
+          else
+            throw util::ConfigError("image_transforms.tfs." + name + ".kwargs." + key + " must be {lo, hi}, got " + range.dump());
+        }
+      }
+      entry.reject_unknown();
+      config.tfs[name] = transform;
+      config.order.push_back(name);
+    }
+  }
+  CropResizeConfig crop;
+  auto size_pair = [&](const char* key) -> std::optional<std::pair<int, int>> {
+    reader.allow(key);
+    if (!table.contains(key)) return std::nullopt;
+    const json& value = table[key];
+    if (!value.is_array() || value.size() != 2 || !value[0].is_number_integer() || !value[1].is_number_integer())
+      throw util::ConfigError(std::string("image_transforms.") + key + " must be {height, width}, got " + value.dump());
+    return std::pair<int, int>{value[0].get<int>(), value[1].get<int>()};
+  };
+  crop.crop = size_pair("crop");
+  crop.resize = size_pair("resize");
+  crop.random_crop = reader.boolean("random_crop", false);
+  reader.reject_unknown();
+  return ImageTransforms(config, crop);
+}
+
+LoaderRequest loader_request_from_json(const json& table, int rank, int world_size, c10::Device device) {
+  config::ConfigReader reader(table, "loader");
+  LoaderRequest request;
+  SamplerOptions& sampler = request.options.sampler;
+  sampler.batch_size = reader.positive_integer("batch_size", 8);
+  sampler.shuffle = reader.boolean("shuffle", true);
+  int64_t seed = reader.integer("seed", 0);
+  if (seed < 0) throw util::ConfigError("loader: seed must be >= 0, got " + std::to_string(seed));
+  sampler.seed = static_cast<uint64_t>(seed);
+  sampler.drop_first = reader.integer("drop_n_first_frames", 0);
+  sampler.drop_last = reader.integer("drop_n_last_frames", 0);
+  sampler.rank = rank;
+  sampler.world_size = world_size;
+  request.options.num_workers = static_cast<int>(reader.positive_integer("num_workers", 2));
+  request.options.prefetch = static_cast<int>(reader.positive_integer("prefetch", 4));
+  request.options.video_cache_size = static_cast<std::size_t>(reader.positive_integer("video_cache", 8));
+  request.options.device = device;
+  reader.allow("image_transforms");
+  if (table.contains("image_transforms")) request.options.image_transforms = image_transforms_from_json(table["image_transforms"]);
+  reader.allow("state");
+  if (table.contains("state") && !table["state"].is_null()) {
+    config::ConfigReader state(table["state"], "loader.state");
+    request.start.epoch = state.integer("epoch", 0);
+    request.start.start_index = state.integer("start_index", 0);
+    int64_t saved_batch = state.integer("batch_size", sampler.batch_size);
+    int64_t saved_world = state.integer("world_size", world_size);
+    if (saved_batch != sampler.batch_size || saved_world != world_size)
+      spdlog::warn("loader: resuming with batch_size {} x {} ranks, but the saved position came from batch_size {} x {} "
+                   "ranks; the run continues after the same samples, but batches are no longer identical "
+                   "(not sample-exact)",
+                   sampler.batch_size, world_size, saved_batch, saved_world);
+    state.reject_unknown();
+  }
+  reader.reject_unknown();
+  return request;
+}
+
+json loader_state_to_json(const SamplerPosition& position, const SamplerOptions& sampler) {
+  return {{"epoch", position.epoch},
+          {"start_index", position.start_index},
+          {"batch_size", sampler.batch_size},
+          {"world_size", sampler.world_size}};
+}
+
+}  // namespace lrhost::data
