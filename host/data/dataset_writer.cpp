@@ -366,12 +366,12 @@ void DatasetWriter::finish() {
     writer.write_row_group({ParquetColumn::tensor("task_index", indices), ParquetColumn::string("task", s.tasks)});
     writer.close();
   }
-  // meta/stats.json: LeRobot's aggregation of the per-episode stats.
+  // meta/stats.json: LeRobot's writer aggregation of the per-episode stats (same rounding).
   DatasetStats global;
   for (const FeatureSpec& feature : s.info.features) {
     std::vector<FeatureStats> per_episode;
     for (const auto& stats : s.episode_stats) per_episode.push_back(stats.at(feature.key));
-    global[feature.key] = aggregate_stats(per_episode);
+    global[feature.key] = aggregate_stats_sequential(per_episode);  // LeRobot folds episodes in one by one
   }
   write_stats_json(s.root / "meta" / "stats.json", global);
 
