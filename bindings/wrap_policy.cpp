@@ -1,5 +1,5 @@
 // Lua binding of policies: lr.policy.new(cfg [, features]) builds one from the registry;
-// methods forward(batch), parameters(), named_parameters(), param_groups(), train(), eval(),
+// methods forward(batch), select_action(batch), parameters(), named_parameters(), param_groups(), train(), eval(),
 // to(device), num_parameters(), config(), type_name().
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
@@ -81,6 +81,13 @@ int w_forward(lua_State* L) {
       lua_setfield(L, -2, name.c_str());
     }
     return 2;
+  });
+}
+
+int w_select_action(lua_State* L) {
+  return lx_guard(L, "Policy:select_action", [&] {
+    push_tensor(L, check_policy(L, 1).select_action(check_batch(L, 2)));
+    return 1;
   });
 }
 
@@ -193,7 +200,7 @@ int w_type_name(lua_State* L) {
 }  // namespace
 
 void open_policy(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"forward", w_forward}, {"parameters", w_parameters},
+  const luaL_Reg methods[] = {{"forward", w_forward}, {"select_action", w_select_action}, {"parameters", w_parameters},
                               {"named_parameters", w_named_parameters}, {"param_groups", w_param_groups},
                               {"train", w_train}, {"eval", w_eval}, {"is_training", w_is_training}, {"to", w_to},
                               {"num_parameters", w_num_parameters}, {"config", w_config},

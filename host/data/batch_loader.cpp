@@ -75,6 +75,7 @@ Batch BatchLoader::assemble(const Job& job, ReadContext& context) const {
       auto generator = at::detail::createCPUGenerator(
           seed_sequence_uint64({options_.sampler.seed, static_cast<uint64_t>(job.epoch), static_cast<uint64_t>(row)}));
       for (const std::string& key : info.camera_keys()) {
+        if (!sample.count(key)) continue;
         torch::Tensor frames = sample.at(key).to(torch::kFloat).div_(255.0);
         sample[key] = (*options_.image_transforms)(frames, generator);
       }

@@ -32,6 +32,15 @@ DatasetRequest dataset_request_from_json(const json& table) {
       request.options.delta_timestamps[key] = seconds;
     }
   }
+  reader.allow("keys");
+  if (table.contains("keys") && !table["keys"].is_null()) {
+    if (!table["keys"].is_array()) throw util::ConfigError("lr.dataset.lerobot: keys must be a list of feature names");
+    request.options.keys.emplace();
+    for (const json& key : table["keys"]) {
+      if (!key.is_string()) throw util::ConfigError("lr.dataset.lerobot: keys must hold feature names, got " + key.dump());
+      request.options.keys->push_back(key.get<std::string>());
+    }
+  }
   if (table.contains("episodes") && !table["episodes"].is_null()) request.options.episodes = reader.integer_list("episodes", {});
   else reader.allow("episodes");
   reader.reject_unknown();

@@ -17,7 +17,7 @@ struct DatasetRequest {
   DatasetOptions options;
 };
 
-// { root =, delta_timestamps = {key = {seconds...}}, episodes = {...}, tolerance_s = }
+// { root =, delta_timestamps = {key = {seconds...}}, episodes = {...}, keys = {...}, tolerance_s = }
 DatasetRequest dataset_request_from_json(const nlohmann::json& table);
 
 // { batch_size =, shuffle =, seed =, num_workers =, prefetch =, drop_n_first_frames =,

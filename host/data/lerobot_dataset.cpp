@@ -35,7 +35,19 @@ LeRobotDataset::LeRobotDataset(const fs::path& root, DatasetOptions options)
   } else {
     for (const Episode& episode : meta_.episodes) episodes_.push_back(episode.index);
   }
+  if (options_.keys) {
+    for (const std::string& key : *options_.keys) meta_.info.feature(key);  // DataError listing the features
+    for (const auto& [key, offsets] : delta_indices_)
+      if (!wanted(key)) throw util::ConfigError("delta_timestamps['" + key + "'] names a feature that 'keys' leaves out");
+  }
   load_rows();
+}
+
+bool LeRobotDataset::wanted(const std::string& key) const {
+  if (!options_.keys) return true;
+  const auto& defaults = default_feature_keys();
+  return std::find(defaults.begin(), defaults.end(), key) != defaults.end() ||
+         std::find(options_.keys->begin(), options_.keys->end(), key) != options_.keys->end();
 }
 
 LeRobotDataset::~LeRobotDataset() = default;
@@ -160,7 +172,7 @@ Sample LeRobotDataset::get(int64_t i, ReadContext& context) const {
     return rows;
   };
   for (const FeatureSpec& feature : meta_.info.features) {
-    if (feature.kind == FeatureKind::Text) continue;
+    if (feature.kind == FeatureKind::Text || !wanted(feature.key)) continue;
     bool windowed = delta_indices_.count(feature.key) > 0;
     std::vector<int64_t> rows = rows_of(feature.key, sample);
     if (feature.kind == FeatureKind::Numeric) {

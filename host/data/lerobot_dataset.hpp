@@ -27,6 +27,9 @@ struct DatasetOptions {
   DeltaTimestamps delta_timestamps;
   std::optional<std::vector<int64_t>> episodes;  // all when unset
   double tolerance_s = 1e-4;
+  // Features to return (the five index columns always come along); all when unset. Leaving cameras
+  // out skips their decoding entirely, e.g. for state-only policies.
+  std::optional<std::vector<std::string>> keys;
 };
 
 // One item: every numeric column and camera of the dataset (text features are left out; the task
@@ -63,6 +66,7 @@ class LeRobotDataset {
 
  private:
   struct ImageSegment;
+  bool wanted(const std::string& key) const;
   void load_rows();
   torch::Tensor read_camera(const std::string& key, const std::vector<int64_t>& local_rows, int64_t episode,
                             ReadContext& context) const;

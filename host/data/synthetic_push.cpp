@@ -35,14 +35,15 @@ void expert_action(const World& w, float out[2]) {
   float relative[2] = {w.agent[0] - w.block[0], w.agent[1] - w.block[1]};
   float along = -(relative[0] * direction[0] + relative[1] * direction[1]);
   float lateral[2] = {relative[0] + along * direction[0], relative[1] + along * direction[1]};
+  // Blend continuously from "approach the point behind the block" to "push toward the goal" as the
+  // agent lines up behind the block: a continuous expert is one a small policy can learn.
+  float lateral_distance = std::hypot(lateral[0], lateral[1]);
+  float aligned = std::clamp(along / standoff, 0.0f, 1.0f) * std::clamp(1.0f - lateral_distance / 0.05f, 0.0f, 1.0f);
   float target[2];
-  if (along > 0 && std::hypot(lateral[0], lateral[1]) < 0.03f) {
-    // In line behind the block: push toward the goal, correcting the sideways offset.
-    target[0] = direction[0] * kMaxSpeed - lateral[0];
-    target[1] = direction[1] * kMaxSpeed - lateral[1];
-  } else {
-    target[0] = behind[0] - w.agent[0];
-    target[1] = behind[1] - w.agent[1];
+  for (int axis = 0; axis < 2; ++axis) {
+    float approach = behind[axis] - w.agent[axis];
+    float push = direction[axis] * kMaxSpeed - lateral[axis];
+    target[axis] = (1.0f - aligned) * approach + aligned * push;
   }
   float norm = std::hypot(target[0], target[1]);
   float scale = norm > kMaxSpeed ? kMaxSpeed / norm : 1.0f;

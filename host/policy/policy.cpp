@@ -41,4 +41,8 @@ const torch::Tensor& require_input(const Batch& batch, const std::string& key, c
                           (present.empty() ? "no keys" : present) + ")");
 }
 
+torch::Tensor Policy::select_action(const Batch&) {
+  throw util::NotImplemented("policy '" + type() + "' has no select_action yet");
+}
+
 }  // namespace lrhost::policy

@@ -44,6 +44,9 @@ class Policy : public torch::nn::Module {
   void set_autocast(std::optional<accel::AutocastSpec> spec) { autocast_ = spec; }
 
   virtual PolicyOutput forward(const Batch& batch) = 0;
+  // The action for the given observations (no targets needed), LeRobot's select_action for
+  // single-step policies. The default says loudly that the policy has none.
+  virtual torch::Tensor select_action(const Batch& batch);
   // Registry name, e.g. "mlp".
   virtual std::string type() const = 0;
   // The resolved config (every field, defaults filled in), as saved to config.json.

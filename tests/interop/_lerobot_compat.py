@@ -8,11 +8,11 @@ Why the shim: LeRobot 0.4.4's `decode_video_frames_torchvision` (backend "pyav")
 `torchvision.set_video_backend("pyav")` and `torchvision.io.VideoReader(path, "video")`. torchvision
 removed its video decoding API (VideoReader & co) before 0.26, and 0.26 is the only torchvision that
 matches the pinned torch 2.11.0, so without the shim every video read fails with
-`AttributeError: module 'torchvision.io' has no attribute 'VideoReader'`. The shim below is a
-line-for-line port of the pyav branch of torchvision 0.21's `torchvision/io/video_reader.py`
-(`__next__`: `frame.to_rgb().to_ndarray()` -> CHW uint8, `pts = float(frame.pts * frame.time_base)`;
-`seek`: `container.seek(round(t / time_base), backward=True, any_frame=False, stream=...)`), so
-LeRobot's own frame-selection code (nearest pts within tolerance_s, /255 to float32) runs unchanged.
+`AttributeError: module 'torchvision.io' has no attribute 'VideoReader'`. The small adapter below
+provides the behaviour LeRobot relies on, written against PyAV directly: iteration yields
+{"data": RGB CHW uint8 (PyAV's to_rgb), "pts": frame time in seconds}, and seek(t) seeks backward to
+the keyframe at or before t. LeRobot's own frame-selection code (nearest pts within tolerance_s,
+/255 to float32) then runs unchanged.
 """
 
 from __future__ import annotations

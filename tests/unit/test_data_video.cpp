@@ -201,6 +201,35 @@ TEST_CASE("VideoWriter falls back to libx264 when SVT-AV1 refuses the size") {
   for (int k = 0; k < 6; ++k) CHECK(mean_abs_diff(frames[k], clip_frame(k, 48, 32).permute({2, 0, 1})) < 8.0);
 }
 
+TEST_CASE("other pixel formats decode to RGB") {
+  TempDir dir;
+  struct Case {
+    std::string codec, pix_fmt;
+  };
+  for (const Case& c : {Case{"libsvtav1", "yuv420p10le"}, Case{"libx264", "yuv444p"}}) {
+    CAPTURE(c.pix_fmt);
+    fs::path file = dir.path / (c.pix_fmt + ".mp4");
+    VideoWriterOptions options;
+    options.codec = c.codec;
+    options.fallback_codec = "";
+    options.pix_fmt = c.pix_fmt;
+    std::vector<torch::Tensor> sources;
+    {
+      VideoWriter writer(file, kWidth, kHeight, kFps, options);
+      for (int k = 0; k < 6; ++k) {
+        torch::Tensor image = clip_frame(k, kWidth, kHeight);
+        sources.push_back(image.permute({2, 0, 1}));
+        writer.write(image);
+      }
+      writer.finish();
+    }
+    CHECK(probe_video(file).pix_fmt == c.pix_fmt);
+    VideoReader reader(file);
+    torch::Tensor frames = reader.frames_at(grid_times(6), 1e-4);
+    for (int k = 0; k < 6; ++k) CHECK(mean_abs_diff(frames[k], sources[static_cast<std::size_t>(k)]) < 6.0);
+  }
+}
+
 TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
   TempDir dir;
   CHECK_THROWS_AS(VideoWriter(dir.path / "odd.mp4", 95, 64, kFps), util::DataError);
@@ -212,7 +241,11 @@ TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
     CHECK(fs::exists(dir.path / "partial.mp4"));
   }
   CHECK_FALSE(fs::exists(dir.path / "partial.mp4"));
-  { VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kFps); }  // no frames: no hang, no file
+  {  // no frames: finish() refuses, and neither it nor the destructor hangs in SVT-AV1
+    VideoWriter empty(dir.path / "empty.mp4", kWidth, kHeight, kFps);
+    CHECK_THROWS_AS(empty.finish(), util::DataError);
+  }
+  { VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kFps); }
   CHECK_FALSE(fs::exists(dir.path / "empty.mp4"));
   CHECK_THROWS_AS(VideoWriter(dir.path / "no_such_dir" / "x.mp4", kWidth, kHeight, kFps), util::IoError);
 }
@@ -267,8 +300,20 @@ TEST_CASE("missing, truncated and garbage video files raise errors") {
     VideoReader reader(file);
     reader.frames_at(all, 1e-4);
   };
-  CHECK_THROWS_AS(read_all(truncated_copy("half.mp4", fs::file_size(good) / 2)), util::Error);
-  CHECK_THROWS_AS(read_all(truncated_copy("head.mp4", 100)), util::IoError);
+  // The message of the error a call raises ("" when it raises none), checking it is one of ours.
+  auto error_of = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const util::Error& error) {
+      return error.what();
+    }
+    return "";
+  };
+  fs::path half = truncated_copy("half.mp4", fs::file_size(good) / 2);
+  CHECK(error_of([&] { read_all(half); }).find(half.string()) != std::string::npos);
+  fs::path head = truncated_copy("head.mp4", 100);
+  CHECK_THROWS_AS(read_all(head), util::IoError);
+  CHECK(error_of([&] { read_all(head); }).find(head.string()) != std::string::npos);
 
   fs::path garbage = dir.path / "garbage.mp4";
   {
@@ -277,6 +322,7 @@ TEST_CASE("missing, truncated and garbage video files raise errors") {
     for (int i = 0; i < 50000; ++i) out.put(static_cast<char>(random() & 0xFF));
   }
   CHECK_THROWS_AS(read_all(garbage), util::IoError);
+  CHECK(error_of([&] { read_all(garbage); }).find(garbage.string()) != std::string::npos);
   CHECK_THROWS_AS(probe_video(garbage), util::IoError);
   CHECK_THROWS_AS(probe_video(dir.path), util::IoError);
 }

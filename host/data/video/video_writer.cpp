@@ -70,20 +70,53 @@ struct Output {
   }
 };
 
-// An opened encoder. SVT-AV1 (1.4, through FFmpeg 5.1) hangs when its encoder is freed without
-// having received end-of-stream, so an encoder is always flushed — its packets discarded — before
-// being freed, also on error paths and when finish() was never called.
-struct EncoderDeleter {
-  void operator()(AVCodecContext* context) const {
-    if (avcodec_is_open(context) && avcodec_send_frame(context, nullptr) >= 0) {
-      AVPacket* packet = av_packet_alloc();
-      while (packet && avcodec_receive_packet(context, packet) >= 0) av_packet_unref(packet);
-      av_packet_free(&packet);
+// An opened encoder and how many frames it was given. SVT-AV1 (1.4, through FFmpeg 5.1) hangs when
+// its encoder is freed without having received end-of-stream, and also when end-of-stream follows
+// zero frames. So an encoder is always drained before being freed — also on error paths and when
+// finish() was never called — after one black frame if it never got any; the packets are discarded.
+struct Encoder {
+  AVCodecContext* context = nullptr;
+  int64_t frames_sent = 0;
+  bool flushed = false;
+
+  Encoder() = default;
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
+  ~Encoder() { close(); }
+
+  AVCodecContext* operator->() const { return context; }
+  explicit operator bool() const { return context != nullptr; }
+
+  void close() noexcept {
+    if (!context) return;
+    if (avcodec_is_open(context) && !flushed) {
+      if (frames_sent == 0) send_black_frame();
+      if (avcodec_send_frame(context, nullptr) >= 0) {
+        AVPacket* packet = av_packet_alloc();
+        while (packet && avcodec_receive_packet(context, packet) >= 0) av_packet_unref(packet);
+        av_packet_free(&packet);
+      }
     }
     avcodec_free_context(&context);
+    frames_sent = 0;
+    flushed = false;
+  }
+
+  void send_black_frame() noexcept {
+    AVFrame* frame = av_frame_alloc();
+    if (!frame) return;
+    frame->format = context->pix_fmt;
+    frame->width = context->width;
+    frame->height = context->height;
+    frame->pts = 0;
+    if (av_frame_get_buffer(frame, 0) >= 0) {
+      ptrdiff_t strides[4] = {frame->linesize[0], frame->linesize[1], frame->linesize[2], frame->linesize[3]};
+      av_image_fill_black(frame->data, strides, context->pix_fmt, AVCOL_RANGE_MPEG, frame->width, frame->height);
+      avcodec_send_frame(context, frame);
+    }
+    av_frame_free(&frame);
   }
 };
-using EncoderPtr = std::unique_ptr<AVCodecContext, EncoderDeleter>;
 
 }  // namespace
 
@@ -94,7 +127,7 @@ struct VideoWriter::Impl {
   AVPixelFormat pix_fmt = AV_PIX_FMT_NONE;
   std::string codec_name;
   Output output;
-  EncoderPtr encoder;
+  Encoder encoder;
   AVStream* stream = nullptr;
   av::FramePtr frame = av::make_frame();
   av::PacketPtr packet = av::make_packet();
@@ -130,21 +163,21 @@ struct VideoWriter::Impl {
     }
 
     std::string first_failure;
-    encoder = open_encoder(options.codec, first_failure);
-    if (!encoder && !options.fallback_codec.empty() && options.fallback_codec != options.codec) {
+    bool opened = open_encoder(options.codec, first_failure);
+    if (!opened && !options.fallback_codec.empty() && options.fallback_codec != options.codec) {
       std::string second_failure;
-      encoder = open_encoder(options.fallback_codec, second_failure);
-      if (!encoder)
+      opened = open_encoder(options.fallback_codec, second_failure);
+      if (!opened)
         throw util::IoError("cannot encode video " + quoted(file) + ": " + first_failure + "; fallback: " + second_failure);
       spdlog::warn("video {}: {}; encoding with {} instead", quoted(file), first_failure, codec_name);
     }
-    if (!encoder) throw util::IoError("cannot encode video " + quoted(file) + ": " + first_failure);
+    if (!opened) throw util::IoError("cannot encode video " + quoted(file) + ": " + first_failure);
 
     stream = avformat_new_stream(output.context, nullptr);
     if (!stream) throw std::bad_alloc();
     stream->time_base = encoder->time_base;
     stream->avg_frame_rate = encoder->framerate;
-    result = avcodec_parameters_from_context(stream->codecpar, encoder.get());
+    result = avcodec_parameters_from_context(stream->codecpar, encoder.context);
     if (result < 0) throw util::IoError("cannot set up the stream of video " + quoted(file) + ": " + av::error_text(result));
 
     AVDictionary* muxer_options = nullptr;
@@ -163,21 +196,23 @@ struct VideoWriter::Impl {
     if (!sws) throw util::IoError("video " + quoted(file) + ": cannot convert RGB frames to " + options.pix_fmt);
   }
 
-  // The opened encoder `name`, or null with the reason in `why` (missing encoder, refused settings).
-  EncoderPtr open_encoder(const std::string& name, std::string& why) {
+  // Opens encoder `name` into `encoder`; false with the reason in `why` (missing, refused settings).
+  bool open_encoder(const std::string& name, std::string& why) {
     const AVCodec* codec = find_encoder(name);
     if (!codec) {
       why = "encoder '" + name + "' is not available in this FFmpeg build";
-      return nullptr;
+      return false;
     }
     if (!supports_pix_fmt(codec, pix_fmt)) {
       why = "encoder '" + std::string(codec->name) + "' does not support pixel format " + options.pix_fmt;
-      return nullptr;
+      return false;
     }
     const std::string codec_id = codec->name;
     if (codec_id == "libsvtav1") quiet_svt_av1();
-    EncoderPtr context(avcodec_alloc_context3(codec));
+    AVCodecContext* context = avcodec_alloc_context3(codec);
     if (!context) throw std::bad_alloc();
+    encoder.close();
+    encoder.context = context;  // owned (and freed) by `encoder` from here on
     context->width = width;
     context->height = height;
     context->pix_fmt = pix_fmt;
@@ -199,7 +234,7 @@ struct VideoWriter::Impl {
     } else if (codec_id == "libx264" || codec_id == "libx265") {
       av_dict_set(&settings, "preset", options.x264_preset.c_str(), 0);
     }
-    int result = avcodec_open2(context.get(), codec, &settings);
+    int result = avcodec_open2(context, codec, &settings);
     std::string ignored;
     for (const AVDictionaryEntry* entry = nullptr; (entry = av_dict_get(settings, "", entry, AV_DICT_IGNORE_SUFFIX));)
       ignored += std::string(ignored.empty() ? "" : ", ") + entry->key;
@@ -207,17 +242,18 @@ struct VideoWriter::Impl {
     if (result < 0) {
       why = fmt::format("encoder '{}' refused {}x{} {} at {} fps: {}", codec_id, width, height, options.pix_fmt, fps,
                         av::error_text(result));
-      return nullptr;
+      encoder.close();
+      return false;
     }
     if (!ignored.empty()) spdlog::warn("video {}: encoder {} ignored options {}", quoted(file), codec_id, ignored);
     codec_name = codec_id;
-    return context;
+    return true;
   }
 
   // Moves every packet the encoder has ready into the file.
   void drain() {
     while (true) {
-      int result = avcodec_receive_packet(encoder.get(), packet.get());
+      int result = avcodec_receive_packet(encoder.context, packet.get());
       if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return;
       if (result < 0) throw util::IoError("cannot encode video " + quoted(file) + ": " + av::error_text(result));
       if (packet->duration == 0) packet->duration = 1;  // the last frame's duration sets the track's
@@ -248,15 +284,18 @@ struct VideoWriter::Impl {
 #else
     frame->pkt_duration = 1;
 #endif
-    result = avcodec_send_frame(encoder.get(), frame.get());
+    result = avcodec_send_frame(encoder.context, frame.get());
     if (result < 0) throw util::IoError("cannot encode video " + quoted(file) + ": " + av::error_text(result));
+    ++encoder.frames_sent;
     ++written;
     drain();
   }
 
   void finish() {
     if (finished) return;
-    int result = avcodec_send_frame(encoder.get(), nullptr);
+    if (written == 0) throw util::DataError("video " + quoted(file) + ": no frames were written");
+    encoder.flushed = true;
+    int result = avcodec_send_frame(encoder.context, nullptr);
     if (result < 0 && result != AVERROR_EOF)
       throw util::IoError("cannot flush the encoder of video " + quoted(file) + ": " + av::error_text(result));
     drain();

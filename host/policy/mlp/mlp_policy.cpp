@@ -61,14 +61,20 @@ MlpPolicy::MlpPolicy(MlpConfig config) : config_(std::move(config)) {
   register_module("layers", layers_);
 }
 
-PolicyOutput MlpPolicy::forward(const Batch& batch) {
+torch::Tensor MlpPolicy::predict(const Batch& batch) {
   const auto& input = require_input(batch, config_.input_key, "mlp");
-  const auto& target = require_input(batch, config_.target_key, "mlp");
   auto x = input.flatten(1).to(torch::kFloat32);
   if (x.size(1) != config_.input_dim)
     throw util::ConfigError("mlp policy: '" + config_.input_key + "' has " + std::to_string(x.size(1)) +
                             " features per sample, the policy expects input_dim = " + std::to_string(config_.input_dim));
-  auto prediction = layers_->forward(x);
+  return layers_->forward(x);
+}
+
+torch::Tensor MlpPolicy::select_action(const Batch& batch) { return predict(batch); }
+
+PolicyOutput MlpPolicy::forward(const Batch& batch) {
+  const auto& target = require_input(batch, config_.target_key, "mlp");
+  auto prediction = predict(batch);
   auto y = target.flatten(1).to(prediction.dtype());
   if (y.sizes() != prediction.sizes())
     throw util::ConfigError("mlp policy: '" + config_.target_key + "' has shape " + c10::str(target.sizes()) +

@@ -24,10 +24,13 @@ class MlpPolicy : public Policy {
  public:
   explicit MlpPolicy(MlpConfig config);
   PolicyOutput forward(const Batch& batch) override;
+  torch::Tensor select_action(const Batch& batch) override;
   std::string type() const override { return "mlp"; }
   nlohmann::json config() const override { return config_.to_json(); }
 
  private:
+  torch::Tensor predict(const Batch& batch);
+
   MlpConfig config_;
   torch::nn::Sequential layers_;
 };
