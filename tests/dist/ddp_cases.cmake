@@ -28,3 +28,8 @@ foreach(mp bf16 fp16)
     -- --nproc 2 --device cpu --run-dir @RUN@ ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua
        accelerator.mixed_precision=${mp} steps=300 log_freq=100 target_mse=0.04)
 endforeach()
+# Loader sharding: accelerate's batch k -> rank k mod W with even batches, resume from a position.
+foreach(n 2 3 4)
+  lrhost_dist_case(loader_sharding_${n} --match "rank 0/${n}: loader sharding ok"
+    -- --nproc ${n} --device cpu --run-dir @RUN@ ${D}/loader_sharding.lua)
+endforeach()
