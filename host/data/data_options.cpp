@@ -9,7 +9,13 @@
 namespace lrhost::data {
 using nlohmann::json;
 
-DatasetRequest dataset_request_from_json(const json& table) {
+namespace {
+// An empty Lua table arrives as an empty JSON array; it means "no options".
+json as_object(const json& table) { return table.is_array() && table.empty() ? json::object() : table; }
+}  // namespace
+
+DatasetRequest dataset_request_from_json(const json& options) {
+  const json table = as_object(options);
   config::ConfigReader reader(table, "lr.dataset.lerobot");
   DatasetRequest request;
   std::string root = reader.string("root", "");
@@ -47,7 +53,8 @@ DatasetRequest dataset_request_from_json(const json& table) {
   return request;
 }
 
-ImageTransforms image_transforms_from_json(const json& table) {
+ImageTransforms image_transforms_from_json(const json& options) {
+  const json table = as_object(options);
   config::ConfigReader reader(table, "image_transforms");
   ImageTransformsConfig config = ImageTransformsConfig::lerobot_defaults();
   config.enable = reader.boolean("enable", config.enable);
@@ -93,7 +100,8 @@ ImageTransforms image_transforms_from_json(const json& table) {
   return ImageTransforms(config, crop);
 }
 
-LoaderRequest loader_request_from_json(const json& table, int rank, int world_size, c10::Device device) {
+LoaderRequest loader_request_from_json(const json& options, int rank, int world_size, c10::Device device) {
+  const json table = as_object(options);
   config::ConfigReader reader(table, "loader");
   LoaderRequest request;
   SamplerOptions& sampler = request.options.sampler;
