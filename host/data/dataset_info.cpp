@@ -32,6 +32,8 @@ const std::set<std::string>& legacy_keys() {
 template <typename T>
 T get_typed(const json& object, const std::string& key, const std::string& file, const char* expected) {
   const json& value = object.at(key);
+  if constexpr (std::is_integral_v<T>)  // nlohmann would truncate 29.97 to 29 silently
+    if (!value.is_number_integer()) throw util::DataError(file + ": '" + key + "' must be " + expected + ", got " + value.dump());
   try {
     return value.get<T>();
   } catch (const json::exception&) {

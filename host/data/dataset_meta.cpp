@@ -119,9 +119,6 @@ void read_v21_tables(DatasetMeta& meta) {
     episode.length = jsonl_field<int64_t>(row, "length", episodes_file);
     episode.tasks = jsonl_field<std::vector<std::string>>(row, "tasks", episodes_file);
     episode.data_chunk = episode.index / meta.info.chunks_size;
-    episode.from_index = next_from;
-    episode.to_index = next_from + episode.length;
-    next_from = episode.to_index;
     // v2.1 videos hold one episode each, starting at t = 0.
     for (const std::string& key : meta.info.keys_of(FeatureKind::Video))
       episode.videos[key] = {episode.data_chunk, 0, 0.0, static_cast<double>(episode.length) / meta.info.fps};
@@ -129,6 +126,11 @@ void read_v21_tables(DatasetMeta& meta) {
   }
   std::sort(meta.episodes.begin(), meta.episodes.end(),
             [](const Episode& a, const Episode& b) { return a.index < b.index; });
+  // Global frame ranges follow episode order, not the order of the lines in episodes.jsonl.
+  for (Episode& episode : meta.episodes) {
+    episode.from_index = next_from;
+    episode.to_index = next_from += episode.length;
+  }
 
   fs::path tasks_file = meta.root / "meta" / "tasks.jsonl";
   std::vector<json> rows = read_jsonl(tasks_file);

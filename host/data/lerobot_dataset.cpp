@@ -151,6 +151,8 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
   } catch (const util::DataError& error) {
     throw util::DataError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(),
                           error.hint());
+  } catch (const util::IoError& error) {  // missing, truncated or undecodable file: say which episode/camera
+    throw util::IoError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(), error.hint());
   }
 }
 

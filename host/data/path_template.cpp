@@ -20,7 +20,7 @@ std::string format_value(const TemplateValue& value, const std::string& spec, co
   // "0Nd": zero-padded to width N.
   if (spec.size() >= 3 && spec.front() == '0' && spec.back() == 'd') {
     std::string digits = spec.substr(1, spec.size() - 2);
-    if (digits.find_first_not_of("0123456789") == std::string::npos) {
+    if (digits.size() <= 3 && digits.find_first_not_of("0123456789") == std::string::npos) {
       int width = std::stoi(digits);
       return fmt::format("{:0{}d}", number, width);
     }
