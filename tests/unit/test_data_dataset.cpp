@@ -36,6 +36,7 @@
 #include "host/data/video/video_reader.hpp"
 #include "host/data/video/video_writer.hpp"
 #include "host/util/error.hpp"
+#include "temp_dir.hpp"
 
 using namespace lrhost;
 using namespace lrhost::data;
@@ -44,34 +45,8 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// Deletes a tree file by file, deepest first (std::filesystem::remove_all crashes in this build).
-void remove_tree(const fs::path& root) {
-  std::error_code ec;
-  if (!fs::exists(root, ec)) return;
-  std::vector<fs::path> entries;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    entries.push_back(it->path());
-  std::sort(entries.begin(), entries.end(), [](const fs::path& a, const fs::path& b) {
-    return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
-  });
-  for (const fs::path& entry : entries) fs::remove(entry, ec);
-  fs::remove(root, ec);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("lrhost_test_dataset_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    remove_tree(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { remove_tree(path); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
+using lrhost::test::remove_tree;
+using lrhost::test::TempDir;
 
 // The message and hint of the error `f` throws, which must be an `E`; fails the test otherwise.
 template <typename E, typename F>

@@ -13,6 +13,7 @@
 #include "host/data/parquet/parquet_reader.hpp"
 #include "host/data/parquet/parquet_writer.hpp"
 #include "host/util/error.hpp"
+#include "temp_dir.hpp"
 
 using namespace lrhost::data;
 using lrhost::util::DataError;
@@ -21,24 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh folder per test case; only files are removed (one by one), then the empty folder.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("lrhost_test_parquet_" + name + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(path, ignored)) files.push_back(entry.path());
-    for (const auto& file : files) fs::remove(file, ignored);
-    fs::remove(path, ignored);
-  }
-  fs::path operator/(const std::string& name) const { return path / name; }
-};
+using lrhost::test::TempDir;
 
 // The fixture lives in the source tree. __FILE__ is absolute, or (ccache with CCACHE_BASEDIR)
 // relative to the build folder, which is the parent of the test binary's folder.

@@ -14,9 +14,11 @@
 #include "host/data/episode_sampler.hpp"
 #include "host/data/seed_sequence.hpp"
 #include "host/util/error.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace lrhost::data;
+using lrhost::test::remove_tree;
 
 namespace {
 EpisodeSampler make_sampler(std::vector<std::pair<int64_t, int64_t>> ranges, int64_t batch, int rank = 0, int world = 1,
@@ -29,15 +31,6 @@ EpisodeSampler make_sampler(std::vector<std::pair<int64_t, int64_t>> ranges, int
   options.drop_first = drop_first;
   options.drop_last = drop_last;
   return EpisodeSampler(ranges, options);
-}
-
-void remove_tree(const fs::path& root) {
-  if (!fs::exists(root)) return;
-  std::vector<fs::path> entries;
-  for (const auto& entry : fs::recursive_directory_iterator(root)) entries.push_back(entry.path());
-  std::sort(entries.rbegin(), entries.rend());  // children before parents
-  for (const auto& path : entries) fs::remove(path);
-  fs::remove(root);
 }
 
 // A small numeric-only dataset: episode lengths 7, 4, 9, 5; action = [global index, -index].

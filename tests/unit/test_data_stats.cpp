@@ -19,6 +19,7 @@
 #include "host/data/stats/feature_stats.hpp"
 #include "host/data/stats/normalizer.hpp"
 #include "host/util/error.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using lrhost::data::aggregate_stats;
@@ -77,23 +78,7 @@ torch::Tensor img(int64_t n, int64_t c, int64_t h, int64_t w) {
   return v.to(torch::kUInt8);
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("lrhost_test_stats_" + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  // Removed entry by entry: std::filesystem::remove_all resolves to a broken copy exported by the
-  // pinned libtorch.so (see test_launch.cpp).
-  ~TempDir() {
-    std::error_code ec;
-    std::vector<fs::path> entries;
-    for (const auto& e : fs::recursive_directory_iterator(path, ec)) entries.push_back(e.path());
-    for (auto it = entries.rbegin(); it != entries.rend(); ++it) fs::remove(*it, ec);  // children first
-    fs::remove(path, ec);
-  }
-};
+using lrhost::test::TempDir;
 
 void write_text(const fs::path& file, const std::string& text) {
   std::ofstream out(file);

@@ -9,6 +9,7 @@
 #include "host/data/video/video_reader_cache.hpp"
 #include "host/data/video/video_writer.hpp"
 #include "host/util/error.hpp"
+#include "temp_dir.hpp"
 
 #include <unistd.h>
 
@@ -27,24 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh folder under the system temp folder, emptied and removed at scope exit (file by file:
-// std::filesystem::remove_all is not safe in this build).
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("lrhost_test_video_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(path, ec)) files.push_back(entry.path());
-    for (const auto& file : files) fs::remove(file, ec);
-    fs::remove(path, ec);
-  }
-};
+using lrhost::test::TempDir;
 
 // Frame k of the test clip, [H,W,3] uint8: smooth gradients whose colour shifts with k plus a moving
 // square, so each frame is distinct yet compresses well.

@@ -1,0 +1,47 @@
+// Scratch folders for unit tests: a fresh folder under the system temp folder, removed with
+// everything in it at scope exit. Removal walks the tree file by file, deepest first, because
+// std::filesystem::remove_all resolves to a broken copy exported by the pinned libtorch.so (see
+// test_launch.cpp).
+#pragma once
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace lrhost::test {
+
+inline void remove_tree(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(root, ec)) return;
+  std::vector<fs::path> entries;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    entries.push_back(it->path());
+  std::sort(entries.begin(), entries.end(), [](const fs::path& a, const fs::path& b) {
+    return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
+  });
+  for (const fs::path& entry : entries) fs::remove(entry, ec);
+  fs::remove(root, ec);
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name = "scratch") {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::temp_directory_path() /
+           ("lrhost_test_" + name + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    remove_tree(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { remove_tree(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return path / name; }
+};
+
+}  // namespace lrhost::test
