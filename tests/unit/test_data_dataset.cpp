@@ -36,7 +36,7 @@
 #include "host/data/video/video_reader.hpp"
 #include "host/data/video/video_writer.hpp"
 #include "host/util/error.hpp"
-#include "temp_dir.hpp"
+#include "test_support.hpp"
 
 using namespace lrhost;
 using namespace lrhost::data;

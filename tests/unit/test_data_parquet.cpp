@@ -13,7 +13,7 @@
 #include "host/data/parquet/parquet_reader.hpp"
 #include "host/data/parquet/parquet_writer.hpp"
 #include "host/util/error.hpp"
-#include "temp_dir.hpp"
+#include "test_support.hpp"
 
 using namespace lrhost::data;
 using lrhost::util::DataError;
@@ -24,19 +24,10 @@ namespace {
 
 using lrhost::test::TempDir;
 
-// The fixture lives in the source tree. __FILE__ is absolute, or (ccache with CCACHE_BASEDIR)
-// relative to the build folder, which is the parent of the test binary's folder.
 fs::path fixture(const std::string& name) {
-  const fs::path source = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "parquet" / name;
-  std::vector<fs::path> candidates{source};
-  std::error_code error;
-  const auto exe = fs::read_symlink("/proc/self/exe", error);
-  if (!error && source.is_relative()) candidates.push_back(exe.parent_path().parent_path() / source);
-  candidates.push_back(fs::current_path() / "tests" / "fixtures" / "parquet" / name);
-  for (const auto& candidate : candidates)
-    if (fs::exists(candidate)) return candidate;
-  FAIL("fixture " << name << " not found (looked at " << source << ")");
-  return {};
+  fs::path path = lrhost::test::fixture_path("parquet", name);
+  if (path.empty()) FAIL("fixture tests/fixtures/parquet/" << name << " not found");
+  return path;
 }
 
 void write_bytes(const fs::path& path, const std::string& bytes) {

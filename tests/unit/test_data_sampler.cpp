@@ -14,7 +14,7 @@
 #include "host/data/episode_sampler.hpp"
 #include "host/data/seed_sequence.hpp"
 #include "host/util/error.hpp"
-#include "temp_dir.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace lrhost::data;

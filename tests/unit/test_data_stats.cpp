@@ -19,7 +19,7 @@
 #include "host/data/stats/feature_stats.hpp"
 #include "host/data/stats/normalizer.hpp"
 #include "host/util/error.hpp"
-#include "temp_dir.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using lrhost::data::aggregate_stats;

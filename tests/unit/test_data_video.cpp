@@ -9,7 +9,7 @@
 #include "host/data/video/video_reader_cache.hpp"
 #include "host/data/video/video_writer.hpp"
 #include "host/util/error.hpp"
-#include "temp_dir.hpp"
+#include "test_support.hpp"
 
 #include <unistd.h>
 

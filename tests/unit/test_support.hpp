@@ -1,5 +1,5 @@
-// Scratch folders for unit tests: a fresh folder under the system temp folder, removed with
-// everything in it at scope exit. Removal walks the tree file by file, deepest first, because
+// Shared helpers of the unit tests: committed fixture files, and scratch folders (a fresh folder
+// under the system temp folder, removed with everything in it at scope exit). Removal walks the tree file by file, deepest first, because
 // std::filesystem::remove_all resolves to a broken copy exported by the pinned libtorch.so (see
 // test_launch.cpp).
 #pragma once
@@ -43,5 +43,20 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   std::filesystem::path operator/(const std::string& name) const { return path / name; }
 };
+
+// tests/fixtures/<folder>/<name>. __FILE__ is absolute, or (ccache with CCACHE_BASEDIR) relative to
+// the build folder, which is the parent of the test binary's folder. Empty when not found.
+inline std::filesystem::path fixture_path(const std::string& folder, const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path source = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / folder / name;
+  std::vector<fs::path> candidates{source};
+  std::error_code error;
+  const auto exe = fs::read_symlink("/proc/self/exe", error);
+  if (!error && source.is_relative()) candidates.push_back(exe.parent_path().parent_path() / source);
+  candidates.push_back(fs::current_path() / "tests" / "fixtures" / folder / name);
+  for (const auto& candidate : candidates)
+    if (fs::exists(candidate)) return candidate;
+  return {};
+}
 
 }  // namespace lrhost::test

@@ -1,0 +1,39 @@
+// The safetensors format (https://huggingface.co/docs/safetensors): an 8-byte little-endian header
+// length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {str: str}}, then the
+// raw little-endian tensor bytes. LeRobot stores model weights, optimizer state and normalization
+// statistics in it. Reading memory-maps the file and hands out tensors that view the mapping (the
+// mapping lives as long as any of them), after checking everything a malformed file can get wrong:
+// header bounds, JSON, dtypes, shapes, offsets inside the buffer, sizes matching shapes, no overlaps
+// or holes. Writing is atomic (temporary file, fsync, rename).
+#pragma once
+#include <torch/types.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lrhost::ckpt {
+
+struct SafetensorsContent {
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;  // in file offset order
+  std::map<std::string, std::string> metadata;
+  const torch::Tensor& at(const std::string& name) const;  // DataError naming the missing key
+};
+
+// Tensors are written contiguous, on CPU, in the order given; names must be unique and non-empty.
+void write_safetensors(const std::filesystem::path& file,
+                       const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
+// Throws util::IoError (unreadable) or util::DataError (malformed), naming the file and the problem.
+SafetensorsContent read_safetensors(const std::filesystem::path& file);
+// The same checks on bytes in memory (`what` names the source in messages); tensors are copies.
+SafetensorsContent parse_safetensors(const uint8_t* data, std::size_t size, const std::string& what);
+
+// "F32", "BF16", ... for a LibTorch dtype and back (DataError for dtypes safetensors lacks).
+std::string safetensors_dtype(c10::ScalarType type);
+c10::ScalarType scalar_type_from_safetensors(const std::string& dtype, const std::string& what);
+
+}  // namespace lrhost::ckpt
