@@ -20,31 +20,8 @@ struct LxTraits<data::BatchNormalizer> {
   static constexpr LxType type{"Normalizer", "lrhost.Normalizer"};
 };
 
-void push_batch(lua_State* L, std::map<std::string, torch::Tensor> batch) {
-  lua_createtable(L, 0, static_cast<int>(batch.size()));
-  for (auto& [key, tensor] : batch) {
-    push_tensor(L, std::move(tensor));
-    lua_setfield(L, -2, key.c_str());
-  }
-}
-
 namespace {
 data::LeRobotDataset& check_dataset(lua_State* L, int index) { return lx_check<data::LeRobotDataset>(L, index); }
-
-// A Lua table of tensors as a batch map (non-tensor fields are an error naming the key).
-std::map<std::string, torch::Tensor> check_batch(lua_State* L, int index) {
-  lx_check_table(L, index, "batch table {key = Tensor}");
-  std::map<std::string, torch::Tensor> batch;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING) throw LxArgError(index, "batch keys must be strings");
-    std::string key = lua_tostring(L, -2);
-    if (!lx_is<torch::Tensor>(L, -1)) throw LxArgError(index, "batch['" + key + "'] must be a Tensor, got " + lx_typename(L, -1));
-    batch[key] = check_tensor(L, lua_gettop(L));
-    lua_pop(L, 1);
-  }
-  return batch;
-}
 
 int w_lerobot(lua_State* L) {
   return lx_guard(L, "lr.dataset.lerobot", [&] {

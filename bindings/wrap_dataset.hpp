@@ -17,7 +17,4 @@ struct LxTraits<data::LeRobotDataset> {
 void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank, int world_size,
                  c10::Device device);
 
-// A batch as a Lua table {key = Tensor}.
-void push_batch(lua_State* L, std::map<std::string, torch::Tensor> batch);
-
 }  // namespace lrhost::bindings

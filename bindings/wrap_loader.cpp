@@ -5,6 +5,7 @@
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_dataset.hpp"
+#include "bindings/wrap_tensor.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 

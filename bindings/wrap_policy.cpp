@@ -47,28 +47,6 @@ int w_policy_types(lua_State* L) {
   });
 }
 
-// batch: table name -> Tensor. Strings (e.g. task text) are not model inputs and are skipped.
-policy::Batch check_batch(lua_State* L, int index) {
-  lx_check_table(L, index, "batch table of name = Tensor");
-  policy::Batch batch;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    if (lua_type(L, -2) != LUA_TSTRING) {
-      lua_pop(L, 2);
-      throw LxArgError(index, "batch keys must be strings");
-    }
-    std::string key = lua_tostring(L, -2);
-    if (lx_is<torch::Tensor>(L, -1)) {
-      batch[key] = check_tensor(L, lua_gettop(L));
-    } else if (lua_type(L, -1) != LUA_TSTRING) {
-      std::string got = lx_typename(L, -1);
-      lua_pop(L, 2);
-      throw LxArgError(index, "batch['" + key + "'] is a " + got + ", expected Tensor");
-    }
-    lua_pop(L, 1);
-  }
-  return batch;
-}
 
 int w_forward(lua_State* L) {
   return lx_guard(L, "Policy:forward", [&] {

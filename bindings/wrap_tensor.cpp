@@ -736,4 +736,35 @@ void open_tensor(lua_State* L, int module) {
   open_tensor_functions(L, module);
 }
 
+// batch: table name -> Tensor. Strings (e.g. task text) are not model inputs and are skipped.
+std::map<std::string, torch::Tensor> check_batch(lua_State* L, int index) {
+  lx_check_table(L, index, "batch table of name = Tensor");
+  std::map<std::string, torch::Tensor> batch;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) != LUA_TSTRING) {
+      lua_pop(L, 2);
+      throw LxArgError(index, "batch keys must be strings");
+    }
+    std::string key = lua_tostring(L, -2);
+    if (lx_is<torch::Tensor>(L, -1)) {
+      batch[key] = check_tensor(L, lua_gettop(L));
+    } else if (lua_type(L, -1) != LUA_TSTRING) {
+      std::string got = lx_typename(L, -1);
+      lua_pop(L, 2);
+      throw LxArgError(index, "batch['" + key + "'] is a " + got + ", expected Tensor");
+    }
+    lua_pop(L, 1);
+  }
+  return batch;
+}
+
+void push_batch(lua_State* L, std::map<std::string, torch::Tensor> batch) {
+  lua_createtable(L, 0, static_cast<int>(batch.size()));
+  for (auto& [key, tensor] : batch) {
+    push_tensor(L, std::move(tensor));
+    lua_setfield(L, -2, key.c_str());
+  }
+}
+
 }  // namespace lrhost::bindings

@@ -1,5 +1,7 @@
 // Shared pieces of the Tensor binding, used by every wrap file that passes tensors to or from Lua.
 #pragma once
+#include <map>
+#include <string>
 #include <torch/torch.h>
 
 #include "bindings/runtime.hpp"
@@ -34,6 +36,10 @@ torch::TensorOptions check_tensor_options(lua_State* L, int index);
 // A shape given as a table {2, 3} or as integers from `first` up to the first non-number
 // (anything else at `first` is an error); `next` receives the stack index after the shape.
 std::vector<int64_t> check_shape(lua_State* L, int first, int* next);
+
+// A batch: a Lua table {name = Tensor} (string values, e.g. task text, are skipped) and back.
+std::map<std::string, torch::Tensor> check_batch(lua_State* L, int index);
+void push_batch(lua_State* L, std::map<std::string, torch::Tensor> batch);
 
 // A dimension index (PyTorch rules: 0-based, negative counts from the end), checked against `t`.
 int64_t check_dim(lua_State* L, int index, const torch::Tensor& t);

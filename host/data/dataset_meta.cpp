@@ -61,30 +61,40 @@ void read_v3_episodes(DatasetMeta& meta) {
   const std::vector<std::string> video_keys = meta.info.keys_of(FeatureKind::Video);
   for (const fs::path& file : files) {
     ParquetReader reader(file);
-    auto ints = [&](const std::string& column) { return reader.read_tensor_cast(column, c10::kLong); };
-    torch::Tensor index = ints("episode_index"), length = ints("length");
-    torch::Tensor data_chunk = ints("data/chunk_index"), data_file = ints("data/file_index");
-    torch::Tensor from = ints("dataset_from_index"), to = ints("dataset_to_index");
+    // Columns as plain vectors: one conversion per column instead of one tensor access per value.
+    auto ints = [&](const std::string& column) {
+      torch::Tensor values = reader.read_tensor_cast(column, c10::kLong).contiguous();
+      return std::vector<int64_t>(values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + values.numel());
+    };
+    auto doubles = [&](const std::string& column) {
+      torch::Tensor values = reader.read_tensor_cast(column, c10::kDouble).contiguous();
+      return std::vector<double>(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+    };
+    std::vector<int64_t> index = ints("episode_index"), length = ints("length");
+    std::vector<int64_t> data_chunk = ints("data/chunk_index"), data_file = ints("data/file_index");
+    std::vector<int64_t> from = ints("dataset_from_index"), to = ints("dataset_to_index");
     std::vector<std::vector<std::string>> tasks = reader.read_string_lists("tasks");
-    std::map<std::string, std::array<torch::Tensor, 4>> videos;
+    struct VideoColumns {
+      std::vector<int64_t> chunk, file;
+      std::vector<double> from, to;
+    };
+    std::map<std::string, VideoColumns> videos;
     for (const std::string& key : video_keys) {
       std::string prefix = "videos/" + key + "/";
-      videos[key] = {ints(prefix + "chunk_index"), ints(prefix + "file_index"),
-                     reader.read_tensor_cast(prefix + "from_timestamp", c10::kDouble),
-                     reader.read_tensor_cast(prefix + "to_timestamp", c10::kDouble)};
+      videos[key] = {ints(prefix + "chunk_index"), ints(prefix + "file_index"), doubles(prefix + "from_timestamp"),
+                     doubles(prefix + "to_timestamp")};
     }
-    for (int64_t row = 0; row < reader.num_rows(); ++row) {
+    for (std::size_t row = 0; row < index.size(); ++row) {
       Episode episode;
-      episode.index = index[row].item<int64_t>();
-      episode.length = length[row].item<int64_t>();
+      episode.index = index[row];
+      episode.length = length[row];
       episode.tasks = tasks[row];
-      episode.data_chunk = data_chunk[row].item<int64_t>();
-      episode.data_file = data_file[row].item<int64_t>();
-      episode.from_index = from[row].item<int64_t>();
-      episode.to_index = to[row].item<int64_t>();
+      episode.data_chunk = data_chunk[row];
+      episode.data_file = data_file[row];
+      episode.from_index = from[row];
+      episode.to_index = to[row];
       for (const auto& [key, columns] : videos)
-        episode.videos[key] = {columns[0][row].item<int64_t>(), columns[1][row].item<int64_t>(),
-                               columns[2][row].item<double>(), columns[3][row].item<double>()};
+        episode.videos[key] = {columns.chunk[row], columns.file[row], columns.from[row], columns.to[row]};
       meta.episodes.push_back(std::move(episode));
     }
   }

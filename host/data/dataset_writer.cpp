@@ -175,9 +175,8 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
   // Validate against the feature table: every feature present with the right dtype and shape.
   int64_t length = -1;
   for (const FeatureSpec& feature : s.info.features) {
-    if (feature.key == "timestamp" || feature.key == "frame_index" || feature.key == "episode_index" ||
-        feature.key == "index" || feature.key == "task_index")
-      continue;
+    const auto& defaults = default_feature_keys();  // the writer fills these itself
+    if (std::find(defaults.begin(), defaults.end(), feature.key) != defaults.end()) continue;
     auto found = episode.values.find(feature.key);
     if (found == episode.values.end()) throw util::DataError(where + ": feature '" + feature.key + "' is missing");
     const torch::Tensor& value = found->second;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "host/data/parquet/parquet_reader.hpp"
 #include "host/data/video/png_codec.hpp"
@@ -82,21 +83,29 @@ void LeRobotDataset::load_rows() {
     for (const FeatureSpec* feature : images) file_images.emplace(feature->key, reader.read_image_bytes(feature->key));
     const torch::Tensor& episode_column = file_columns.at("episode_index");
     const torch::Tensor& index_column = file_columns.at("index");
+    // Rows per episode in this file, counted in one pass (an episode must not have stray rows).
+    std::unordered_map<int64_t, int64_t> rows_per_episode;
+    const int64_t* episode_of_row = episode_column.data_ptr<int64_t>();
+    for (int64_t row = 0; row < episode_column.numel(); ++row) ++rows_per_episode[episode_of_row[row]];
     for (int64_t episode_index : by_file[file]) {
       const Episode& episode = meta_.episode(episode_index);
-      torch::Tensor rows = (episode_column == episode_index).nonzero().flatten();
-      int64_t count = rows.numel();
-      int64_t first = count ? rows[0].item<int64_t>() : 0;
-      bool contiguous = count == episode.length && rows[count - 1].item<int64_t>() - first == count - 1;
-      if (!contiguous)
+      const int64_t count = episode.length;
+      if (rows_per_episode[episode_index] != count)
         throw util::DataError(file.string() + ": episode " + std::to_string(episode_index) + " should have " +
-                              std::to_string(episode.length) + " contiguous rows (meta/episodes), found " +
-                              std::to_string(count));
-      torch::Tensor expected_index = torch::arange(episode.from_index, episode.to_index, torch::kLong);
-      if (!torch::equal(index_column.narrow(0, first, count), expected_index))
+                              std::to_string(count) + " contiguous rows (meta/episodes), found " +
+                              std::to_string(rows_per_episode[episode_index]));
+      // Located through the sorted global `index` column (binary search), then checked row by row:
+      // indices from..to-1, all of this episode. O(rows) per file in total.
+      const int64_t* indices = index_column.data_ptr<int64_t>();
+      const int64_t rows_in_file = index_column.numel();
+      const int64_t first = std::lower_bound(indices, indices + rows_in_file, episode.from_index) - indices;
+      bool found = first + count <= rows_in_file;
+      for (int64_t row = first; found && row < first + count; ++row)
+        found = indices[row] == episode.from_index + (row - first) && episode_of_row[row] == episode_index;
+      if (!found)
         throw util::DataError(file.string() + ": the 'index' column of episode " + std::to_string(episode_index) +
                               " is not " + std::to_string(episode.from_index) + ".." + std::to_string(episode.to_index - 1) +
-                              " as meta/episodes says");
+                              " in contiguous rows, as meta/episodes says");
       for (const auto& [key, column] : file_columns) episode_columns[episode_index][key] = column.narrow(0, first, count);
       for (const auto& [key, bytes] : file_images) episode_images[episode_index][key] = {bytes, first};
     }
@@ -131,9 +140,10 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
     std::vector<torch::Tensor> frames;
     for (int64_t row : local_rows) {
       const auto& segments = images_.at(key);
-      auto segment = std::find_if(segments.begin(), segments.end(), [&](const ImageSegment& s) {
-        return row >= s.first_local_row && row < s.first_local_row + s.length;
-      });
+      // Segments are in row order: the last one starting at or before `row` holds it.
+      auto segment = std::prev(std::upper_bound(segments.begin(), segments.end(), row, [](int64_t r, const ImageSegment& s) {
+        return r < s.first_local_row;
+      }));
       int64_t column_row = segment->first_row_in_column + (row - segment->first_local_row);
       frames.push_back(decode_png(segment->bytes.at(column_row),
                                   "image column '" + key + "' episode " + std::to_string(episode_index)));

@@ -30,3 +30,9 @@ lrhost_expect_failure(launch_missing_recipe "recipe file 'no_such_recipe.lua' no
 lrhost_expect_success(show_planned_scaling "\"base_lr\": 0\\.003.*\"lr\": 0\\.006[,\n]" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua --gpus 4)
 lrhost_expect_success(show_planned_linear "\"lr\": 0\\.024" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua --nproc 2 --nnodes 4 scale_lr=linear)
 lrhost_expect_failure(show_bad_rule "unknown lr rule 'cubic'" show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_ddp.lua scale_lr=cubic)
+# `lrhost dataset`: bad inputs name the folder or option and what was expected.
+lrhost_expect_failure(dataset_info_missing "dataset folder /nonexistent/lrhost_ds does not exist" dataset info /nonexistent/lrhost_ds)
+lrhost_expect_failure(dataset_info_not_a_dataset "cannot open .*meta/info.json" dataset info ${CMAKE_CURRENT_SOURCE_DIR})
+lrhost_expect_failure(dataset_synth_exists "already exists and is not empty" dataset synth --out ${CMAKE_CURRENT_SOURCE_DIR})
+lrhost_expect_failure(dataset_synth_odd_size "--image-size must be an even number >= 16, got 15" dataset synth --out ${CMAKE_CURRENT_BINARY_DIR}/never_written --image-size 15)
+lrhost_expect_failure(dataset_no_subcommand "A subcommand is required|subcommand" dataset)
