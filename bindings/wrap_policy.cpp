@@ -4,6 +4,7 @@
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
+#include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/policy/registry.hpp"
@@ -14,17 +15,26 @@ namespace {
 
 policy::Policy& check_policy(lua_State* L, int index) { return lx_check<policy::Policy>(L, index); }
 
-// {inputs = {name = {shape...}}, outputs = {...}} -> FeatureShapes
-policy::FeatureShapes check_features(lua_State* L, int index) {
-  policy::FeatureShapes features;
+// The features a policy is built for: a Dataset (LeRobot's dataset_to_policy_features over its
+// info.json) or a table {inputs = {name = {shape...}}, outputs = {...}} whose types follow the key
+// names as LeRobot's rules do (3-D observation.images.* -> VISUAL, action* -> ACTION, ...).
+policy::PolicyFeatures check_features(lua_State* L, int index) {
+  policy::PolicyFeatures features;
   if (lua_isnoneornil(L, index)) return features;
+  if (lx_is<data::LeRobotDataset>(L, index))
+    return policy::PolicyFeatures::from_dataset(lx_check<data::LeRobotDataset>(L, index).meta().info);
   auto table = lx_to_json(L, index, index, "features");
   for (const char* side : {"inputs", "outputs"}) {
     if (!table.contains(side)) continue;
     for (const auto& [name, shape] : table[side].items()) {
       if (!shape.is_array()) throw LxArgError(index, std::string("features.") + side + "." + name + " must be a shape list");
-      auto& target = std::string(side) == "inputs" ? features.inputs : features.outputs;
-      target[name] = shape.get<std::vector<int64_t>>();
+      data::FeatureSpec spec;
+      spec.key = name;
+      spec.shape = shape.get<std::vector<int64_t>>();
+      if (spec.shape.size() == 3 && name.rfind("observation.image", 0) == 0) spec.kind = data::FeatureKind::Image;
+      std::string type = policy::policy_feature_type(spec);
+      if (type.empty()) throw LxArgError(index, std::string("features.") + side + "." + name + " is not a policy feature (observation* or action*)");
+      (type == "ACTION" ? features.outputs : features.inputs).push_back({name, type, spec.shape});
     }
   }
   return features;

@@ -134,9 +134,14 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
 }
 }  // namespace
 
-const torch::Tensor& SafetensorsContent::at(const std::string& name) const {
+const torch::Tensor* SafetensorsContent::find(const std::string& name) const {
   for (const auto& [key, tensor] : tensors)
-    if (key == name) return tensor;
+    if (key == name) return &tensor;
+  return nullptr;
+}
+
+const torch::Tensor& SafetensorsContent::at(const std::string& name) const {
+  if (const torch::Tensor* found = find(name)) return *found;
   throw util::DataError("safetensors: no tensor named '" + name + "'");
 }
 

@@ -45,4 +45,28 @@ torch::Tensor Policy::select_action(const Batch&) {
   throw util::NotImplemented("policy '" + type() + "' has no select_action yet");
 }
 
+torch::Tensor Policy::predict_action_chunk(const Batch&) {
+  throw util::NotImplemented("policy '" + type() + "' predicts single actions; it has no predict_action_chunk");
+}
+
+nlohmann::ordered_json Policy::optimizer_preset() const {
+  return {{"type", "adamw"}, {"lr", 1e-3}, {"weight_decay", 1e-2}, {"betas", {0.9, 0.999}}, {"eps", 1e-8},
+          {"grad_clip_norm", 10.0}};
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> Policy::state_dict() const {
+  std::vector<std::pair<std::string, torch::Tensor>> entries;
+  for (const auto& item : named_parameters()) entries.emplace_back(item.key(), item.value());
+  for (const auto& item : named_buffers()) entries.emplace_back(item.key(), item.value());
+  return entries;
+}
+
+std::string module_type_name(const torch::nn::Module& module) {
+  std::string name = module.name();
+  auto colon = name.rfind("::");
+  if (colon != std::string::npos) name = name.substr(colon + 2);
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, "Impl") == 0) name.resize(name.size() - 4);
+  return name;
+}
+
 }  // namespace lrhost::policy

@@ -1,6 +1,8 @@
-// The policy interface every model type implements (MLP now; ACT and Diffusion later): a LibTorch
-// module that maps a batch (named tensors) to a training loss plus named outputs, and says how its
-// parameters split into optimizer groups.
+// The policy interface every model type implements (mlp, act, diffusion): a LibTorch module that maps
+// a normalized batch (named tensors) to a training loss plus named outputs, predicts actions, says how
+// its parameters split into optimizer groups, which optimizer/scheduler LeRobot presets it has, and
+// which module types are its FSDP wrap units. Normalization itself lives in the processors the
+// policy carries (host/policy/processors.hpp), saved next to the weights as LeRobot does.
 #pragma once
 #include <torch/torch.h>
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "host/accel/autocast.hpp"
+#include "host/policy/policy_features.hpp"
 
 namespace lrhost::policy {
 
@@ -30,11 +33,7 @@ struct ParamGroup {
   std::optional<double> weight_decay;
 };
 
-// Shapes of the dataset features a policy is built for (empty when built from config alone).
-struct FeatureShapes {
-  std::map<std::string, std::vector<int64_t>> inputs;
-  std::map<std::string, std::vector<int64_t>> outputs;
-};
+class PolicyProcessors;
 
 class Policy : public torch::nn::Module {
  public:
@@ -44,22 +43,57 @@ class Policy : public torch::nn::Module {
   void set_autocast(std::optional<accel::AutocastSpec> spec) { autocast_ = spec; }
 
   virtual PolicyOutput forward(const Batch& batch) = 0;
-  // The action for the given observations (no targets needed), LeRobot's select_action for
-  // single-step policies. The default says loudly that the policy has none.
+  // The next action (B, action_dim) for normalized observations, LeRobot's select_action: chunking
+  // policies pop from an action queue that predict_action_chunk refills. The default says loudly
+  // that the policy has none.
   virtual torch::Tensor select_action(const Batch& batch);
-  // Registry name, e.g. "mlp".
+  // The whole predicted chunk (B, n_action_steps, action_dim) for normalized observations.
+  virtual torch::Tensor predict_action_chunk(const Batch& batch);
+  // Clears per-episode inference state (action and observation queues); call at episode start.
+  virtual void reset() {}
+  // Registry name, e.g. "mlp"; the "type" of config.json.
   virtual std::string type() const = 0;
-  // The resolved config (every field, defaults filled in), as saved to config.json.
-  virtual nlohmann::json config() const = 0;
+  // The resolved config (every field, defaults filled in) in LeRobot's field order, as config.json.
+  virtual nlohmann::ordered_json config() const = 0;
   // Optimizer groups; the default is one group holding every trainable parameter.
   virtual std::vector<ParamGroup> param_groups() const;
+  // LeRobot's training preset: {"type": "adamw"|"adam", "lr", "weight_decay", "betas", "eps",
+  // "grad_clip_norm"} and the scheduler ({"kind", "warmup_steps", ...} as optim::ScheduleSpec reads
+  // it, or null for none). The defaults are AdamW(1e-3) and no scheduler.
+  virtual nlohmann::ordered_json optimizer_preset() const;
+  virtual nlohmann::ordered_json scheduler_preset() const { return nullptr; }
+  // Feature type -> normalization mode ("VISUAL" -> "MEAN_STD", ...); empty when the policy
+  // normalizes nothing.
+  virtual std::map<std::string, std::string> normalization_mapping() const { return {}; }
+  // The features the policy was built for (empty for a policy built from dims alone).
+  virtual PolicyFeatures features() const { return {}; }
+  // LeRobot's observation_delta_indices / action_delta_indices resolved per feature key: the frame
+  // offsets each input and output needs (e.g. ACT: action -> 0..chunk_size-1); features absent
+  // need only the current frame. Recipes turn these into the loader's delta_timestamps (offset/fps).
+  virtual std::map<std::string, std::vector<int64_t>> delta_indices() const { return {}; }
+  // Module type names (LeRobot's Python class names, e.g. "ACTEncoderLayer") whose instances are
+  // FSDP wrap units; empty when the policy declares none.
+  virtual std::vector<std::string> fsdp_wrap_module_types() const { return {}; }
+
+  // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
+  std::vector<std::pair<std::string, torch::Tensor>> state_dict() const;
+
+  // Normalization of inputs and unnormalization of actions, set from dataset stats or loaded
+  // with the pretrained directory; null until then.
+  void set_processors(std::shared_ptr<const PolicyProcessors> processors) { processors_ = std::move(processors); }
+  const std::shared_ptr<const PolicyProcessors>& processors() const { return processors_; }
 
   std::vector<torch::Tensor> trainable_parameters() const;
   int64_t num_parameters() const;
 
  private:
   std::optional<accel::AutocastSpec> autocast_;
+  std::shared_ptr<const PolicyProcessors> processors_;
 };
+
+// A module's type name without namespace and the LibTorch "Impl" suffix, e.g. "ACTEncoderLayer" for
+// lrhost::policy::ACTEncoderLayerImpl; FSDP matches these against fsdp_wrap_module_types().
+std::string module_type_name(const torch::nn::Module& module);
 
 // Looks up a batch entry, failing with the policy name and the keys that are present.
 const torch::Tensor& require_input(const Batch& batch, const std::string& key, const std::string& policy_type);

@@ -23,7 +23,7 @@ std::vector<std::string> registered_policy_types() {
   return names;
 }
 
-std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const FeatureShapes& features) {
+std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const PolicyFeatures& features) {
   if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
     throw util::ConfigError("policy config needs a string 'type' (one of " +
                             util::quoted_list(registered_policy_types()) + ")");

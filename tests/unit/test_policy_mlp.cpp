@@ -45,9 +45,9 @@ TEST_CASE("mlp config is validated strictly") {
 }
 
 TEST_CASE("mlp dims come from dataset features when not configured") {
-  lrhost::policy::FeatureShapes features;
-  features.inputs["observation.state"] = {6};
-  features.outputs["action"] = {2, 3};
+  lrhost::policy::PolicyFeatures features;
+  features.inputs.push_back({"observation.state", "STATE", {6}});
+  features.outputs.push_back({"action", "ACTION", {2, 3}});
   auto policy = create_policy({{"type", "mlp"}, {"hidden_dims", json::array()}}, features);
   auto config = policy->config();
   CHECK(config["input_dim"] == 6);

@@ -8,23 +8,17 @@ namespace lrhost::policy {
 
 namespace {
 // The feature's flat size, or 0 when the dataset does not provide it.
-int64_t feature_size(const std::map<std::string, std::vector<int64_t>>& shapes, const std::string& key) {
-  auto found = shapes.find(key);
-  if (found == shapes.end()) return 0;
-  int64_t size = 1;
-  for (auto d : found->second) size *= d;
-  return size;
-}
+int64_t feature_size(const PolicyFeature* feature) { return feature ? feature->numel() : 0; }
 }  // namespace
 
-MlpConfig MlpConfig::from_json(const nlohmann::json& table, const FeatureShapes& features) {
+MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures& features) {
   config::ConfigReader reader(table, "policy 'mlp'");
   reader.allow("type");
   MlpConfig c;
   c.input_key = reader.string("input_key", c.input_key);
   c.target_key = reader.string("target_key", c.target_key);
-  c.input_dim = reader.integer("input_dim", feature_size(features.inputs, c.input_key));
-  c.output_dim = reader.integer("output_dim", feature_size(features.outputs, c.target_key));
+  c.input_dim = reader.integer("input_dim", feature_size(features.find_input(c.input_key)));
+  c.output_dim = reader.integer("output_dim", feature_size(features.find_output(c.target_key)));
   c.hidden_dims = reader.integer_list("hidden_dims", c.hidden_dims);
   c.activation = reader.choice("activation", c.activation, {"relu", "gelu", "tanh"});
   c.dropout = reader.number("dropout", c.dropout);
@@ -41,7 +35,7 @@ MlpConfig MlpConfig::from_json(const nlohmann::json& table, const FeatureShapes&
   return c;
 }
 
-nlohmann::json MlpConfig::to_json() const {
+nlohmann::ordered_json MlpConfig::to_json() const {
   return {{"type", "mlp"},          {"input_key", input_key},   {"target_key", target_key},
           {"input_dim", input_dim}, {"output_dim", output_dim}, {"hidden_dims", hidden_dims},
           {"activation", activation}, {"dropout", dropout},    {"loss", loss}};
@@ -87,7 +81,7 @@ PolicyOutput MlpPolicy::forward(const Batch& batch) {
   return out;
 }
 
-std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const FeatureShapes& features) {
+std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const PolicyFeatures& features) {
   return std::make_shared<MlpPolicy>(MlpConfig::from_json(config, features));
 }
 

@@ -16,8 +16,8 @@ struct MlpConfig {
   double dropout = 0.0;
   std::string loss = "mse";         // mse | l1
 
-  static MlpConfig from_json(const nlohmann::json& table, const FeatureShapes& features);
-  nlohmann::json to_json() const;
+  static MlpConfig from_json(const nlohmann::json& table, const PolicyFeatures& features);
+  nlohmann::ordered_json to_json() const;
 };
 
 class MlpPolicy : public Policy {
@@ -26,7 +26,7 @@ class MlpPolicy : public Policy {
   PolicyOutput forward(const Batch& batch) override;
   torch::Tensor select_action(const Batch& batch) override;
   std::string type() const override { return "mlp"; }
-  nlohmann::json config() const override { return config_.to_json(); }
+  nlohmann::ordered_json config() const override { return config_.to_json(); }
 
  private:
   torch::Tensor predict(const Batch& batch);
@@ -35,6 +35,6 @@ class MlpPolicy : public Policy {
   torch::nn::Sequential layers_;
 };
 
-std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const FeatureShapes& features);
+std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const PolicyFeatures& features);
 
 }  // namespace lrhost::policy

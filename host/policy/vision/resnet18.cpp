@@ -1,0 +1,117 @@
+// ResNet-18 trunk: construction with torchvision's init (Kaiming-normal fan-out convs, unit norms),
+// forward to layer4, and loading torchvision weights from safetensors.
+#include "host/policy/vision/resnet18.hpp"
+
+#include "host/ckpt/safetensors.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy::vision {
+namespace {
+
+torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
+  torch::nn::Conv2d layer(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
+  torch::nn::init::kaiming_normal_(layer->weight, 0.0, torch::kFanOut, torch::kReLU);
+  return layer;
+}
+
+torch::nn::AnyModule make_norm(int64_t channels, NormKind kind) {
+  switch (kind) {
+    case NormKind::FrozenBatchNorm:
+      return torch::nn::AnyModule(FrozenBatchNorm2d(channels));
+    case NormKind::BatchNorm:
+      return torch::nn::AnyModule(torch::nn::BatchNorm2d(channels));
+    case NormKind::GroupNorm:
+      return torch::nn::AnyModule(torch::nn::GroupNorm(channels / 16, channels));
+  }
+  throw util::Error("unknown norm kind");
+}
+
+torch::nn::Sequential make_layer(int64_t in, int64_t out, int64_t stride, NormKind norm) {
+  return torch::nn::Sequential(BasicBlock(in, out, stride, norm), BasicBlock(out, out, 1, norm));
+}
+
+}  // namespace
+
+FrozenBatchNorm2dImpl::FrozenBatchNorm2dImpl(int64_t channels) {
+  weight_ = register_buffer("weight", torch::ones({channels}));
+  bias_ = register_buffer("bias", torch::zeros({channels}));
+  running_mean_ = register_buffer("running_mean", torch::zeros({channels}));
+  running_var_ = register_buffer("running_var", torch::ones({channels}));
+}
+
+torch::Tensor FrozenBatchNorm2dImpl::forward(const torch::Tensor& x) {
+  // torchvision's formula (eps 1e-5), folded into one scale and shift per channel.
+  auto scale = weight_ * (running_var_ + 1e-5).rsqrt();
+  auto shift = bias_ - running_mean_ * scale;
+  return x * scale.view({1, -1, 1, 1}) + shift.view({1, -1, 1, 1});
+}
+
+BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t channels, int64_t stride, NormKind norm) {
+  conv1_ = register_module("conv1", conv(in_channels, channels, 3, stride, 1));
+  bn1_ = make_norm(channels, norm);
+  register_module("bn1", bn1_.ptr());
+  conv2_ = register_module("conv2", conv(channels, channels, 3, 1, 1));
+  bn2_ = make_norm(channels, norm);
+  register_module("bn2", bn2_.ptr());
+  if (stride != 1 || in_channels != channels) {
+    downsample_ = torch::nn::Sequential(conv(in_channels, channels, 1, stride, 0));
+    downsample_->push_back(make_norm(channels, norm));
+    register_module("downsample", downsample_);
+  }
+}
+
+torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
+  auto out = torch::relu(bn1_.forward(conv1_->forward(x)));
+  out = bn2_.forward(conv2_->forward(out));
+  auto identity = downsample_ ? downsample_->forward(x) : x;
+  return torch::relu(out + identity);
+}
+
+ResNet18Impl::ResNet18Impl(ResNet18Options options) : options_(options) {
+  const bool numbered = options_.numbered_children;
+  conv1_ = register_module(numbered ? "0" : "conv1", conv(3, 64, 7, 2, 3));
+  bn1_ = make_norm(64, options_.norm);
+  register_module(numbered ? "1" : "bn1", bn1_.ptr());
+  // Positions 2 and 3 are torchvision's parameterless relu and maxpool children.
+  layer1_ = register_module(numbered ? "4" : "layer1", make_layer(64, 64, 1, options_.norm));
+  layer2_ = register_module(numbered ? "5" : "layer2", make_layer(64, 128, 2, options_.norm));
+  layer3_ = register_module(numbered ? "6" : "layer3", make_layer(128, 256, 2, options_.norm));
+  layer4_ = register_module(numbered ? "7" : "layer4", make_layer(256, 512, 2, options_.norm));
+}
+
+torch::Tensor ResNet18Impl::forward(const torch::Tensor& x) {
+  auto out = torch::relu(bn1_.forward(conv1_->forward(x)));
+  out = torch::max_pool2d(out, 3, 2, 1);
+  return layer4_->forward(layer3_->forward(layer2_->forward(layer1_->forward(out))));
+}
+
+void ResNet18Impl::load_torchvision_weights(const std::filesystem::path& file) {
+  if (options_.norm == NormKind::GroupNorm)
+    throw util::ConfigError("pretrained backbone weights are batch-norm weights; they cannot initialise a GroupNorm "
+                            "backbone ('" + file.string() + "')",
+                            "set use_group_norm = false, or pretrained_backbone_weights = null");
+  auto content = ckpt::read_safetensors(file);
+  // torchvision name of a child of this trunk: our names, with numbered children mapped back.
+  static const char* torchvision_children[] = {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"};
+  auto torchvision_key = [&](const std::string& key) {
+    if (!options_.numbered_children) return key;
+    auto dot = key.find('.');
+    int position = std::stoi(key.substr(0, dot));
+    return std::string(torchvision_children[position]) + key.substr(dot);
+  };
+  torch::NoGradGuard no_grad;
+  auto assign = [&](const std::string& key, torch::Tensor& target) {
+    auto source_key = torchvision_key(key);
+    const auto* source = content.find(source_key);
+    if (!source)
+      throw util::DataError(file.string() + ": no tensor '" + source_key + "' (expected a torchvision resnet18 state_dict)");
+    if (source->sizes() != target.sizes())
+      throw util::DataError(file.string() + ": '" + source_key + "' has shape " + c10::str(source->sizes()) +
+                            ", resnet18 needs " + c10::str(target.sizes()));
+    target.copy_(*source);
+  };
+  for (auto& item : named_parameters()) assign(item.key(), item.value());
+  for (auto& item : named_buffers()) assign(item.key(), item.value());
+}
+
+}  // namespace lrhost::policy::vision
