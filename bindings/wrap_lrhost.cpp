@@ -1,10 +1,12 @@
 // Lua binding of the module-level utilities: lr.manual_seed, lr.no_grad(fn), lr.clock(),
-// lr.set_num_threads / lr.num_threads, lr.version, and lr.log.{debug,info,warn,error} (through
-// the rank-aware spdlog logger).
+// lr.set_num_threads / lr.num_threads, lr.version, lr.run_dir() (the job folder every rank shares)
+// and lr.log.{debug,info,warn,error} (through the rank-aware spdlog logger).
 #include <chrono>
+#include <cstdlib>
 
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -72,12 +74,22 @@ int w_log(lua_State* L) {
   });
 }
 
+// The job's run folder (logs, errors), shared by every rank: the default home of checkpoints.
+int w_run_dir(lua_State* L) {
+  return lx_guard(L, "lr.run_dir", [&] {
+    const char* dir = std::getenv("LRHOST_RUN_DIR");
+    if (!dir || !*dir) throw util::Error("lr.run_dir: LRHOST_RUN_DIR is not set (the recipe was not started by lrhost)");
+    lua_pushstring(L, dir);
+    return 1;
+  });
+}
+
 }  // namespace
 
 void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {nullptr, nullptr}};
+                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);
   lua_setfield(L, module, "version");

@@ -1,19 +1,41 @@
-// Lua binding of policies: lr.policy.new(cfg [, features]) builds one from the registry;
-// methods forward(batch), select_action(batch), parameters(), named_parameters(), param_groups(), train(), eval(),
-// to(device), num_parameters(), config(), type_name().
+// Lua binding of policies:
+//   lr.policy.new(cfg [, features | Dataset [, {use_imagenet_stats = true, normalization_mapping =}]])
+//     builds one from the registry; given a Dataset, its processors are built from the dataset's
+//     stats (cameras get ImageNet mean/std unless use_imagenet_stats = false), as LeRobot's
+//     make_pre_post_processors; normalization_mapping ({STATE = "MEAN_STD", ...}) replaces the
+//     policy's own mapping (mlp has none).
+//   lr.policy.load(dir [, {strict = true}]) reads a LeRobot pretrained folder (config.json,
+//     model.safetensors, processors).
+//   lr.policy.types()
+// Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
+// preprocess(batch) -> normalized batch, postprocess(action) -> unnormalized action,
+// save_pretrained(dir), state_dict() -> {name = Tensor}, parameters(), named_parameters(),
+// param_groups(), optimizer_preset(), scheduler_preset(), delta_indices(), delta_timestamps(fps),
+// features(), normalization_mapping(), has_processors(), train(), eval(), is_training(), to(device),
+// num_parameters(), config(), type_name().
+#include <spdlog/spdlog.h>
+
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
+#include "bindings/wrap_checkpoint.hpp"
 #include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
+#include "host/ckpt/pretrained_dir.hpp"
+#include "host/config/config_reader.hpp"
+#include "host/policy/processors.hpp"
+#include "host/policy/policy_defaults.hpp"
 #include "host/policy/registry.hpp"
+#include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
 namespace {
 
-policy::Policy& check_policy(lua_State* L, int index) { return lx_check<policy::Policy>(L, index); }
+policy::Policy& check_policy(lua_State* L, int index) {
+  return lx_check<policy::Policy>(L, index);
+}
 
 // The features a policy is built for: a Dataset (LeRobot's dataset_to_policy_features over its
 // info.json) or a table {inputs = {name = {shape...}}, outputs = {...}} whose types follow the key
@@ -27,17 +49,28 @@ policy::PolicyFeatures check_features(lua_State* L, int index) {
   for (const char* side : {"inputs", "outputs"}) {
     if (!table.contains(side)) continue;
     for (const auto& [name, shape] : table[side].items()) {
-      if (!shape.is_array()) throw LxArgError(index, std::string("features.") + side + "." + name + " must be a shape list");
+      if (!shape.is_array())
+        throw LxArgError(index, std::string("features.") + side + "." + name + " must be a shape list");
       data::FeatureSpec spec;
       spec.key = name;
       spec.shape = shape.get<std::vector<int64_t>>();
       if (spec.shape.size() == 3 && name.rfind("observation.image", 0) == 0) spec.kind = data::FeatureKind::Image;
       std::string type = policy::policy_feature_type(spec);
-      if (type.empty()) throw LxArgError(index, std::string("features.") + side + "." + name + " is not a policy feature (observation* or action*)");
+      if (type.empty())
+        throw LxArgError(
+            index, std::string("features.") + side + "." + name + " is not a policy feature (observation* or action*)");
       (type == "ACTION" ? features.outputs : features.inputs).push_back({name, type, spec.shape});
     }
   }
   return features;
+}
+
+// An options table read strictly (unknown keys are errors); an empty Lua table arrives as [].
+nlohmann::json check_options(lua_State* L, int index, const char* what) {
+  if (lua_isnoneornil(L, index)) return nlohmann::json::object();
+  lx_check_table(L, index, what);
+  auto options = lx_to_json(L, index, index, what);
+  return options.is_array() && options.empty() ? nlohmann::json::object() : options;
 }
 
 int w_policy_new(lua_State* L) {
@@ -45,7 +78,217 @@ int w_policy_new(lua_State* L) {
     ensure_not_show_mode(L, "lr.policy.new");
     lx_check_table(L, 1, "policy config table with 'type'");
     auto config = lx_to_json(L, 1, 1, "policy");
-    lx_push(L, policy::create_policy(config, check_features(L, 2)));
+    auto features = check_features(L, 2);
+    auto options = check_options(L, 3, "policy options {use_imagenet_stats =, normalization_mapping =}");
+    config::ConfigReader reader(options, "lr.policy.new options");
+    bool imagenet = reader.boolean("use_imagenet_stats", true);
+    // A mapping for policies whose config has none (mlp); it is saved with the processors.
+    std::vector<std::pair<std::string, std::string>> mapping_override;
+    reader.allow("normalization_mapping");
+    if (options.contains("normalization_mapping")) {
+      const auto& mapping = options["normalization_mapping"];
+      if (!mapping.is_object())
+        throw LxArgError(3, "normalization_mapping must be a table {STATE = \"MEAN_STD\", ...}");
+      for (const auto& [type, mode] : mapping.items()) {
+        if (!mode.is_string()) throw LxArgError(3, "normalization_mapping." + type + " must be a mode name");
+        mapping_override.emplace_back(type, mode.get<std::string>());
+      }
+    }
+    reader.reject_unknown();
+    auto policy = policy::create_policy(config, features);
+    if (lx_is<data::LeRobotDataset>(L, 2)) {
+      const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
+      data::DatasetStats stats = meta.stats.value_or(data::DatasetStats{});
+      if (!meta.stats)
+        spdlog::warn("lr.policy.new: the dataset has no stats.json; the policy's processors normalize nothing");
+      if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
+      auto processors = policy::PolicyProcessors::for_policy(*policy, features, stats);
+      if (!mapping_override.empty()) {
+        auto policy_features = policy->features().empty() ? features : policy->features();
+        processors = policy::PolicyProcessors::build(policy_features, mapping_override, stats, processors.device());
+      }
+      policy->set_processors(std::make_shared<policy::PolicyProcessors>(std::move(processors)));
+    } else if (!lua_isnoneornil(L, 3)) {
+      throw LxArgError(3, "options need a Dataset as argument #2 (its stats build the processors)");
+    }
+    lx_push(L, policy);
+    return 1;
+  });
+}
+
+int w_policy_load(lua_State* L) {
+  return lx_guard(L, "lr.policy.load", [&] {
+    ensure_not_show_mode(L, "lr.policy.load");
+    std::string dir = lx_check_string(L, 1);
+    auto options = check_options(L, 2, "load options {strict =}");
+    config::ConfigReader reader(options, "lr.policy.load options");
+    bool strict = reader.boolean("strict", true);
+    reader.reject_unknown();
+    lx_push(L, ckpt::load_pretrained(dir, strict));
+    return 1;
+  });
+}
+
+const policy::PolicyProcessors& require_processors(const policy::Policy& p, const char* what) {
+  if (!p.processors())
+    throw util::ConfigError(std::string(what) + ": the '" + p.type() + "' policy has no processors",
+                            "build it with lr.policy.new(cfg, dataset) or load it from a folder with processor files");
+  return *p.processors();
+}
+
+int w_preprocess(lua_State* L) {
+  return lx_guard(L, "Policy:preprocess", [&] {
+    auto& p = check_policy(L, 1);
+    push_batch(L, require_processors(p, "Policy:preprocess").normalize(check_batch(L, 2)));
+    return 1;
+  });
+}
+
+int w_postprocess(lua_State* L) {
+  return lx_guard(L, "Policy:postprocess", [&] {
+    auto& p = check_policy(L, 1);
+    push_tensor(L, require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2)));
+    return 1;
+  });
+}
+
+int w_has_processors(lua_State* L) {
+  return lx_guard(L, "Policy:has_processors", [&] {
+    lua_pushboolean(L, check_policy(L, 1).processors() != nullptr);
+    return 1;
+  });
+}
+
+int w_save_pretrained(lua_State* L) {
+  return lx_guard(L, "Policy:save_pretrained", [&] {
+    auto& p = check_policy(L, 1);
+    ckpt::save_pretrained(p, lx_check_string(L, 2));
+    return 0;
+  });
+}
+
+int w_predict_action_chunk(lua_State* L) {
+  return lx_guard(L, "Policy:predict_action_chunk", [&] {
+    push_tensor(L, check_policy(L, 1).predict_action_chunk(check_batch(L, 2)));
+    return 1;
+  });
+}
+
+int w_reset(lua_State* L) {
+  return lx_guard(L, "Policy:reset", [&] {
+    check_policy(L, 1).reset();
+    return 0;
+  });
+}
+
+int w_state_dict(lua_State* L) {
+  return lx_guard(L, "Policy:state_dict", [&] {
+    auto entries = check_policy(L, 1).state_dict();
+    lua_createtable(L, 0, static_cast<int>(entries.size()));
+    for (auto& [name, tensor] : entries) {
+      push_tensor(L, tensor);
+      lua_setfield(L, -2, name.c_str());
+    }
+    return 1;
+  });
+}
+
+int w_optimizer_preset(lua_State* L) {
+  return lx_guard(L, "Policy:optimizer_preset", [&] {
+    lx_push_json(L, check_policy(L, 1).optimizer_preset());
+    return 1;
+  });
+}
+
+int w_scheduler_preset(lua_State* L) {
+  return lx_guard(L, "Policy:scheduler_preset", [&] {
+    auto preset = check_policy(L, 1).scheduler_preset();
+    if (preset.is_null())
+      lua_pushnil(L);
+    else
+      lx_push_json(L, preset);
+    return 1;
+  });
+}
+
+int w_delta_indices(lua_State* L) {
+  return lx_guard(L, "Policy:delta_indices", [&] {
+    auto indices = check_policy(L, 1).delta_indices();
+    lua_createtable(L, 0, static_cast<int>(indices.size()));
+    for (const auto& [key, list] : indices) {
+      lua_createtable(L, static_cast<int>(list.size()), 0);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        lua_pushnumber(L, static_cast<double>(list[i]));
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+      lua_setfield(L, -2, key.c_str());
+    }
+    return 1;
+  });
+}
+
+// LeRobot's resolve_delta_timestamps: offset / fps seconds per key.
+int w_delta_timestamps(lua_State* L) {
+  return lx_guard(L, "Policy:delta_timestamps", [&] {
+    auto& p = check_policy(L, 1);
+    double fps = lx_check_number(L, 2);
+    if (!(fps > 0)) throw LxArgError(2, "fps must be > 0");
+    auto indices = p.delta_indices();
+    lua_createtable(L, 0, static_cast<int>(indices.size()));
+    for (const auto& [key, list] : indices) {
+      lua_createtable(L, static_cast<int>(list.size()), 0);
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        lua_pushnumber(L, static_cast<double>(list[i]) / fps);
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+      lua_setfield(L, -2, key.c_str());
+    }
+    return 1;
+  });
+}
+
+int w_features(lua_State* L) {
+  return lx_guard(L, "Policy:features", [&] {
+    auto features = check_policy(L, 1).features();
+    lx_push_json(L, {{"inputs", policy::PolicyFeatures::list_to_json(features.inputs)},
+                     {"outputs", policy::PolicyFeatures::list_to_json(features.outputs)}});
+    return 1;
+  });
+}
+
+int w_normalization_mapping(lua_State* L) {
+  return lx_guard(L, "Policy:normalization_mapping", [&] {
+    auto mapping = check_policy(L, 1).normalization_mapping();
+    lua_createtable(L, 0, static_cast<int>(mapping.size()));
+    for (const auto& [type, mode] : mapping) {
+      lua_pushstring(L, mode.c_str());
+      lua_setfield(L, -2, type.c_str());
+    }
+    return 1;
+  });
+}
+
+// lr.policy.defaults(type [, values]): the type's full default config (null fields left out) with
+// `values` on top, so a recipe's policy table lists every field and lr.config can check overrides
+// of any of them. Keys that are not fields of the type are errors.
+int w_policy_defaults(lua_State* L) {
+  return lx_guard(L, "lr.policy.defaults", [&] {
+    std::string type = lx_check_string(L, 1);
+    auto defaults = policy::default_policy_config(type);
+    if (!lua_isnoneornil(L, 2)) {
+      lx_check_table(L, 2, "table of policy fields");
+      auto values = lx_to_json(L, 2, 2, "values");
+      auto full = policy::default_policy_config_with_nulls(type);
+      for (const auto& [key, value] : values.items()) {
+        if (!full.contains(key)) {
+          std::vector<std::string> fields;
+          for (const auto& [field, unused] : full.items()) fields.push_back(field);
+          throw LxArgError(2, "'" + key + "' is not a field of policy '" + type + "' (fields: " + util::quoted_list(fields) + ")");
+        }
+        defaults[key] = value;
+      }
+    }
+    lx_push_json(L, nlohmann::json(defaults));
     return 1;
   });
 }
@@ -56,7 +299,6 @@ int w_policy_types(lua_State* L) {
     return 1;
   });
 }
-
 
 int w_forward(lua_State* L) {
   return lx_guard(L, "Policy:forward", [&] {
@@ -157,8 +399,10 @@ int w_to(lua_State* L) {
   return lx_guard(L, "Policy:to", [&] {
     auto& p = check_policy(L, 1);
     std::string target = lx_check_string(L, 2);
-    if (target == "cpu" || target.rfind("cuda", 0) == 0) p.to(util::parse_device(target));
-    else p.to(util::parse_dtype(target));
+    if (target == "cpu" || target.rfind("cuda", 0) == 0)
+      p.to(util::parse_device(target));
+    else
+      p.to(util::parse_dtype(target));
     lua_settop(L, 1);
     return 1;
   });
@@ -188,16 +432,41 @@ int w_type_name(lua_State* L) {
 }  // namespace
 
 void open_policy(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"forward", w_forward}, {"select_action", w_select_action}, {"parameters", w_parameters},
-                              {"named_parameters", w_named_parameters}, {"param_groups", w_param_groups},
-                              {"train", w_train}, {"eval", w_eval}, {"is_training", w_is_training}, {"to", w_to},
-                              {"num_parameters", w_num_parameters}, {"config", w_config},
-                              {"type_name", w_type_name}, {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"forward", w_forward},
+                              {"select_action", w_select_action},
+                              {"predict_action_chunk", w_predict_action_chunk},
+                              {"reset", w_reset},
+                              {"preprocess", w_preprocess},
+                              {"postprocess", w_postprocess},
+                              {"has_processors", w_has_processors},
+                              {"save_pretrained", w_save_pretrained},
+                              {"state_dict", w_state_dict},
+                              {"parameters", w_parameters},
+                              {"named_parameters", w_named_parameters},
+                              {"param_groups", w_param_groups},
+                              {"optimizer_preset", w_optimizer_preset},
+                              {"scheduler_preset", w_scheduler_preset},
+                              {"delta_indices", w_delta_indices},
+                              {"delta_timestamps", w_delta_timestamps},
+                              {"features", w_features},
+                              {"normalization_mapping", w_normalization_mapping},
+                              {"train", w_train},
+                              {"eval", w_eval},
+                              {"is_training", w_is_training},
+                              {"to", w_to},
+                              {"num_parameters", w_num_parameters},
+                              {"config", w_config},
+                              {"type_name", w_type_name},
+                              {nullptr, nullptr}};
   lx_register_type(L, LxTraits<policy::Policy>::type, methods);
   lua_newtable(L);
-  const luaL_Reg functions[] = {{"new", w_policy_new}, {"types", w_policy_types}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {
+      {"new", w_policy_new}, {"load", w_policy_load}, {"types", w_policy_types},
+      {"defaults", w_policy_defaults}, {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "policy");
+  // The checkpoint functions belong with the policy they save (lr.checkpoint, lr.*_safetensors).
+  open_checkpoint(L, module);
 }
 
 }  // namespace lrhost::bindings

@@ -4,20 +4,10 @@
 #include "bindings/module.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/wrap_optimizer.hpp"
+#include "bindings/wrap_scheduler.hpp"
 #include "host/optim/scheduler.hpp"
 
 namespace lrhost::bindings {
-
-// The scheduler plus shared ownership of the optimizer it drives.
-struct SchedulerHandle {
-  std::shared_ptr<optim::Optimizer> optimizer;
-  optim::LrScheduler scheduler;
-};
-
-template <>
-struct LxTraits<SchedulerHandle> {
-  static constexpr LxType type{"Scheduler", "lrhost.Scheduler"};
-};
 
 namespace {
 

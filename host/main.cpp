@@ -3,6 +3,8 @@
 //   lrhost run RECIPE.lua [key=value ...]    run a recipe (in this process, or --nproc/--gpus ranks)
 //   lrhost show RECIPE.lua [key=value ...]   print the resolved config without training
 //   lrhost dataset synth|info ...           write the built-in dataset / describe a dataset
+//   lrhost checkpoint info DIR              describe a checkpoint (step, policy, sizes, completeness)
+//   lrhost resume CHECKPOINT_DIR [flags]    re-run a checkpoint's recipe copy from that checkpoint
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
@@ -167,10 +170,24 @@ int main(int argc, char** argv) {
 
   lrhost::cli::DatasetCommand dataset_command;
   lrhost::cli::add_dataset_command(app, dataset_command);
+  lrhost::cli::CheckpointCommand checkpoint_command;
+  lrhost::cli::add_checkpoint_command(app, checkpoint_command);
+  // `resume` takes run's flags; the recipe and overrides come from the checkpoint.
+  RecipeArguments resume_args;
+  LaunchArguments resume_launch;
+  std::string resume_from;
+  auto* resume_command = app.add_subcommand(
+      "resume", "continue a training run: re-runs the recipe copy stored in the checkpoint with its overrides, "
+                "output_dir and resume=true (launch flags as for run)");
+  resume_command->add_option("checkpoint", resume_from, "output dir, checkpoints dir or step dir")->required();
+  resume_command->add_option("--threads", resume_args.threads, "CPU threads for LibTorch ops")->check(CLI::PositiveNumber);
+  resume_command->add_flag("-v,--verbose", resume_args.verbose, "debug-level logging");
+  add_launch_arguments(*resume_command, resume_launch);
 
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
+      arguments[0] != "checkpoint" && arguments[0] != "resume" &&
       arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
@@ -192,6 +209,16 @@ int main(int argc, char** argv) {
       return run(show_args, lrhost::cli::RecipeMode::show, nullptr, std::max({show_nproc, show_gpus, 1}) * show_nnodes);
     }
     if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;
+    if (int code = lrhost::cli::run_checkpoint_command(checkpoint_command); code >= 0) return code;
+    if (resume_command->parsed()) {
+      auto plan = lrhost::cli::plan_resume(resume_from);
+      // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
+      ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
+      resume_args.recipe = plan.recipe;
+      resume_args.overrides = plan.overrides;
+      std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
+      return run(resume_args, lrhost::cli::RecipeMode::run, &resume_launch);
+    }
     std::cout << app.help();
     return 2;
   } catch (const std::exception& error) {

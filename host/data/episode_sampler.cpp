@@ -76,14 +76,17 @@ std::vector<std::vector<int64_t>> EpisodeSampler::rank_batches(int64_t epoch, in
   std::size_t idx = 0;
   for (; idx < batches.size(); ++idx) {
     const auto& batch = batches[idx];
-    if (idx < static_cast<std::size_t>(W)) initial.insert(initial.end(), batch.begin(), batch.end());
     if (static_cast<int>(idx % W) == rank) to_yield = batch;
     if (static_cast<int>(idx % W) == W - 1 && batch.size() == B) {
       mine.push_back(to_yield);
       to_yield.clear();
     }
   }
-  if (initial.empty()) return mine;
+  if (batches.empty()) return mine;
+  // accelerate pads with the first W batches of the stream it was given, which after a resume are
+  // not the epoch's first samples; taking them from the epoch order itself keeps a resumed run
+  // sample-exact (identical to accelerate when the epoch starts at 0).
+  initial.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), W * B)));
   if (to_yield.size() == B) mine.push_back(to_yield);
   while (initial.size() < static_cast<std::size_t>(W) * B) {
     std::vector<int64_t> copy = initial;

@@ -47,7 +47,8 @@ class Policy : public torch::nn::Module {
   // policies pop from an action queue that predict_action_chunk refills. The default says loudly
   // that the policy has none.
   virtual torch::Tensor select_action(const Batch& batch);
-  // The whole predicted chunk (B, n_action_steps, action_dim) for normalized observations.
+  // The whole predicted chunk (B, K, action_dim) for normalized observations, as LeRobot returns it
+  // (ACT: K = chunk_size; Diffusion: K = n_action_steps).
   virtual torch::Tensor predict_action_chunk(const Batch& batch);
   // Clears per-episode inference state (action and observation queues); call at episode start.
   virtual void reset() {}

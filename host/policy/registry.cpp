@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include "host/policy/act/act_policy.hpp"
+#include "host/policy/diffusion/diffusion_policy.hpp"
 #include "host/policy/mlp/mlp_policy.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
@@ -11,6 +13,8 @@ namespace lrhost::policy {
 namespace {
 const std::map<std::string, PolicyFactory>& factories() {
   static const std::map<std::string, PolicyFactory> table{
+      {"act", act::make_act_policy},
+      {"diffusion", diffusion::make_diffusion_policy},
       {"mlp", make_mlp_policy},
   };
   return table;

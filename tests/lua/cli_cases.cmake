@@ -36,3 +36,19 @@ lrhost_expect_failure(dataset_info_not_a_dataset "cannot open .*meta/info.json" 
 lrhost_expect_failure(dataset_synth_exists "already exists and is not empty" dataset synth --out ${CMAKE_CURRENT_SOURCE_DIR})
 lrhost_expect_failure(dataset_synth_odd_size "--image-size must be an even number >= 16, got 15" dataset synth --out ${CMAKE_CURRENT_BINARY_DIR}/never_written --image-size 15)
 lrhost_expect_failure(dataset_no_subcommand "A subcommand is required|subcommand" dataset)
+# `lrhost checkpoint info` / `lrhost resume` (tests/dist/resume.sh runs both on real checkpoints).
+set(CKPT_FIXTURES ${PROJECT_SOURCE_DIR}/tests/fixtures/checkpoints)
+lrhost_expect_success(help_checkpoint "info" checkpoint --help)
+lrhost_expect_success(help_resume "recipe copy.*--nproc" resume --help)
+lrhost_expect_failure(checkpoint_without_subcommand "A subcommand is required" checkpoint)
+lrhost_expect_failure(checkpoint_info_missing "no_such_dir: no such folder" checkpoint info no_such_dir)
+lrhost_expect_failure(checkpoint_info_not_checkpoint "cases is not a checkpoint folder.*hint: give an output dir" checkpoint info cases)
+lrhost_expect_failure(checkpoint_info_corrupt_config "corrupt_config/checkpoints/000001/pretrained_model/config.json: not valid JSON"
+                      checkpoint info ${CKPT_FIXTURES}/corrupt_config)
+lrhost_expect_failure(checkpoint_info_only_interrupted "holds no complete checkpoint.*\\.tmp-000005-1234  interrupted save"
+                      checkpoint info ${CKPT_FIXTURES}/only_interrupted)
+lrhost_expect_failure(resume_missing "no_such_dir: no such folder" resume no_such_dir)
+lrhost_expect_failure(resume_only_interrupted "holds no complete checkpoint \\(only incomplete ones\\)"
+                      resume ${CKPT_FIXTURES}/only_interrupted)
+lrhost_expect_failure(resume_without_recipe_copy "000001 holds no recipe copy.*hint: run the recipe again with resume=true"
+                      resume ${CKPT_FIXTURES}/corrupt_config)

@@ -1,0 +1,351 @@
+// Lua binding of training checkpoints and raw safetensors files:
+//   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, keep_last =,
+//                 resume = false|true|"auto"|path, config =, total_steps =}) -> Checkpoint
+//     methods: resume_step() (the step the checkpoint was saved at, 0 when starting fresh: LeRobot's
+//     `step`, so the loop runs resume_step() + 1 .. steps), save(step) -> step folder, last_dir() ->
+//     folder or nil, loader_state() -> table or nil, track_loader(loader) (alias set_loader),
+//     dir() -> the checkpoints folder, resumed_from() -> folder or nil
+//   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
+//   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
+// Resuming happens when the Checkpoint is built, so build it after the policy, optimizer and
+// scheduler and before the loader (which takes `state = ckpt:loader_state()`) and the first step.
+#include <cstdlib>
+#include <filesystem>
+
+#include "bindings/engine_context.hpp"
+#include "bindings/json_convert.hpp"
+#include "bindings/module.hpp"
+#include "bindings/wrap_checkpoint.hpp"
+#include "bindings/wrap_optimizer.hpp"
+#include "bindings/wrap_policy.hpp"
+#include "bindings/wrap_scheduler.hpp"
+#include "bindings/wrap_tensor.hpp"
+#include "host/accel/accelerator.hpp"
+#include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/data/batch_loader.hpp"
+#include "host/data/data_options.hpp"
+
+namespace lrhost::bindings {
+
+// Same specialisations as in wrap_loader.cpp / wrap_accelerator.cpp (identical definitions: the
+// type tag is one inline object, so the objects made there are recognised here).
+template <>
+struct LxTraits<data::BatchLoader> {
+  static constexpr LxType type{"Loader", "lrhost.Loader"};
+};
+template <>
+struct LxTraits<accel::Accelerator> {
+  static constexpr LxType type{"Accelerator", "lrhost.Accelerator"};
+};
+
+struct CheckpointHandle {
+  std::unique_ptr<ckpt::CheckpointManager> manager;
+  std::shared_ptr<policy::Policy> policy;
+  std::shared_ptr<optim::Optimizer> optimizer;
+  std::shared_ptr<SchedulerHandle> scheduler;
+  std::shared_ptr<data::BatchLoader> loader;
+  std::shared_ptr<accel::Accelerator> acc;
+  std::optional<ckpt::TrainingStep> restored;
+  std::optional<std::filesystem::path> restored_dir;
+
+  ckpt::CheckpointTargets targets() {
+    ckpt::CheckpointTargets t;
+    t.policy = policy.get();
+    t.optimizer = optimizer.get();
+    if (scheduler) {
+      t.scheduler = &scheduler->scheduler;
+      if (!t.optimizer) t.optimizer = scheduler->optimizer.get();
+    }
+    if (loader) {
+      auto held = loader;
+      t.sampler_state = [held] { return data::loader_state_to_json(held->position(), held->sampler().options()); };
+    }
+    return t;
+  }
+
+  // A resumed run's loader must start where the checkpoint's stopped.
+  void check_loader() const {
+    if (!loader || !restored || restored->sampler.is_null()) return;
+    auto now = data::loader_state_to_json(loader->position(), loader->sampler().options());
+    const auto& saved = restored->sampler;
+    if (now.value("epoch", -1) != saved.value("epoch", -2) ||
+        now.value("start_index", -1) != saved.value("start_index", -2))
+      throw util::ConfigError("checkpoint: the loader starts at epoch " + now["epoch"].dump() + ", index " +
+                                  now["start_index"].dump() + ", but the checkpoint stopped at epoch " +
+                                  saved.value("epoch", nlohmann::json()).dump() + ", index " +
+                                  saved.value("start_index", nlohmann::json()).dump(),
+                              "build the loader with state = ckpt:loader_state() after creating the checkpoint");
+  }
+};
+
+template <>
+struct LxTraits<CheckpointHandle> {
+  static constexpr LxType type{"Checkpoint", "lrhost.Checkpoint"};
+};
+
+namespace {
+
+CheckpointHandle& check_checkpoint(lua_State* L, int index) {
+  return lx_check<CheckpointHandle>(L, index);
+}
+
+const nlohmann::json* find_path(const nlohmann::json& config, std::initializer_list<const char*> path) {
+  const nlohmann::json* node = &config;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+  }
+  return node;
+}
+
+int64_t integer_at(const nlohmann::json& config, std::initializer_list<const char*> path, int64_t fallback) {
+  const nlohmann::json* node = find_path(config, path);
+  return node && node->is_number_integer() ? node->get<int64_t>() : fallback;
+}
+
+int w_checkpoint(lua_State* L) {
+  return lx_guard(L, "lr.checkpoint", [&] {
+    ensure_not_show_mode(L, "lr.checkpoint");
+    std::string output_dir = lx_check_string(L, 1);
+    if (output_dir.empty()) throw LxArgError(1, "the output folder must not be empty");
+    auto handle = std::make_shared<CheckpointHandle>();
+    std::optional<bool> resume_flag;
+    std::optional<std::string> resume_path;
+    bool resume_auto = false;
+    ckpt::CheckpointOptions options;
+    options.output_dir = output_dir;
+    std::optional<nlohmann::json> config;
+    if (!lua_isnoneornil(L, 2)) {
+      lx_check_table(L, 2, "checkpoint options {policy =, optimizer =, scheduler =, loader =, acc =, ...}");
+      lua_pushnil(L);
+      while (lua_next(L, 2) != 0) {
+        int value = lua_gettop(L);
+        std::string key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        try {
+          if (key == "policy")
+            handle->policy = lx_check_shared<policy::Policy>(L, value);
+          else if (key == "optimizer")
+            handle->optimizer = lx_check_shared<optim::Optimizer>(L, value);
+          else if (key == "scheduler")
+            handle->scheduler = lx_check_shared<SchedulerHandle>(L, value);
+          else if (key == "loader")
+            handle->loader = lx_check_shared<data::BatchLoader>(L, value);
+          else if (key == "acc")
+            handle->acc = lx_check_shared<accel::Accelerator>(L, value);
+          else if (key == "keep_last")
+            options.keep_last = lx_check_integer(L, value);
+          else if (key == "total_steps")
+            options.total_steps = lx_check_integer(L, value);
+          else if (key == "config")
+            config = lx_to_json(L, value, 2, "config");
+          else if (key == "resume") {
+            if (lua_type(L, value) == LUA_TBOOLEAN)
+              resume_flag = lua_toboolean(L, value) != 0;
+            else if (lua_type(L, value) == LUA_TSTRING && std::string(lua_tostring(L, value)) == "auto")
+              resume_auto = true;
+            else if (lua_type(L, value) == LUA_TSTRING)
+              resume_path = lua_tostring(L, value);
+            else
+              throw LxArgError(
+                  2, "resume must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
+          } else {
+            lua_pop(L, 2);
+            throw LxArgError(2, "unknown option '" + key +
+                                    "' (valid: policy, optimizer, scheduler, loader, acc, keep_last, "
+                                    "resume, config, total_steps)");
+          }
+        } catch (const LxArgError& error) {
+          // Checks of a field name the field, not its temporary stack slot.
+          throw LxArgError(2, error.index() == 2 ? error.what() : key + ": " + error.what());
+        }
+        lua_pop(L, 1);
+      }
+    }
+    if (!handle->policy) throw LxArgError(2, "'policy' is required (the Policy to save)");
+    if (options.keep_last < 0) throw LxArgError(2, "keep_last must be >= 0 (0 keeps every checkpoint)");
+    if (handle->scheduler && handle->optimizer && handle->scheduler->optimizer != handle->optimizer)
+      throw LxArgError(2, "the scheduler drives a different optimizer than 'optimizer'");
+    auto& context = engine_context(L);
+    options.train_config = config ? *config : context.resolved_config.value_or(nlohmann::json::object());
+    if (options.total_steps == 0) options.total_steps = integer_at(options.train_config, {"steps"}, 0);
+    options.recipe_path = context.request.recipe_path;
+    options.overrides = context.request.overrides;
+    if (handle->acc) {
+      options.batch_size = handle->acc->config().batch_size;
+      options.grad_accum_steps = handle->acc->config().gradient_accumulation_steps;
+    }
+    if (options.batch_size == 0 && handle->loader) options.batch_size = handle->loader->sampler().options().batch_size;
+    if (options.batch_size == 0) options.batch_size = integer_at(options.train_config, {"batch_size"}, 0);
+    options.dp_replicate = integer_at(options.train_config, {"parallelism", "dp_replicate"}, 1);
+    options.dp_shard = integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
+    dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
+    handle->manager = std::make_unique<ckpt::CheckpointManager>(options, comm);
+
+    bool resume = resume_auto || resume_path || resume_flag.value_or(false);
+    if (resume) {
+      // `lrhost resume DIR` names the checkpoint to continue from through the environment.
+      std::optional<std::filesystem::path> from;
+      if (resume_path)
+        from = *resume_path;
+      else if (const char* env = std::getenv("LRHOST_RESUME_FROM"); env && *env)
+        from = env;
+      auto dir = handle->manager->find_resume_dir(from);
+      if (!dir && !resume_auto)
+        throw util::ConfigError("checkpoint: resume = true, but " + handle->manager->checkpoints_dir().string() +
+                                    " holds no complete checkpoint",
+                                "start without resume, or use resume = \"auto\" to resume only when one exists");
+      if (dir) {
+        handle->restored = handle->manager->resume(*dir, handle->targets());
+        handle->restored_dir = *dir;
+        handle->check_loader();
+      }
+    }
+    lx_push(L, handle);
+    return 1;
+  });
+}
+
+int w_resume_step(lua_State* L) {
+  return lx_guard(L, "Checkpoint:resume_step", [&] {
+    auto& h = check_checkpoint(L, 1);
+    lua_pushnumber(L, static_cast<double>(h.restored ? h.restored->step : 0));
+    return 1;
+  });
+}
+
+int w_resumed_from(lua_State* L) {
+  return lx_guard(L, "Checkpoint:resumed_from", [&] {
+    auto& h = check_checkpoint(L, 1);
+    if (h.restored_dir)
+      lua_pushstring(L, h.restored_dir->c_str());
+    else
+      lua_pushnil(L);
+    return 1;
+  });
+}
+
+int w_save(lua_State* L) {
+  return lx_guard(L, "Checkpoint:save", [&] {
+    auto& h = check_checkpoint(L, 1);
+    int64_t step = lx_check_integer(L, 2);
+    if (step < 0) throw LxArgError(2, "step must be >= 0");
+    auto dir = h.manager->save(step, h.targets());
+    lua_pushstring(L, dir.c_str());
+    return 1;
+  });
+}
+
+int w_last_dir(lua_State* L) {
+  return lx_guard(L, "Checkpoint:last_dir", [&] {
+    auto& h = check_checkpoint(L, 1);
+    auto scan = ckpt::scan_checkpoints(h.manager->checkpoints_dir(), false);
+    if (scan.last_complete)
+      lua_pushstring(L, scan.last_complete->c_str());
+    else
+      lua_pushnil(L);
+    return 1;
+  });
+}
+
+int w_dir(lua_State* L) {
+  return lx_guard(L, "Checkpoint:dir", [&] {
+    lua_pushstring(L, check_checkpoint(L, 1).manager->checkpoints_dir().c_str());
+    return 1;
+  });
+}
+
+int w_loader_state(lua_State* L) {
+  return lx_guard(L, "Checkpoint:loader_state", [&] {
+    auto& h = check_checkpoint(L, 1);
+    if (h.restored && !h.restored->sampler.is_null())
+      lx_push_json(L, h.restored->sampler);
+    else
+      lua_pushnil(L);
+    return 1;
+  });
+}
+
+int w_set_loader(lua_State* L) {
+  return lx_guard(L, "Checkpoint:set_loader", [&] {
+    auto& h = check_checkpoint(L, 1);
+    h.loader = lx_check_shared<data::BatchLoader>(L, 2);
+    h.check_loader();
+    return 0;
+  });
+}
+
+int w_save_safetensors(lua_State* L) {
+  return lx_guard(L, "lr.save_safetensors", [&] {
+    std::string path = lx_check_string(L, 1);
+    lx_check_table(L, 2, "table {name = Tensor}");
+    std::vector<std::pair<std::string, torch::Tensor>> tensors;
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        lua_pop(L, 2);
+        throw LxArgError(2, "tensor names must be strings");
+      }
+      std::string name = lua_tostring(L, -2);
+      if (!lx_is<torch::Tensor>(L, -1)) {
+        std::string got = lx_typename(L, -1);
+        lua_pop(L, 2);
+        throw LxArgError(2, "'" + name + "' is a " + got + ", expected Tensor");
+      }
+      tensors.emplace_back(name, check_tensor(L, lua_gettop(L)));
+      lua_pop(L, 1);
+    }
+    std::sort(tensors.begin(), tensors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::map<std::string, std::string> metadata;
+    if (!lua_isnoneornil(L, 3)) {
+      auto table = lx_to_json(L, 3, 3, "metadata");
+      if (!table.is_object() && !(table.is_array() && table.empty()))
+        throw LxArgError(3, "metadata must be a table {key = \"value\"}");
+      for (const auto& [key, value] : table.items()) {
+        if (!value.is_string()) throw LxArgError(3, "metadata value '" + key + "' must be a string");
+        metadata[key] = value.get<std::string>();
+      }
+    }
+    ckpt::write_safetensors(path, tensors, metadata);
+    return 0;
+  });
+}
+
+int w_load_safetensors(lua_State* L) {
+  return lx_guard(L, "lr.load_safetensors", [&] {
+    auto content = ckpt::read_safetensors(lx_check_string(L, 1));
+    lua_createtable(L, 0, static_cast<int>(content.tensors.size()));
+    for (auto& [name, tensor] : content.tensors) {
+      push_tensor(L, tensor);
+      lua_setfield(L, -2, name.c_str());
+    }
+    lua_createtable(L, 0, static_cast<int>(content.metadata.size()));
+    for (const auto& [key, value] : content.metadata) {
+      lua_pushstring(L, value.c_str());
+      lua_setfield(L, -2, key.c_str());
+    }
+    return 2;
+  });
+}
+
+}  // namespace
+
+void open_checkpoint(lua_State* L, int module) {
+  const luaL_Reg methods[] = {{"resume_step", w_resume_step},
+                              {"resumed_from", w_resumed_from},
+                              {"save", w_save},
+                              {"last_dir", w_last_dir},
+                              {"dir", w_dir},
+                              {"loader_state", w_loader_state},
+                              {"set_loader", w_set_loader},
+                              {"track_loader", w_set_loader},
+                              {nullptr, nullptr}};
+  lx_register_type(L, LxTraits<CheckpointHandle>::type, methods);
+  const luaL_Reg functions[] = {{"checkpoint", w_checkpoint},
+                                {"save_safetensors", w_save_safetensors},
+                                {"load_safetensors", w_load_safetensors},
+                                {nullptr, nullptr}};
+  lx_set_functions(L, module, functions);
+}
+
+}  // namespace lrhost::bindings

@@ -1,0 +1,243 @@
+// Atomic, rank-safe training checkpoints and their resume; see checkpoint_manager.hpp.
+#include "host/ckpt/checkpoint_manager.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+
+#include "host/ckpt/atomic_dir.hpp"
+#include "host/ckpt/pretrained_dir.hpp"
+#include "host/optim/optimizer_state.hpp"
+#include "host/policy/processors.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::ckpt {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_step_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+bool path_exists(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+}  // namespace
+
+std::string step_identifier(int64_t step, int64_t total_steps) {
+  std::size_t width = std::max<std::size_t>(6, std::to_string(std::max<int64_t>(total_steps, 0)).size());
+  std::string digits = std::to_string(step);
+  return digits.size() >= width ? digits : std::string(width - digits.size(), '0') + digits;
+}
+
+std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
+  std::vector<std::string> missing;
+  for (const char* file : {"pretrained_model/config.json", "pretrained_model/model.safetensors",
+                           "training_state/training_step.json", "training_state/rng_state.safetensors"})
+    if (!path_exists(step_dir / file)) missing.push_back(file);
+  return missing;
+}
+
+CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn) {
+  CheckpointScan scan;
+  std::error_code ec;
+  std::vector<std::pair<int64_t, fs::path>> steps;
+  for (auto it = fs::directory_iterator(checkpoints_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(kTempPrefix, 0) == 0) {
+      scan.temporary.push_back(it->path());
+    } else if (is_step_name(name) && it->is_directory(ec) && name.size() < 19) {
+      steps.emplace_back(std::stoll(name), it->path());
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  for (const auto& [step, path] : steps)
+    (missing_checkpoint_files(path).empty() ? scan.complete : scan.incomplete).push_back(path);
+  const fs::path link = checkpoints_dir / kLastLink;
+  if (fs::is_symlink(fs::symlink_status(link, ec))) {
+    fs::path target = fs::read_symlink(link, ec);
+    scan.last_link = target.is_absolute() ? target : checkpoints_dir / target;
+  }
+  if (scan.last_link && path_exists(*scan.last_link) && missing_checkpoint_files(*scan.last_link).empty()) {
+    scan.last_complete = *scan.last_link;
+  } else if (!scan.complete.empty()) {
+    scan.last_complete = scan.complete.back();
+    if (warn)
+      spdlog::warn("checkpoints: {} ; using the newest complete checkpoint {}",
+                   scan.last_link ? "'last' points to " + scan.last_link->string() + ", which is missing or incomplete"
+                                  : std::string("no 'last' link"),
+                   scan.last_complete->string());
+  }
+  if (warn) {
+    for (const auto& path : scan.incomplete)
+      spdlog::warn("checkpoints: {} is incomplete (missing {}); it is ignored", path.string(),
+                   missing_checkpoint_files(path).front());
+    for (const auto& path : scan.temporary)
+      spdlog::warn("checkpoints: {} is the leftover of an interrupted save; it is ignored", path.string());
+  }
+  return scan;
+}
+
+fs::path resolve_checkpoint_dir(const fs::path& any) {
+  std::error_code ec;
+  if (!fs::is_directory(any, ec)) throw util::IoError(any.string() + ": no such folder");
+  fs::path dir = fs::weakly_canonical(any, ec);
+  if (ec) dir = any;
+  if (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) return dir.parent_path();
+  if (path_exists(dir / kPretrainedDir) || path_exists(dir / kTrainingStateDir)) return dir;
+  fs::path checkpoints = path_exists(dir / kCheckpointsDir) ? dir / kCheckpointsDir : dir;
+  auto scan = scan_checkpoints(checkpoints, false);
+  if (scan.last_complete) return *scan.last_complete;
+  if (!scan.incomplete.empty() || !scan.temporary.empty())
+    throw util::DataError(any.string() + ": holds no complete checkpoint (only incomplete ones)",
+                          "a save was interrupted before any checkpoint completed");
+  throw util::IoError(any.string() + " is not a checkpoint folder",
+                      "give an output dir (with checkpoints/), a checkpoints dir, a step dir (e.g. "
+                      "checkpoints/000100) or its pretrained_model dir");
+}
+
+CheckpointManager::CheckpointManager(CheckpointOptions options, dist::Comm* comm)
+    : options_(std::move(options)), comm_(comm) {
+  if (comm_) {
+    rank_ = comm_->rank();
+    world_size_ = comm_->size();
+  }
+  if (options_.output_dir.empty()) throw util::ConfigError("checkpoint: the output folder is empty");
+  if (options_.keep_last < 0) throw util::ConfigError("checkpoint: keep_last must be >= 0 (0 keeps every checkpoint)");
+}
+
+void CheckpointManager::collective(const std::string& what, bool all_ranks, const std::function<void()>& body) {
+  std::exception_ptr error;
+  if (all_ranks || rank_ == 0) {
+    try {
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (comm_ && world_size_ > 1) {
+    auto failed = torch::full({1}, error ? 1.0 : 0.0, torch::kFloat64);
+    comm_->all_reduce(failed, dist::ReduceOp::max);
+    if (!error && failed.item<double>() > 0) throw util::Error(what + " failed on another rank (see that rank's log)");
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step, const CheckpointTargets& targets) {
+  std::error_code ec;
+  fs::create_directories(step_dir.parent_path(), ec);
+  if (ec) throw util::IoError("cannot create " + step_dir.parent_path().string() + ": " + ec.message());
+  AtomicDir staging(step_dir);
+  const fs::path pretrained = staging.path() / kPretrainedDir, state = staging.path() / kTrainingStateDir;
+  fs::create_directories(pretrained, ec);
+  fs::create_directories(state, ec);
+  if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
+  if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
+  save_pretrained(*targets.policy, pretrained);
+  write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
+  nlohmann::ordered_json launch;
+  launch["recipe"] = options_.recipe_path;
+  launch["overrides"] = options_.overrides;
+  if (!options_.recipe_path.empty() && fs::is_regular_file(options_.recipe_path, ec)) {
+    write_file_atomic(pretrained / kRecipeCopyFile, read_text_file(options_.recipe_path));
+    launch["recipe_copy"] = kRecipeCopyFile;
+  }
+  write_file_atomic(pretrained / kLaunchFile, launch.dump(4));
+  if (targets.optimizer) optim::save_optimizer_state(*targets.optimizer, state, targets.scheduler != nullptr);
+  if (targets.scheduler && targets.optimizer)
+    optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
+  save_rng_state(state);
+  TrainingStep record;
+  record.step = step;
+  record.dp_world_size = world_size_;
+  record.batch_size = options_.batch_size;
+  record.grad_accum_steps = options_.grad_accum_steps;
+  record.dp_replicate = options_.dp_replicate;
+  record.dp_shard = options_.dp_shard;
+  if (targets.sampler_state) record.sampler = targets.sampler_state();
+  save_training_step(record, state);
+  staging.commit();
+  replace_symlink(checkpoints_dir() / kLastLink, step_dir.filename());
+}
+
+void CheckpointManager::apply_retention(const fs::path& keep) {
+  if (options_.keep_last <= 0) return;
+  auto scan = scan_checkpoints(checkpoints_dir(), false);
+  auto& complete = scan.complete;
+  int64_t excess = static_cast<int64_t>(complete.size()) - options_.keep_last;
+  for (const auto& path : complete) {
+    if (excess <= 0) break;
+    if (path == keep || (scan.last_link && *scan.last_link == path)) continue;
+    spdlog::info("checkpoints: removing {} (keep_last = {})", path.string(), options_.keep_last);
+    remove_tree(path);
+    --excess;
+  }
+}
+
+fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets) {
+  if (step < 0) throw util::ConfigError("checkpoint: step must be >= 0, got " + std::to_string(step));
+  const fs::path step_dir = checkpoints_dir() / step_identifier(step, options_.total_steps);
+  // Gathering the sampler position is local, but must happen on every rank in the same order.
+  collective("checkpoint save at step " + std::to_string(step), false, [&] {
+    write_checkpoint(step_dir, step, targets);
+    apply_retention(step_dir);
+    spdlog::info("checkpoint: saved step {} to {}", step, step_dir.string());
+  });
+  return step_dir;
+}
+
+std::optional<fs::path> CheckpointManager::find_resume_dir(const std::optional<fs::path>& from) const {
+  if (from) {
+    fs::path dir = resolve_checkpoint_dir(*from);
+    auto missing = missing_checkpoint_files(dir);
+    if (!missing.empty())
+      throw util::DataError(dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
+                            "use an earlier checkpoint");
+    return dir;
+  }
+  if (!path_exists(checkpoints_dir())) return std::nullopt;
+  return scan_checkpoints(checkpoints_dir(), rank_ == 0).last_complete;
+}
+
+TrainingStep CheckpointManager::resume(const fs::path& step_dir, const CheckpointTargets& targets) {
+  TrainingStep record;
+  collective("resume from " + step_dir.string(), true, [&] {
+    const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
+    record = load_training_step(state);
+    if (targets.policy) {
+      load_state_dict(*targets.policy, pretrained / kModelFile, true);
+      // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
+      if (policy::PolicyProcessors::present(pretrained))
+        targets.policy->set_processors(
+            std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
+    }
+    if (targets.optimizer) optim::load_optimizer_state(*targets.optimizer, state);
+    if (targets.scheduler && targets.optimizer)
+      optim::load_scheduler_state(*targets.scheduler, *targets.optimizer, state);
+    load_rng_state(state);
+    if (record.dp_world_size != world_size_ || (options_.batch_size > 0 && record.batch_size != options_.batch_size))
+      spdlog::warn(
+          "resume: the checkpoint was written with {} rank(s) x batch_size {}, this run has {} x {}; the "
+          "run continues but is not sample-exact",
+          record.dp_world_size, record.batch_size, world_size_, options_.batch_size);
+    if (record.grad_accum_steps != options_.grad_accum_steps)
+      spdlog::warn("resume: gradient accumulation changed from {} to {} steps", record.grad_accum_steps,
+                   options_.grad_accum_steps);
+  });
+  // Every rank has read what it needs; now the leftovers of interrupted saves can go.
+  collective("cleaning interrupted checkpoint saves", false, [&] {
+    for (const auto& path : scan_checkpoints(checkpoints_dir(), false).temporary) {
+      spdlog::warn("checkpoints: removing {}, the leftover of an interrupted save", path.string());
+      remove_tree(path);
+    }
+  });
+  spdlog::info("resume: restored step {} from {}", record.step, step_dir.string());
+  return record;
+}
+
+}  // namespace lrhost::ckpt

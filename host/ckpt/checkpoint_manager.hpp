@@ -1,0 +1,103 @@
+// Training checkpoints in LeRobot's layout: <output_dir>/checkpoints/<step>/pretrained_model/
+// (save_pretrained + train_config.json, the resolved recipe config, plus train_recipe.lua and
+// train_launch.json: the recipe file and the overrides the run used, for `lrhost resume`) and
+// training_state/ (optimizer, scheduler, RNG, training_step.json with the sampler position), with
+// checkpoints/last a relative symlink to the newest complete one. A save is built in a temporary
+// folder, fsynced and renamed into place, and only then is `last` moved, so a process killed at any
+// moment leaves every earlier checkpoint intact. Rank 0 writes; every rank takes part in one
+// all-reduce at the end of each save and resume (which also reports a failure on rank 0 to every
+// rank), so a save can neither deadlock nor let a rank run ahead of an unfinished checkpoint.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/ckpt/training_state.hpp"
+#include "host/dist/comm.hpp"
+#include "host/optim/optimizer.hpp"
+#include "host/optim/scheduler.hpp"
+#include "host/policy/policy.hpp"
+
+namespace lrhost::ckpt {
+
+inline constexpr const char* kCheckpointsDir = "checkpoints";
+inline constexpr const char* kLastLink = "last";
+inline constexpr const char* kPretrainedDir = "pretrained_model";
+inline constexpr const char* kTrainingStateDir = "training_state";
+inline constexpr const char* kTrainConfigFile = "train_config.json";
+inline constexpr const char* kRecipeCopyFile = "train_recipe.lua";
+inline constexpr const char* kLaunchFile = "train_launch.json";
+
+// What a checkpoint saves and restores; null members are skipped.
+struct CheckpointTargets {
+  policy::Policy* policy = nullptr;
+  optim::Optimizer* optimizer = nullptr;
+  optim::LrScheduler* scheduler = nullptr;
+  std::function<nlohmann::json()> sampler_state;  // the loader position (Loader:state())
+};
+
+struct CheckpointOptions {
+  std::filesystem::path output_dir;
+  int64_t total_steps = 0;                                 // names are zero-padded to max(6, digits of total_steps)
+  int64_t keep_last = 0;                                   // > 0: keep only the newest N complete checkpoints
+  nlohmann::json train_config = nlohmann::json::object();  // the resolved recipe config
+  std::string recipe_path;                                 // copied into the checkpoint when set
+  std::vector<std::string> overrides;
+  // The run's layout, recorded in training_step.json.
+  int64_t batch_size = 0, grad_accum_steps = 1, dp_replicate = 1, dp_shard = 1;
+};
+
+// LeRobot's get_step_identifier: the step zero-padded to max(6, number of digits of total_steps).
+std::string step_identifier(int64_t step, int64_t total_steps);
+
+// The files a complete checkpoint has; returns the missing ones (empty: complete).
+std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& step_dir);
+
+struct CheckpointScan {
+  std::optional<std::filesystem::path> last_complete;  // what resume uses
+  std::vector<std::filesystem::path> complete;         // step folders, oldest first
+  std::vector<std::filesystem::path> incomplete;       // step folders missing files
+  std::vector<std::filesystem::path> temporary;        // leftovers of interrupted saves
+  std::optional<std::filesystem::path> last_link;      // where `last` points, when it exists
+};
+// Scans <checkpoints_dir>: `last` wins when it points at a complete checkpoint; otherwise the
+// highest complete step folder (with a warning saying why).
+CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true);
+
+// Any of: an output dir (with checkpoints/), a checkpoints dir, a step dir, a pretrained_model dir
+// -> the step dir (the last complete one for the first two). IoError explaining what was expected.
+std::filesystem::path resolve_checkpoint_dir(const std::filesystem::path& any);
+
+class CheckpointManager {
+ public:
+  // `comm` is null for a single process; otherwise every rank must construct, save and resume in
+  // the same order.
+  CheckpointManager(CheckpointOptions options, dist::Comm* comm);
+
+  std::filesystem::path checkpoints_dir() const { return options_.output_dir / kCheckpointsDir; }
+  // Writes checkpoints/<step>/ (rank 0), moves `last`, applies keep_last; returns the step folder.
+  std::filesystem::path save(int64_t step, const CheckpointTargets& targets);
+  // The checkpoint resume would use (explicit `from`, else the last complete one), or none.
+  std::optional<std::filesystem::path> find_resume_dir(const std::optional<std::filesystem::path>& from) const;
+  // Restores policy weights (strict) and processors, optimizer, scheduler and RNG from a step
+  // folder; returns its training_step.json. Rank 0 also removes temporary folders of interrupted
+  // saves. Every rank must call it with the same folder.
+  TrainingStep resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets);
+
+ private:
+  void write_checkpoint(const std::filesystem::path& step_dir, int64_t step, const CheckpointTargets& targets);
+  void apply_retention(const std::filesystem::path& keep);
+  // Runs `body` on rank 0 (or everywhere with `all_ranks`), then one all-reduce: if it failed on any
+  // rank, every rank throws (rank 0 its own error).
+  void collective(const std::string& what, bool all_ranks, const std::function<void()>& body);
+
+  CheckpointOptions options_;
+  dist::Comm* comm_;
+  int rank_ = 0, world_size_ = 1;
+};
+
+}  // namespace lrhost::ckpt

@@ -1,0 +1,143 @@
+// save_pretrained / load_pretrained of LeRobot's pretrained policy folder; see pretrained_dir.hpp.
+#include "host/ckpt/pretrained_dir.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "host/ckpt/atomic_dir.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/policy/processors.hpp"
+#include "host/policy/registry.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::ckpt {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names, std::size_t limit = 20) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < limit; ++i) text += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > limit) text += ", ... (" + std::to_string(names.size()) + " in all)";
+  return text;
+}
+
+std::string shape_text(c10::IntArrayRef sizes) {
+  return c10::str(sizes);
+}
+
+}  // namespace
+
+void save_pretrained(const policy::Policy& policy, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw util::IoError("cannot create " + dir.string() + ": " + ec.message());
+  auto entries = policy.state_dict();
+  // safetensors' own writer orders tensors by dtype (widest first), then by name; do the same so the
+  // file matches what huggingface_hub would write for the same state dict.
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    auto sa = a.second.element_size(), sb = b.second.element_size();
+    return sa != sb ? sa > sb : a.first < b.first;
+  });
+  write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
+  if (policy.processors()) policy.processors()->save(dir);
+  write_file_atomic(dir / kConfigFile, policy.config().dump(4));
+}
+
+nlohmann::ordered_json read_config_json(const fs::path& dir) {
+  const fs::path file = dir / kConfigFile;
+  std::string text = read_text_file(file);
+  nlohmann::ordered_json config;
+  try {
+    config = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
+                          "the file is corrupt or truncated; save the policy again");
+  }
+  if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
+    throw util::DataError(file.string() + ": expected a policy config object with a string \"type\"");
+  return config;
+}
+
+LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, bool strict) {
+  auto content = read_safetensors(model_file);
+  std::map<std::string, torch::Tensor> targets;
+  for (auto& [name, tensor] : policy.state_dict()) targets.emplace(name, tensor);
+  std::set<std::string> in_file;
+  LoadReport report;
+  for (const auto& [name, tensor] : content.tensors) {
+    in_file.insert(name);
+    if (!targets.count(name)) report.unexpected.push_back(name);
+  }
+  for (const auto& [name, tensor] : targets)
+    if (!in_file.count(name)) report.missing.push_back(name);
+  if (!report.missing.empty() || !report.unexpected.empty()) {
+    std::string message = model_file.string() + " does not match the '" + policy.type() + "' policy's state dict:";
+    if (!report.missing.empty()) message += " missing keys " + joined(report.missing) + ";";
+    if (!report.unexpected.empty()) message += " unexpected keys " + joined(report.unexpected) + ";";
+    message.pop_back();
+    if (strict)
+      throw util::DataError(message,
+                            "the checkpoint was saved by a different policy or config; load with "
+                            "strict = false to keep the matching keys only");
+    spdlog::warn("{} (strict = false: missing keys keep their initial values, unexpected keys are ignored)", message);
+  }
+  // Every shape and dtype is checked before anything is copied, so a failed load changes nothing.
+  for (const auto& [name, tensor] : content.tensors) {
+    auto target = targets.find(name);
+    if (target == targets.end()) continue;
+    if (target->second.sizes() != tensor.sizes())
+      throw util::DataError(model_file.string() + ": '" + name + "' has shape " + shape_text(tensor.sizes()) +
+                            ", the policy expects " + shape_text(target->second.sizes()));
+    if (target->second.scalar_type() != tensor.scalar_type())
+      throw util::DataError(model_file.string() + ": '" + name + "' has dtype " +
+                            std::string(c10::toString(tensor.scalar_type())) + ", the policy expects " +
+                            std::string(c10::toString(target->second.scalar_type())));
+  }
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : content.tensors) {
+    auto target = targets.find(name);
+    if (target != targets.end()) target->second.copy_(tensor);
+  }
+  return report;
+}
+
+std::shared_ptr<policy::Policy> load_pretrained(const fs::path& dir, bool strict) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw util::IoError(dir.string() + ": no such folder",
+                        "give a folder written by save_pretrained (config.json, "
+                        "model.safetensors)");
+  auto config = read_config_json(dir);
+  std::shared_ptr<policy::Policy> policy;
+  try {
+    // Features go in as ordered lists: their order is the camera order, which a sorted json object
+    // would lose.
+    policy::PolicyFeatures features;
+    for (const auto& [field, side] : {std::pair{"input_features", &features.inputs}, {"output_features", &features.outputs}}) {
+      if (!config.contains(field)) continue;
+      *side = policy::PolicyFeatures::list_from_json(config[field], field);
+      config.erase(field);
+    }
+    // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
+    // (a download at construction); lrhost builds the backbone without them and loads the file.
+    if (config.contains("pretrained_backbone_weights") && !config["pretrained_backbone_weights"].is_null()) {
+      spdlog::info("{}: pretrained_backbone_weights {} ignored: the backbone comes from {}",
+                   (dir / kConfigFile).string(), config["pretrained_backbone_weights"].dump(), kModelFile);
+      config["pretrained_backbone_weights"] = nullptr;
+    }
+    policy = policy::create_policy(nlohmann::json(config), features);
+  } catch (const util::Error& error) {
+    throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
+  }
+  load_state_dict(*policy, dir / kModelFile, strict);
+  if (policy::PolicyProcessors::present(dir))
+    policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(dir)));
+  policy->eval();
+  return policy;
+}
+
+}  // namespace lrhost::ckpt

@@ -1,0 +1,43 @@
+// LeRobot's pretrained policy folder (PreTrainedPolicy.save_pretrained / from_pretrained):
+// config.json (the policy config, "type" first, indent 4), model.safetensors (the full state dict in
+// one file with {"format": "pt"} metadata) and, when the policy has them, the processor files of
+// host/policy/processors.hpp. Loading rebuilds the policy from config.json through the registry and
+// copies the weights after checking them strictly: LeRobot's own loader only logs missing or
+// unexpected keys (a misnamed key silently keeps random weights); here they are errors naming the
+// keys unless the caller asks for strict = false, and shapes and dtypes must always match.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "host/policy/policy.hpp"
+
+namespace lrhost::ckpt {
+
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kModelFile = "model.safetensors";
+
+// Writes config.json, model.safetensors and the processors (when set) into `dir` (created when
+// missing). Each file is written atomically; checkpoints make the whole folder atomic.
+void save_pretrained(const policy::Policy& policy, const std::filesystem::path& dir);
+
+// config.json of `dir` as an ordered object (DataError naming the file when unreadable or invalid).
+nlohmann::ordered_json read_config_json(const std::filesystem::path& dir);
+
+struct LoadReport {
+  std::vector<std::string> missing;     // in the policy, not in the file (kept at their init values)
+  std::vector<std::string> unexpected;  // in the file, not in the policy (ignored)
+};
+
+// Copies model.safetensors into `policy`'s parameters and buffers. Missing or unexpected keys are a
+// DataError listing them when `strict`, otherwise reported back (and logged as a warning); a shape
+// or dtype mismatch is always a DataError naming the key, both shapes/dtypes and the file.
+LoadReport load_state_dict(policy::Policy& policy, const std::filesystem::path& model_file, bool strict = true);
+
+// Builds the policy from config.json, loads its weights and its processors (when the folder has
+// processor files). The policy is left in eval mode, as LeRobot's from_pretrained does.
+std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true);
+
+}  // namespace lrhost::ckpt

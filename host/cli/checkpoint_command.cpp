@@ -1,0 +1,252 @@
+// `lrhost checkpoint info` and the plan of `lrhost resume`; see checkpoint_command.hpp.
+#include "host/cli/checkpoint_command.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "host/ckpt/atomic_dir.hpp"
+#include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/pretrained_dir.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/ckpt/training_state.hpp"
+#include "host/optim/optimizer_state.hpp"
+#include "host/policy/processors.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::cli {
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+std::string human_bytes(uintmax_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+uintmax_t tree_bytes(const fs::path& root) {
+  uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  return total;
+}
+
+bool path_exists(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+ordered_json read_json(const fs::path& file) {
+  std::string text = ckpt::read_text_file(file);
+  try {
+    return ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
+                          "the file is corrupt or truncated");
+  }
+}
+
+// The scalar fields of a config in order, "key=value", at most `limit` of them.
+std::string config_summary(const ordered_json& config, std::size_t limit) {
+  std::string text;
+  std::size_t shown = 0, skipped = 0;
+  for (const auto& [key, value] : config.items()) {
+    if (key == "type" || value.is_object() || (value.is_array() && value.size() > 4)) continue;
+    if (shown == limit) {
+      ++skipped;
+      continue;
+    }
+    text += (text.empty() ? "" : ", ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    ++shown;
+  }
+  if (skipped) text += ", ... (" + std::to_string(skipped) + " more)";
+  return text.empty() ? "(no scalar fields)" : text;
+}
+
+void describe_pretrained(std::ostream& out, const fs::path& dir) {
+  auto config = ckpt::read_config_json(dir);
+  auto model = ckpt::read_safetensors(dir / ckpt::kModelFile);
+  int64_t numel = 0;
+  for (const auto& [name, tensor] : model.tensors) numel += tensor.numel();
+  std::error_code ec;
+  out << "  policy: " << config["type"].get<std::string>() << ", " << numel << " parameters and buffers in "
+      << model.tensors.size() << " tensors (model.safetensors "
+      << human_bytes(fs::file_size(dir / ckpt::kModelFile, ec)) << ")\n";
+  out << "  config: " << config_summary(config, 12) << "\n";
+  if (policy::PolicyProcessors::present(dir)) {
+    auto processors = policy::PolicyProcessors::load(dir);
+    const auto& n = processors.normalizer();
+    std::string modes;
+    for (const auto& [type, mode] : n.norm_map) modes += (modes.empty() ? "" : ", ") + type + "=" + mode;
+    out << "  processors: normalizer over " << n.features.size() << " feature(s) ("
+        << (modes.empty() ? "no normalization" : modes) << "), stats of " << n.stats.size() << " feature(s)\n";
+  } else {
+    out << "  processors: none\n";
+  }
+}
+
+void describe_training_state(std::ostream& out, const fs::path& state) {
+  if (path_exists(state / ckpt::kTrainingStepFile)) {
+    auto step = ckpt::load_training_step(state);
+    out << "  data parallel: " << step.dp_world_size << " rank(s) x batch_size " << step.batch_size
+        << ", gradient accumulation " << step.grad_accum_steps << "\n";
+    if (step.sampler.is_object())
+      out << "  sampler: epoch " << step.sampler.value("epoch", nlohmann::json()).dump() << ", start_index "
+          << step.sampler.value("start_index", nlohmann::json()).dump() << "\n";
+  }
+  if (path_exists(state / optim::kOptimizerParamGroupsFile)) {
+    auto groups = read_json(state / optim::kOptimizerParamGroupsFile);
+    auto tensors = ckpt::read_safetensors(state / optim::kOptimizerStateFile);
+    std::string lrs;
+    bool decoupled = false;
+    for (const auto& g : groups) {
+      if (g.contains("lr")) lrs += (lrs.empty() ? "" : ", ") + g["lr"].dump();
+      decoupled = decoupled || g.value("decoupled_weight_decay", false);
+    }
+    std::string kind = groups.size() && groups[0].contains("betas") ? (decoupled ? "adamw" : "adam") : "sgd";
+    out << "  optimizer: " << kind << ", " << groups.size() << " group(s), lr " << lrs << ", " << tensors.tensors.size()
+        << " state tensors\n";
+  } else {
+    out << "  optimizer: none\n";
+  }
+  if (path_exists(state / optim::kSchedulerStateFile)) {
+    auto scheduler = read_json(state / optim::kSchedulerStateFile);
+    out << "  scheduler: last_epoch " << scheduler.value("last_epoch", nlohmann::json()).dump() << "\n";
+  }
+}
+
+void describe_step_dir(std::ostream& out, const fs::path& step_dir) {
+  const fs::path pretrained = step_dir / ckpt::kPretrainedDir, state = step_dir / ckpt::kTrainingStateDir;
+  auto missing = ckpt::missing_checkpoint_files(step_dir);
+  out << "checkpoint: " << step_dir.string() << "\n";
+  std::string missing_text;
+  for (const auto& m : missing) missing_text += (missing_text.empty() ? "" : ", ") + m;
+  out << "  complete: " << (missing.empty() ? "yes" : "no (missing " + missing_text + ")") << "\n";
+  if (path_exists(state / ckpt::kTrainingStepFile)) {
+    auto step = ckpt::load_training_step(state);
+    out << "  step: " << step.step;
+    if (path_exists(pretrained / ckpt::kTrainConfigFile)) {
+      auto train = read_json(pretrained / ckpt::kTrainConfigFile);
+      if (train.contains("steps") && train["steps"].is_number_integer()) out << " of " << train["steps"].get<int64_t>();
+    }
+    out << "\n";
+  }
+  if (path_exists(pretrained / ckpt::kConfigFile)) describe_pretrained(out, pretrained);
+  describe_training_state(out, state);
+  if (path_exists(pretrained / ckpt::kTrainConfigFile))
+    out << "  train config: " << config_summary(read_json(pretrained / ckpt::kTrainConfigFile), 10) << "\n";
+  if (path_exists(pretrained / ckpt::kLaunchFile)) {
+    auto launch = read_json(pretrained / ckpt::kLaunchFile);
+    std::string overrides;
+    for (const auto& o : launch.value("overrides", ordered_json::array()))
+      overrides += (overrides.empty() ? "" : " ") + o.get<std::string>();
+    out << "  recipe: " << launch.value("recipe", std::string()) << (overrides.empty() ? "" : " " + overrides)
+        << (launch.contains("recipe_copy") ? " (copy stored)" : "") << "\n";
+  }
+  out << "  size: pretrained_model " << human_bytes(tree_bytes(pretrained)) << ", training_state "
+      << human_bytes(tree_bytes(state)) << ", total " << human_bytes(tree_bytes(step_dir)) << "\n";
+}
+
+}  // namespace
+
+std::string checkpoint_info(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) throw util::IoError(path.string() + ": no such folder");
+  std::ostringstream out;
+  fs::path dir = fs::weakly_canonical(path, ec);
+  if (ec) dir = path;
+  // A bare pretrained folder (save_pretrained output, no training state).
+  if (path_exists(dir / ckpt::kConfigFile) && dir.filename() != ckpt::kPretrainedDir) {
+    out << "pretrained policy: " << dir.string() << "\n";
+    auto missing = path_exists(dir / ckpt::kModelFile) ? "" : std::string(ckpt::kModelFile);
+    out << "  complete: " << (missing.empty() ? "yes" : "no (missing " + missing + ")") << "\n";
+    describe_pretrained(out, dir);
+    out << "  size: " << human_bytes(tree_bytes(dir)) << "\n";
+    return out.str();
+  }
+  fs::path checkpoints = path_exists(dir / ckpt::kCheckpointsDir) ? dir / ckpt::kCheckpointsDir : dir;
+  bool listing = !path_exists(dir / ckpt::kConfigFile) && !path_exists(dir / ckpt::kPretrainedDir) &&
+                 !path_exists(dir / ckpt::kTrainingStateDir);
+  if (listing) {
+    auto scan = ckpt::scan_checkpoints(checkpoints, false);
+    if (scan.complete.empty() && scan.incomplete.empty() && scan.temporary.empty())
+      throw util::IoError(path.string() + " is not a checkpoint folder",
+                          "give an output dir (with checkpoints/), a checkpoints dir, a step dir (e.g. "
+                          "checkpoints/000100) or its pretrained_model dir");
+    out << "checkpoints in " << checkpoints.string() << ":\n";
+    for (const auto& p : scan.complete)
+      out << "  " << p.filename().string() << "  complete"
+          << (scan.last_link && fs::weakly_canonical(*scan.last_link, ec) == fs::weakly_canonical(p, ec) ? " (last)"
+                                                                                                         : "")
+          << "\n";
+    for (const auto& p : scan.incomplete)
+      out << "  " << p.filename().string() << "  incomplete (missing " << ckpt::missing_checkpoint_files(p).front()
+          << ")\n";
+    for (const auto& p : scan.temporary) out << "  " << p.filename().string() << "  interrupted save (ignored)\n";
+    if (scan.last_link && !scan.last_complete)
+      out << "  last -> " << scan.last_link->string() << " (missing or incomplete)\n";
+    if (!scan.last_complete)
+      throw util::DataError(checkpoints.string() + " holds no complete checkpoint:\n" + out.str());
+    describe_step_dir(out, *scan.last_complete);
+    return out.str();
+  }
+  describe_step_dir(out, ckpt::resolve_checkpoint_dir(dir));
+  return out.str();
+}
+
+void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
+  auto* checkpoint = app.add_subcommand("checkpoint", "inspect training checkpoints");
+  checkpoint->require_subcommand(1);
+  command.info = checkpoint->add_subcommand(
+      "info",
+      "step, policy, sizes, config summary and completeness of a checkpoint (output dir, checkpoints dir, "
+      "step dir or pretrained_model dir)");
+  command.info->add_option("dir", command.path, "checkpoint folder")->required();
+}
+
+int run_checkpoint_command(const CheckpointCommand& command) {
+  if (!command.info || !command.info->parsed()) return -1;
+  std::cout << checkpoint_info(command.path);
+  return 0;
+}
+
+ResumePlan plan_resume(const fs::path& checkpoint) {
+  ResumePlan plan;
+  plan.step_dir = fs::absolute(ckpt::resolve_checkpoint_dir(checkpoint));
+  auto missing = ckpt::missing_checkpoint_files(plan.step_dir);
+  if (!missing.empty())
+    throw util::DataError(plan.step_dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
+                          "resume from an earlier checkpoint");
+  const fs::path pretrained = plan.step_dir / ckpt::kPretrainedDir;
+  if (!path_exists(pretrained / ckpt::kLaunchFile) || !path_exists(pretrained / ckpt::kRecipeCopyFile))
+    throw util::ConfigError(plan.step_dir.string() + " holds no recipe copy (" + std::string(ckpt::kLaunchFile) + ", " +
+                                ckpt::kRecipeCopyFile + ")",
+                            "run the recipe again with resume=true and the same output_dir instead");
+  auto launch = read_json(pretrained / ckpt::kLaunchFile);
+  auto train = read_json(pretrained / ckpt::kTrainConfigFile);
+  if (!train.is_object() || !train.contains("resume"))
+    throw util::ConfigError("the recipe of " + plan.step_dir.string() + " has no `resume` config key",
+                            "a resumable recipe declares resume = false in lr.config and passes cfg.resume to "
+                            "lr.checkpoint");
+  plan.recipe = (pretrained / ckpt::kRecipeCopyFile).string();
+  auto drop = [](const std::string& o, const std::string& key) { return o.rfind(key + "=", 0) == 0; };
+  for (const auto& o : launch.value("overrides", ordered_json::array())) {
+    std::string text = o.get<std::string>();
+    if (!drop(text, "resume") && !drop(text, "output_dir")) plan.overrides.push_back(text);
+  }
+  // checkpoints/<step> -> the run's output folder.
+  if (train.contains("output_dir"))
+    plan.overrides.push_back("output_dir=" + plan.step_dir.parent_path().parent_path().string());
+  plan.overrides.push_back("resume=true");
+  return plan;
+}
+
+}  // namespace lrhost::cli

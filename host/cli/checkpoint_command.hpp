@@ -1,0 +1,35 @@
+// `lrhost checkpoint info DIR`: what a checkpoint holds (step, policy type and size, config summary,
+// optimizer/scheduler/sampler state, file sizes) and whether it is complete; DIR may be an output
+// dir, its checkpoints/ folder, one step folder or a pretrained_model folder. And the planning half
+// of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training, with the
+// checkpoint to continue from (main.cpp runs it like `lrhost run`, launch flags included).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace lrhost::cli {
+
+struct CheckpointCommand {
+  CLI::App* info = nullptr;
+  std::string path;
+};
+
+void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
+// Runs `checkpoint info` when it was parsed; returns the exit code, or -1 when it was not.
+int run_checkpoint_command(const CheckpointCommand& command);
+// The report `checkpoint info` prints (throws IoError / DataError naming the file on bad input).
+std::string checkpoint_info(const std::filesystem::path& path);
+
+struct ResumePlan {
+  std::filesystem::path step_dir;      // the checkpoint to continue from
+  std::string recipe;                  // the recipe copy stored in the checkpoint
+  std::vector<std::string> overrides;  // the run's overrides + output_dir=... + resume=true
+};
+// Reads <step>/pretrained_model/train_launch.json and train_config.json; ConfigError when the
+// recipe cannot resume (no copy, or its config has no `resume` key).
+ResumePlan plan_resume(const std::filesystem::path& checkpoint);
+
+}  // namespace lrhost::cli

@@ -1,0 +1,44 @@
+// Optimizer and scheduler state in LeRobot's training_state files (optim/optimizers.py,
+// optim/schedulers.py): optimizer.state_dict() split into optimizer_param_groups.json (the groups'
+// hyperparameters with exactly the keys and JSON types of torch 2.11's Python Adam / AdamW / SGD,
+// since LeRobot's loader rejects any difference) and optimizer_state.safetensors with flat
+// "state/<idx>/<name>" tensors (idx counts parameters across the groups in order; Adam's step is a
+// float32 0-d tensor), and scheduler_state.json with LambdaLR's state_dict keys. Restoring writes the
+// per-parameter state back into the LibTorch optimizer so training continues bit for bit.
+#pragma once
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/optim/optimizer.hpp"
+#include "host/optim/scheduler.hpp"
+
+namespace lrhost::optim {
+
+inline constexpr const char* kOptimizerStateFile = "optimizer_state.safetensors";
+inline constexpr const char* kOptimizerParamGroupsFile = "optimizer_param_groups.json";
+inline constexpr const char* kSchedulerStateFile = "scheduler_state.json";
+
+// The param_groups list as Python's optimizer.state_dict() has it; `with_initial_lr` adds the
+// "initial_lr" a Python LR scheduler puts into every group.
+nlohmann::ordered_json optimizer_param_groups(Optimizer& optimizer, bool with_initial_lr);
+// "state/<idx>/<name>" tensors (CPU, contiguous) of every parameter that has state.
+std::vector<std::pair<std::string, torch::Tensor>> optimizer_state_tensors(Optimizer& optimizer);
+
+// Writes both files into `dir`.
+void save_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir, bool with_initial_lr);
+// Restores both files from `dir` into an optimizer built over the same parameter groups: group
+// count, parameter count per group, key set and JSON types per group, tensor names, shapes and dtypes
+// are checked (DataError naming the file); group hyperparameters (lr, betas, eps, weight_decay) are
+// taken from the file, as torch's load_state_dict does.
+void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir);
+
+// LambdaLR.state_dict() of torch 2.11 for this scheduler.
+nlohmann::ordered_json scheduler_state_json(const LrScheduler& scheduler, const Optimizer& optimizer);
+void save_scheduler_state(const LrScheduler& scheduler, const Optimizer& optimizer, const std::filesystem::path& dir);
+// Restores the position (last_epoch) after checking the file's keys and group count.
+void load_scheduler_state(LrScheduler& scheduler, const Optimizer& optimizer, const std::filesystem::path& dir);
+
+}  // namespace lrhost::optim

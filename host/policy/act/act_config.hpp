@@ -1,0 +1,78 @@
+// The configuration of the `act` policy: LeRobot's PreTrainedConfig base fields followed by ACTConfig's
+// fields, in LeRobot's dataclass order and with LeRobot HEAD's defaults, read strictly from a recipe
+// table or a config.json and written back as config.json. Validation is LeRobot's __post_init__ and
+// validate_features plus what LeRobot only finds out at construction (heads dividing dim_model, a
+// usable activation); lrhost-specific limits (ResNet-18 only, backbone weights from a local
+// safetensors file, never downloaded) are reported as such.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/policy/policy_features.hpp"
+
+namespace lrhost::policy::act {
+
+struct ACTConfig {
+  // PreTrainedConfig (configs/policies.py).
+  int64_t n_obs_steps = 1;
+  std::vector<PolicyFeature> input_features;
+  std::vector<PolicyFeature> output_features;
+  std::optional<std::string> device;
+  bool use_amp = false;
+  bool use_peft = false;
+  bool push_to_hub = true;
+  std::optional<std::string> repo_id;
+  std::optional<bool> private_repo;  // "private" in config.json
+  std::optional<std::vector<std::string>> tags;
+  std::optional<std::string> license;
+  std::optional<std::string> pretrained_path;
+  std::optional<std::string> pretrained_revision;
+
+  // ACTConfig (policies/act/configuration_act.py).
+  int64_t chunk_size = 100;
+  int64_t n_action_steps = 100;
+  // Feature type -> normalization mode, in the order given (config.json keeps it).
+  std::vector<std::pair<std::string, std::string>> normalization_mapping{
+      {"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}};
+  std::string vision_backbone = "resnet18";
+  // LeRobot's default names torchvision's ImageNet weights (a download); lrhost's default is none
+  // (random init), and a value is a local .safetensors file with a torchvision resnet18 state_dict.
+  std::optional<std::string> pretrained_backbone_weights;
+  bool replace_final_stride_with_dilation = false;
+  bool pre_norm = false;
+  int64_t dim_model = 512;
+  int64_t n_heads = 8;
+  int64_t dim_feedforward = 3200;
+  std::string feedforward_activation = "relu";
+  int64_t n_encoder_layers = 4;
+  int64_t n_decoder_layers = 1;
+  bool use_vae = true;
+  int64_t latent_dim = 32;
+  int64_t n_vae_encoder_layers = 4;
+  std::optional<double> temporal_ensemble_coeff;
+  double dropout = 0.1;
+  double kl_weight = 10.0;
+  double optimizer_lr = 1e-5;
+  double optimizer_weight_decay = 1e-4;
+  double optimizer_lr_backbone = 1e-5;
+
+  // Reads every field strictly (unknown keys and wrong types are ConfigErrors). Features come from
+  // the table's input_features/output_features when non-empty, else from `dataset_features`.
+  static ACTConfig from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features = {});
+  // config.json content: "type" first, then every field in LeRobot's order.
+  nlohmann::ordered_json to_json() const;
+  // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
+  void validate() const;
+
+  // LeRobot's PreTrainedConfig properties: observation.state of type STATE, the first ENV input,
+  // the VISUAL inputs in order, and the ACTION output named "action".
+  const PolicyFeature* robot_state_feature() const;
+  const PolicyFeature* env_state_feature() const;
+  std::vector<PolicyFeature> image_features() const;
+  const PolicyFeature* action_feature() const;
+};
+
+}  // namespace lrhost::policy::act

@@ -1,0 +1,412 @@
+// Diffusion config: strict reading, LeRobot's __post_init__ and validation, and config.json output.
+#include "host/policy/diffusion/diffusion_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "host/config/config_reader.hpp"
+#include "host/util/error.hpp"
+#include "host/util/strings.hpp"
+
+namespace lrhost::policy::diffusion {
+namespace {
+
+const char* kWhere = "policy 'diffusion'";
+
+using util::ConfigError;
+
+[[noreturn]] void wrong_type(const std::string& key, const std::string& expected, const nlohmann::json& value) {
+  throw ConfigError(std::string(kWhere) + ": '" + key + "' must be " + expected + ", got " + value.dump());
+}
+
+// The value of a field whose LeRobot default is None: absent or null gives nullptr. ConfigReader
+// cannot tell null from absent, so these read the table directly (and mark the key as known).
+const nlohmann::json* nullable(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
+  reader.allow(key);
+  if (!table.is_object()) return nullptr;
+  auto it = table.find(key);
+  return it == table.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<std::string> optional_string(config::ConfigReader& reader, const nlohmann::json& table,
+                                           const std::string& key) {
+  const auto* value = nullable(reader, table, key);
+  if (!value) return std::nullopt;
+  if (!value->is_string()) wrong_type(key, "a string or null", *value);
+  return value->get<std::string>();
+}
+
+std::optional<bool> optional_bool(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
+  const auto* value = nullable(reader, table, key);
+  if (!value) return std::nullopt;
+  if (!value->is_boolean()) wrong_type(key, "true, false or null", *value);
+  return value->get<bool>();
+}
+
+bool is_integral(const nlohmann::json& value) {
+  return value.is_number() && std::floor(value.get<double>()) == value.get<double>();
+}
+
+std::optional<int64_t> optional_integer(config::ConfigReader& reader, const nlohmann::json& table,
+                                        const std::string& key) {
+  const auto* value = nullable(reader, table, key);
+  if (!value) return std::nullopt;
+  if (!is_integral(*value)) wrong_type(key, "an integer or null", *value);
+  return value->get<int64_t>();
+}
+
+std::optional<std::vector<std::string>> optional_strings(config::ConfigReader& reader, const nlohmann::json& table,
+                                                         const std::string& key) {
+  const auto* value = nullable(reader, table, key);
+  if (!value) return std::nullopt;
+  if (!value->is_array()) wrong_type(key, "a list of strings or null", *value);
+  std::vector<std::string> result;
+  for (const auto& element : *value) {
+    if (!element.is_string()) wrong_type(key, "a list of strings or null", *value);
+    result.push_back(element.get<std::string>());
+  }
+  return result;
+}
+
+// A list of integers (JSON numbers with integral values, as Lua tables deliver them).
+std::vector<int64_t> integers(const std::string& key, const nlohmann::json& value, const std::string& expected) {
+  if (!value.is_array()) wrong_type(key, expected, value);
+  std::vector<int64_t> result;
+  for (const auto& element : value) {
+    if (!is_integral(element)) wrong_type(key, expected, value);
+    result.push_back(element.get<int64_t>());
+  }
+  return result;
+}
+
+// An (H, W) pair or null.
+std::optional<std::vector<int64_t>> optional_pair(config::ConfigReader& reader, const nlohmann::json& table,
+                                                  const std::string& key) {
+  const auto* value = nullable(reader, table, key);
+  if (!value) return std::nullopt;
+  auto pair = integers(key, *value, "a pair of integers [height, width] or null");
+  if (pair.size() != 2) wrong_type(key, "a pair of integers [height, width] or null", *value);
+  return pair;
+}
+
+std::vector<PolicyFeature> features_field(config::ConfigReader& reader, const nlohmann::json& table,
+                                          const std::string& key, const std::vector<PolicyFeature>& fallback) {
+  const auto* value = nullable(reader, table, key);
+  if (!value || (value->is_object() && value->empty())) return fallback;
+  return PolicyFeatures::list_from_json(nlohmann::ordered_json(*value), std::string(kWhere) + ": '" + key + "'");
+}
+
+std::vector<std::pair<std::string, std::string>> mapping_field(
+    config::ConfigReader& reader, const nlohmann::json& table, const std::string& key,
+    const std::vector<std::pair<std::string, std::string>>& fallback) {
+  static const std::vector<std::string> feature_types{"STATE", "VISUAL", "ENV", "ACTION", "REWARD", "LANGUAGE"};
+  static const std::vector<std::string> modes{"MIN_MAX", "MEAN_STD", "IDENTITY", "QUANTILES", "QUANTILE10"};
+  const auto* value = nullable(reader, table, key);
+  if (!value) return fallback;
+  if (!value->is_object()) wrong_type(key, "a table {feature type: normalization mode}", *value);
+  std::vector<std::pair<std::string, std::string>> result;
+  for (const auto& [type, mode] : value->items()) {
+    if (std::find(feature_types.begin(), feature_types.end(), type) == feature_types.end())
+      throw ConfigError(std::string(kWhere) + ": '" + key + "' has unknown feature type '" + type + "'",
+                        "feature types: " + util::quoted_list(feature_types));
+    if (!mode.is_string() || std::find(modes.begin(), modes.end(), mode.get<std::string>()) == modes.end())
+      throw ConfigError(std::string(kWhere) + ": '" + key + "." + type + "' must be one of " +
+                        util::quoted_list(modes) + ", got " + mode.dump());
+    result.emplace_back(type, mode.get<std::string>());
+  }
+  return result;
+}
+
+nlohmann::ordered_json optional_json(const auto& value) {
+  if (!value) return nullptr;
+  return nlohmann::ordered_json(*value);
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return nlohmann::json(shape).dump();
+}
+
+}  // namespace
+
+DiffusionConfig DiffusionConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
+  config::ConfigReader reader(table, kWhere);
+  if (table.is_object() && table.contains("type") && table["type"] != "diffusion")
+    throw ConfigError(std::string(kWhere) + ": 'type' must be \"diffusion\", got " + table["type"].dump());
+  reader.allow("type");
+  DiffusionConfig c;
+  c.n_obs_steps = reader.integer("n_obs_steps", c.n_obs_steps);
+  c.input_features = features_field(reader, table, "input_features", dataset_features.inputs);
+  c.output_features = features_field(reader, table, "output_features", dataset_features.outputs);
+  c.device = optional_string(reader, table, "device");
+  c.use_amp = reader.boolean("use_amp", c.use_amp);
+  c.use_peft = reader.boolean("use_peft", c.use_peft);
+  c.push_to_hub = reader.boolean("push_to_hub", c.push_to_hub);
+  c.repo_id = optional_string(reader, table, "repo_id");
+  c.private_repo = optional_bool(reader, table, "private");
+  c.tags = optional_strings(reader, table, "tags");
+  c.license = optional_string(reader, table, "license");
+  c.pretrained_path = optional_string(reader, table, "pretrained_path");
+  c.pretrained_revision = optional_string(reader, table, "pretrained_revision");
+
+  c.horizon = reader.integer("horizon", c.horizon);
+  c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
+  c.normalization_mapping = mapping_field(reader, table, "normalization_mapping", c.normalization_mapping);
+  c.drop_n_last_frames = reader.integer("drop_n_last_frames", c.drop_n_last_frames);
+  c.vision_backbone = reader.string("vision_backbone", c.vision_backbone);
+  c.resize_shape = optional_pair(reader, table, "resize_shape");
+  c.crop_ratio = reader.number("crop_ratio", c.crop_ratio);
+  c.crop_shape = optional_pair(reader, table, "crop_shape");
+  c.crop_is_random = reader.boolean("crop_is_random", c.crop_is_random);
+  c.pretrained_backbone_weights = optional_string(reader, table, "pretrained_backbone_weights");
+  c.use_group_norm = reader.boolean("use_group_norm", c.use_group_norm);
+  c.spatial_softmax_num_keypoints = reader.integer("spatial_softmax_num_keypoints", c.spatial_softmax_num_keypoints);
+  c.use_separate_rgb_encoder_per_camera =
+      reader.boolean("use_separate_rgb_encoder_per_camera", c.use_separate_rgb_encoder_per_camera);
+  if (const auto* dims = nullable(reader, table, "down_dims"))
+    c.down_dims = integers("down_dims", *dims, "a list of integers");
+  c.kernel_size = reader.integer("kernel_size", c.kernel_size);
+  c.n_groups = reader.integer("n_groups", c.n_groups);
+  c.diffusion_step_embed_dim = reader.integer("diffusion_step_embed_dim", c.diffusion_step_embed_dim);
+  c.use_film_scale_modulation = reader.boolean("use_film_scale_modulation", c.use_film_scale_modulation);
+  c.gradient_checkpointing = reader.boolean("gradient_checkpointing", c.gradient_checkpointing);
+  c.noise_scheduler_type = reader.string("noise_scheduler_type", c.noise_scheduler_type);
+  c.num_train_timesteps = reader.integer("num_train_timesteps", c.num_train_timesteps);
+  c.beta_schedule = reader.string("beta_schedule", c.beta_schedule);
+  c.beta_start = reader.number("beta_start", c.beta_start);
+  c.beta_end = reader.number("beta_end", c.beta_end);
+  c.prediction_type = reader.string("prediction_type", c.prediction_type);
+  c.clip_sample = reader.boolean("clip_sample", c.clip_sample);
+  c.clip_sample_range = reader.number("clip_sample_range", c.clip_sample_range);
+  c.num_inference_steps = optional_integer(reader, table, "num_inference_steps");
+  c.compile_model = reader.boolean("compile_model", c.compile_model);
+  c.compile_mode = reader.string("compile_mode", c.compile_mode);
+  c.do_mask_loss_for_padding = reader.boolean("do_mask_loss_for_padding", c.do_mask_loss_for_padding);
+  c.optimizer_lr = reader.number("optimizer_lr", c.optimizer_lr);
+  c.optimizer_betas = reader.number_list("optimizer_betas", c.optimizer_betas);
+  c.optimizer_eps = reader.number("optimizer_eps", c.optimizer_eps);
+  c.optimizer_weight_decay = reader.number("optimizer_weight_decay", c.optimizer_weight_decay);
+  c.scheduler_name = reader.string("scheduler_name", c.scheduler_name);
+  c.scheduler_warmup_steps = reader.integer("scheduler_warmup_steps", c.scheduler_warmup_steps);
+  reader.reject_unknown();
+
+  // __post_init__: with a resize, the crop follows from crop_ratio (and is off at ratio 1.0),
+  // whatever crop_shape said. The ranges are checked first, as LeRobot does.
+  if (c.resize_shape && ((*c.resize_shape)[0] <= 0 || (*c.resize_shape)[1] <= 0))
+    throw ConfigError(std::string(kWhere) + ": 'resize_shape' must be a pair of positive integers, got " +
+                      shape_text(*c.resize_shape));
+  if (!(c.crop_ratio > 0 && c.crop_ratio <= 1.0))
+    throw ConfigError(std::string(kWhere) + ": 'crop_ratio' must be in (0, 1], got " + std::to_string(c.crop_ratio));
+  if (c.resize_shape) {
+    if (c.crop_ratio < 1.0)
+      c.crop_shape =
+          std::vector<int64_t>{static_cast<int64_t>(static_cast<double>((*c.resize_shape)[0]) * c.crop_ratio),
+                               static_cast<int64_t>(static_cast<double>((*c.resize_shape)[1]) * c.crop_ratio)};
+    else
+      c.crop_shape.reset();
+  }
+  c.validate();
+  return c;
+}
+
+void DiffusionConfig::validate() const {
+  const std::string where = kWhere;
+  auto fail = [&](const std::string& message, const std::string& hint = {}) {
+    throw ConfigError(where + ": " + message, hint);
+  };
+  auto positive = [&](const char* key, int64_t value) {
+    if (value <= 0) fail(std::string("'") + key + "' must be a positive integer, got " + std::to_string(value));
+  };
+
+  // configuration_diffusion.py __post_init__.
+  if (vision_backbone.rfind("resnet", 0) != 0)
+    fail("'vision_backbone' must be one of the ResNet variants, got '" + vision_backbone + "'");
+  if (prediction_type != "epsilon" && prediction_type != "sample")
+    fail("'prediction_type' must be one of 'epsilon', 'sample', got '" + prediction_type + "'");
+  if (noise_scheduler_type != "DDPM" && noise_scheduler_type != "DDIM")
+    fail("'noise_scheduler_type' must be one of 'DDPM', 'DDIM', got '" + noise_scheduler_type + "'");
+  if (resize_shape && (resize_shape->size() != 2 || (*resize_shape)[0] <= 0 || (*resize_shape)[1] <= 0))
+    fail("'resize_shape' must be a pair of positive integers, got " + shape_text(*resize_shape));
+  if (!(crop_ratio > 0 && crop_ratio <= 1.0)) fail("'crop_ratio' must be in (0, 1], got " + std::to_string(crop_ratio));
+  if (crop_shape && (crop_shape->size() != 2 || (*crop_shape)[0] <= 0 || (*crop_shape)[1] <= 0))
+    fail("'crop_shape' must have positive dimensions, got " + shape_text(*crop_shape));
+  if (down_dims.empty()) fail("'down_dims' must list at least one U-Net stage width");
+  if (down_dims.size() > 20) fail("'down_dims' has " + std::to_string(down_dims.size()) + " stages; at most 20");
+  const int64_t downsampling_factor = int64_t{1} << down_dims.size();
+  if (horizon % downsampling_factor != 0)
+    fail("'horizon' (" + std::to_string(horizon) +
+             ") must be an integer multiple of the U-Net's downsampling factor 2^len(down_dims) = " +
+             std::to_string(downsampling_factor),
+         "down_dims = " + shape_text(down_dims));
+
+  // Values LeRobot only rejects when it builds or runs the modules (or the noise scheduler).
+  positive("n_obs_steps", n_obs_steps);
+  positive("horizon", horizon);
+  positive("n_action_steps", n_action_steps);
+  if (n_action_steps > horizon - n_obs_steps + 1)
+    fail("'n_action_steps' (" + std::to_string(n_action_steps) +
+             ") must be <= horizon - n_obs_steps + 1 = " + std::to_string(horizon - n_obs_steps + 1),
+         "the executed actions start at the current observation, n_obs_steps - 1 steps into the horizon");
+  if (drop_n_last_frames < 0) fail("'drop_n_last_frames' must be >= 0, got " + std::to_string(drop_n_last_frames));
+  positive("spatial_softmax_num_keypoints", spatial_softmax_num_keypoints);
+  positive("n_groups", n_groups);
+  for (auto dim : down_dims) {
+    if (dim <= 0) fail("'down_dims' must be positive, got " + shape_text(down_dims));
+    if (dim % n_groups != 0)
+      fail("every 'down_dims' entry must be divisible by 'n_groups' (" + std::to_string(n_groups) + "), got " +
+           shape_text(down_dims));
+  }
+  // The final convolution block keeps DiffusionConv1dBlock's default of 8 groups.
+  if (down_dims[0] % 8 != 0)
+    fail("'down_dims[0]' must be divisible by 8 (the group count of the U-Net's final block), got " +
+         std::to_string(down_dims[0]));
+  if (kernel_size <= 0 || kernel_size % 2 == 0)
+    fail("'kernel_size' must be a positive odd integer (the convolutions pad kernel_size // 2), got " +
+         std::to_string(kernel_size));
+  if (diffusion_step_embed_dim < 4 || diffusion_step_embed_dim % 2 != 0)
+    fail("'diffusion_step_embed_dim' must be an even integer >= 4 (half sine, half cosine), got " +
+         std::to_string(diffusion_step_embed_dim));
+  positive("num_train_timesteps", num_train_timesteps);
+  if (num_inference_steps && (*num_inference_steps <= 0 || *num_inference_steps > num_train_timesteps))
+    fail("'num_inference_steps' must be in [1, num_train_timesteps = " + std::to_string(num_train_timesteps) +
+         "], got " + std::to_string(*num_inference_steps));
+  std::vector<std::string> schedules{"linear", "scaled_linear", "squaredcos_cap_v2"};
+  if (noise_scheduler_type == "DDPM") schedules.push_back("sigmoid");  // diffusers' DDPMScheduler only
+  if (std::find(schedules.begin(), schedules.end(), beta_schedule) == schedules.end())
+    fail("'beta_schedule' must be one of " + util::quoted_list(schedules) + " for the " + noise_scheduler_type +
+         " scheduler, got '" + beta_schedule + "'");
+  if (clip_sample && !(clip_sample_range > 0))
+    fail("'clip_sample_range' must be > 0, got " + std::to_string(clip_sample_range));
+  if (optimizer_betas.size() != 2)
+    fail("'optimizer_betas' must be two numbers [beta1, beta2], got " + nlohmann::json(optimizer_betas).dump());
+
+  // validate_features and the features the model reads.
+  auto cameras = image_features();
+  if (cameras.empty() && !env_state_feature())
+    fail("you must provide at least one image or the environment state among the inputs",
+         "input_features needs a VISUAL feature (observation.images.*) or observation.environment_state");
+  if (!robot_state_feature())
+    fail("input_features needs a STATE feature named 'observation.state' (it is part of the conditioning)");
+  if (!action_feature())
+    fail("output_features needs an ACTION feature named 'action'",
+         "build the policy from a dataset with an 'action' feature, or set output_features");
+  for (const auto* feature : {robot_state_feature(), env_state_feature(), action_feature()})
+    if (feature && feature->shape.size() != 1)
+      fail("'" + feature->key + "' must be a vector feature (shape [n]), got " + shape_text(feature->shape));
+  for (const auto& camera : cameras) {
+    if (camera.shape.size() != 3 || camera.shape[0] != 3)
+      fail("camera '" + camera.key + "' must have shape [3, H, W] (ResNet-18 takes RGB), got " +
+           shape_text(camera.shape));
+    if (!resize_shape && crop_shape && ((*crop_shape)[0] > camera.shape[1] || (*crop_shape)[1] > camera.shape[2]))
+      fail("'crop_shape' should fit within the image shapes, got " + shape_text(*crop_shape) +
+           " for 'crop_shape' and " + shape_text(camera.shape) + " for '" + camera.key + "'");
+    if (camera.shape != cameras.front().shape)
+      fail("'" + camera.key + "' does not match '" + cameras.front().key + "', but all image shapes must match",
+           "shapes " + shape_text(camera.shape) + " and " + shape_text(cameras.front().shape));
+  }
+
+  // Backbone: lrhost has torchvision's resnet18 trunk only, and never downloads weights.
+  if (pretrained_backbone_weights &&
+      std::regex_match(*pretrained_backbone_weights, std::regex(R"([A-Za-z0-9_]+_Weights\.[A-Za-z0-9_]+)")))
+    fail("'pretrained_backbone_weights' = '" + *pretrained_backbone_weights +
+             "' names torchvision weights, which lrhost never downloads",
+         "convert them once to a .safetensors file (torchvision resnet18 state_dict) and give its path, or use null "
+         "for random initialisation");
+  if (use_group_norm && pretrained_backbone_weights)
+    fail(
+        "you can't replace BatchNorm in a pretrained model without ruining the weights "
+        "('use_group_norm' = true with 'pretrained_backbone_weights' = '" +
+            *pretrained_backbone_weights + "')",
+        "set use_group_norm = false, or pretrained_backbone_weights = null");
+  if (!cameras.empty() && vision_backbone != "resnet18")
+    throw util::NotImplemented(where + ": 'vision_backbone' = '" + vision_backbone +
+                               "' is not implemented; lrhost has 'resnet18' only");
+  if (gradient_checkpointing)
+    throw util::NotImplemented(where + ": 'gradient_checkpointing' = true is not implemented",
+                               "set gradient_checkpointing = false (it only trades memory for compute)");
+}
+
+const PolicyFeature* DiffusionConfig::robot_state_feature() const {
+  for (const auto& f : input_features)
+    if (f.type == "STATE" && f.key == "observation.state") return &f;
+  return nullptr;
+}
+
+const PolicyFeature* DiffusionConfig::env_state_feature() const {
+  for (const auto& f : input_features)
+    if (f.type == "ENV") return &f;
+  return nullptr;
+}
+
+std::vector<PolicyFeature> DiffusionConfig::image_features() const {
+  std::vector<PolicyFeature> result;
+  for (const auto& f : input_features)
+    if (f.type == "VISUAL") result.push_back(f);
+  return result;
+}
+
+const PolicyFeature* DiffusionConfig::action_feature() const {
+  for (const auto& f : output_features)
+    if (f.type == "ACTION" && f.key == "action") return &f;
+  return nullptr;
+}
+
+nlohmann::ordered_json DiffusionConfig::to_json() const {
+  nlohmann::ordered_json j;
+  j["type"] = "diffusion";
+  j["n_obs_steps"] = n_obs_steps;
+  j["input_features"] = PolicyFeatures::list_to_json(input_features);
+  j["output_features"] = PolicyFeatures::list_to_json(output_features);
+  j["device"] = optional_json(device);
+  j["use_amp"] = use_amp;
+  j["use_peft"] = use_peft;
+  j["push_to_hub"] = push_to_hub;
+  j["repo_id"] = optional_json(repo_id);
+  j["private"] = optional_json(private_repo);
+  j["tags"] = optional_json(tags);
+  j["license"] = optional_json(license);
+  j["pretrained_path"] = optional_json(pretrained_path);
+  j["pretrained_revision"] = optional_json(pretrained_revision);
+  j["horizon"] = horizon;
+  j["n_action_steps"] = n_action_steps;
+  auto mapping = nlohmann::ordered_json::object();
+  for (const auto& [type, mode] : normalization_mapping) mapping[type] = mode;
+  j["normalization_mapping"] = mapping;
+  j["drop_n_last_frames"] = drop_n_last_frames;
+  j["vision_backbone"] = vision_backbone;
+  j["resize_shape"] = optional_json(resize_shape);
+  j["crop_ratio"] = crop_ratio;
+  j["crop_shape"] = optional_json(crop_shape);
+  j["crop_is_random"] = crop_is_random;
+  j["pretrained_backbone_weights"] = optional_json(pretrained_backbone_weights);
+  j["use_group_norm"] = use_group_norm;
+  j["spatial_softmax_num_keypoints"] = spatial_softmax_num_keypoints;
+  j["use_separate_rgb_encoder_per_camera"] = use_separate_rgb_encoder_per_camera;
+  j["down_dims"] = down_dims;
+  j["kernel_size"] = kernel_size;
+  j["n_groups"] = n_groups;
+  j["diffusion_step_embed_dim"] = diffusion_step_embed_dim;
+  j["use_film_scale_modulation"] = use_film_scale_modulation;
+  j["gradient_checkpointing"] = gradient_checkpointing;
+  j["noise_scheduler_type"] = noise_scheduler_type;
+  j["num_train_timesteps"] = num_train_timesteps;
+  j["beta_schedule"] = beta_schedule;
+  j["beta_start"] = beta_start;
+  j["beta_end"] = beta_end;
+  j["prediction_type"] = prediction_type;
+  j["clip_sample"] = clip_sample;
+  j["clip_sample_range"] = clip_sample_range;
+  j["num_inference_steps"] = optional_json(num_inference_steps);
+  j["compile_model"] = compile_model;
+  j["compile_mode"] = compile_mode;
+  j["do_mask_loss_for_padding"] = do_mask_loss_for_padding;
+  j["optimizer_lr"] = optimizer_lr;
+  j["optimizer_betas"] = optimizer_betas;
+  j["optimizer_eps"] = optimizer_eps;
+  j["optimizer_weight_decay"] = optimizer_weight_decay;
+  j["scheduler_name"] = scheduler_name;
+  j["scheduler_warmup_steps"] = scheduler_warmup_steps;
+  return j;
+}
+
+}  // namespace lrhost::policy::diffusion

@@ -1,0 +1,103 @@
+// The configuration of the `diffusion` policy: LeRobot's PreTrainedConfig base fields followed by
+// DiffusionConfig's fields, in LeRobot HEAD's dataclass order and with HEAD's defaults (horizon 64,
+// 32 action steps, BatchNorm ResNet-18 per camera), read strictly from a recipe table or a
+// config.json and written back as config.json. Validation is LeRobot's __post_init__ and
+// validate_features plus what LeRobot only finds out when it builds or runs the modules (group
+// counts dividing channels, an odd kernel, a known beta schedule); lrhost-specific limits
+// (ResNet-18 only, backbone weights from a local safetensors file, never downloaded) are reported
+// as such.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/policy/policy_features.hpp"
+
+namespace lrhost::policy::diffusion {
+
+struct DiffusionConfig {
+  // PreTrainedConfig (configs/policies.py); n_obs_steps is overridden by DiffusionConfig (2) but
+  // keeps its place first.
+  int64_t n_obs_steps = 2;
+  std::vector<PolicyFeature> input_features;
+  std::vector<PolicyFeature> output_features;
+  std::optional<std::string> device;
+  bool use_amp = false;
+  bool use_peft = false;
+  bool push_to_hub = true;
+  std::optional<std::string> repo_id;
+  std::optional<bool> private_repo;  // "private" in config.json
+  std::optional<std::vector<std::string>> tags;
+  std::optional<std::string> license;
+  std::optional<std::string> pretrained_path;
+  std::optional<std::string> pretrained_revision;
+
+  // DiffusionConfig (policies/diffusion/configuration_diffusion.py).
+  int64_t horizon = 64;
+  int64_t n_action_steps = 32;
+  // Feature type -> normalization mode, in the order given (config.json keeps it).
+  std::vector<std::pair<std::string, std::string>> normalization_mapping{
+      {"VISUAL", "MEAN_STD"}, {"STATE", "MIN_MAX"}, {"ACTION", "MIN_MAX"}};
+  int64_t drop_n_last_frames = 7;
+  std::string vision_backbone = "resnet18";
+  std::optional<std::vector<int64_t>> resize_shape;  // (H, W)
+  double crop_ratio = 1.0;
+  // (H, W). Derived from resize_shape * crop_ratio when resize_shape is set (LeRobot's __post_init__
+  // overwrites it, so a read config already holds the derived value).
+  std::optional<std::vector<int64_t>> crop_shape;
+  bool crop_is_random = true;
+  // LeRobot's default names torchvision's ImageNet weights (a download); lrhost's default is none
+  // (random init), and a value is a local .safetensors file with a torchvision resnet18 state_dict.
+  std::optional<std::string> pretrained_backbone_weights;
+  bool use_group_norm = false;
+  int64_t spatial_softmax_num_keypoints = 32;
+  bool use_separate_rgb_encoder_per_camera = true;
+  std::vector<int64_t> down_dims{512, 1024, 2048};
+  int64_t kernel_size = 5;
+  int64_t n_groups = 8;
+  int64_t diffusion_step_embed_dim = 128;
+  bool use_film_scale_modulation = true;
+  bool gradient_checkpointing = false;
+  std::string noise_scheduler_type = "DDPM";
+  int64_t num_train_timesteps = 100;
+  std::string beta_schedule = "squaredcos_cap_v2";
+  double beta_start = 0.0001;
+  double beta_end = 0.02;
+  std::string prediction_type = "epsilon";
+  bool clip_sample = true;
+  double clip_sample_range = 1.0;
+  std::optional<int64_t> num_inference_steps;  // null: num_train_timesteps
+  // torch.compile of the U-Net in LeRobot; a speed option only, accepted and not applied here.
+  bool compile_model = false;
+  std::string compile_mode = "reduce-overhead";
+  bool do_mask_loss_for_padding = false;
+  double optimizer_lr = 1e-4;
+  std::vector<double> optimizer_betas{0.95, 0.999};
+  double optimizer_eps = 1e-8;
+  double optimizer_weight_decay = 1e-6;
+  std::string scheduler_name = "cosine";
+  int64_t scheduler_warmup_steps = 500;
+
+  // Reads every field strictly (unknown keys and wrong types are ConfigErrors), applies LeRobot's
+  // __post_init__ (crop_shape from resize_shape and crop_ratio) and validates. Features come from
+  // the table's input_features/output_features when non-empty, else from `dataset_features`.
+  static DiffusionConfig from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features = {});
+  // config.json content: "type" first, then every field in LeRobot's order.
+  nlohmann::ordered_json to_json() const;
+  // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
+  void validate() const;
+
+  // The number of reverse diffusion steps at inference (num_inference_steps or num_train_timesteps).
+  int64_t inference_steps() const { return num_inference_steps.value_or(num_train_timesteps); }
+
+  // LeRobot's PreTrainedConfig properties: observation.state of type STATE, the first ENV input,
+  // the VISUAL inputs in order, and the ACTION output named "action".
+  const PolicyFeature* robot_state_feature() const;
+  const PolicyFeature* env_state_feature() const;
+  std::vector<PolicyFeature> image_features() const;
+  const PolicyFeature* action_feature() const;
+};
+
+}  // namespace lrhost::policy::diffusion

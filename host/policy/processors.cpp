@@ -1,0 +1,320 @@
+// LeRobot's default policy processor pipelines: normalization with data::normalize and the exact
+// JSON / safetensors files of processor/pipeline.py; see processors.hpp.
+#include "host/policy/processors.hpp"
+
+#include <algorithm>
+
+#include "host/ckpt/atomic_dir.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy {
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr const char* kPreName = "policy_preprocessor";
+constexpr const char* kPostName = "policy_postprocessor";
+const std::vector<std::string> kPreSteps{"rename_observations_processor", "to_batch_processor", "device_processor",
+                                         "normalizer_processor"};
+const std::vector<std::string> kPostSteps{"unnormalizer_processor", "device_processor"};
+
+// LeRobot keeps every stat as a float32 tensor (to_tensor(stats, dtype=float32)) and reshapes flat
+// per-channel stats of VISUAL features to (C,1,1).
+data::DatasetStats as_float32(const data::DatasetStats& stats, const std::vector<PolicyFeature>& features) {
+  data::DatasetStats out;
+  for (const auto& [key, feature_stats] : stats) {
+    bool visual = std::any_of(features.begin(), features.end(),
+                              [&](const PolicyFeature& f) { return f.key == key && f.type == "VISUAL"; });
+    data::FeatureStats converted;
+    for (const auto& name : feature_stats.names()) {
+      torch::Tensor t = feature_stats.get(name).detach().to(torch::kCPU, torch::kFloat32).contiguous().clone();
+      if (visual && t.dim() == 1) t = t.reshape({-1, 1, 1});
+      converted.set(name, t);
+    }
+    out[key] = converted;
+  }
+  return out;
+}
+
+ordered_json features_json(const std::vector<PolicyFeature>& features) {
+  return PolicyFeatures::list_to_json(features);
+}
+
+ordered_json norm_map_json(const std::vector<std::pair<std::string, std::string>>& norm_map) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [type, mode] : norm_map) j[type] = mode;
+  return j;
+}
+
+ordered_json normalizer_config(const NormalizerStep& step) {
+  return {{"eps", step.eps}, {"features", features_json(step.features)}, {"norm_map", norm_map_json(step.norm_map)}};
+}
+
+ordered_json step_entry(const std::string& registry_name, ordered_json config, const char* state_file = nullptr) {
+  ordered_json entry;
+  entry["registry_name"] = registry_name;
+  entry["config"] = std::move(config);
+  if (state_file) entry["state_file"] = state_file;
+  return entry;
+}
+
+const std::vector<std::string> kValidTypes{"VISUAL", "STATE", "ENV", "ACTION"};
+
+ordered_json parse_json_file(const fs::path& file) {
+  std::string text = ckpt::read_text_file(file);
+  try {
+    return ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
+                          "the file is corrupt or truncated; save the policy again");
+  }
+}
+
+const ordered_json& field(const ordered_json& object, const std::string& key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) throw util::DataError(where + ": missing '" + key + "'");
+  return object[key];
+}
+
+// The steps of a pipeline file, checked against the registry names LeRobot's default pipelines use.
+const ordered_json& checked_steps(const ordered_json& doc, const fs::path& file, const std::string& name,
+                                  const std::vector<std::string>& expected) {
+  const std::string where = file.string();
+  if (!doc.is_object()) throw util::DataError(where + ": expected a JSON object {\"name\", \"steps\"}");
+  const auto& doc_name = field(doc, "name", where);
+  if (!doc_name.is_string() || doc_name.get<std::string>() != name)
+    throw util::DataError(where + ": 'name' is " + doc_name.dump() + ", expected \"" + name + "\"");
+  const auto& steps = field(doc, "steps", where);
+  std::string expected_list;
+  for (const auto& e : expected) expected_list += (expected_list.empty() ? "" : ", ") + e;
+  if (!steps.is_array() || steps.size() != expected.size())
+    throw util::DataError(where + ": expected " + std::to_string(expected.size()) + " steps (" + expected_list + ")",
+                          "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion); other step lists are "
+                          "not supported");
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& step = steps[i];
+    std::string registry = step.is_object() && step.contains("registry_name") && step["registry_name"].is_string()
+                               ? step["registry_name"].get<std::string>()
+                               : (step.is_object() && step.contains("class") ? step["class"].dump() : "?");
+    if (registry != expected[i])
+      throw util::DataError(where + ": step " + std::to_string(i) + " is '" + registry + "', expected '" + expected[i] +
+                                "' (steps: " + expected_list + ")",
+                            "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion)");
+    if (!step.contains("config") || !step["config"].is_object())
+      throw util::DataError(where + ": step " + std::to_string(i) + " ('" + registry + "') has no 'config' object");
+  }
+  return steps;
+}
+
+NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, const fs::path& file, int index,
+                                const std::string& expected_state_file) {
+  const std::string where = file.string() + " step " + std::to_string(index);
+  const auto& config = step["config"];
+  NormalizerStep out;
+  const auto& eps = field(config, "eps", where + " config");
+  if (!eps.is_number()) throw util::DataError(where + ": 'eps' must be a number, got " + eps.dump());
+  out.eps = eps.get<double>();
+  const auto& features = field(config, "features", where + " config");
+  if (!features.is_object()) throw util::DataError(where + ": 'features' must be an object {key: {type, shape}}");
+  try {
+    out.features = PolicyFeatures::list_from_json(features, where + " features");
+  } catch (const util::Error& error) {
+    throw util::DataError(error.what(), error.hint());
+  }
+  const auto& norm_map = field(config, "norm_map", where + " config");
+  if (!norm_map.is_object()) throw util::DataError(where + ": 'norm_map' must be an object {type: mode}");
+  for (const auto& [type, mode] : norm_map.items()) {
+    if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end() || !mode.is_string())
+      throw util::DataError(where + ": norm_map entry '" + type + "': " + mode.dump() +
+                            " is not a feature type (VISUAL, STATE, ENV, ACTION) with a mode name");
+    try {
+      data::parse_norm_mode(mode.get<std::string>());
+    } catch (const util::Error& error) {
+      throw util::DataError(where + ": norm_map['" + type + "']: " + error.what());
+    }
+    out.norm_map.emplace_back(type, mode.get<std::string>());
+  }
+  for (const auto& [key, value] : config.items())
+    if (key != "eps" && key != "features" && key != "norm_map")
+      throw util::DataError(where + ": unknown config key '" + key + "' (lrhost reads eps, features, norm_map)",
+                            key == "normalize_observation_keys" ? "selective normalization is not supported" : "");
+  if (!step.contains("state_file")) return out;  // no stats were given when it was saved
+  if (!step["state_file"].is_string() || step["state_file"].get<std::string>() != expected_state_file)
+    throw util::DataError(where + ": 'state_file' is " + step["state_file"].dump() + ", expected \"" +
+                          expected_state_file + "\"");
+  auto content = ckpt::read_safetensors(dir / expected_state_file);
+  for (const auto& [flat, tensor] : content.tensors) {
+    auto dot = flat.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == flat.size())
+      throw util::DataError((dir / expected_state_file).string() + ": tensor '" + flat +
+                            "' is not named '<feature>.<stat>'");
+    if (!torch::isFloatingType(tensor.scalar_type()) && tensor.scalar_type() != torch::kLong &&
+        tensor.scalar_type() != torch::kInt)
+      throw util::DataError((dir / expected_state_file).string() + ": stat '" + flat + "' has dtype " +
+                            std::string(c10::toString(tensor.scalar_type())) + ", expected a number type");
+    out.stats[flat.substr(0, dot)].set(flat.substr(dot + 1), tensor);
+  }
+  out.stats = as_float32(out.stats, out.features);
+  return out;
+}
+
+bool stats_equal(const data::DatasetStats& a, const data::DatasetStats& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [key, sa] : a) {
+    auto found = b.find(key);
+    if (found == b.end() || sa.names() != found->second.names()) return false;
+    for (const auto& name : sa.names())
+      if (!torch::equal(sa.get(name), found->second.get(name))) return false;
+  }
+  return true;
+}
+
+bool steps_equal(const NormalizerStep& a, const NormalizerStep& b) {
+  return a.features == b.features && a.norm_map == b.norm_map && a.eps == b.eps && stats_equal(a.stats, b.stats);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, torch::Tensor>> NormalizerStep::state() const {
+  std::vector<std::pair<std::string, torch::Tensor>> flat;
+  for (const auto& [key, feature_stats] : stats)
+    for (const auto& name : feature_stats.names()) flat.emplace_back(key + "." + name, feature_stats.get(name));
+  std::sort(flat.begin(), flat.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return flat;
+}
+
+data::NormMode NormalizerStep::mode_of(const std::string& type) const {
+  for (const auto& [t, mode] : norm_map)
+    if (t == type) return data::parse_norm_mode(mode);
+  return data::NormMode::Identity;
+}
+
+PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
+                                         const std::vector<std::pair<std::string, std::string>>& norm_map,
+                                         const data::DatasetStats& stats, const std::string& device) {
+  for (const auto& [type, mode] : norm_map) {
+    if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end())
+      throw util::ConfigError("normalization_mapping: unknown feature type '" + type +
+                              "' (valid: VISUAL, STATE, ENV, ACTION)");
+    data::parse_norm_mode(mode);
+  }
+  PolicyProcessors p;
+  p.device_ = device;
+  p.normalizer_.features = features.inputs;
+  p.normalizer_.features.insert(p.normalizer_.features.end(), features.outputs.begin(), features.outputs.end());
+  p.normalizer_.norm_map = norm_map;
+  p.normalizer_.stats = as_float32(stats, p.normalizer_.features);
+  p.unnormalizer_.features = features.outputs;
+  p.unnormalizer_.norm_map = norm_map;
+  p.unnormalizer_.stats = as_float32(stats, p.unnormalizer_.features);
+  return p;
+}
+
+PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const PolicyFeatures& fallback,
+                                              const data::DatasetStats& stats) {
+  PolicyFeatures features = policy.features();
+  if (features.empty()) features = fallback;
+  auto config = policy.config();
+  std::vector<std::pair<std::string, std::string>> norm_map;
+  auto mapping = policy.normalization_mapping();
+  if (config.contains("normalization_mapping") && config["normalization_mapping"].is_object()) {
+    for (const auto& [type, mode] : config["normalization_mapping"].items())
+      if (mapping.count(type)) norm_map.emplace_back(type, mapping.at(type));
+  }
+  for (const auto& [type, mode] : mapping)
+    if (std::none_of(norm_map.begin(), norm_map.end(), [&](const auto& e) { return e.first == type; }))
+      norm_map.emplace_back(type, mode);
+  std::string device =
+      config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
+  return build(features, norm_map, stats, device);
+}
+
+Batch PolicyProcessors::normalize(const Batch& batch) const {
+  Batch out = batch;
+  for (const auto& feature : normalizer_.features) {
+    if (feature.type == "ACTION") continue;
+    auto entry = out.find(feature.key);
+    auto stats = normalizer_.stats.find(feature.key);
+    if (entry == out.end() || stats == normalizer_.stats.end()) continue;
+    entry->second = data::normalize(entry->second, stats->second, normalizer_.mode_of(feature.type), normalizer_.eps);
+  }
+  auto action = out.find("action");
+  auto action_stats = normalizer_.stats.find("action");
+  if (action != out.end() && action_stats != normalizer_.stats.end())
+    action->second =
+        data::normalize(action->second, action_stats->second, normalizer_.mode_of("ACTION"), normalizer_.eps);
+  return out;
+}
+
+torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action) const {
+  auto stats = unnormalizer_.stats.find("action");
+  if (stats == unnormalizer_.stats.end()) return action;
+  return data::unnormalize(action, stats->second, unnormalizer_.mode_of("ACTION"), unnormalizer_.eps);
+}
+
+ordered_json PolicyProcessors::preprocessor_json() const {
+  ordered_json steps = ordered_json::array();
+  ordered_json rename;
+  rename["rename_map"] = rename_map_;
+  steps.push_back(step_entry(kPreSteps[0], rename));
+  steps.push_back(step_entry(kPreSteps[1], ordered_json::object()));
+  steps.push_back(step_entry(kPreSteps[2], {{"device", device_}, {"float_dtype", nullptr}}));
+  steps.push_back(step_entry(kPreSteps[3], normalizer_config(normalizer_),
+                             normalizer_.stats.empty() ? nullptr : kNormalizerStateFile));
+  ordered_json doc;
+  doc["name"] = kPreName;
+  doc["steps"] = steps;
+  return doc;
+}
+
+ordered_json PolicyProcessors::postprocessor_json() const {
+  ordered_json steps = ordered_json::array();
+  steps.push_back(step_entry(kPostSteps[0], normalizer_config(unnormalizer_),
+                             unnormalizer_.stats.empty() ? nullptr : kUnnormalizerStateFile));
+  steps.push_back(step_entry(kPostSteps[1], {{"device", "cpu"}, {"float_dtype", nullptr}}));
+  ordered_json doc;
+  doc["name"] = kPostName;
+  doc["steps"] = steps;
+  return doc;
+}
+
+void PolicyProcessors::save(const fs::path& dir) const {
+  // State files first: a JSON file that names its state file is only written once that file exists.
+  if (!normalizer_.stats.empty()) ckpt::write_safetensors(dir / kNormalizerStateFile, normalizer_.state());
+  if (!unnormalizer_.stats.empty()) ckpt::write_safetensors(dir / kUnnormalizerStateFile, unnormalizer_.state());
+  ckpt::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
+  ckpt::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
+}
+
+bool PolicyProcessors::present(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / kPreprocessorFile, ec) || fs::exists(dir / kPostprocessorFile, ec);
+}
+
+PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
+  PolicyProcessors p;
+  const fs::path pre_file = dir / kPreprocessorFile, post_file = dir / kPostprocessorFile;
+  ordered_json pre = parse_json_file(pre_file);
+  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, kPreSteps);
+  const auto& rename = pre_steps[0]["config"];
+  if (!rename.contains("rename_map") || !rename["rename_map"].is_object() || !rename["rename_map"].empty())
+    throw util::DataError(pre_file.string() + ": step 0 renames observations (" + rename.dump() + ")",
+                          "renaming is not supported; only an empty rename_map is");
+  const auto& device_config = pre_steps[2]["config"];
+  if (!device_config.contains("device") || !device_config["device"].is_string())
+    throw util::DataError(pre_file.string() + ": step 2 (device_processor) needs a string 'device'");
+  p.device_ = device_config["device"].get<std::string>();
+  p.normalizer_ = parse_normalizer(pre_steps[3], dir, pre_file, 3, kNormalizerStateFile);
+  ordered_json post = parse_json_file(post_file);
+  const auto& post_steps = checked_steps(post, post_file, kPostName, kPostSteps);
+  p.unnormalizer_ = parse_normalizer(post_steps[0], dir, post_file, 0, kUnnormalizerStateFile);
+  return p;
+}
+
+bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
+  return device_ == other.device_ && steps_equal(normalizer_, other.normalizer_) &&
+         steps_equal(unnormalizer_, other.unnormalizer_);
+}
+
+}  // namespace lrhost::policy

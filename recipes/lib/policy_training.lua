@@ -1,0 +1,142 @@
+-- The training loop the shipped policy recipes share (act_ddp.lua, diffusion_ddp.lua): LeRobot's
+-- `lerobot-train` flow written out in Lua. It splits the dataset's episodes into training and
+-- held-out ones, builds the policy from the training set (features, normalization stats), asks the
+-- policy which frame windows it needs (delta timestamps), takes the optimizer and scheduler from the
+-- policy's LeRobot preset with the recipe's optimizer table on top, trains data-parallel with
+-- checkpoints and resume, logs the loss and its parts, and ends with a held-out evaluation: the
+-- action error of the predicted chunks against a constant action (the training mean).
+--   local training = require "policy_training"
+--   training.run(lr, cfg)   -- cfg from lr.config (see recipes/act_ddp.lua for the fields)
+local M = {}
+
+-- Episodes 0..total-1 split into training (all but the last `n_eval`) and held-out ones.
+local function split_episodes(total, n_eval)
+  if n_eval < 1 or n_eval >= total then
+    error(string.format("eval_episodes must be in [1, %d) for a dataset of %d episodes, got %d", total, total, n_eval), 3)
+  end
+  local train, held_out = {}, {}
+  for e = 0, total - 1 do table.insert(e < total - n_eval and train or held_out, e) end
+  return train, held_out
+end
+
+-- The policy's optimizer preset with the recipe's optimizer table on top (recipe values win).
+local function optimizer_options(policy, overrides)
+  local options = policy:optimizer_preset()
+  for k, v in pairs(overrides) do options[k] = v end
+  local kind = options.type
+  options.type = nil
+  local clip = options.grad_clip_norm
+  options.grad_clip_norm = nil
+  return kind, options, clip
+end
+
+-- Position of offset 0 in the policy's action window: where the current frame's action sits.
+local function current_action_offset(policy)
+  local deltas = policy:delta_indices().action
+  if not deltas then return 0 end
+  for i, d in ipairs(deltas) do
+    if d == 0 then return i - 1 end
+  end
+  error("the policy's action window does not contain the current frame", 2)
+end
+
+-- Mean squared error of predicted action chunks on the held-out episodes, in action units, against
+-- the constant training-mean action; summed over this rank's batches, then reduced over ranks.
+local function evaluate(lr, acc, policy, held_out, cfg, mean_action)
+  policy:eval()
+  local offset = current_action_offset(policy)
+  local loader = acc:loader(held_out, { batch_size = cfg.batch_size, shuffle = false, num_workers = cfg.num_workers })
+  local batches = math.min(loader:batches_per_epoch(), cfg.eval_batches)
+  local sums = lr.zeros(3, { dtype = "float64" })  -- policy squared error, baseline squared error, count
+  lr.no_grad(function()
+    for _, batch in loader:steps(1, batches) do
+      policy:reset()
+      local chunk = policy:postprocess(policy:predict_action_chunk(policy:preprocess(batch)))
+      local k = chunk:size(1)
+      local target = batch.action:narrow(1, offset, k)
+      local valid = batch.action_is_pad:narrow(1, offset, k):logical_not():unsqueeze(-1):to("float32")
+      local n = valid:sum():item() * target:size(2)
+      sums = sums + lr.tensor({ (((chunk - target) ^ 2) * valid):sum():item(),
+                                (((target - mean_action:to(acc.device)) ^ 2) * valid):sum():item(), n },
+                              { dtype = "float64" })
+    end
+  end)
+  loader:release()
+  local totals = acc:all_reduce(sums):tolist()
+  local policy_mse, baseline_mse = totals[1] / totals[3], totals[2] / totals[3]
+  policy:train()
+  return policy_mse, baseline_mse
+end
+
+function M.run(lr, cfg)
+  local acc = lr.accelerator(cfg)
+  lr.manual_seed(cfg.seed)
+  local root = cfg.dataset.root ~= "" and cfg.dataset.root or lr.default_dataset()
+  local total = lr.dataset.lerobot({ root = root, keys = {} }):meta().total_episodes
+  local train_episodes, eval_episodes = split_episodes(total, cfg.eval_episodes)
+
+  -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
+  local plain = lr.dataset.lerobot { root = root, episodes = train_episodes }
+  local policy = lr.policy.new(cfg.policy, plain)
+  local deltas = policy:delta_timestamps(plain:meta().fps)
+  local train = lr.dataset.lerobot { root = root, episodes = train_episodes, delta_timestamps = deltas }
+  local held_out = lr.dataset.lerobot { root = root, episodes = eval_episodes, delta_timestamps = deltas }
+  local mean_action = plain:column("action"):mean(0)
+  plain = nil
+
+  local kind, options, clip = optimizer_options(policy, cfg.optimizer)
+  local opt = lr.optim[kind](policy, options)
+  local sched_cfg = policy:scheduler_preset()
+  local sched = sched_cfg and lr.optim.scheduler(opt, { type = sched_cfg.kind, warmup_steps = sched_cfg.warmup_steps,
+                                                       total_steps = cfg.steps }) or nil
+  policy, opt = acc:prepare(policy, opt)
+
+  local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
+  local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,
+                                           config = cfg, total_steps = cfg.steps, keep_last = cfg.keep_last,
+                                           resume = cfg.resume })
+  local loader = acc:loader(train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
+                                     drop_n_last_frames = policy:config().drop_n_last_frames or 0,
+                                     state = ckpt:loader_state() })
+  ckpt:track_loader(loader)
+  lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
+                            .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
+                            policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
+                            kind, opt:lr(), output_dir))
+
+  local first = ckpt:resume_step() + 1
+  local window_start, window_steps = lr.clock(), 0
+  for step, batch in loader:steps(first, cfg.steps) do
+    local loss, parts = policy:forward(policy:preprocess(batch))
+    acc:backward(loss)
+    local grad_norm = acc:clip_grad_norm(clip)
+    opt:step()
+    opt:zero_grad()
+    if sched then sched:step() end
+    window_steps = window_steps + 1
+    if step % cfg.log_freq == 0 or step == cfg.steps then
+      local now = lr.clock()
+      local metrics = { loss = loss, grdn = grad_norm, lr = opt:lr(), step_s = (now - window_start) / window_steps }
+      for name, value in pairs(parts) do
+        if name:match("_loss$") then metrics[name] = value end
+      end
+      acc:log(step, metrics)
+      window_start, window_steps = now, 0
+    end
+    if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then ckpt:save(step) end
+  end
+
+  local policy_mse, baseline_mse = evaluate(lr, acc, acc:unwrap(policy), held_out, cfg, mean_action)
+  local gain = baseline_mse / policy_mse
+  acc:on_main(function()
+    lr.log.info(string.format("held-out action MSE over %d episodes: policy %.4g, constant baseline %.4g (%.2fx better)",
+                              #eval_episodes, policy_mse, baseline_mse, gain))
+  end)
+  if gain < cfg.min_gain then
+    error(string.format("the policy beats the constant baseline only %.2fx on held-out episodes (min_gain = %.2f)",
+                        gain, cfg.min_gain))
+  end
+  return { policy_mse = policy_mse, baseline_mse = baseline_mse, checkpoint = ckpt:last_dir() }
+end
+
+return M

@@ -1,0 +1,71 @@
+-- Policy training-step benchmark, lrhost side: ACT or Diffusion for reference/lerobot.md §4's
+-- configurations (ACT: 14-D state/action, one 3x480x640 camera, defaults; Diffusion: 2-D, one 3x96x96
+-- camera, lrhost's defaults = LeRobot HEAD's), a random already-normalized batch, and per step what
+-- lerobot-train's update_policy does: forward, backward, clip_grad_norm(grad_clip_norm), step,
+-- zero_grad, with the policy's optimizer preset over its param_groups. Prints mean ms/step over
+-- `steps` timed steps after `warmup` untimed ones (wall, and the process CPU time of all threads,
+-- less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
+-- modeling code, same configuration, batch and loop); image=HxW shrinks the camera on both sides.
+--   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
+--          [steps=5] [warmup=2] [device=cuda]
+local lr = require "lrhost"
+local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0 }
+
+local REFERENCE = {
+  act = { state = 14, action = 14, h = 480, w = 640 },
+  diffusion = { state = 2, action = 2, h = 96, w = 96 },
+}
+local ref = REFERENCE[cfg.policy] or error("policy must be act or diffusion, got '" .. cfg.policy .. "'")
+local h, w = ref.h, ref.w
+if cfg.image ~= "" then
+  h, w = cfg.image:match("^(%d+)x(%d+)$")
+  assert(h, "image must be HxW, got '" .. cfg.image .. "'")
+  h, w = tonumber(h), tonumber(w)
+end
+
+lr.manual_seed(cfg.seed)
+local features = { inputs = { ["observation.state"] = { ref.state }, ["observation.images.top"] = { 3, h, w } },
+                   outputs = { action = { ref.action } } }
+local policy = lr.policy.new({ type = cfg.policy }, features)
+if cfg.device ~= "cpu" then policy:to(cfg.device) end
+policy:train()
+local pc = policy:config()
+local b = cfg.batch_size
+local batch
+if cfg.policy == "act" then
+  batch = { ["observation.state"] = lr.randn(b, ref.state), ["observation.images.top"] = lr.randn(b, 3, h, w),
+            action = lr.randn(b, pc.chunk_size, ref.action),
+            action_is_pad = lr.zeros(b, pc.chunk_size, { dtype = "bool" }) }
+else
+  local n = pc.n_obs_steps
+  batch = { ["observation.state"] = lr.randn(b, n, ref.state), ["observation.images.top"] = lr.randn(b, n, 3, h, w),
+            action = lr.randn(b, pc.horizon, ref.action), action_is_pad = lr.zeros(b, pc.horizon, { dtype = "bool" }) }
+end
+if cfg.device ~= "cpu" then
+  for k, v in pairs(batch) do batch[k] = v:to(cfg.device) end
+end
+
+-- The preset as lerobot-train builds it (the same as recipes/lib/policy_training.lua).
+local options = policy:optimizer_preset()
+local kind, clip = options.type, options.grad_clip_norm
+options.type, options.grad_clip_norm = nil, nil
+local opt = lr.optim[kind](policy, options)
+
+local loss
+local function step()
+  loss = policy:forward(batch)
+  loss:backward()
+  opt:clip_grad_norm(clip)
+  opt:step()
+  opt:zero_grad()
+end
+for _ = 1, cfg.warmup do step() end
+loss:item()  -- synchronizes a GPU run
+local start, cpu_start = lr.clock(), os.clock()
+for _ = 1, cfg.steps do step() end
+local last = loss:item()
+local elapsed, cpu = lr.clock() - start, os.clock() - cpu_start
+print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, %d params, %s: %.1f ms/step "
+                    .. "(mean of %d after %d warm-up; process CPU %.1f ms/step; last loss %.4f)", cfg.policy, b, h, w,
+                    lr.num_threads(), cfg.device, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
+                    cfg.warmup, 1000 * cpu / cfg.steps, last))

@@ -1,0 +1,140 @@
+"""Policy training-step benchmark, Python side: LeRobot 0.4.4's own ACT / Diffusion modeling code
+(the interop venv, scripts/setup-interop) doing what lerobot-train's update_policy does per step:
+forward (loss), backward, clip_grad_norm_(grad_clip_norm), optimizer.step(), zero_grad(), with the
+policy's optimizer preset (ACT: AdamW lr 1e-5, wd 1e-4, backbone group lr 1e-5; Diffusion: Adam lr
+1e-4, betas (0.95, 0.999), eps 1e-8, wd 1e-6; grad_clip_norm 10) over get_optim_params(). The twin
+is policy_step.lua (lrhost, same configuration, batch and loop). Prints mean ms/step over the timed
+steps after untimed warm-up steps (wall time, and the process CPU time of all threads, which
+is less sensitive to other load on a shared machine), and the command line.
+
+Configurations are reference/lerobot.md §4's: ACT 14-D state/action, one 3x480x640 camera, defaults;
+Diffusion 2-D state/action, one 3x96x96 camera, HEAD defaults (horizon 64, 32 action steps,
+BatchNorm, one encoder per camera). No pretrained backbone weights (lrhost never downloads; the step
+time does not depend on the values). The batch is random and already normalized (the processors
+cost the same on both sides and are not part of the step). LeRobot's default batch size is 8 per
+process (TrainPipelineConfig.batch_size). --image HxW shrinks the camera on a slow machine (say so
+when you report the figure); the lrhost run must use the same.
+
+    python tests/bench/policy_step.py --policy act --threads 2 [--batch-size 8] [--image 480x640]
+        [--steps 5 --warmup 2] [--device cuda --bf16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+import _lerobot_compat  # noqa: E402,F401  (offline hub; before any lerobot import)
+
+import torch  # noqa: E402
+from lerobot.configs.types import FeatureType, PolicyFeature  # noqa: E402
+
+REFERENCE = {
+    "act": dict(state=14, action=14, image=(480, 640)),
+    "diffusion": dict(state=2, action=2, image=(96, 96)),
+}
+
+
+def build(kind: str, state: int, action: int, image: tuple[int, int], device: str):
+    inputs = {
+        "observation.state": PolicyFeature(FeatureType.STATE, (state,)),
+        "observation.images.top": PolicyFeature(FeatureType.VISUAL, (3, *image)),
+    }
+    outputs = {"action": PolicyFeature(FeatureType.ACTION, (action,))}
+    if kind == "act":
+        from lerobot.policies.act.configuration_act import ACTConfig
+        from lerobot.policies.act.modeling_act import ACTPolicy
+
+        cfg = ACTConfig(input_features=inputs, output_features=outputs, device=device,
+                        pretrained_backbone_weights=None)
+        return ACTPolicy(cfg)
+    from lerobot.policies.diffusion.configuration_diffusion import DiffusionConfig
+    from lerobot.policies.diffusion.modeling_diffusion import DiffusionPolicy
+
+    cfg = DiffusionConfig(input_features=inputs, output_features=outputs, device=device, horizon=64,
+                          n_action_steps=32, use_group_norm=False, use_separate_rgb_encoder_per_camera=True,
+                          pretrained_backbone_weights=None)
+    return DiffusionPolicy(cfg)
+
+
+def make_batch(policy, b: int, device: str) -> dict[str, torch.Tensor]:
+    cfg = policy.config
+    (s,) = cfg.input_features["observation.state"].shape
+    c, h, w = cfg.input_features["observation.images.top"].shape
+    (a,) = cfg.output_features["action"].shape
+    g = torch.Generator().manual_seed(0)
+    if cfg.type == "act":
+        lead, steps = (b,), cfg.chunk_size
+    else:
+        lead, steps = (b, cfg.n_obs_steps), cfg.horizon
+    batch = {
+        "observation.state": torch.randn(*lead, s, generator=g),
+        "observation.images.top": torch.randn(*lead, c, h, w, generator=g),
+        "action": torch.randn(b, steps, a, generator=g),
+        "action_is_pad": torch.zeros(b, steps, dtype=torch.bool),
+    }
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def make_optimizer(policy):
+    """LeRobot's own preset.build(policy.get_optim_params()), as lerobot-train's make_optimizer."""
+    preset = policy.config.get_optimizer_preset()
+    return preset.build(policy.get_optim_params()), preset.grad_clip_norm, type(preset).__name__
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--policy", choices=sorted(REFERENCE), required=True)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--image", help="HxW camera size (default: the reference size)")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--bf16", action="store_true", help="autocast the forward to bfloat16 (GPU runs)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    ref = REFERENCE[args.policy]
+    image = tuple(int(x) for x in args.image.split("x")) if args.image else ref["image"]
+    torch.manual_seed(0)
+    policy = build(args.policy, ref["state"], ref["action"], image, args.device).to(args.device)
+    policy.train()
+    batch = make_batch(policy, args.batch_size, args.device)
+    opt, clip, opt_name = make_optimizer(policy)
+    params = [p for p in policy.parameters() if p.requires_grad]
+    cuda = args.device.startswith("cuda")
+
+    def step():
+        with torch.autocast(device_type="cuda" if cuda else "cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss, _ = policy.forward(batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, clip, error_if_nonfinite=False)
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    for _ in range(args.warmup):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for _ in range(args.steps):
+        loss = step()
+    if cuda:
+        torch.cuda.synchronize()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    n_params = sum(p.numel() for p in params)
+    print("$ " + " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv]))
+    print(f"python {args.policy} step: batch {args.batch_size}, image {image[0]}x{image[1]}, threads "
+          f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}, {n_params} params, "
+          f"{opt_name}: {1000 * elapsed / args.steps:.1f} ms/step (mean of {args.steps} after {args.warmup} warm-up; "
+          f"process CPU {1000 * cpu / args.steps:.1f} ms/step; last loss {loss.item():.4f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+// Unit tests of host/policy/processors: LeRobot's default pre/post processor pipelines — the
+// normalization each feature type gets (through host/data/stats formulas), the exact JSON documents
+// and flat float32 state files, the save/load round trip, and clear errors for broken files.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+
+#include "host/ckpt/atomic_dir.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/policy/processors.hpp"
+#include "host/util/error.hpp"
+#include "test_support.hpp"
+
+using lrhost::data::DatasetStats;
+using lrhost::data::FeatureStats;
+using lrhost::policy::Batch;
+using lrhost::policy::PolicyFeatures;
+using lrhost::policy::PolicyProcessors;
+using lrhost::test::TempDir;
+
+namespace {
+
+PolicyFeatures features() {
+  PolicyFeatures f;
+  f.inputs = {{"observation.state", "STATE", {3}}, {"observation.images.top", "VISUAL", {3, 4, 4}}};
+  f.outputs = {{"action", "ACTION", {2}}};
+  return f;
+}
+
+// Stats as a dataset gives them: float64 vectors, int64 count, (3,1,1) camera stats, and a
+// meta-feature the policy does not use (it must still be saved).
+DatasetStats stats() {
+  DatasetStats s;
+  auto d = torch::TensorOptions().dtype(torch::kFloat64);
+  s["observation.state"].set("mean", torch::tensor({1.0, 2.0, 3.0}, d));
+  s["observation.state"].set("std", torch::tensor({2.0, 0.5, 1.0}, d));
+  s["observation.state"].set("min", torch::tensor({-1.0, 0.0, 1.0}, d));
+  s["observation.state"].set("max", torch::tensor({3.0, 4.0, 5.0}, d));
+  s["observation.state"].set("count", torch::tensor({10}, torch::kLong));
+  s["observation.images.top"].set("mean", torch::full({3, 1, 1}, 0.5, d));
+  s["observation.images.top"].set("std", torch::full({3, 1, 1}, 0.25, d));
+  s["action"].set("min", torch::tensor({-2.0, 0.0}, d));
+  s["action"].set("max", torch::tensor({2.0, 0.0}, d));  // zero range on one axis -> eps denominator
+  s["action"].set("mean", torch::tensor({0.0, 0.0}, d));
+  s["action"].set("std", torch::tensor({1.0, 1.0}, d));
+  s["action"].set("q01", torch::tensor({-1.5, 0.0}, d));
+  s["timestamp"].set("mean", torch::tensor({4.5}, d));
+  return s;
+}
+
+const std::vector<std::pair<std::string, std::string>> kMap{
+    {"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MIN_MAX"}};
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+std::string load_error(const std::filesystem::path& dir) {
+  try {
+    PolicyProcessors::load(dir);
+  } catch (const lrhost::util::Error& e) {
+    return lrhost::util::describe(e);
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("processors normalize inputs and the action per feature type and unnormalize actions") {
+  auto p = PolicyProcessors::build(features(), kMap, stats());
+  Batch batch{{"observation.state", torch::tensor({{3.0f, 2.5f, 3.0f}})},
+              {"observation.images.top", torch::full({1, 3, 4, 4}, 0.75f)},
+              {"action", torch::tensor({{2.0f, 0.0f}})},
+              {"index", torch::tensor({7}, torch::kLong)}};
+  auto out = p.normalize(batch);
+  // MEAN_STD: (x - mean) / (std + eps)
+  CHECK((out["observation.state"][0][0].item<float>() == doctest::Approx(1.0).epsilon(1e-6)));
+  CHECK((out["observation.state"][0][1].item<float>() == doctest::Approx(1.0).epsilon(1e-6)));
+  CHECK((out["observation.images.top"][0][2][3][3].item<float>() == doctest::Approx(1.0).epsilon(1e-6)));
+  // MIN_MAX: 2 (x - min) / (max - min) - 1, a zero range divides by eps: (0 - 0) * 2 / eps - 1 = -1
+  CHECK((out["action"][0][0].item<float>() == doctest::Approx(1.0)));
+  CHECK((out["action"][0][1].item<float>() == doctest::Approx(-1.0)));
+  CHECK((torch::equal(out["index"], batch["index"])));
+  CHECK((out["action"].scalar_type() == torch::kFloat32));
+  // Round trip through the postprocessor; the zero-range axis comes back as its min.
+  auto back = p.unnormalize(out["action"]);
+  CHECK((torch::allclose(back, batch["action"])));
+  // The input batch is left untouched.
+  CHECK((batch["observation.state"][0][0].item<float>() == 3.0f));
+}
+
+TEST_CASE("a feature type without a mode, or a feature without stats, passes through") {
+  auto p = PolicyProcessors::build(features(), {{"ACTION", "MIN_MAX"}}, stats());
+  Batch batch{{"observation.state", torch::tensor({{3.0f, 2.5f, 3.0f}})}};
+  CHECK((torch::equal(p.normalize(batch)["observation.state"], batch["observation.state"])));
+  auto no_stats = PolicyProcessors::build(features(), kMap, {});
+  Batch action{{"action", torch::tensor({{0.5f, 0.5f}})}};
+  CHECK((torch::equal(no_stats.normalize(action)["action"], action["action"])));
+  CHECK_THROWS_AS(PolicyProcessors::build(features(), {{"STATE", "ZSCORE"}}, stats()), lrhost::util::ConfigError);
+  CHECK_THROWS_AS(PolicyProcessors::build(features(), {{"IMAGE", "MEAN_STD"}}, stats()), lrhost::util::ConfigError);
+}
+
+TEST_CASE("processor files are LeRobot's: step names, configs, state file names and flat float32 stats") {
+  TempDir dir("processors");
+  auto p = PolicyProcessors::build(features(), kMap, stats(), "cuda");
+  p.save(dir.path);
+  auto pre = nlohmann::ordered_json::parse(lrhost::ckpt::read_text_file(dir / "policy_preprocessor.json"));
+  CHECK((pre["name"] == "policy_preprocessor"));
+  REQUIRE(pre["steps"].size() == 4);
+  CHECK((pre["steps"][0].dump() == R"({"registry_name":"rename_observations_processor","config":{"rename_map":{}}})"));
+  CHECK((pre["steps"][1].dump() == R"({"registry_name":"to_batch_processor","config":{}})"));
+  CHECK((pre["steps"][2].dump() ==
+         R"({"registry_name":"device_processor","config":{"device":"cuda","float_dtype":null}})"));
+  CHECK((pre["steps"][3]["registry_name"] == "normalizer_processor"));
+  CHECK((pre["steps"][3]["state_file"] == "policy_preprocessor_step_3_normalizer_processor.safetensors"));
+  CHECK(pre["steps"][3]["config"].dump() ==
+        R"({"eps":1e-08,"features":{"observation.state":{"type":"STATE","shape":[3]},)"
+        R"("observation.images.top":{"type":"VISUAL","shape":[3,4,4]},"action":{"type":"ACTION","shape":[2]}},)"
+        R"("norm_map":{"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MIN_MAX"}})");
+  // json.dump(indent=2) layout: two-space indent, no trailing newline.
+  auto text = lrhost::ckpt::read_text_file(dir / "policy_preprocessor.json");
+  CHECK((text.rfind("{\n  \"name\": \"policy_preprocessor\",\n  \"steps\": [\n    {\n", 0) == 0));
+  CHECK((text.back() == '}'));
+  auto post = nlohmann::ordered_json::parse(lrhost::ckpt::read_text_file(dir / "policy_postprocessor.json"));
+  CHECK((post["name"] == "policy_postprocessor"));
+  REQUIRE(post["steps"].size() == 2);
+  CHECK((post["steps"][0]["registry_name"] == "unnormalizer_processor"));
+  CHECK((post["steps"][0]["state_file"] == "policy_postprocessor_step_0_unnormalizer_processor.safetensors"));
+  CHECK((post["steps"][0]["config"]["features"].dump() == R"({"action":{"type":"ACTION","shape":[2]}})"));
+  CHECK((post["steps"][1].dump() ==
+         R"({"registry_name":"device_processor","config":{"device":"cpu","float_dtype":null}})"));
+  // Both state files hold every stat of every feature given, meta-features included, as float32.
+  for (const char* file : {"policy_preprocessor_step_3_normalizer_processor.safetensors",
+                           "policy_postprocessor_step_0_unnormalizer_processor.safetensors"}) {
+    auto content = lrhost::ckpt::read_safetensors(dir / file);
+    std::vector<std::string> names;
+    for (const auto& [name, tensor] : content.tensors) {
+      names.push_back(name);
+      CHECK((tensor.scalar_type() == torch::kFloat32));
+    }
+    std::sort(names.begin(), names.end());
+    CHECK(
+        (names == std::vector<std::string>{"action.max", "action.mean", "action.min", "action.q01", "action.std",
+                                           "observation.images.top.mean", "observation.images.top.std",
+                                           "observation.state.count", "observation.state.max", "observation.state.mean",
+                                           "observation.state.min", "observation.state.std", "timestamp.mean"}));
+    CHECK((content.at("observation.images.top.mean").sizes() == torch::IntArrayRef({3, 1, 1})));
+    CHECK((content.at("observation.state.count").item<float>() == 10.0f));
+    CHECK(content.metadata.empty());
+  }
+}
+
+TEST_CASE("processors round trip through save and load") {
+  TempDir dir("processors_rt");
+  auto p = PolicyProcessors::build(features(), kMap, stats(), "cpu");
+  p.save(dir.path);
+  auto q = PolicyProcessors::load(dir.path);
+  CHECK((q == p));
+  CHECK((q.preprocessor_json() == p.preprocessor_json()));
+  CHECK((q.postprocessor_json() == p.postprocessor_json()));
+  Batch batch{{"observation.state", torch::randn({4, 3})}, {"action", torch::randn({4, 2})}};
+  auto a = p.normalize(batch), b = q.normalize(batch);
+  CHECK((torch::equal(a["observation.state"], b["observation.state"])));
+  CHECK((torch::equal(a["action"], b["action"])));
+  // Without stats no state file is written (LeRobot writes none for an empty state dict).
+  TempDir empty("processors_empty");
+  PolicyProcessors::build(features(), kMap, {}).save(empty.path);
+  CHECK_FALSE(std::filesystem::exists(empty / "policy_preprocessor_step_3_normalizer_processor.safetensors"));
+  auto loaded = PolicyProcessors::load(empty.path);
+  CHECK(loaded.normalizer().stats.empty());
+}
+
+TEST_CASE("broken processor files give errors naming the file and the problem") {
+  TempDir dir("processors_bad");
+  auto p = PolicyProcessors::build(features(), kMap, stats());
+  auto fresh = [&] { p.save(dir.path); };
+  fresh();
+  auto pre_file = dir / "policy_preprocessor.json";
+  auto text = lrhost::ckpt::read_text_file(pre_file);
+  write_text(pre_file, text.substr(0, text.size() / 2));
+  auto error = load_error(dir.path);
+  CHECK(error.find("policy_preprocessor.json: not valid JSON") != std::string::npos);
+
+  fresh();
+  auto pre = nlohmann::ordered_json::parse(text);
+  pre["steps"][1]["registry_name"] = "tokenizer_processor";
+  write_text(pre_file, pre.dump(2));
+  CHECK(load_error(dir.path).find("step 1 is 'tokenizer_processor', expected 'to_batch_processor'") !=
+        std::string::npos);
+
+  fresh();
+  pre = nlohmann::ordered_json::parse(text);
+  pre["steps"][3]["config"]["norm_map"]["STATE"] = "ZSCORE";
+  write_text(pre_file, pre.dump(2));
+  CHECK(load_error(dir.path).find("norm_map['STATE']") != std::string::npos);
+
+  fresh();
+  auto state_file = dir / "policy_postprocessor_step_0_unnormalizer_processor.safetensors";
+  auto bytes = lrhost::ckpt::read_text_file(state_file);
+  write_text(state_file, bytes.substr(0, bytes.size() - 5));
+  error = load_error(dir.path);
+  CHECK(error.find("policy_postprocessor_step_0_unnormalizer_processor.safetensors") != std::string::npos);
+
+  fresh();
+  std::filesystem::remove(dir / "policy_postprocessor.json");
+  CHECK(load_error(dir.path).find("policy_postprocessor.json: file not found") != std::string::npos);
+
+  fresh();
+  lrhost::ckpt::write_safetensors(dir / "policy_preprocessor_step_3_normalizer_processor.safetensors",
+                                  {{"nodot", torch::zeros({2})}});
+  CHECK(load_error(dir.path).find("tensor 'nodot' is not named '<feature>.<stat>'") != std::string::npos);
+}
