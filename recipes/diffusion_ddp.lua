@@ -29,7 +29,8 @@ local cfg = lr.config {
   -- LeRobot's Diffusion defaults with every field listed, so any is overridable
   -- (policy.down_dims=[128,256]); fields that default to null (crop_shape, resize_shape,
   -- num_inference_steps, ...) are set here when a recipe needs them.
-  policy = lr.policy.defaults("diffusion", { horizon = 16, n_action_steps = 8 }),
+  -- num_inference_steps = 100 is what LeRobot's null means (num_train_timesteps).
+  policy = lr.policy.defaults("diffusion", { horizon = 16, n_action_steps = 8, num_inference_steps = 100 }),
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset (Adam 1e-4, betas 0.95/0.999, wd 1e-6)
   accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
 }

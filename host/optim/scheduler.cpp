@@ -26,9 +26,11 @@ ScheduleSpec ScheduleSpec::from_json(const nlohmann::json& table) {
   reader.reject_unknown();
   if (spec.warmup_steps < 0) throw util::ConfigError("scheduler: 'warmup_steps' must be >= 0");
   bool decays = spec.kind == "linear_with_warmup" || spec.kind == "cosine_with_warmup";
-  if (decays && spec.total_steps <= spec.warmup_steps)
-    throw util::ConfigError("scheduler '" + spec.kind + "': 'total_steps' (" + std::to_string(spec.total_steps) +
-                                ") must be greater than 'warmup_steps' (" + std::to_string(spec.warmup_steps) + ")",
+  // A run shorter than its warmup is allowed (it only warms up), as in Hugging Face's get_scheduler;
+  // a decaying schedule without its length is a mistake.
+  if (decays && spec.total_steps <= 0)
+    throw util::ConfigError("scheduler '" + spec.kind + "': 'total_steps' must be positive, got " +
+                                std::to_string(spec.total_steps),
                             "pass total_steps = cfg.steps");
   return spec;
 }

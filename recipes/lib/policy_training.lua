@@ -102,7 +102,7 @@ function M.run(lr, cfg)
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
                             policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
-                            kind, opt:lr(), output_dir))
+                            kind, options.lr, output_dir))
 
   local first = ckpt:resume_step() + 1
   local window_start, window_steps = lr.clock(), 0
