@@ -4,7 +4,7 @@
 //   lrhost show RECIPE.lua [key=value ...]   print the resolved config without training
 //   lrhost dataset synth|info ...           write the built-in dataset / describe a dataset
 //   lrhost checkpoint info DIR              describe a checkpoint (step, policy, sizes, completeness)
-//   lrhost resume CHECKPOINT_DIR [flags]    re-run a checkpoint's recipe copy from that checkpoint
+//   lrhost resume CHECKPOINT_DIR [flags] [key=value ...]   re-run a checkpoint's recipe copy from it
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -176,10 +176,13 @@ int main(int argc, char** argv) {
   RecipeArguments resume_args;
   LaunchArguments resume_launch;
   std::string resume_from;
+  std::vector<std::string> resume_overrides;
   auto* resume_command = app.add_subcommand(
       "resume", "continue a training run: re-runs the recipe copy stored in the checkpoint with its overrides, "
                 "output_dir and resume=true (launch flags as for run)");
   resume_command->add_option("checkpoint", resume_from, "output dir, checkpoints dir or step dir")->required();
+  resume_command->add_option("overrides", resume_overrides,
+                             "key=value overrides applied after the stored ones (e.g. steps=40000 to train longer)");
   resume_command->add_option("--threads", resume_args.threads, "CPU threads for LibTorch ops")->check(CLI::PositiveNumber);
   resume_command->add_flag("-v,--verbose", resume_args.verbose, "debug-level logging");
   add_launch_arguments(*resume_command, resume_launch);
@@ -216,6 +219,7 @@ int main(int argc, char** argv) {
       ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
       resume_args.recipe = plan.recipe;
       resume_args.overrides = plan.overrides;
+      resume_args.overrides.insert(resume_args.overrides.end(), resume_overrides.begin(), resume_overrides.end());
       std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
       return run(resume_args, lrhost::cli::RecipeMode::run, &resume_launch);
     }
