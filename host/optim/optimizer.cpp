@@ -2,6 +2,7 @@
 #include "host/optim/optimizer.hpp"
 
 #include "host/config/config_reader.hpp"
+#include "host/optim/fused_adam.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::optim {
@@ -77,7 +78,8 @@ Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> gr
 
 bool Optimizer::step() {
   if (before_step_ && !before_step_(*this)) return false;
-  torch_->step();
+  const bool adam_family = kind_ == "adam" || kind_ == "adamw";
+  if (!adam_family || !fused_adam_step(*torch_, kind_ == "adamw")) torch_->step();
   ++applied_steps_;
   return true;
 }

@@ -602,6 +602,24 @@ TEST_CASE("act config: LeRobot's fields in order, round trip through create_poli
   CHECK((keys(*other) == keys(*policy)));
 }
 
+TEST_CASE("act normalization_mapping read from a table keeps LeRobot's order, not the table's") {
+  // nlohmann::json sorts keys, so the table reaches the reader as ACTION, STATE, VISUAL.
+  auto mapping_of = [](const json& mapping) {
+    auto config = make_act(tiny({{"normalization_mapping", mapping}}), make_features(6, 0, 1, 4))->config();
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (const auto& [type, mode] : config["normalization_mapping"].items())
+      entries.emplace_back(type, mode.get<std::string>());
+    return entries;
+  };
+  using Entries = std::vector<std::pair<std::string, std::string>>;
+  // The default mapping's order (VISUAL, STATE, ACTION), with the table's modes.
+  CHECK((mapping_of({{"ACTION", "MIN_MAX"}, {"VISUAL", "IDENTITY"}, {"STATE", "MEAN_STD"}}) ==
+         Entries{{"VISUAL", "IDENTITY"}, {"STATE", "MEAN_STD"}, {"ACTION", "MIN_MAX"}}));
+  // Types outside the default follow it, in LeRobot's FeatureType order (STATE, VISUAL, ENV, ACTION, ...).
+  CHECK((mapping_of({{"REWARD", "IDENTITY"}, {"ENV", "MIN_MAX"}, {"ACTION", "MEAN_STD"}}) ==
+         Entries{{"ACTION", "MEAN_STD"}, {"ENV", "MIN_MAX"}, {"REWARD", "IDENTITY"}}));
+}
+
 TEST_CASE("act config errors name the key and what was expected") {
   CHECK(contains(error_of(tiny({{"chunk_sise", 5}})), "unknown option 'chunk_sise'"));
   CHECK(contains(error_of(tiny({{"chunk_sise", 5}})), "did you mean 'chunk_size'"));

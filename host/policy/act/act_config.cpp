@@ -1,12 +1,8 @@
 // ACT config: strict reading, LeRobot's validation, and config.json output.
 #include "host/policy/act/act_config.hpp"
 
-#include <algorithm>
-#include <regex>
-
 #include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
-#include "host/util/strings.hpp"
 
 namespace lrhost::policy::act {
 namespace {
@@ -15,128 +11,22 @@ const char* kWhere = "policy 'act'";
 
 using util::ConfigError;
 
-[[noreturn]] void wrong_type(const std::string& key, const std::string& expected, const nlohmann::json& value) {
-  throw ConfigError(std::string(kWhere) + ": '" + key + "' must be " + expected + ", got " + value.dump());
-}
-
-// The value of a field whose LeRobot default is None: absent or null gives nullopt. ConfigReader
-// cannot tell null from absent, so these read the table directly (and mark the key as known).
-const nlohmann::json* nullable(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
-  reader.allow(key);
-  if (!table.is_object()) return nullptr;
-  auto it = table.find(key);
-  return it == table.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::optional<std::string> optional_string(config::ConfigReader& reader, const nlohmann::json& table,
-                                           const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_string()) wrong_type(key, "a string or null", *value);
-  return value->get<std::string>();
-}
-
-std::optional<bool> optional_bool(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_boolean()) wrong_type(key, "true, false or null", *value);
-  return value->get<bool>();
-}
-
-std::optional<double> optional_number(config::ConfigReader& reader, const nlohmann::json& table,
-                                      const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_number()) wrong_type(key, "a number or null", *value);
-  return value->get<double>();
-}
-
-std::optional<std::vector<std::string>> optional_strings(config::ConfigReader& reader, const nlohmann::json& table,
-                                                         const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_array()) wrong_type(key, "a list of strings or null", *value);
-  std::vector<std::string> result;
-  for (const auto& element : *value) {
-    if (!element.is_string()) wrong_type(key, "a list of strings or null", *value);
-    result.push_back(element.get<std::string>());
-  }
-  return result;
-}
-
-// LeRobot declares `replace_final_stride_with_dilation: int = False`; config.json holds false/true,
-// and draccus takes 0/1 as well.
-bool bool_or_int(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key, bool fallback) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return fallback;
-  if (value->is_boolean()) return value->get<bool>();
-  if (value->is_number_integer() && (value->get<int64_t>() == 0 || value->get<int64_t>() == 1))
-    return value->get<int64_t>() == 1;
-  wrong_type(key, "true, false, 0 or 1", *value);
-}
-
-std::vector<PolicyFeature> features_field(config::ConfigReader& reader, const nlohmann::json& table,
-                                          const std::string& key, const std::vector<PolicyFeature>& fallback) {
-  const auto* value = nullable(reader, table, key);
-  if (!value || (value->is_object() && value->empty())) return fallback;
-  return PolicyFeatures::list_from_json(nlohmann::ordered_json(*value), std::string(kWhere) + ": '" + key + "'");
-}
-
-std::vector<std::pair<std::string, std::string>> mapping_field(
-    config::ConfigReader& reader, const nlohmann::json& table, const std::string& key,
-    const std::vector<std::pair<std::string, std::string>>& fallback) {
-  static const std::vector<std::string> feature_types{"STATE", "VISUAL", "ENV", "ACTION", "REWARD", "LANGUAGE"};
-  static const std::vector<std::string> modes{"MIN_MAX", "MEAN_STD", "IDENTITY", "QUANTILES", "QUANTILE10"};
-  const auto* value = nullable(reader, table, key);
-  if (!value) return fallback;
-  if (!value->is_object()) wrong_type(key, "a table {feature type: normalization mode}", *value);
-  std::vector<std::pair<std::string, std::string>> result;
-  for (const auto& [type, mode] : value->items()) {
-    if (std::find(feature_types.begin(), feature_types.end(), type) == feature_types.end())
-      throw ConfigError(std::string(kWhere) + ": '" + key + "' has unknown feature type '" + type + "'",
-                        "feature types: " + util::quoted_list(feature_types));
-    if (!mode.is_string() || std::find(modes.begin(), modes.end(), mode.get<std::string>()) == modes.end())
-      throw ConfigError(std::string(kWhere) + ": '" + key + "." + type + "' must be one of " +
-                        util::quoted_list(modes) + ", got " + mode.dump());
-    result.emplace_back(type, mode.get<std::string>());
-  }
-  return result;
-}
-
-nlohmann::ordered_json optional_json(const auto& value) {
-  if (!value) return nullptr;
-  return nlohmann::ordered_json(*value);
-}
-
 }  // namespace
 
 ACTConfig ACTConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
   config::ConfigReader reader(table, kWhere);
-  if (table.is_object() && table.contains("type") && table["type"] != "act")
-    throw ConfigError(std::string(kWhere) + ": 'type' must be \"act\", got " + table["type"].dump());
-  reader.allow("type");
+  PolicyFieldReader fields(reader, table, kWhere);
+  fields.expect_type("act");
   ACTConfig c;
-  c.n_obs_steps = reader.integer("n_obs_steps", c.n_obs_steps);
-  c.input_features = features_field(reader, table, "input_features", dataset_features.inputs);
-  c.output_features = features_field(reader, table, "output_features", dataset_features.outputs);
-  c.device = optional_string(reader, table, "device");
-  c.use_amp = reader.boolean("use_amp", c.use_amp);
-  c.use_peft = reader.boolean("use_peft", c.use_peft);
-  c.push_to_hub = reader.boolean("push_to_hub", c.push_to_hub);
-  c.repo_id = optional_string(reader, table, "repo_id");
-  c.private_repo = optional_bool(reader, table, "private");
-  c.tags = optional_strings(reader, table, "tags");
-  c.license = optional_string(reader, table, "license");
-  c.pretrained_path = optional_string(reader, table, "pretrained_path");
-  c.pretrained_revision = optional_string(reader, table, "pretrained_revision");
+  c.read(reader, fields, dataset_features);
 
   c.chunk_size = reader.integer("chunk_size", c.chunk_size);
   c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
-  c.normalization_mapping = mapping_field(reader, table, "normalization_mapping", c.normalization_mapping);
+  c.normalization_mapping = fields.normalization_mapping("normalization_mapping", c.normalization_mapping);
   c.vision_backbone = reader.string("vision_backbone", c.vision_backbone);
-  c.pretrained_backbone_weights = optional_string(reader, table, "pretrained_backbone_weights");
+  c.pretrained_backbone_weights = fields.optional_string("pretrained_backbone_weights");
   c.replace_final_stride_with_dilation =
-      bool_or_int(reader, table, "replace_final_stride_with_dilation", c.replace_final_stride_with_dilation);
+      fields.bool_or_int("replace_final_stride_with_dilation", c.replace_final_stride_with_dilation);
   c.pre_norm = reader.boolean("pre_norm", c.pre_norm);
   c.dim_model = reader.integer("dim_model", c.dim_model);
   c.n_heads = reader.integer("n_heads", c.n_heads);
@@ -147,7 +37,7 @@ ACTConfig ACTConfig::from_json(const nlohmann::json& table, const PolicyFeatures
   c.use_vae = reader.boolean("use_vae", c.use_vae);
   c.latent_dim = reader.integer("latent_dim", c.latent_dim);
   c.n_vae_encoder_layers = reader.integer("n_vae_encoder_layers", c.n_vae_encoder_layers);
-  c.temporal_ensemble_coeff = optional_number(reader, table, "temporal_ensemble_coeff");
+  c.temporal_ensemble_coeff = fields.optional_number("temporal_ensemble_coeff");
   c.dropout = reader.number("dropout", c.dropout);
   c.kl_weight = reader.number("kl_weight", c.kl_weight);
   c.optimizer_lr = reader.number("optimizer_lr", c.optimizer_lr);
@@ -219,12 +109,7 @@ void ACTConfig::validate() const {
   auto cameras = image_features();
 
   // Backbone: lrhost has torchvision's resnet18 trunk only, and never downloads weights.
-  if (pretrained_backbone_weights &&
-      std::regex_match(*pretrained_backbone_weights, std::regex(R"([A-Za-z0-9_]+_Weights\.[A-Za-z0-9_]+)")))
-    fail("'pretrained_backbone_weights' = '" + *pretrained_backbone_weights +
-             "' names torchvision weights, which lrhost never downloads",
-         "convert them once to a .safetensors file (torchvision resnet18 state_dict) and give its path, or use null "
-         "for random initialisation");
+  reject_torchvision_weight_name(where, pretrained_backbone_weights);
   if (!cameras.empty() && vision_backbone != "resnet18")
     throw util::NotImplemented(where + ": 'vision_backbone' = '" + vision_backbone +
                                "' is not implemented; lrhost has 'resnet18' only");
@@ -232,52 +117,13 @@ void ACTConfig::validate() const {
     throw util::NotImplemented(where + ": 'replace_final_stride_with_dilation' = true is not implemented");
 }
 
-const PolicyFeature* ACTConfig::robot_state_feature() const {
-  for (const auto& f : input_features)
-    if (f.type == "STATE" && f.key == "observation.state") return &f;
-  return nullptr;
-}
-
-const PolicyFeature* ACTConfig::env_state_feature() const {
-  for (const auto& f : input_features)
-    if (f.type == "ENV") return &f;
-  return nullptr;
-}
-
-std::vector<PolicyFeature> ACTConfig::image_features() const {
-  std::vector<PolicyFeature> result;
-  for (const auto& f : input_features)
-    if (f.type == "VISUAL") result.push_back(f);
-  return result;
-}
-
-const PolicyFeature* ACTConfig::action_feature() const {
-  for (const auto& f : output_features)
-    if (f.type == "ACTION" && f.key == "action") return &f;
-  return nullptr;
-}
-
 nlohmann::ordered_json ACTConfig::to_json() const {
   nlohmann::ordered_json j;
   j["type"] = "act";
-  j["n_obs_steps"] = n_obs_steps;
-  j["input_features"] = PolicyFeatures::list_to_json(input_features);
-  j["output_features"] = PolicyFeatures::list_to_json(output_features);
-  j["device"] = optional_json(device);
-  j["use_amp"] = use_amp;
-  j["use_peft"] = use_peft;
-  j["push_to_hub"] = push_to_hub;
-  j["repo_id"] = optional_json(repo_id);
-  j["private"] = optional_json(private_repo);
-  j["tags"] = optional_json(tags);
-  j["license"] = optional_json(license);
-  j["pretrained_path"] = optional_json(pretrained_path);
-  j["pretrained_revision"] = optional_json(pretrained_revision);
+  write(j);
   j["chunk_size"] = chunk_size;
   j["n_action_steps"] = n_action_steps;
-  auto mapping = nlohmann::ordered_json::object();
-  for (const auto& [type, mode] : normalization_mapping) mapping[type] = mode;
-  j["normalization_mapping"] = mapping;
+  j["normalization_mapping"] = normalization_mapping_json(normalization_mapping);
   j["vision_backbone"] = vision_backbone;
   j["pretrained_backbone_weights"] = optional_json(pretrained_backbone_weights);
   j["replace_final_stride_with_dilation"] = replace_final_stride_with_dilation;

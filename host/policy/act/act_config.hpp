@@ -8,35 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "host/policy/policy_features.hpp"
+#include "host/policy/pretrained_config.hpp"
 
 namespace lrhost::policy::act {
 
-struct ACTConfig {
-  // PreTrainedConfig (configs/policies.py).
-  int64_t n_obs_steps = 1;
-  std::vector<PolicyFeature> input_features;
-  std::vector<PolicyFeature> output_features;
-  std::optional<std::string> device;
-  bool use_amp = false;
-  bool use_peft = false;
-  bool push_to_hub = true;
-  std::optional<std::string> repo_id;
-  std::optional<bool> private_repo;  // "private" in config.json
-  std::optional<std::vector<std::string>> tags;
-  std::optional<std::string> license;
-  std::optional<std::string> pretrained_path;
-  std::optional<std::string> pretrained_revision;
-
+// The PreTrainedConfig fields (configs/policies.py) come first, from the base.
+struct ACTConfig : PretrainedConfigFields {
   // ACTConfig (policies/act/configuration_act.py).
   int64_t chunk_size = 100;
   int64_t n_action_steps = 100;
-  // Feature type -> normalization mode, in the order given (config.json keeps it).
-  std::vector<std::pair<std::string, std::string>> normalization_mapping{
-      {"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}};
+  NormalizationMapping normalization_mapping{{"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}};
   std::string vision_backbone = "resnet18";
   // LeRobot's default names torchvision's ImageNet weights (a download); lrhost's default is none
   // (random init), and a value is a local .safetensors file with a torchvision resnet18 state_dict.
@@ -66,13 +49,6 @@ struct ACTConfig {
   nlohmann::ordered_json to_json() const;
   // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
   void validate() const;
-
-  // LeRobot's PreTrainedConfig properties: observation.state of type STATE, the first ENV input,
-  // the VISUAL inputs in order, and the ACTION output named "action".
-  const PolicyFeature* robot_state_feature() const;
-  const PolicyFeature* env_state_feature() const;
-  std::vector<PolicyFeature> image_features() const;
-  const PolicyFeature* action_feature() const;
 };
 
 }  // namespace lrhost::policy::act

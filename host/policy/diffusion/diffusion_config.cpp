@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
@@ -16,111 +15,29 @@ const char* kWhere = "policy 'diffusion'";
 
 using util::ConfigError;
 
-[[noreturn]] void wrong_type(const std::string& key, const std::string& expected, const nlohmann::json& value) {
-  throw ConfigError(std::string(kWhere) + ": '" + key + "' must be " + expected + ", got " + value.dump());
-}
-
-// The value of a field whose LeRobot default is None: absent or null gives nullptr. ConfigReader
-// cannot tell null from absent, so these read the table directly (and mark the key as known).
-const nlohmann::json* nullable(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
-  reader.allow(key);
-  if (!table.is_object()) return nullptr;
-  auto it = table.find(key);
-  return it == table.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::optional<std::string> optional_string(config::ConfigReader& reader, const nlohmann::json& table,
-                                           const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_string()) wrong_type(key, "a string or null", *value);
-  return value->get<std::string>();
-}
-
-std::optional<bool> optional_bool(config::ConfigReader& reader, const nlohmann::json& table, const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_boolean()) wrong_type(key, "true, false or null", *value);
-  return value->get<bool>();
-}
-
 bool is_integral(const nlohmann::json& value) {
   return value.is_number() && std::floor(value.get<double>()) == value.get<double>();
 }
 
-std::optional<int64_t> optional_integer(config::ConfigReader& reader, const nlohmann::json& table,
-                                        const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!is_integral(*value)) wrong_type(key, "an integer or null", *value);
-  return value->get<int64_t>();
-}
-
-std::optional<std::vector<std::string>> optional_strings(config::ConfigReader& reader, const nlohmann::json& table,
-                                                         const std::string& key) {
-  const auto* value = nullable(reader, table, key);
-  if (!value) return std::nullopt;
-  if (!value->is_array()) wrong_type(key, "a list of strings or null", *value);
-  std::vector<std::string> result;
-  for (const auto& element : *value) {
-    if (!element.is_string()) wrong_type(key, "a list of strings or null", *value);
-    result.push_back(element.get<std::string>());
-  }
-  return result;
-}
-
 // A list of integers (JSON numbers with integral values, as Lua tables deliver them).
-std::vector<int64_t> integers(const std::string& key, const nlohmann::json& value, const std::string& expected) {
-  if (!value.is_array()) wrong_type(key, expected, value);
+std::vector<int64_t> integers(PolicyFieldReader& fields, const std::string& key, const nlohmann::json& value,
+                              const std::string& expected) {
+  if (!value.is_array()) fields.wrong_type(key, expected, value);
   std::vector<int64_t> result;
   for (const auto& element : value) {
-    if (!is_integral(element)) wrong_type(key, expected, value);
+    if (!is_integral(element)) fields.wrong_type(key, expected, value);
     result.push_back(element.get<int64_t>());
   }
   return result;
 }
 
 // An (H, W) pair or null.
-std::optional<std::vector<int64_t>> optional_pair(config::ConfigReader& reader, const nlohmann::json& table,
-                                                  const std::string& key) {
-  const auto* value = nullable(reader, table, key);
+std::optional<std::vector<int64_t>> optional_pair(PolicyFieldReader& fields, const std::string& key) {
+  const auto* value = fields.nullable(key);
   if (!value) return std::nullopt;
-  auto pair = integers(key, *value, "a pair of integers [height, width] or null");
-  if (pair.size() != 2) wrong_type(key, "a pair of integers [height, width] or null", *value);
+  auto pair = integers(fields, key, *value, "a pair of integers [height, width] or null");
+  if (pair.size() != 2) fields.wrong_type(key, "a pair of integers [height, width] or null", *value);
   return pair;
-}
-
-std::vector<PolicyFeature> features_field(config::ConfigReader& reader, const nlohmann::json& table,
-                                          const std::string& key, const std::vector<PolicyFeature>& fallback) {
-  const auto* value = nullable(reader, table, key);
-  if (!value || (value->is_object() && value->empty())) return fallback;
-  return PolicyFeatures::list_from_json(nlohmann::ordered_json(*value), std::string(kWhere) + ": '" + key + "'");
-}
-
-std::vector<std::pair<std::string, std::string>> mapping_field(
-    config::ConfigReader& reader, const nlohmann::json& table, const std::string& key,
-    const std::vector<std::pair<std::string, std::string>>& fallback) {
-  static const std::vector<std::string> feature_types{"STATE", "VISUAL", "ENV", "ACTION", "REWARD", "LANGUAGE"};
-  static const std::vector<std::string> modes{"MIN_MAX", "MEAN_STD", "IDENTITY", "QUANTILES", "QUANTILE10"};
-  const auto* value = nullable(reader, table, key);
-  if (!value) return fallback;
-  if (!value->is_object()) wrong_type(key, "a table {feature type: normalization mode}", *value);
-  std::vector<std::pair<std::string, std::string>> result;
-  for (const auto& [type, mode] : value->items()) {
-    if (std::find(feature_types.begin(), feature_types.end(), type) == feature_types.end())
-      throw ConfigError(std::string(kWhere) + ": '" + key + "' has unknown feature type '" + type + "'",
-                        "feature types: " + util::quoted_list(feature_types));
-    if (!mode.is_string() || std::find(modes.begin(), modes.end(), mode.get<std::string>()) == modes.end())
-      throw ConfigError(std::string(kWhere) + ": '" + key + "." + type + "' must be one of " +
-                        util::quoted_list(modes) + ", got " + mode.dump());
-    result.emplace_back(type, mode.get<std::string>());
-  }
-  return result;
-}
-
-nlohmann::ordered_json optional_json(const auto& value) {
-  if (!value) return nullptr;
-  return nlohmann::ordered_json(*value);
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -131,40 +48,27 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 DiffusionConfig DiffusionConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
   config::ConfigReader reader(table, kWhere);
-  if (table.is_object() && table.contains("type") && table["type"] != "diffusion")
-    throw ConfigError(std::string(kWhere) + ": 'type' must be \"diffusion\", got " + table["type"].dump());
-  reader.allow("type");
+  PolicyFieldReader fields(reader, table, kWhere);
+  fields.expect_type("diffusion");
   DiffusionConfig c;
-  c.n_obs_steps = reader.integer("n_obs_steps", c.n_obs_steps);
-  c.input_features = features_field(reader, table, "input_features", dataset_features.inputs);
-  c.output_features = features_field(reader, table, "output_features", dataset_features.outputs);
-  c.device = optional_string(reader, table, "device");
-  c.use_amp = reader.boolean("use_amp", c.use_amp);
-  c.use_peft = reader.boolean("use_peft", c.use_peft);
-  c.push_to_hub = reader.boolean("push_to_hub", c.push_to_hub);
-  c.repo_id = optional_string(reader, table, "repo_id");
-  c.private_repo = optional_bool(reader, table, "private");
-  c.tags = optional_strings(reader, table, "tags");
-  c.license = optional_string(reader, table, "license");
-  c.pretrained_path = optional_string(reader, table, "pretrained_path");
-  c.pretrained_revision = optional_string(reader, table, "pretrained_revision");
+  c.read(reader, fields, dataset_features);
 
   c.horizon = reader.integer("horizon", c.horizon);
   c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
-  c.normalization_mapping = mapping_field(reader, table, "normalization_mapping", c.normalization_mapping);
+  c.normalization_mapping = fields.normalization_mapping("normalization_mapping", c.normalization_mapping);
   c.drop_n_last_frames = reader.integer("drop_n_last_frames", c.drop_n_last_frames);
   c.vision_backbone = reader.string("vision_backbone", c.vision_backbone);
-  c.resize_shape = optional_pair(reader, table, "resize_shape");
+  c.resize_shape = optional_pair(fields, "resize_shape");
   c.crop_ratio = reader.number("crop_ratio", c.crop_ratio);
-  c.crop_shape = optional_pair(reader, table, "crop_shape");
+  c.crop_shape = optional_pair(fields, "crop_shape");
   c.crop_is_random = reader.boolean("crop_is_random", c.crop_is_random);
-  c.pretrained_backbone_weights = optional_string(reader, table, "pretrained_backbone_weights");
+  c.pretrained_backbone_weights = fields.optional_string("pretrained_backbone_weights");
   c.use_group_norm = reader.boolean("use_group_norm", c.use_group_norm);
   c.spatial_softmax_num_keypoints = reader.integer("spatial_softmax_num_keypoints", c.spatial_softmax_num_keypoints);
   c.use_separate_rgb_encoder_per_camera =
       reader.boolean("use_separate_rgb_encoder_per_camera", c.use_separate_rgb_encoder_per_camera);
-  if (const auto* dims = nullable(reader, table, "down_dims"))
-    c.down_dims = integers("down_dims", *dims, "a list of integers");
+  if (const auto* dims = fields.nullable("down_dims"))
+    c.down_dims = integers(fields, "down_dims", *dims, "a list of integers");
   c.kernel_size = reader.integer("kernel_size", c.kernel_size);
   c.n_groups = reader.integer("n_groups", c.n_groups);
   c.diffusion_step_embed_dim = reader.integer("diffusion_step_embed_dim", c.diffusion_step_embed_dim);
@@ -178,7 +82,7 @@ DiffusionConfig DiffusionConfig::from_json(const nlohmann::json& table, const Po
   c.prediction_type = reader.string("prediction_type", c.prediction_type);
   c.clip_sample = reader.boolean("clip_sample", c.clip_sample);
   c.clip_sample_range = reader.number("clip_sample_range", c.clip_sample_range);
-  c.num_inference_steps = optional_integer(reader, table, "num_inference_steps");
+  c.num_inference_steps = fields.optional_integer("num_inference_steps");
   c.compile_model = reader.boolean("compile_model", c.compile_model);
   c.compile_mode = reader.string("compile_mode", c.compile_mode);
   c.do_mask_loss_for_padding = reader.boolean("do_mask_loss_for_padding", c.do_mask_loss_for_padding);
@@ -306,12 +210,7 @@ void DiffusionConfig::validate() const {
   }
 
   // Backbone: lrhost has torchvision's resnet18 trunk only, and never downloads weights.
-  if (pretrained_backbone_weights &&
-      std::regex_match(*pretrained_backbone_weights, std::regex(R"([A-Za-z0-9_]+_Weights\.[A-Za-z0-9_]+)")))
-    fail("'pretrained_backbone_weights' = '" + *pretrained_backbone_weights +
-             "' names torchvision weights, which lrhost never downloads",
-         "convert them once to a .safetensors file (torchvision resnet18 state_dict) and give its path, or use null "
-         "for random initialisation");
+  reject_torchvision_weight_name(where, pretrained_backbone_weights);
   if (use_group_norm && pretrained_backbone_weights)
     fail(
         "you can't replace BatchNorm in a pretrained model without ruining the weights "
@@ -326,52 +225,13 @@ void DiffusionConfig::validate() const {
                                "set gradient_checkpointing = false (it only trades memory for compute)");
 }
 
-const PolicyFeature* DiffusionConfig::robot_state_feature() const {
-  for (const auto& f : input_features)
-    if (f.type == "STATE" && f.key == "observation.state") return &f;
-  return nullptr;
-}
-
-const PolicyFeature* DiffusionConfig::env_state_feature() const {
-  for (const auto& f : input_features)
-    if (f.type == "ENV") return &f;
-  return nullptr;
-}
-
-std::vector<PolicyFeature> DiffusionConfig::image_features() const {
-  std::vector<PolicyFeature> result;
-  for (const auto& f : input_features)
-    if (f.type == "VISUAL") result.push_back(f);
-  return result;
-}
-
-const PolicyFeature* DiffusionConfig::action_feature() const {
-  for (const auto& f : output_features)
-    if (f.type == "ACTION" && f.key == "action") return &f;
-  return nullptr;
-}
-
 nlohmann::ordered_json DiffusionConfig::to_json() const {
   nlohmann::ordered_json j;
   j["type"] = "diffusion";
-  j["n_obs_steps"] = n_obs_steps;
-  j["input_features"] = PolicyFeatures::list_to_json(input_features);
-  j["output_features"] = PolicyFeatures::list_to_json(output_features);
-  j["device"] = optional_json(device);
-  j["use_amp"] = use_amp;
-  j["use_peft"] = use_peft;
-  j["push_to_hub"] = push_to_hub;
-  j["repo_id"] = optional_json(repo_id);
-  j["private"] = optional_json(private_repo);
-  j["tags"] = optional_json(tags);
-  j["license"] = optional_json(license);
-  j["pretrained_path"] = optional_json(pretrained_path);
-  j["pretrained_revision"] = optional_json(pretrained_revision);
+  write(j);
   j["horizon"] = horizon;
   j["n_action_steps"] = n_action_steps;
-  auto mapping = nlohmann::ordered_json::object();
-  for (const auto& [type, mode] : normalization_mapping) mapping[type] = mode;
-  j["normalization_mapping"] = mapping;
+  j["normalization_mapping"] = normalization_mapping_json(normalization_mapping);
   j["drop_n_last_frames"] = drop_n_last_frames;
   j["vision_backbone"] = vision_backbone;
   j["resize_shape"] = optional_json(resize_shape);

@@ -10,36 +10,21 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "host/policy/policy_features.hpp"
+#include "host/policy/pretrained_config.hpp"
 
 namespace lrhost::policy::diffusion {
 
-struct DiffusionConfig {
-  // PreTrainedConfig (configs/policies.py); n_obs_steps is overridden by DiffusionConfig (2) but
-  // keeps its place first.
-  int64_t n_obs_steps = 2;
-  std::vector<PolicyFeature> input_features;
-  std::vector<PolicyFeature> output_features;
-  std::optional<std::string> device;
-  bool use_amp = false;
-  bool use_peft = false;
-  bool push_to_hub = true;
-  std::optional<std::string> repo_id;
-  std::optional<bool> private_repo;  // "private" in config.json
-  std::optional<std::vector<std::string>> tags;
-  std::optional<std::string> license;
-  std::optional<std::string> pretrained_path;
-  std::optional<std::string> pretrained_revision;
+// The PreTrainedConfig fields (configs/policies.py) come first, from the base.
+struct DiffusionConfig : PretrainedConfigFields {
+  // DiffusionConfig overrides PreTrainedConfig's n_obs_steps default; the field keeps its place first.
+  DiffusionConfig() { n_obs_steps = 2; }
 
   // DiffusionConfig (policies/diffusion/configuration_diffusion.py).
   int64_t horizon = 64;
   int64_t n_action_steps = 32;
-  // Feature type -> normalization mode, in the order given (config.json keeps it).
-  std::vector<std::pair<std::string, std::string>> normalization_mapping{
-      {"VISUAL", "MEAN_STD"}, {"STATE", "MIN_MAX"}, {"ACTION", "MIN_MAX"}};
+  NormalizationMapping normalization_mapping{{"VISUAL", "MEAN_STD"}, {"STATE", "MIN_MAX"}, {"ACTION", "MIN_MAX"}};
   int64_t drop_n_last_frames = 7;
   std::string vision_backbone = "resnet18";
   std::optional<std::vector<int64_t>> resize_shape;  // (H, W)
@@ -91,13 +76,6 @@ struct DiffusionConfig {
 
   // The number of reverse diffusion steps at inference (num_inference_steps or num_train_timesteps).
   int64_t inference_steps() const { return num_inference_steps.value_or(num_train_timesteps); }
-
-  // LeRobot's PreTrainedConfig properties: observation.state of type STATE, the first ENV input,
-  // the VISUAL inputs in order, and the ACTION output named "action".
-  const PolicyFeature* robot_state_feature() const;
-  const PolicyFeature* env_state_feature() const;
-  std::vector<PolicyFeature> image_features() const;
-  const PolicyFeature* action_feature() const;
 };
 
 }  // namespace lrhost::policy::diffusion

@@ -1,0 +1,105 @@
+// The fused Adam/AdamW step: per parameter, LibTorch's state handling and scalar coefficients, then
+// one parallel loop over the elements that performs LibTorch's operations in LibTorch's order.
+#include "host/optim/fused_adam.hpp"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+
+namespace lrhost::optim {
+namespace {
+
+struct Coefficients {
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float decay;          // Adam: weight_decay added to the gradient; AdamW: 1 - lr * weight_decay
+  float sqrt_bias_correction2, eps, neg_step_size;
+};
+
+bool can_fuse(const torch::Tensor& p) {
+  return p.device().is_cpu() && p.scalar_type() == torch::kFloat32 && p.is_contiguous() && !p.is_sparse() &&
+         p.grad().scalar_type() == torch::kFloat32 && p.grad().is_contiguous() && !p.grad().is_sparse();
+}
+
+template <bool Decoupled>
+void update(float* p, const float* g, float* m, float* v, int64_t n, const Coefficients& c, bool weight_decay) {
+  at::parallel_for(0, n, 1 << 15, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float grad = g[i];
+      float param = p[i];
+      if (weight_decay) {
+        if constexpr (Decoupled) param = param * c.decay;  // p.mul_(1 - lr * wd)
+        else grad = grad + c.decay * param;                 // grad.add(p, wd)
+      }
+      float mean = m[i] * c.beta1 + c.one_minus_beta1 * grad;                 // exp_avg.mul_(b1).add_(g, 1 - b1)
+      float var = v[i] * c.beta2 + c.one_minus_beta2 * grad * grad;           // exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2)
+      float denom = std::sqrt(var) / c.sqrt_bias_correction2 + c.eps;        // (sqrt(v) / sqrt(bc2)).add_(eps)
+      p[i] = param + c.neg_step_size * (mean / denom);                         // p.addcdiv_(m, denom, -step_size)
+      m[i] = mean;
+      v[i] = var;
+    }
+  });
+}
+
+}  // namespace
+
+bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_decay) {
+  for (auto& group : optimizer.param_groups()) {
+    const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
+    if (options.amsgrad()) return false;
+    for (const auto& p : group.params())
+      if (p.grad().defined() && !can_fuse(p)) return false;
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& group : optimizer.param_groups()) {
+    // AdamOptions and AdamWOptions have the same accessors; read them through the right type.
+    double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
+    if (decoupled_weight_decay) {
+      const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(), weight_decay = o.weight_decay();
+    } else {
+      const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
+      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(), weight_decay = o.weight_decay();
+    }
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto key = p.unsafeGetTensorImpl();
+      auto& states = optimizer.state();
+      if (!states.count(key)) {
+        auto state = std::make_unique<torch::optim::AdamParamState>();
+        state->step(0);
+        state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        states[key] = std::move(state);
+      }
+      auto& state = static_cast<torch::optim::AdamParamState&>(*states[key]);
+      state.step(state.step() + 1);
+      const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
+      const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
+      Coefficients c{static_cast<float>(beta1),
+                     static_cast<float>(1 - beta1),
+                     static_cast<float>(beta2),
+                     static_cast<float>(1 - beta2),
+                     static_cast<float>(decoupled_weight_decay ? 1 - lr * weight_decay : weight_decay),
+                     static_cast<float>(std::sqrt(bias_correction2)),
+                     static_cast<float>(eps),
+                     static_cast<float>(-lr / bias_correction1)};
+      auto grad = p.grad();
+      auto& exp_avg = state.exp_avg();
+      auto& exp_avg_sq = state.exp_avg_sq();
+      if (!exp_avg.is_contiguous() || !exp_avg_sq.is_contiguous()) {
+        exp_avg = exp_avg.contiguous();
+        exp_avg_sq = exp_avg_sq.contiguous();
+      }
+      float* data = p.data_ptr<float>();
+      if (decoupled_weight_decay)
+        update<true>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(), c,
+                     weight_decay != 0);
+      else
+        update<false>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(),
+                      c, weight_decay != 0);
+    }
+  }
+  return true;
+}
+
+}  // namespace lrhost::optim
