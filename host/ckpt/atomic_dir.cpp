@@ -57,6 +57,15 @@ std::string read_text_file(const fs::path& file) {
   return text.str();
 }
 
+nlohmann::ordered_json read_json_file(const fs::path& file, const std::string& hint) {
+  std::string text = read_text_file(file);
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")", hint);
+  }
+}
+
 void fsync_path(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw util::IoError("cannot open " + path.string() + " to flush it: " + std::strerror(errno));

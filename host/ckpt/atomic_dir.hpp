@@ -6,6 +6,7 @@
 // resume recognises by its name and removes.
 #pragma once
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace lrhost::ckpt {
@@ -14,6 +15,9 @@ namespace lrhost::ckpt {
 void write_file_atomic(const std::filesystem::path& file, const std::string& text);
 // Reads a whole file; IoError naming it when it is missing or unreadable.
 std::string read_text_file(const std::filesystem::path& file);
+// Reads and parses a JSON file, keeping key order; DataError naming the file (and `hint`) when it is
+// not valid JSON, IoError when it cannot be read.
+nlohmann::ordered_json read_json_file(const std::filesystem::path& file, const std::string& hint);
 // fsync of a file or a folder (a folder's fsync makes the names in it durable).
 void fsync_path(const std::filesystem::path& path);
 // fsync of every file and folder below `root`, then of `root` itself.

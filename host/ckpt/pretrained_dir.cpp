@@ -49,14 +49,7 @@ void save_pretrained(const policy::Policy& policy, const fs::path& dir) {
 
 nlohmann::ordered_json read_config_json(const fs::path& dir) {
   const fs::path file = dir / kConfigFile;
-  std::string text = read_text_file(file);
-  nlohmann::ordered_json config;
-  try {
-    config = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
-                          "the file is corrupt or truncated; save the policy again");
-  }
+  auto config = read_json_file(file, "the file is corrupt or truncated; save the policy again");
   if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
     throw util::DataError(file.string() + ": expected a policy config object with a string \"type\"");
   return config;

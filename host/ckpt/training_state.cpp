@@ -110,14 +110,7 @@ void save_training_step(const TrainingStep& step, const fs::path& dir) {
 
 TrainingStep load_training_step(const fs::path& dir) {
   const fs::path file = dir / kTrainingStepFile;
-  std::string text = read_text_file(file);
-  nlohmann::json value;
-  try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
-                          "the file is corrupt or truncated; use an earlier checkpoint");
-  }
+  nlohmann::json value = read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
   return TrainingStep::from_json(value, file.string());
 }
 

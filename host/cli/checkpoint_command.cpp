@@ -45,13 +45,7 @@ bool path_exists(const fs::path& path) {
 }
 
 ordered_json read_json(const fs::path& file) {
-  std::string text = ckpt::read_text_file(file);
-  try {
-    return ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
-                          "the file is corrupt or truncated");
-  }
+  return ckpt::read_json_file(file, "the file is corrupt or truncated");
 }
 
 // The scalar fields of a config in order, "key=value", at most `limit` of them.

@@ -17,13 +17,7 @@ using nlohmann::ordered_json;
 namespace {
 
 ordered_json parse_json_file(const fs::path& file) {
-  std::string text = ckpt::read_text_file(file);
-  try {
-    return ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
-                          "the file is corrupt or truncated; use an earlier checkpoint");
-  }
+  return ckpt::read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
 }
 
 bool is_adam(const std::string& kind) {

@@ -63,13 +63,7 @@ ordered_json step_entry(const std::string& registry_name, ordered_json config, c
 const std::vector<std::string> kValidTypes{"VISUAL", "STATE", "ENV", "ACTION"};
 
 ordered_json parse_json_file(const fs::path& file) {
-  std::string text = ckpt::read_text_file(file);
-  try {
-    return ordered_json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw util::DataError(file.string() + ": not valid JSON (" + error.what() + ")",
-                          "the file is corrupt or truncated; save the policy again");
-  }
+  return ckpt::read_json_file(file, "the file is corrupt or truncated; save the policy again");
 }
 
 const ordered_json& field(const ordered_json& object, const std::string& key, const std::string& where) {

@@ -1,32 +1,25 @@
 // Shared helpers of the unit tests: committed fixture files, and scratch folders (a fresh folder
-// under the system temp folder, removed with everything in it at scope exit). Removal walks the tree file by file, deepest first, because
-// std::filesystem::remove_all resolves to a broken copy exported by the pinned libtorch.so (see
-// test_launch.cpp).
+// under the system temp folder, removed with everything in it at scope exit).
 #pragma once
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "host/ckpt/atomic_dir.hpp"
+
 namespace lrhost::test {
 
+// Scratch folders are removed with the product's remove_tree (see host/ckpt/atomic_dir.hpp for why
+// not std::filesystem::remove_all); a failure to clean up never fails a test.
 inline void remove_tree(const std::filesystem::path& root) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(root, ec)) return;
-  std::vector<fs::path> entries;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    entries.push_back(it->path());
-  std::sort(entries.begin(), entries.end(), [](const fs::path& a, const fs::path& b) {
-    return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
-  });
-  for (const fs::path& entry : entries) fs::remove(entry, ec);
-  fs::remove(root, ec);
+  try {
+    ckpt::remove_tree(root);
+  } catch (const std::exception&) {
+  }
 }
 
 struct TempDir {
