@@ -1,10 +1,12 @@
 // Lua binding of the Accelerator: lr.accelerator(cfg) builds one from the resolved config and
 // the process's rank environment. Properties: rank, world_size, local_rank, device,
-// is_main_process, num_processes, effective_batch, gradient_accumulation_steps, sync_gradients.
+// is_main_process, num_processes, effective_batch, gradient_accumulation_steps, sync_gradients,
+// mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...).
 // Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
-// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats(), loader(dataset, options)
+// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats(), memory_stats([opt]),
+// fsdp_units(), loader(dataset, options)
 // (this rank's shard of the batches, on the accelerator's device).
 // Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
 // returned, numbers come back as numbers.
@@ -54,8 +56,8 @@ int w_accelerator(lua_State* L) {
     nlohmann::json config = lua_isnoneornil(L, 1) ? nlohmann::json::object() : lx_to_json(L, 1, 1, "config");
     auto acc = std::make_shared<accel::Accelerator>(dist::rank_env_from_environment(),
                                                     accel::AcceleratorConfig::from_recipe_config(config));
-    spdlog::info("accelerator: rank {}/{} on {} ({}), mixed precision '{}'", acc->rank(), acc->world_size(),
-                 acc->device().str(), acc->comm().backend_name(), acc->config().mixed_precision);
+    spdlog::info("accelerator: rank {}/{} on {} ({}), mixed precision '{}', {}", acc->rank(), acc->world_size(),
+                 acc->device().str(), acc->comm().backend_name(), acc->config().mixed_precision, acc->strategy());
     if (acc->config().batch_size > 0) spdlog::info("{}", acc->batch_semantics());
     lx_push(L, acc);
     return 1;
@@ -75,10 +77,11 @@ int w_properties(lua_State* L) {
     else if (key == "gradient_accumulation_steps") lua_pushnumber(L, static_cast<double>(acc.config().gradient_accumulation_steps));
     else if (key == "sync_gradients") lua_pushboolean(L, acc.sync_gradients());
     else if (key == "mixed_precision") lua_pushstring(L, acc.config().mixed_precision.c_str());
+    else if (key == "strategy") lua_pushstring(L, acc.strategy().c_str());
     else
       throw util::ConfigError("Accelerator has no method or property '" + key +
                               "' (properties: rank, world_size, num_processes, local_rank, device, is_main_process, "
-                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision)");
+                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy)");
     return 1;
   });
 }
@@ -353,6 +356,49 @@ int w_ddp_stats(lua_State* L) {
   });
 }
 
+// acc:memory_stats([optimizer]) -> {parameter_bytes, gradient_bytes, optimizer_bytes}: this rank's
+// persistent training memory (FSDP: shards), the figures `lrhost show` plans.
+int w_memory_stats(lua_State* L) {
+  return lx_guard(L, "Accelerator:memory_stats", [&] {
+    const optim::Optimizer* optimizer = lua_isnoneornil(L, 2) ? nullptr : &lx_check<optim::Optimizer>(L, 2);
+    auto stats = check_accelerator(L, 1).memory_stats(optimizer);
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, static_cast<double>(stats.parameter_bytes));
+    lua_setfield(L, -2, "parameter_bytes");
+    lua_pushnumber(L, static_cast<double>(stats.gradient_bytes));
+    lua_setfield(L, -2, "gradient_bytes");
+    lua_pushnumber(L, static_cast<double>(stats.optimizer_bytes));
+    lua_setfield(L, -2, "optimizer_bytes");
+    return 1;
+  });
+}
+
+// acc:fsdp_units() -> list of {name, type, numel, shard_numel} (nil under DDP).
+int w_fsdp_units(lua_State* L) {
+  return lx_guard(L, "Accelerator:fsdp_units", [&] {
+    auto* fsdp = check_accelerator(L, 1).fsdp();
+    if (fsdp == nullptr) {
+      lua_pushnil(L);
+      return 1;
+    }
+    const auto& units = fsdp->view().units;
+    lua_createtable(L, static_cast<int>(units.size()), 0);
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      lua_createtable(L, 0, 4);
+      lua_pushstring(L, units[i].name.c_str());
+      lua_setfield(L, -2, "name");
+      lua_pushstring(L, units[i].module_type.c_str());
+      lua_setfield(L, -2, "type");
+      lua_pushnumber(L, static_cast<double>(units[i].numel()));
+      lua_setfield(L, -2, "numel");
+      lua_pushnumber(L, static_cast<double>(units[i].shard_numel()));
+      lua_setfield(L, -2, "shard_numel");
+      lua_rawseti(L, -2, static_cast<int>(i) + 1);
+    }
+    return 1;
+  });
+}
+
 int w_loader(lua_State* L) {
   return lx_guard(L, "Accelerator:loader", [&] {
     auto& acc = check_accelerator(L, 1);
@@ -370,7 +416,8 @@ void open_accelerator(lua_State* L, int module) {
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
-                              {"ddp_stats", w_ddp_stats}, {"loader", w_loader}, {nullptr, nullptr}};
+                              {"ddp_stats", w_ddp_stats}, {"memory_stats", w_memory_stats},
+                              {"fsdp_units", w_fsdp_units}, {"loader", w_loader}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<accel::Accelerator>::type, methods, w_properties);
   lua_pushcfunction(L, w_accelerator);
   lua_setfield(L, module, "accelerator");

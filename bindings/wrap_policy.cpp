@@ -169,7 +169,7 @@ int w_save_pretrained(lua_State* L) {
 
 int w_predict_action_chunk(lua_State* L) {
   return lx_guard(L, "Policy:predict_action_chunk", [&] {
-    push_tensor(L, check_policy(L, 1).predict_action_chunk(check_batch(L, 2)));
+    push_tensor(L, check_policy(L, 1).run_predict_action_chunk(check_batch(L, 2)));
     return 1;
   });
 }
@@ -316,7 +316,7 @@ int w_forward(lua_State* L) {
 
 int w_select_action(lua_State* L) {
   return lx_guard(L, "Policy:select_action", [&] {
-    push_tensor(L, check_policy(L, 1).select_action(check_batch(L, 2)));
+    push_tensor(L, check_policy(L, 1).run_select_action(check_batch(L, 2)));
     return 1;
   });
 }

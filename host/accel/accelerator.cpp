@@ -42,6 +42,34 @@ torch::Device choose_device(const dist::RankEnv& env) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
 }
 
+// accelerator.fsdp.wrap_modules: a list of module type names, or one comma-separated string (handy
+// as a command-line override).
+std::vector<std::string> read_wrap_modules(const nlohmann::json& value) {
+  std::vector<std::string> names;
+  auto add = [&](std::string name) {
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (!name.empty()) names.push_back(name);
+  };
+  if (value.is_string()) {
+    std::string text = value.get<std::string>();
+    for (std::size_t start = 0, comma; start <= text.size(); start = comma + 1) {
+      comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      add(text.substr(start, comma - start));
+    }
+  } else if (value.is_array()) {
+    for (const auto& item : value) {
+      if (!item.is_string())
+        throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must list module type names, got " + value.dump());
+      add(item.get<std::string>());
+    }
+  } else if (!value.is_null() && !(value.is_object() && value.empty())) {
+    throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must be a list of module type names, got " + value.dump());
+  }
+  return names;
+}
+
 }  // namespace
 
 AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& config) {
@@ -67,13 +95,20 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   }
   if (config.contains("parallelism")) {
     config::ConfigReader parallel(config["parallelism"], "config 'parallelism'");
-    auto shard = parallel.positive_integer("dp_shard", 1);
-    parallel.positive_integer("dp_replicate", 1);
+    result.dp_shard = parallel.integer("dp_shard", 1);
+    result.dp_replicate = parallel.positive_integer("dp_replicate", 1);
     parallel.reject_unknown();
-    if (shard > 1)
-      throw util::NotImplemented("parallelism.dp_shard = " + std::to_string(shard) +
-                                     " asks for FSDP sharding, which lrhost does not implement yet",
-                                 "use parallelism.dp_shard = 1 (DDP) for now");
+    if (result.dp_shard < 1 && result.dp_shard != -1)
+      throw util::ConfigError("config 'parallelism.dp_shard' must be -1 (all ranks dp_replicate leaves) or >= 1, got " +
+                              std::to_string(result.dp_shard));
+  }
+  if (accel.contains("fsdp")) {
+    const auto& table = accel["fsdp"];
+    config::ConfigReader fsdp(table, "config 'accelerator.fsdp'");
+    result.reshard_after_forward = fsdp.boolean("reshard_after_forward", true);
+    fsdp.allow("wrap_modules");
+    fsdp.reject_unknown();
+    if (table.contains("wrap_modules")) result.wrap_modules = read_wrap_modules(table["wrap_modules"]);
   }
   return result;
 }
@@ -90,9 +125,46 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                         "move the collective out of acc:on_main(...)");
   });
   if (config_.mixed_precision == "fp16") state_->scaler.emplace();
+  if (config_.fsdp()) {
+    const int64_t world = world_size(), replicate = config_.dp_replicate;
+    shard_size_ = config_.dp_shard == -1 ? world / replicate : config_.dp_shard;
+    if (world % replicate != 0 || shard_size_ * replicate != world)
+      throw util::ConfigError("parallelism: dp_shard (" + std::to_string(config_.dp_shard) + ") x dp_replicate (" +
+                                  std::to_string(replicate) + ") must equal the number of ranks (" +
+                                  std::to_string(world) + ")",
+                              "use dp_shard = -1 to shard over every rank that dp_replicate leaves, or change --nproc/--gpus");
+  } else if (config_.dp_replicate != 1 && config_.dp_replicate != world_size()) {
+    throw util::ConfigError("parallelism.dp_replicate = " + std::to_string(config_.dp_replicate) +
+                            " with dp_shard = 1 (DDP) must equal the number of ranks (" + std::to_string(world_size()) + ")");
+  }
+}
+
+std::string Accelerator::strategy() const {
+  if (!config_.fsdp()) return world_size() == 1 ? "single" : "ddp";
+  std::string name = config_.reshard_after_forward ? "fsdp zero-3" : "fsdp zero-2";
+  if (config_.dp_replicate > 1) name += " hybrid";
+  return name + " (dp_shard " + std::to_string(shard_size_) + " x dp_replicate " + std::to_string(config_.dp_replicate) + ")";
+}
+
+MemoryStats Accelerator::memory_stats(const optim::Optimizer* optimizer) const {
+  MemoryStats stats;
+  auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+  if (fsdp_) {
+    auto memory = fsdp_->memory();
+    stats.parameter_bytes = memory.parameter_bytes;
+    stats.gradient_bytes = memory.gradient_bytes;
+  } else {
+    for (const auto& p : prepared_params_) {
+      stats.parameter_bytes += bytes(p);
+      stats.gradient_bytes += bytes(p.grad());
+    }
+  }
+  if (optimizer != nullptr) stats.optimizer_bytes = optimizer->state_bytes();
+  return stats;
 }
 
 Accelerator::~Accelerator() {
+  fsdp_.reset();  // unhooks the policy while the Comm is certainly alive
   // The Comm outlives us (process-wide); it must not call back into a destroyed accelerator.
   comm_->clear_collective_guard(this);
 }
@@ -123,10 +195,25 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
   policy.to(device_);
   broadcast_module_state(policy);
   policy.set_autocast(autocast_spec());
+  if (policy.trainable_parameters().empty()) throw util::ConfigError("prepare: the policy has no trainable parameters");
+  if (config_.fsdp()) {
+    dist::fsdp::FsdpOptions options;
+    options.shard_size = static_cast<int>(shard_size_);
+    options.replicate_size = static_cast<int>(config_.dp_replicate);
+    options.reshard_after_forward = config_.reshard_after_forward;
+    options.wrap_modules = config_.wrap_modules;
+    // bf16 mixed precision gathers bf16 parameters (fp32 shards stay the master copy); fp16 keeps
+    // fp32 parameters so the loss scaler sees fp32 gradients.
+    if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
+    fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
+    std::size_t units = fsdp_->view().units.size();
+    spdlog::info("{}: {} unit(s), rank {} holds shard {}/{} of replica {}/{}", strategy(), units, rank(),
+                 fsdp_->view().shard_rank, fsdp_->view().shard_size, fsdp_->view().replicate_rank,
+                 fsdp_->view().replicate_size);
+  }
   prepared_params_ = policy.trainable_parameters();
-  if (prepared_params_.empty()) throw util::ConfigError("prepare: the policy has no trainable parameters");
   state_->params = prepared_params_;
-  if (world_size() > 1) reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
+  if (world_size() > 1 && !fsdp_) reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
   if (optimizer != nullptr) {
     auto state = state_;
     optimizer->set_step_hooks(
@@ -153,6 +240,7 @@ void Accelerator::backward(const torch::Tensor& loss) {
   const int64_t accumulation = config_.gradient_accumulation_steps;
   bool boundary = (micro_step_ + 1) % accumulation == 0;
   if (reducer_) reducer_->set_sync(boundary);
+  if (fsdp_) fsdp_->set_sync(boundary);
   auto scaled = accumulation > 1 ? loss / static_cast<double>(accumulation) : loss;
   if (state_->scaler) scaled = state_->scaler->scale_loss(scaled);
   // A new cycle starts with fresh fp16 bookkeeping.
@@ -172,6 +260,8 @@ std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
   if (prepared_params_.empty()) throw util::ConfigError("clip_grad_norm: call accelerator:prepare(policy, optimizer) first");
   if (!state_->sync) return std::nullopt;
   state_->unscale_once();
+  // FSDP: each rank holds a slice of the gradients; the engine sums squared norms over the group.
+  if (fsdp_) return fsdp_->clip_grad_norm(max_norm);
   // After DDP's all-reduce every rank holds the same averaged gradients, so the local norm is the
   // global one.
   return torch::nn::utils::clip_grad_norm_(prepared_params_, max_norm);

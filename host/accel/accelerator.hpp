@@ -1,6 +1,6 @@
 // The Accelerator: what a training loop needs to run the same recipe on 1 or N processes. It owns
 // the device and the process-wide Comm, prepares a policy and its optimizer (rank-0 broadcast of
-// parameters and buffers, DDP gradient reduction, autocast), runs backward with gradient
+// parameters and buffers, then DDP gradient reduction or FSDP sharding, autocast), runs backward with gradient
 // accumulation and fp16 loss scaling, clips by the global gradient norm, reduces metrics across
 // ranks, and refuses collectives inside main-process-only blocks instead of deadlocking.
 #pragma once
@@ -17,6 +17,7 @@
 #include "host/dist/bucket_plan.hpp"
 #include "host/dist/comm.hpp"
 #include "host/dist/ddp_reducer.hpp"
+#include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/dist/rank_env.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/policy/policy.hpp"
@@ -28,11 +29,26 @@ struct AcceleratorConfig {
   int64_t gradient_accumulation_steps = 1;
   dist::BucketCaps buckets;
   int64_t batch_size = 0;  // per-rank micro-batch (0: unknown), for the printed batch semantics
+  // parallelism: dp_shard = 1 is DDP; anything else is FSDP with shard groups of dp_shard ranks
+  // (-1: every rank that dp_replicate leaves), replicated dp_replicate times (hybrid when both > 1).
+  int64_t dp_shard = 1;
+  int64_t dp_replicate = 1;
+  bool reshard_after_forward = true;      // accelerator.fsdp: ZeRO-3 (true) or ZeRO-2 (false)
+  std::vector<std::string> wrap_modules;  // accelerator.fsdp.wrap_modules; empty: the policy's types
+
+  bool fsdp() const { return dp_shard != 1; }
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
-  // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}}, parallelism = {dp_shard,
-  // dp_replicate}. Sharded data parallelism (dp_shard > 1) is refused until FSDP exists.
+  // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =
+  // {reshard_after_forward, wrap_modules}}, parallelism = {dp_shard, dp_replicate}.
   static AcceleratorConfig from_recipe_config(const nlohmann::json& config);
+};
+
+// Persistent per-rank training memory: what the plan of `lrhost show` predicts.
+struct MemoryStats {
+  int64_t parameter_bytes = 0;
+  int64_t gradient_bytes = 0;
+  int64_t optimizer_bytes = 0;
 };
 
 class Accelerator {
@@ -50,6 +66,12 @@ class Accelerator {
   // "effective batch 64 = batch_size 8 x 4 data-parallel ranks x 2 accumulation steps"
   std::string batch_semantics() const;
   dist::Comm& comm() { return *comm_; }
+  // "ddp", "fsdp zero-3" / "fsdp zero-2" (with "hybrid" when dp_replicate > 1); "single" for one rank.
+  std::string strategy() const;
+  // Shard group size after resolving dp_shard = -1 (1 under DDP).
+  int64_t shard_size() const { return shard_size_; }
+  dist::fsdp::FsdpEngine* fsdp() { return fsdp_.get(); }
+  MemoryStats memory_stats(const optim::Optimizer* optimizer) const;
 
   void prepare(policy::Policy& policy, optim::Optimizer* optimizer);
   // Scales for accumulation (and fp16), runs backward; gradients are synchronised across ranks only
@@ -86,6 +108,8 @@ class Accelerator {
   std::shared_ptr<dist::Comm> comm_;
   std::shared_ptr<StepState> state_;
   std::unique_ptr<dist::DdpReducer> reducer_;
+  std::unique_ptr<dist::fsdp::FsdpEngine> fsdp_;
+  int64_t shard_size_ = 1;
   std::vector<torch::Tensor> prepared_params_;
   int main_only_depth_ = 0;
   int64_t micro_step_ = 0;

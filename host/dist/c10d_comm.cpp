@@ -11,6 +11,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
+
 #include "host/dist/comm.hpp"
 #include "host/util/error.hpp"
 
@@ -61,6 +63,7 @@ class C10dWork final : public CommWork {
 
 class C10dComm final : public Comm {
  public:
+  // The job's world group: connects to (or hosts) the rendezvous store.
   C10dComm(const RankEnv& env, const torch::Device& device) : env_(env), device_(device) {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
@@ -75,21 +78,30 @@ class C10dComm final : public Comm {
                             env.master_addr + ":" + std::to_string(env.master_port) + ": " + short_what(error),
                         "check MASTER_ADDR/MASTER_PORT, or start the job with `lrhost --nproc N`");
     }
-    auto prefixed = c10::make_intrusive<c10d::PrefixStore>("lrhost/default_pg", store_);
     if (device.is_cuda()) c10::cuda::set_device(device.index());
-    if (device.is_cuda() && env.cuda_backend == "nccl") {
-      auto options = c10d::ProcessGroupNCCL::Options::create();
-      options->timeout = env.timeout;
-      auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, env.rank, env.world_size, options);
-      nccl->eagerConnectSingleDevice(device);
-      backend_ = nccl;
-    } else {
-      auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
-      // Single node: loopback only. Several nodes: this host's resolvable address.
-      options->devices.push_back(env.single_node() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                                   : c10d::ProcessGroupGloo::createDefaultDevice());
-      backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, env.rank, env.world_size, options);
-    }
+    connect("lrhost/default_pg", env.rank, env.world_size);
+  }
+
+  // A subgroup over the same store: `env` carries the caller's group rank and size.
+  C10dComm(const RankEnv& env, const torch::Device& device, c10::intrusive_ptr<c10d::Store> store,
+           const std::string& prefix)
+      : env_(env), device_(device), store_(std::move(store)) {
+    connect(prefix, env.rank, env.world_size);
+  }
+
+  std::shared_ptr<Comm> new_group(const std::string& tag, const std::vector<int>& ranks) override {
+    auto position = std::find(ranks.begin(), ranks.end(), env_.rank);
+    if (position == ranks.end() || !std::is_sorted(ranks.begin(), ranks.end()) || ranks.back() >= size())
+      throw util::ConfigError("new_group '" + tag + "': rank " + std::to_string(env_.rank) +
+                              " asked for a group it is not a member of, or the ranks are not ascending ranks of this job");
+    if (ranks.size() == 1) return make_local_comm();
+    RankEnv group_env = env_;
+    group_env.rank = static_cast<int>(position - ranks.begin());
+    group_env.world_size = static_cast<int>(ranks.size());
+    if (env_.single_node()) group_env.local_world_size = group_env.world_size;  // still loopback only
+    std::string members;
+    for (int r : ranks) members += "_" + std::to_string(r);
+    return std::make_shared<C10dComm>(group_env, device_, store_, "lrhost/group/" + tag + members);
   }
 
   int rank() const override { return env_.rank; }
@@ -117,16 +129,19 @@ class C10dComm final : public Comm {
     start("broadcast", [&] { return backend_->broadcast(tensors, options); })->wait();
   }
 
-  void all_gather_into(torch::Tensor& out, const torch::Tensor& in) override {
+  std::shared_ptr<CommWork> all_gather_into_async(torch::Tensor& out, const torch::Tensor& in) override {
     check_collective("all_gather");
-    auto input = in.contiguous();
-    start("all_gather", [&] { return backend_->_allgather_base(out, input); })->wait();
+    auto input = in.contiguous().view(-1);
+    auto output = out.view(-1);
+    return start("all_gather", [&] { return backend_->_allgather_base(output, input); });
   }
 
   void reduce_scatter_into(torch::Tensor& out, const torch::Tensor& in) override {
     check_collective("reduce_scatter");
-    auto input = in.contiguous();
-    start("reduce_scatter", [&] { return backend_->_reduce_scatter_base(out, input); })->wait();
+    // Gloo checks shapes on dim 0: both sides travel flat.
+    auto input = in.contiguous().view(-1);
+    auto output = out.view(-1);
+    start("reduce_scatter", [&] { return backend_->_reduce_scatter_base(output, input); })->wait();
   }
 
   void barrier() override {
@@ -155,6 +170,23 @@ class C10dComm final : public Comm {
     return error.what();
   }
 
+
+  void connect(const std::string& prefix, int rank, int size) {
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store_);
+    if (device_.is_cuda() && env_.cuda_backend == "nccl") {
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = env_.timeout;
+      auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, options);
+      nccl->eagerConnectSingleDevice(device_);
+      backend_ = nccl;
+    } else {
+      auto options = c10d::ProcessGroupGloo::Options::create(env_.timeout);
+      // Single node: loopback only. Several nodes: this host's resolvable address.
+      options->devices.push_back(env_.single_node() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                                    : c10d::ProcessGroupGloo::createDefaultDevice());
+      backend_ = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
+    }
+  }
 
   template <class Launch>
   std::shared_ptr<CommWork> start(const char* name, Launch&& launch) {

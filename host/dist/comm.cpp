@@ -8,6 +8,10 @@
 namespace lrhost::dist {
 namespace {
 
+struct Done final : CommWork {
+  void wait() override {}
+};
+
 // World size 1: every collective is an identity, no rendezvous needed.
 class LocalComm final : public Comm {
  public:
@@ -17,27 +21,31 @@ class LocalComm final : public Comm {
 
   std::shared_ptr<CommWork> all_reduce_async(torch::Tensor&, ReduceOp) override {
     check_collective("all_reduce");
-    struct Done final : CommWork {
-      void wait() override {}
-    };
     return std::make_shared<Done>();
   }
   void broadcast(torch::Tensor&, int root) override {
     check_collective("broadcast");
     if (root != 0) throw util::ConfigError("broadcast root " + std::to_string(root) + " does not exist in a 1-rank job");
   }
-  void all_gather_into(torch::Tensor& out, const torch::Tensor& in) override {
+  std::shared_ptr<CommWork> all_gather_into_async(torch::Tensor& out, const torch::Tensor& in) override {
     check_collective("all_gather");
     out.view(-1).copy_(in.reshape(-1));
+    return std::make_shared<Done>();
   }
   void reduce_scatter_into(torch::Tensor& out, const torch::Tensor& in) override {
     check_collective("reduce_scatter");
     out.view(-1).copy_(in.reshape(-1));
   }
   void barrier() override { check_collective("barrier"); }
+  std::shared_ptr<Comm> new_group(const std::string&, const std::vector<int>& ranks) override {
+    if (ranks != std::vector<int>{0}) throw util::ConfigError("a 1-rank job has only rank 0 to group");
+    return std::make_shared<LocalComm>();
+  }
 };
 
 }  // namespace
+
+std::shared_ptr<Comm> make_local_comm() { return std::make_shared<LocalComm>(); }
 
 std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device) {
   const c10::DeviceType device_type = device.type();

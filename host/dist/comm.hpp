@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "host/dist/rank_env.hpp"
 
@@ -36,9 +37,14 @@ class Comm {
   // In place: every rank ends with root's values.
   virtual void broadcast(torch::Tensor& tensor, int root) = 0;
   // out = concatenation of every rank's `in` along dim 0 (out.numel() == size() * in.numel()).
-  virtual void all_gather_into(torch::Tensor& out, const torch::Tensor& in) = 0;
+  virtual std::shared_ptr<CommWork> all_gather_into_async(torch::Tensor& out, const torch::Tensor& in) = 0;
+  void all_gather_into(torch::Tensor& out, const torch::Tensor& in) { all_gather_into_async(out, in)->wait(); }
   // out = this rank's chunk of the SUM over ranks of `in` (in.numel() == size() * out.numel()).
   virtual void reduce_scatter_into(torch::Tensor& out, const torch::Tensor& in) = 0;
+  // A Comm over a subset of this one's ranks (FSDP's shard and replicate groups). Only the member
+  // ranks call it, each with the same `tag` and `ranks` (this Comm's rank numbers, ascending); the
+  // new Comm's rank is the caller's position in `ranks`.
+  virtual std::shared_ptr<Comm> new_group(const std::string& tag, const std::vector<int>& ranks) = 0;
   virtual void barrier() = 0;
   // Flushes and tears the backend down; called once on every rank at the end of a run.
   virtual void shutdown() {}
@@ -72,6 +78,9 @@ class Comm {
 // A single-process job gets a Comm whose collectives are identities and need no rendezvous.
 // Created once per process; later calls return the same object.
 std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device);
+
+// A Comm of one rank: collectives are identities.
+std::shared_ptr<Comm> make_local_comm();
 
 // Builds the c10d-backed Comm (c10d_comm.cpp).
 std::shared_ptr<Comm> make_c10d_comm(const RankEnv& env, const torch::Device& device);

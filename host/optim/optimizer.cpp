@@ -122,4 +122,18 @@ std::vector<torch::Tensor> Optimizer::parameters() const {
   return all;
 }
 
+int64_t Optimizer::state_bytes() const {
+  auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+  int64_t total = 0;
+  for (const auto& [key, state] : torch_->state()) {
+    if (const auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(state.get()))
+      total += bytes(adam->exp_avg()) + bytes(adam->exp_avg_sq()) + bytes(adam->max_exp_avg_sq());
+    else if (const auto* adamw = dynamic_cast<const torch::optim::AdamWParamState*>(state.get()))
+      total += bytes(adamw->exp_avg()) + bytes(adamw->exp_avg_sq()) + bytes(adamw->max_exp_avg_sq());
+    else if (const auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(state.get()))
+      total += bytes(sgd->momentum_buffer());
+  }
+  return total;
+}
+
 }  // namespace lrhost::optim

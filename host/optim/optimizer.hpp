@@ -41,6 +41,8 @@ class Optimizer {
   double initial_lr(std::size_t group) const { return initial_lrs_.at(group); }
   const std::string& kind() const { return kind_; }
   std::vector<torch::Tensor> parameters() const;
+  // Bytes of per-parameter state tensors (Adam moments, SGD momentum) currently allocated.
+  int64_t state_bytes() const;
   torch::optim::Optimizer& torch_optimizer() { return *torch_; }
 
  private:

@@ -1,18 +1,35 @@
 // Shared parts of the policy interface.
 #include "host/policy/policy.hpp"
 
+#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
+
+// The tensors FSDP's root hooks look at: the loss and every part.
+static void collect_outputs(const PolicyOutput& output, std::vector<torch::Tensor>& out) {
+  out.push_back(output.loss);
+  for (const auto& [name, tensor] : output.parts) out.push_back(tensor);
+}
 
 PolicyOutput Policy::run(const Batch& batch) {
   PolicyOutput out;
   {
     accel::AutocastGuard autocast(autocast_);
-    out = forward(batch);
+    out = hooked_forward(*this, [&] { return forward(batch); });
   }
   if (out.loss.defined() && out.loss.scalar_type() != torch::kFloat32) out.loss = out.loss.to(torch::kFloat32);
   return out;
+}
+
+torch::Tensor Policy::run_select_action(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  return hooked_forward(*this, [&] { return select_action(batch); });
+}
+
+torch::Tensor Policy::run_predict_action_chunk(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  return hooked_forward(*this, [&] { return predict_action_chunk(batch); });
 }
 
 std::vector<ParamGroup> Policy::param_groups() const {
@@ -27,6 +44,7 @@ std::vector<torch::Tensor> Policy::trainable_parameters() const {
 }
 
 int64_t Policy::num_parameters() const {
+  if (sharded_ != nullptr) return sharded_->num_parameters();
   int64_t total = 0;
   for (const auto& p : parameters()) total += p.numel();
   return total;
@@ -55,6 +73,7 @@ nlohmann::ordered_json Policy::optimizer_preset() const {
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Policy::state_dict() const {
+  if (sharded_ != nullptr) return sharded_->full_state_dict();
   std::vector<std::pair<std::string, torch::Tensor>> entries;
   for (const auto& item : named_parameters()) entries.emplace_back(item.key(), item.value());
   for (const auto& item : named_buffers()) entries.emplace_back(item.key(), item.value());

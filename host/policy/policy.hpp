@@ -35,11 +35,24 @@ struct ParamGroup {
 
 class PolicyProcessors;
 
+// Set by FSDP while the policy's parameters hold shards: state_dict() then returns the gathered
+// full tensors (a collective: every rank must call it) and num_parameters() the unsharded count.
+class ShardedStateSource {
+ public:
+  virtual ~ShardedStateSource() = default;
+  virtual std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() = 0;
+  virtual int64_t num_parameters() const = 0;
+};
+
 class Policy : public torch::nn::Module {
  public:
   // The training forward as recipes call it: forward() under the autocast its accelerator chose,
   // with the loss returned in fp32.
   PolicyOutput run(const Batch& batch);
+  // select_action / predict_action_chunk as recipes call them: without autograd (LeRobot's are
+  // torch.no_grad) and between the policy's forward hooks (FSDP gathers the root unit).
+  torch::Tensor run_select_action(const Batch& batch);
+  torch::Tensor run_predict_action_chunk(const Batch& batch);
   void set_autocast(std::optional<accel::AutocastSpec> spec) { autocast_ = spec; }
 
   virtual PolicyOutput forward(const Batch& batch) = 0;
@@ -77,7 +90,10 @@ class Policy : public torch::nn::Module {
   virtual std::vector<std::string> fsdp_wrap_module_types() const { return {}; }
 
   // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
+  // Under FSDP, full tensors gathered from every rank (all ranks must call it together).
   std::vector<std::pair<std::string, torch::Tensor>> state_dict() const;
+  void set_sharded_state_source(ShardedStateSource* source) { sharded_ = source; }
+  bool is_sharded() const { return sharded_ != nullptr; }
 
   // Normalization of inputs and unnormalization of actions, set from dataset stats or loaded
   // with the pretrained directory; null until then.
@@ -90,6 +106,7 @@ class Policy : public torch::nn::Module {
  private:
   std::optional<accel::AutocastSpec> autocast_;
   std::shared_ptr<const PolicyProcessors> processors_;
+  ShardedStateSource* sharded_ = nullptr;
 };
 
 // A module's type name without namespace and the LibTorch "Impl" suffix, e.g. "ACTEncoderLayer" for

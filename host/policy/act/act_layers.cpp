@@ -2,9 +2,14 @@
 // connection is taken in the post-norm and pre-norm variants).
 #include "host/policy/act/act_layers.hpp"
 
+#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::act {
+
+// FSDP may wrap these: their forward runs hooked_forward.
+[[maybe_unused]] const bool kACTEncoderLayerHookable = policy::register_hookable_module_type("ACTEncoderLayer");
+[[maybe_unused]] const bool kACTDecoderLayerHookable = policy::register_hookable_module_type("ACTDecoderLayer");
 namespace {
 
 torch::nn::LayerNorm layer_norm(int64_t dim) {
@@ -36,22 +41,24 @@ ACTEncoderLayerImpl::ACTEncoderLayerImpl(const ACTConfig& config)
 
 torch::Tensor ACTEncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& pos_embed,
                                            const torch::Tensor& key_padding_mask) {
-  auto skip = x;
-  if (pre_norm_) x = norm1_->forward(x);
-  auto qk = with_pos(x, pos_embed);
-  x = self_attn_->forward(qk, qk, x, key_padding_mask);
-  x = skip + dropout(x);
-  if (pre_norm_) {
-    skip = x;
-    x = norm2_->forward(x);
-  } else {
-    x = norm1_->forward(x);
-    skip = x;
-  }
-  x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
-  x = skip + dropout(x);
-  if (!pre_norm_) x = norm2_->forward(x);
-  return x;
+  return policy::hooked_forward(*this, [&] {
+    auto skip = x;
+    if (pre_norm_) x = norm1_->forward(x);
+    auto qk = with_pos(x, pos_embed);
+    x = self_attn_->forward(qk, qk, x, key_padding_mask);
+    x = skip + dropout(x);
+    if (pre_norm_) {
+      skip = x;
+      x = norm2_->forward(x);
+    } else {
+      x = norm1_->forward(x);
+      skip = x;
+    }
+    x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
+    x = skip + dropout(x);
+    if (!pre_norm_) x = norm2_->forward(x);
+    return x;
+  });
 }
 
 ACTDecoderLayerImpl::ACTDecoderLayerImpl(const ACTConfig& config)
@@ -69,31 +76,33 @@ ACTDecoderLayerImpl::ACTDecoderLayerImpl(const ACTConfig& config)
 torch::Tensor ACTDecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& encoder_out,
                                            const torch::Tensor& decoder_pos_embed,
                                            const torch::Tensor& encoder_pos_embed) {
-  auto skip = x;
-  if (pre_norm_) x = norm1_->forward(x);
-  auto qk = with_pos(x, decoder_pos_embed);
-  x = self_attn_->forward(qk, qk, x);
-  x = skip + dropout(x);
-  if (pre_norm_) {
-    skip = x;
-    x = norm2_->forward(x);
-  } else {
-    x = norm1_->forward(x);
-    skip = x;
-  }
-  x = multihead_attn_->forward(with_pos(x, decoder_pos_embed), with_pos(encoder_out, encoder_pos_embed), encoder_out);
-  x = skip + dropout(x);
-  if (pre_norm_) {
-    skip = x;
-    x = norm3_->forward(x);
-  } else {
-    x = norm2_->forward(x);
-    skip = x;
-  }
-  x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
-  x = skip + dropout(x);
-  if (!pre_norm_) x = norm3_->forward(x);
-  return x;
+  return policy::hooked_forward(*this, [&] {
+    auto skip = x;
+    if (pre_norm_) x = norm1_->forward(x);
+    auto qk = with_pos(x, decoder_pos_embed);
+    x = self_attn_->forward(qk, qk, x);
+    x = skip + dropout(x);
+    if (pre_norm_) {
+      skip = x;
+      x = norm2_->forward(x);
+    } else {
+      x = norm1_->forward(x);
+      skip = x;
+    }
+    x = multihead_attn_->forward(with_pos(x, decoder_pos_embed), with_pos(encoder_out, encoder_pos_embed), encoder_out);
+    x = skip + dropout(x);
+    if (pre_norm_) {
+      skip = x;
+      x = norm3_->forward(x);
+    } else {
+      x = norm2_->forward(x);
+      skip = x;
+    }
+    x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
+    x = skip + dropout(x);
+    if (!pre_norm_) x = norm3_->forward(x);
+    return x;
+  });
 }
 
 ACTEncoderImpl::ACTEncoderImpl(const ACTConfig& config, bool is_vae_encoder) {

@@ -4,9 +4,13 @@
 #include <cmath>
 #include <utility>
 
+#include "host/policy/forward_hooks.hpp"
 #include "host/policy/diffusion/diffusion_config.hpp"
 
 namespace lrhost::policy::diffusion {
+
+// FSDP may wrap these: their forward runs hooked_forward.
+[[maybe_unused]] const bool kDiffusionConditionalResidualBlock1dHookable = policy::register_hookable_module_type("DiffusionConditionalResidualBlock1d");
 
 torch::Tensor DiffusionSinusoidalPosEmbImpl::forward(const torch::Tensor& x) {
   const int64_t half_dim = dim_ / 2;
@@ -45,17 +49,19 @@ DiffusionConditionalResidualBlock1dImpl::DiffusionConditionalResidualBlock1dImpl
 }
 
 torch::Tensor DiffusionConditionalResidualBlock1dImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  auto out = conv1_->forward(x);
-  auto cond_embed = cond_encoder_->forward(cond).unsqueeze(-1);  // (B, cond_channels, 1)
-  if (use_film_scale_modulation_) {
-    auto scale = cond_embed.slice(1, 0, out_channels_);
-    auto bias = cond_embed.slice(1, out_channels_);
-    out = scale * out + bias;
-  } else {
-    out = out + cond_embed;
-  }
-  out = conv2_->forward(out);
-  return out + (residual_conv_ ? residual_conv_->forward(x) : x);
+  return policy::hooked_forward(*this, [&] {
+    auto out = conv1_->forward(x);
+    auto cond_embed = cond_encoder_->forward(cond).unsqueeze(-1);  // (B, cond_channels, 1)
+    if (use_film_scale_modulation_) {
+      auto scale = cond_embed.slice(1, 0, out_channels_);
+      auto bias = cond_embed.slice(1, out_channels_);
+      out = scale * out + bias;
+    } else {
+      out = out + cond_embed;
+    }
+    out = conv2_->forward(out);
+    return out + (residual_conv_ ? residual_conv_->forward(x) : x);
+  });
 }
 
 DiffusionConditionalUnet1dImpl::DiffusionConditionalUnet1dImpl(const DiffusionConfig& config, int64_t action_dim,

@@ -2,6 +2,7 @@
 #include "host/policy/mlp/mlp_policy.hpp"
 
 #include "host/config/config_reader.hpp"
+#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -9,6 +10,19 @@ namespace lrhost::policy {
 namespace {
 // The feature's flat size, or 0 when the dataset does not provide it.
 int64_t feature_size(const PolicyFeature* feature) { return feature ? feature->numel() : 0; }
+
+// A Linear layer that FSDP can wrap (its forward runs the unit hooks). Same parameters, names and
+// initialisation as torch::nn::Linear, so checkpoints and seeds are unchanged.
+class MlpLinearImpl : public torch::nn::LinearImpl {
+ public:
+  using torch::nn::LinearImpl::LinearImpl;
+  torch::Tensor forward(const torch::Tensor& input) {
+    return hooked_forward(*this, [&] { return torch::nn::LinearImpl::forward(input); });
+  }
+};
+TORCH_MODULE(MlpLinear);
+
+[[maybe_unused]] const bool kMlpLinearHookable = register_hookable_module_type("MlpLinear");
 }  // namespace
 
 MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures& features) {
@@ -44,14 +58,14 @@ nlohmann::ordered_json MlpConfig::to_json() const {
 MlpPolicy::MlpPolicy(MlpConfig config) : config_(std::move(config)) {
   int64_t width = config_.input_dim;
   for (auto hidden : config_.hidden_dims) {
-    layers_->push_back(torch::nn::Linear(width, hidden));
+    layers_->push_back(MlpLinear(width, hidden));
     if (config_.activation == "relu") layers_->push_back(torch::nn::ReLU());
     else if (config_.activation == "gelu") layers_->push_back(torch::nn::GELU());
     else layers_->push_back(torch::nn::Tanh());
     if (config_.dropout > 0) layers_->push_back(torch::nn::Dropout(config_.dropout));
     width = hidden;
   }
-  layers_->push_back(torch::nn::Linear(width, config_.output_dim));
+  layers_->push_back(MlpLinear(width, config_.output_dim));
   register_module("layers", layers_);
 }
 

@@ -1,0 +1,31 @@
+// Which modules of a policy become FSDP wrap units: the instances of the module types the recipe
+// names (accelerator.fsdp.wrap_modules) or, when it names none, the types the policy declares
+// (Policy::fsdp_wrap_module_types). A unit owns every trainable parameter under its module; the
+// trainable parameters outside all units form the root unit. A type name that matches no module,
+// a type whose forward cannot run FSDP's hooks, or no units at all is an error that lists the
+// policy's module types, never a silent root-only wrap.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "host/dist/fsdp/shard_layout.hpp"
+#include "host/policy/policy.hpp"
+
+namespace lrhost::dist::fsdp {
+
+struct WrapUnit {
+  std::string path;                 // module path ("model.encoder.layers.0"); "" for the root unit
+  std::string module_type;          // "ACTEncoderLayer"; "root" for the root unit
+  torch::nn::Module* module = nullptr;  // the policy itself for the root unit
+  std::vector<std::pair<std::string, torch::Tensor>> params;  // trainable, by state_dict key
+};
+
+// Units in module order, then the root unit (present only when it has parameters).
+// `wrap_modules` empty: the policy's declared types.
+std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<std::string>& wrap_modules);
+
+// The layouts of find_wrap_units' units for a shard group of `shard_size` ranks ("root" for the root unit).
+std::vector<UnitLayout> plan_unit_layouts(policy::Policy& policy, const std::vector<std::string>& wrap_modules,
+                                          int shard_size);
+
+}  // namespace lrhost::dist::fsdp

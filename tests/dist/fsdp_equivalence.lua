@@ -1,0 +1,150 @@
+-- FSDP equivalence: after `steps` optimizer steps, FSDP (ZeRO-3, ZeRO-2 or hybrid) on N ranks gives
+-- the same parameters as DDP on the same N ranks and as one process stepping on the whole global
+-- batch (N ranks x micro-batch b x `accum` micro-steps), with AdamW and optionally clipping.
+-- Every rank trains an FSDP copy and a DDP copy (two accelerators share the process group); rank 0
+-- also trains the single-process reference. Full parameters come from policy:state_dict(), which
+-- gathers the shards (a collective). policy=mlp (every linear layer a unit, no root unit) or
+-- policy=act (a small ACT on the built-in dataset: encoder/decoder layers are units, the backbone,
+-- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic).
+-- Tolerance: elementwise |fsdp - reference| <= atol + rtol |reference|, fp32 (rtol 1e-5, atol 1e-7).
+-- Also checks the ZeRO-3 memory bound: persistent bytes per rank <= total / N + the largest unit.
+local lr = require "lrhost"
+local cfg = lr.config { policy = "mlp", global_batch = 12, steps = 3, accum = 1, clip = 0.0, seed = 7,
+                        dp_shard = -1, dp_replicate = 1, reshard_after_forward = true, rtol = 1e-5, atol = 1e-7,
+                        optimizer = "adamw", mixed_precision = "no" }
+
+local function accelerator(parallelism, fsdp)
+  return lr.accelerator { parallelism = parallelism,
+                          accelerator = { gradient_accumulation_steps = cfg.accum, mixed_precision = cfg.mixed_precision,
+                                          fsdp = fsdp } }
+end
+local acc = accelerator({ dp_shard = cfg.dp_shard, dp_replicate = cfg.dp_replicate },
+                        { reshard_after_forward = cfg.reshard_after_forward })
+local ddp = accelerator({ dp_shard = 1, dp_replicate = 1 }, nil)
+local n, r = acc.world_size, acc.rank
+local per_step = cfg.global_batch
+assert(per_step % (n * cfg.accum) == 0, "global_batch must divide by ranks x accum")
+local b = per_step / (n * cfg.accum)
+
+-- make_policy() builds identical initial weights on every call; batch(first, count) gives rows
+-- [first, first + count) of the run's data.
+local make_policy, batch
+if cfg.policy == "mlp" then
+  lr.manual_seed(123)
+  local X = lr.randn(cfg.steps * per_step, 5)
+  local Y = lr.randn(cfg.steps * per_step, 3)
+  -- Row counts 13 and 7 do not divide by 2, 3 or 4 ranks: shards are padded.
+  local policy_cfg = { type = "mlp", input_dim = 5, output_dim = 3, hidden_dims = { 13, 7 }, input_key = "x",
+                       target_key = "y" }
+  make_policy = function()
+    lr.manual_seed(cfg.seed)
+    return lr.policy.new(policy_cfg)
+  end
+  batch = function(first, count) return { x = X:narrow(0, first, count), y = Y:narrow(0, first, count) } end
+elseif cfg.policy == "act" then
+  local root = lr.default_dataset()
+  local plain = lr.dataset.lerobot { root = root }
+  local policy_cfg = lr.policy.defaults("act", { chunk_size = 4, n_action_steps = 4, dim_model = 32, n_heads = 4,
+                                                 dim_feedforward = 48, n_encoder_layers = 2, n_decoder_layers = 1,
+                                                 use_vae = false, dropout = 0.0 })
+  make_policy = function()
+    lr.manual_seed(cfg.seed)
+    return lr.policy.new(policy_cfg, plain)
+  end
+  local probe = make_policy()
+  local windows = lr.dataset.lerobot { root = root, delta_timestamps = probe:delta_timestamps(plain:meta().fps) }
+  local loader = windows:loader { batch_size = cfg.steps * per_step, shuffle = false }
+  local all = probe:preprocess(loader:next())
+  batch = function(first, count)
+    local slice = {}
+    for key, value in pairs(all) do
+      if type(value) ~= "string" and type(value) ~= "table" then slice[key] = value:narrow(0, first, count) end
+    end
+    return slice
+  end
+else
+  error("policy must be mlp or act, got " .. tostring(cfg.policy))
+end
+
+-- Returns the rank's persistent memory right after the last optimizer step (gradients still held).
+-- ACT has parameters whose gradient is zero in exact arithmetic (the key bias of attention):
+-- Adam would turn their rounding noise into full-size updates, so the ACT cases use SGD.
+local function make_optimizer(policy)
+  if cfg.optimizer == "sgd" then return lr.optim.sgd(policy, { lr = 0.05, momentum = 0.9, weight_decay = 0.01 }) end
+  return lr.optim.adamw(policy, { lr = 1e-2, weight_decay = 0.1 })
+end
+
+local function train(a, policy)
+  local opt = make_optimizer(policy)
+  a:prepare(policy, opt)
+  local memory
+  for step = 0, cfg.steps - 1 do
+    for micro = 0, cfg.accum - 1 do
+      local first = step * per_step + (micro * n + r) * b
+      local loss = policy:forward(a:to_device(batch(first, b)))
+      a:backward(loss)
+      if cfg.clip > 0 then a:clip_grad_norm(cfg.clip) end
+      assert(opt:step() == (micro == cfg.accum - 1), "optimizer steps only at the accumulation boundary")
+      memory = a:memory_stats(opt)
+      opt:zero_grad()
+    end
+  end
+  return memory
+end
+
+local sharded = make_policy()
+local mem = train(acc, sharded)
+local replicated = make_policy()
+train(ddp, replicated)
+
+-- Elementwise |got - want| <= atol + rtol * |want| (torch.allclose); returns the largest |got - want|.
+local function worst_difference(got, want, what)
+  local worst = 0
+  for name, p in pairs(want) do
+    assert(got[name], what .. " lacks " .. name)
+    local diff = (got[name]:cpu() - p:cpu()):abs()
+    local excess = (diff - p:cpu():abs() * cfg.rtol):max():item()
+    worst = math.max(worst, diff:max():item())
+    if excess > cfg.atol then
+      error(string.format("%s: %s differs by up to %.3g (rtol %.1g, atol %.1g)", what, name, diff:max():item(),
+                          cfg.rtol, cfg.atol))
+    end
+  end
+  return worst
+end
+
+local full = sharded:state_dict()  -- gathered from every rank's shards
+local vs_ddp = worst_difference(full, replicated:state_dict(), "FSDP vs DDP")
+
+-- Memory: parameters + gradients + optimizer state this rank keeps between steps.
+local units = acc:fsdp_units()
+local total, largest = 0, 0
+for _, unit in ipairs(units) do
+  total = total + unit.numel
+  largest = math.max(largest, unit.numel)
+end
+local persistent = mem.parameter_bytes + mem.gradient_bytes + mem.optimizer_bytes
+-- fp32 parameter, gradient and two Adam moments: 16 bytes per element.
+local bound = 16 * (total / acc.world_size + largest)
+if cfg.reshard_after_forward and cfg.dp_replicate == 1 and persistent > bound then
+  error(string.format("ZeRO-3 memory: %d bytes of parameters, gradients and optimizer state on rank %d exceed "
+                      .. "16 x (total/N + largest unit) = %d bytes", persistent, r, bound))
+end
+
+if r == 0 then
+  local reference = make_policy()
+  local opt = make_optimizer(reference)
+  for step = 0, cfg.steps - 1 do
+    local loss = reference:forward(batch(step * per_step, per_step))
+    loss:backward()
+    if cfg.clip > 0 then opt:clip_grad_norm(cfg.clip) end
+    opt:step()
+    opt:zero_grad()
+  end
+  local vs_single = worst_difference(full, reference:state_dict(), "FSDP vs one process")
+  print(string.format("fsdp equivalence ok: %s, %s, %d ranks x %d rows x %d accum, %d steps, %d units; "
+                      .. "largest difference vs ddp %.3g, vs one process %.3g; rank 0 keeps %d of %d bytes",
+                      cfg.policy, acc.strategy, n, b, cfg.accum, cfg.steps, #units, vs_ddp, vs_single,
+                      persistent, 16 * total))
+end
+acc:wait_for_everyone()
