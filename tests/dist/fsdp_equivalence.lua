@@ -11,7 +11,7 @@
 local lr = require "lrhost"
 local cfg = lr.config { policy = "mlp", global_batch = 12, steps = 3, accum = 1, clip = 0.0, seed = 7,
                         dp_shard = -1, dp_replicate = 1, reshard_after_forward = true, rtol = 1e-5, atol = 1e-7,
-                        optimizer = "adamw", mixed_precision = "no" }
+                        optimizer = "adamw", mixed_precision = "no", wrap_modules = "" }
 
 local function accelerator(parallelism, fsdp)
   return lr.accelerator { parallelism = parallelism,
@@ -19,7 +19,7 @@ local function accelerator(parallelism, fsdp)
                                           fsdp = fsdp } }
 end
 local acc = accelerator({ dp_shard = cfg.dp_shard, dp_replicate = cfg.dp_replicate },
-                        { reshard_after_forward = cfg.reshard_after_forward })
+                        { reshard_after_forward = cfg.reshard_after_forward, wrap_modules = cfg.wrap_modules })
 local ddp = accelerator({ dp_shard = 1, dp_replicate = 1 }, nil)
 local n, r = acc.world_size, acc.rank
 local per_step = cfg.global_batch

@@ -1,0 +1,53 @@
+# FSDP cases (label dist), included by tests/dist/CMakeLists.txt. fsdp_equivalence.lua compares FSDP
+# with DDP on the same ranks and with one process on the global batch after a few optimizer steps:
+# elementwise |fsdp - reference| <= 1e-7 + 1e-5 |reference| in fp32 (AdamW for mlp, SGD with
+# momentum for ACT, whose attention key bias has an exactly-zero gradient that Adam would amplify
+# from rounding noise). ZeRO-3 cases also check the per-rank memory bound total/N + largest unit.
+set(D ${CMAKE_CURRENT_SOURCE_DIR})
+set(EQ ${D}/fsdp_equivalence.lua)
+lrhost_dist_case(fsdp_zero3_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 2 x dp_replicate 1\\), 2 ranks"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ})
+lrhost_dist_case(fsdp_zero2_2 --match "fsdp equivalence ok: mlp, fsdp zero-2 \\(dp_shard 2 x dp_replicate 1\\), 2 ranks"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} reshard_after_forward=false)
+lrhost_dist_case(fsdp_zero3_3_accum_clip --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 3 ranks x 2 rows x 2 accum"
+  -- --nproc 3 --device cpu --run-dir @RUN@ ${EQ} accum=2 clip=0.05)
+lrhost_dist_case(fsdp_zero2_3_accum_clip --match "fsdp equivalence ok: mlp, fsdp zero-2 .* 3 ranks x 2 rows x 2 accum"
+  -- --nproc 3 --device cpu --run-dir @RUN@ ${EQ} accum=2 clip=0.05 reshard_after_forward=false)
+lrhost_dist_case(fsdp_zero3_4_clip --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 4 x dp_replicate 1\\), 4 ranks"
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} clip=0.05)
+lrhost_dist_case(fsdp_hybrid_2x2_clip
+  --match "fsdp equivalence ok: mlp, fsdp zero-3 hybrid \\(dp_shard 2 x dp_replicate 2\\), 4 ranks"
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} dp_shard=2 dp_replicate=2 clip=0.05)
+lrhost_dist_case(fsdp_hybrid_2x2_accum
+  --match "fsdp equivalence ok: mlp, fsdp zero-2 hybrid \\(dp_shard 2 x dp_replicate 2\\), 4 ranks x 1 rows x 3 accum"
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} dp_shard=2 dp_replicate=2 accum=3 reshard_after_forward=false)
+lrhost_dist_case(fsdp_single_process --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 1 x dp_replicate 1\\), 1 ranks x 4 rows x 3 accum"
+  -- --device cpu --run-dir @RUN@ ${EQ} accum=3)
+lrhost_dist_case(fsdp_act_zero3_2 --match "fsdp equivalence ok: act, fsdp zero-3 .* 2 ranks x 4 rows x 1 accum, 3 steps, 4 units"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd)
+lrhost_dist_case(fsdp_act_zero2_2_accum_clip --match "fsdp equivalence ok: act, fsdp zero-2 .* 2 ranks x 2 rows x 2 accum"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd accum=2 clip=0.5
+     reshard_after_forward=false)
+lrhost_dist_case(fsdp_act_hybrid_2x2 --match "fsdp equivalence ok: act, fsdp zero-3 hybrid .* 4 ranks x 2 rows"
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd dp_shard=2 dp_replicate=2)
+# bf16: gathered parameters in bf16 over fp32 shards; a loose check that training stays close to fp32.
+lrhost_dist_case(fsdp_bf16_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 2 ranks"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)
+
+# Errors: an unknown wrap module lists the policy's module types; a type whose forward runs no FSDP
+# hooks is refused; dp sizes that do not multiply to the rank count; a rank that skips a step.
+lrhost_dist_case(fsdp_unknown_wrap_module --exit 1 --max-seconds 30
+  --match "accelerator.fsdp.wrap_modules: 'Nope' matches no module of policy 'mlp'"
+  --match "its module types are: .*MlpLinear"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} wrap_modules=Nope)
+lrhost_dist_case(fsdp_unhookable_wrap_module --exit 1 --max-seconds 30
+  --match "module type 'ReLU' cannot be an FSDP unit: its forward runs no FSDP hooks"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} wrap_modules=ReLU)
+lrhost_dist_case(fsdp_bad_group_sizes --exit 1 --max-seconds 30
+  --match "dp_shard \\(2\\) x dp_replicate \\(1\\) must equal the number of ranks \\(3\\)"
+  -- --nproc 3 --device cpu --run-dir @RUN@ ${EQ} dp_shard=2)
+lrhost_dist_case(fsdp_skipped_forward --exit 1 --max-seconds 30
+  --match "job failed: rank 0 failed first"
+  --match "collective 'all_gather' on rank 0 timed out after 3 s"
+  -- --nproc 2 --device cpu --timeout 3 --run-dir @RUN@ ${R}/fsdp_skipped_forward.lua)
+set_tests_properties(dist.fsdp_act_zero3_2 dist.fsdp_act_zero2_2_accum_clip dist.fsdp_act_hybrid_2x2 PROPERTIES TIMEOUT 180)
