@@ -96,11 +96,18 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   if (config.contains("parallelism")) {
     config::ConfigReader parallel(config["parallelism"], "config 'parallelism'");
     result.dp_shard = parallel.integer("dp_shard", 1);
-    result.dp_replicate = parallel.positive_integer("dp_replicate", 1);
+    result.dp_replicate = parallel.integer("dp_replicate", 1);
     parallel.reject_unknown();
     if (result.dp_shard < 1 && result.dp_shard != -1)
       throw util::ConfigError("config 'parallelism.dp_shard' must be -1 (all ranks dp_replicate leaves) or >= 1, got " +
                               std::to_string(result.dp_shard));
+    if (result.dp_replicate < 1 && result.dp_replicate != -1)
+      throw util::ConfigError("config 'parallelism.dp_replicate' must be -1 (all ranks dp_shard leaves) or >= 1, got " +
+                              std::to_string(result.dp_replicate));
+    if (result.dp_shard == -1 && result.dp_replicate == -1)
+      throw util::ConfigError("config 'parallelism': dp_shard and dp_replicate cannot both be -1",
+                              "give one of them as a number of ranks");
+    result.fsdp_requested = result.dp_shard != 1;
   }
   if (accel.contains("fsdp")) {
     const auto& table = accel["fsdp"];
@@ -125,18 +132,19 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                         "move the collective out of acc:on_main(...)");
   });
   if (config_.mixed_precision == "fp16") state_->scaler.emplace();
-  if (config_.fsdp()) {
-    const int64_t world = world_size(), replicate = config_.dp_replicate;
-    shard_size_ = config_.dp_shard == -1 ? world / replicate : config_.dp_shard;
-    if (world % replicate != 0 || shard_size_ * replicate != world)
-      throw util::ConfigError("parallelism: dp_shard (" + std::to_string(config_.dp_shard) + ") x dp_replicate (" +
-                                  std::to_string(replicate) + ") must equal the number of ranks (" +
-                                  std::to_string(world) + ")",
-                              "use dp_shard = -1 to shard over every rank that dp_replicate leaves, or change --nproc/--gpus");
-  } else if (config_.dp_replicate != 1 && config_.dp_replicate != world_size()) {
-    throw util::ConfigError("parallelism.dp_replicate = " + std::to_string(config_.dp_replicate) +
-                            " with dp_shard = 1 (DDP) must equal the number of ranks (" + std::to_string(world_size()) + ")");
-  }
+  // Resolve -1 ("the rest") and check the product against the rank count.
+  const int64_t world = world_size();
+  const int64_t given_shard = config_.dp_shard, given_replicate = config_.dp_replicate;
+  if (config_.dp_shard == -1) config_.dp_shard = config_.dp_replicate > 0 ? world / config_.dp_replicate : 0;
+  if (config_.dp_replicate == -1) config_.dp_replicate = world / config_.dp_shard;
+  // dp_shard = 1 with the default dp_replicate = 1 is plain DDP over every rank.
+  if (config_.dp_shard == 1 && given_replicate == 1) config_.dp_replicate = world;
+  if (config_.dp_shard < 1 || config_.dp_shard * config_.dp_replicate != world)
+    throw util::ConfigError("parallelism: dp_shard (" + std::to_string(given_shard) + ") x dp_replicate (" +
+                                std::to_string(given_replicate) + ") must equal the number of ranks (" +
+                                std::to_string(world) + ")",
+                            "use -1 for one of them to take every rank the other leaves, or change --nproc/--gpus");
+  shard_size_ = config_.fsdp_requested ? config_.dp_shard : 1;
 }
 
 std::string Accelerator::strategy() const {

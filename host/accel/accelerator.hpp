@@ -29,14 +29,17 @@ struct AcceleratorConfig {
   int64_t gradient_accumulation_steps = 1;
   dist::BucketCaps buckets;
   int64_t batch_size = 0;  // per-rank micro-batch (0: unknown), for the printed batch semantics
-  // parallelism: dp_shard = 1 is DDP; anything else is FSDP with shard groups of dp_shard ranks
-  // (-1: every rank that dp_replicate leaves), replicated dp_replicate times (hybrid when both > 1).
+  // parallelism: dp_shard = 1 is DDP; anything else is FSDP with shard groups of dp_shard ranks,
+  // replicated dp_replicate times (hybrid when both > 1). -1 in either means "every rank the other
+  // leaves"; the Accelerator resolves it against the rank count.
   int64_t dp_shard = 1;
   int64_t dp_replicate = 1;
   bool reshard_after_forward = true;      // accelerator.fsdp: ZeRO-3 (true) or ZeRO-2 (false)
   std::vector<std::string> wrap_modules;  // accelerator.fsdp.wrap_modules; empty: the policy's types
 
-  bool fsdp() const { return dp_shard != 1; }
+  bool fsdp_requested = false;  // dp_shard was not 1 in the config (-1 counts even when it resolves to 1)
+
+  bool fsdp() const { return fsdp_requested; }
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
   // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =

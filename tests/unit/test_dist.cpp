@@ -31,8 +31,13 @@ class FakeComm final : public Comm {
     return std::make_shared<Done>();
   }
   void broadcast(torch::Tensor&, int) override {}
-  void all_gather_into(torch::Tensor&, const torch::Tensor&) override {}
+  std::shared_ptr<CommWork> all_gather_into_async(torch::Tensor&, const torch::Tensor&) override {
+    throw std::logic_error("FakeComm has no all_gather");
+  }
   void reduce_scatter_into(torch::Tensor&, const torch::Tensor&) override {}
+  std::shared_ptr<Comm> new_group(const std::string&, const std::vector<int>&) override {
+    throw std::logic_error("FakeComm has no groups");
+  }
   void barrier() override {}
   int launches = 0;
 

@@ -21,7 +21,8 @@ std::string joined(const std::set<std::string>& names) {
 std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<std::string>& wrap_modules) {
   std::vector<std::string> types = wrap_modules.empty() ? policy.fsdp_wrap_module_types() : wrap_modules;
   std::set<std::string> present;
-  for (const auto& item : policy.named_modules()) present.insert(policy::module_type_name(*item.value()));
+  for (const auto& item : policy.named_modules("", /*include_self=*/false))
+    present.insert(policy::module_type_name(*item.value()));
   if (types.empty())
     throw util::ConfigError("FSDP: policy '" + policy.type() + "' declares no wrap-unit module types and the recipe names none",
                             "set accelerator.fsdp.wrap_modules to module types of this policy (" + joined(present) +
