@@ -116,6 +116,17 @@ end
 local full = sharded:state_dict()  -- gathered from every rank's shards
 local vs_ddp = worst_difference(full, replicated:state_dict(), "FSDP vs DDP")
 
+-- Inference through the sharded policy (root and units gathered under no_grad, then resharded).
+if cfg.policy == "act" then
+  sharded:eval()
+  replicated:eval()
+  local inputs = acc:to_device(batch(r * b, b))
+  local got, want = sharded:predict_action_chunk(inputs), replicated:predict_action_chunk(inputs)
+  worst_difference({ chunk = got }, { chunk = want }, "FSDP vs DDP action chunk")
+  sharded:train()
+  replicated:train()
+end
+
 -- Memory: parameters + gradients + optimizer state this rank keeps between steps.
 local units = acc:fsdp_units()
 local total, largest = 0, 0
