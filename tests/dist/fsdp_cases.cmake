@@ -30,6 +30,9 @@ lrhost_dist_case(fsdp_act_zero2_2_accum_clip --match "fsdp equivalence ok: act, 
      reshard_after_forward=false)
 lrhost_dist_case(fsdp_act_hybrid_2x2 --match "fsdp equivalence ok: act, fsdp zero-3 hybrid .* 4 ranks x 2 rows"
   -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd dp_shard=2 dp_replicate=2)
+# Diffusion draws noise and timesteps per rank, so it is compared with DDP only (same draws per rank).
+lrhost_dist_case(fsdp_diffusion_zero3_2 --match "fsdp equivalence ok: diffusion, fsdp zero-3 .* 2 ranks x 4 rows x 1 accum, 3 steps, 9 units"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=diffusion global_batch=8 optimizer=sgd)
 # bf16: gathered parameters in bf16 over fp32 shards; a loose check that training stays close to fp32.
 lrhost_dist_case(fsdp_bf16_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 2 ranks"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)
@@ -50,4 +53,5 @@ lrhost_dist_case(fsdp_skipped_forward --exit 1 --max-seconds 30
   --match "job failed: rank 0 failed first"
   --match "collective 'all_gather' on rank 0 timed out after 3 s"
   -- --nproc 2 --device cpu --timeout 3 --run-dir @RUN@ ${R}/fsdp_skipped_forward.lua)
-set_tests_properties(dist.fsdp_act_zero3_2 dist.fsdp_act_zero2_2_accum_clip dist.fsdp_act_hybrid_2x2 PROPERTIES TIMEOUT 180)
+set_tests_properties(dist.fsdp_act_zero3_2 dist.fsdp_act_zero2_2_accum_clip dist.fsdp_act_hybrid_2x2
+                     dist.fsdp_diffusion_zero3_2 PROPERTIES TIMEOUT 180)

@@ -41,12 +41,16 @@ if cfg.policy == "mlp" then
     return lr.policy.new(policy_cfg)
   end
   batch = function(first, count) return { x = X:narrow(0, first, count), y = Y:narrow(0, first, count) } end
-elseif cfg.policy == "act" then
+elseif cfg.policy == "act" or cfg.policy == "diffusion" then
   local root = lr.default_dataset()
   local plain = lr.dataset.lerobot { root = root }
-  local policy_cfg = lr.policy.defaults("act", { chunk_size = 4, n_action_steps = 4, dim_model = 32, n_heads = 4,
-                                                 dim_feedforward = 48, n_encoder_layers = 2, n_decoder_layers = 1,
-                                                 use_vae = false, dropout = 0.0 })
+  local policy_cfg = cfg.policy == "act"
+    and lr.policy.defaults("act", { chunk_size = 4, n_action_steps = 4, dim_model = 32, n_heads = 4,
+                                    dim_feedforward = 48, n_encoder_layers = 2, n_decoder_layers = 1,
+                                    use_vae = false, dropout = 0.0 })
+    or lr.policy.defaults("diffusion", { down_dims = { 32, 64 }, diffusion_step_embed_dim = 16, horizon = 8,
+                                         n_action_steps = 4, noise_scheduler_type = "DDIM", num_inference_steps = 3,
+                                         crop_shape = nil })
   make_policy = function()
     lr.manual_seed(cfg.seed)
     return lr.policy.new(policy_cfg, plain)
@@ -63,7 +67,7 @@ elseif cfg.policy == "act" then
     return slice
   end
 else
-  error("policy must be mlp or act, got " .. tostring(cfg.policy))
+  error("policy must be mlp, act or diffusion, got " .. tostring(cfg.policy))
 end
 
 -- Returns the rank's persistent memory right after the last optimizer step (gradients still held).
@@ -92,9 +96,14 @@ local function train(a, policy)
   return memory
 end
 
+-- Both runs draw the same random numbers on a rank (Diffusion's noise and timesteps), so FSDP and
+-- DDP see identical inputs; one process on the global batch would draw different ones, so the
+-- Diffusion case compares with DDP only.
 local sharded = make_policy()
+lr.manual_seed(cfg.seed + 1 + r)
 local mem = train(acc, sharded)
 local replicated = make_policy()
+lr.manual_seed(cfg.seed + 1 + r)
 train(ddp, replicated)
 
 -- Elementwise |got - want| <= atol + rtol * |want| (torch.allclose); returns the largest |got - want|.
@@ -117,11 +126,14 @@ local full = sharded:state_dict()  -- gathered from every rank's shards
 local vs_ddp = worst_difference(full, replicated:state_dict(), "FSDP vs DDP")
 
 -- Inference through the sharded policy (root and units gathered under no_grad, then resharded).
-if cfg.policy == "act" then
+if cfg.policy ~= "mlp" then
+  lr.manual_seed(cfg.seed)
   sharded:eval()
   replicated:eval()
   local inputs = acc:to_device(batch(r * b, b))
-  local got, want = sharded:predict_action_chunk(inputs), replicated:predict_action_chunk(inputs)
+  local got = sharded:predict_action_chunk(inputs)
+  lr.manual_seed(cfg.seed)
+  local want = replicated:predict_action_chunk(inputs)
   worst_difference({ chunk = got }, { chunk = want }, "FSDP vs DDP action chunk")
   sharded:train()
   replicated:train()
@@ -142,7 +154,11 @@ if cfg.reshard_after_forward and cfg.dp_replicate == 1 and persistent > bound th
                       .. "16 x (total/N + largest unit) = %d bytes", persistent, r, bound))
 end
 
-if r == 0 then
+if r == 0 and cfg.policy == "diffusion" then
+  print(string.format("fsdp equivalence ok: %s, %s, %d ranks x %d rows x %d accum, %d steps, %d units; "
+                      .. "largest difference vs ddp %.3g; rank 0 keeps %d of %d bytes", cfg.policy, acc.strategy, n, b,
+                      cfg.accum, cfg.steps, #units, vs_ddp, persistent, 16 * total))
+elseif r == 0 then
   local reference = make_policy()
   local opt = make_optimizer(reference)
   for step = 0, cfg.steps - 1 do
