@@ -61,6 +61,7 @@ struct CheckpointHandle {
       auto held = loader;
       t.sampler_state = [held] { return data::loader_state_to_json(held->position(), held->sampler().options()); };
     }
+    if (acc) t.fsdp = acc->fsdp();
     return t;
   }
 
@@ -177,8 +178,11 @@ int w_checkpoint(lua_State* L) {
     }
     if (options.batch_size == 0 && handle->loader) options.batch_size = handle->loader->sampler().options().batch_size;
     if (options.batch_size == 0) options.batch_size = integer_at(options.train_config, {"batch_size"}, 0);
-    options.dp_replicate = integer_at(options.train_config, {"parallelism", "dp_replicate"}, 1);
-    options.dp_shard = integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
+    // The layout as the accelerator resolved it (-1 entries filled in); DDP is dp_shard 1.
+    options.dp_replicate = handle->acc ? handle->acc->config().dp_replicate
+                                       : integer_at(options.train_config, {"parallelism", "dp_replicate"}, 1);
+    options.dp_shard = handle->acc ? handle->acc->shard_size()
+                                   : integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
     dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
     handle->manager = std::make_unique<ckpt::CheckpointManager>(options, comm);
 

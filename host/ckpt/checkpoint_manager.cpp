@@ -9,6 +9,8 @@
 
 #include "host/ckpt/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
+#include "host/ckpt/safetensors.hpp"
+#include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
@@ -40,6 +42,10 @@ std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   for (const char* file : {"pretrained_model/config.json", "pretrained_model/model.safetensors",
                            "training_state/training_step.json", "training_state/rng_state.safetensors"})
     if (!path_exists(step_dir / file)) missing.push_back(file);
+  const fs::path shards = step_dir / kTrainingStateDir / kShardsDir;
+  if (path_exists(shards))
+    for (const auto& file : missing_shard_files(shards))
+      missing.push_back(std::string(kTrainingStateDir) + "/" + kShardsDir + "/" + file);
   return missing;
 }
 
@@ -128,7 +134,9 @@ void CheckpointManager::collective(const std::string& what, bool all_ranks, cons
   if (error) std::rethrow_exception(error);
 }
 
-void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step, const CheckpointTargets& targets) {
+void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step, const CheckpointTargets& targets,
+                                         const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
+                                         const fs::path& shards) {
   std::error_code ec;
   fs::create_directories(step_dir.parent_path(), ec);
   if (ec) throw util::IoError("cannot create " + step_dir.parent_path().string() + ": " + ec.message());
@@ -138,7 +146,10 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   fs::create_directories(state, ec);
   if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
   if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
-  save_pretrained(*targets.policy, pretrained);
+  if (full_state)
+    save_pretrained(*targets.policy, pretrained, *full_state);
+  else
+    save_pretrained(*targets.policy, pretrained);
   write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
   nlohmann::ordered_json launch;
   launch["recipe"] = options_.recipe_path;
@@ -148,7 +159,16 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
     launch["recipe_copy"] = kRecipeCopyFile;
   }
   write_file_atomic(pretrained / kLaunchFile, launch.dump(4));
-  if (targets.optimizer) optim::save_optimizer_state(*targets.optimizer, state, targets.scheduler != nullptr);
+  if (targets.optimizer && !shards.empty())
+    write_file_atomic(state / optim::kOptimizerParamGroupsFile,
+                      optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
+  else if (targets.optimizer)
+    optim::save_optimizer_state(*targets.optimizer, state, targets.scheduler != nullptr);
+  if (!shards.empty()) {
+    fs::rename(shards, state / kShardsDir, ec);
+    if (ec) throw util::IoError("cannot move " + shards.string() + " into " + state.string() + ": " + ec.message());
+    write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(targets.fsdp->view()).dump(2));
+  }
   if (targets.scheduler && targets.optimizer)
     optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
   save_rng_state(state);
@@ -182,9 +202,28 @@ void CheckpointManager::apply_retention(const fs::path& keep) {
 fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets) {
   if (step < 0) throw util::ConfigError("checkpoint: step must be >= 0, got " + std::to_string(step));
   const fs::path step_dir = checkpoints_dir() / step_identifier(step, options_.total_steps);
+  std::vector<std::pair<std::string, torch::Tensor>> full_state;
+  fs::path shards;
+  if (targets.fsdp) {
+    if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
+    full_state = targets.policy->state_dict();  // a collective: every rank gathers
+    // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
+    shards = checkpoints_dir() / (std::string(kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
+    collective("preparing the FSDP shard folder", false, [&] {
+      if (path_exists(shards)) remove_tree(shards);
+      std::error_code ec;
+      fs::create_directories(shards, ec);
+      if (ec) throw util::IoError("cannot create " + shards.string() + ": " + ec.message());
+    });
+    collective("writing FSDP shards at step " + std::to_string(step), true, [&] {
+      const auto& view = targets.fsdp->view();
+      if (view.replicate_rank == 0)
+        write_rank_shards(shards / shard_file_name(view.shard_rank), *targets.fsdp, targets.optimizer);
+    });
+  }
   // Gathering the sampler position is local, but must happen on every rank in the same order.
   collective("checkpoint save at step " + std::to_string(step), false, [&] {
-    write_checkpoint(step_dir, step, targets);
+    write_checkpoint(step_dir, step, targets, targets.fsdp ? &full_state : nullptr, shards);
     apply_retention(step_dir);
     spdlog::info("checkpoint: saved step {} to {}", step, step_dir.string());
   });
@@ -209,14 +248,42 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
   collective("resume from " + step_dir.string(), true, [&] {
     const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
     record = load_training_step(state);
-    if (targets.policy) {
+    const bool sharded = path_exists(state / kShardsDir);
+    if (sharded && !targets.fsdp)
+      throw util::ConfigError(step_dir.string() + " holds FSDP shards (training_state/" + kShardsDir +
+                                  "); this run does not use FSDP",
+                              "resume it with FSDP (parallelism.dp_shard other than 1), at any number of ranks");
+    if (!sharded && targets.fsdp)
+      throw util::ConfigError(step_dir.string() + " was written without FSDP; this run shards with FSDP",
+                              "resume it with parallelism.dp_shard = 1 (DDP), or start the FSDP run from its "
+                              "pretrained_model/ weights");
+    if (targets.fsdp && targets.policy) {
+      // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
+      // frozen parameters (not sharded) from model.safetensors.
+      load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
+      auto model = read_safetensors(pretrained / kModelFile);
+      const auto& view = targets.fsdp->view();
+      torch::NoGradGuard no_grad;
+      auto restore = [&](const std::string& name, torch::Tensor& tensor) {
+        if (view.find(name) != nullptr) return;
+        tensor.detach().copy_(model.at(name));
+      };
+      for (auto& item : targets.policy->named_parameters()) restore(item.key(), item.value());
+      for (auto& item : targets.policy->named_buffers()) restore(item.key(), item.value());
+      if (policy::PolicyProcessors::present(pretrained))
+        targets.policy->set_processors(
+            std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
+    } else if (targets.policy) {
       load_state_dict(*targets.policy, pretrained / kModelFile, true);
       // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
       if (policy::PolicyProcessors::present(pretrained))
         targets.policy->set_processors(
             std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
     }
-    if (targets.optimizer) optim::load_optimizer_state(*targets.optimizer, state);
+    if (targets.optimizer && targets.fsdp)
+      optim::load_optimizer_param_groups(*targets.optimizer, state);
+    else if (targets.optimizer)
+      optim::load_optimizer_state(*targets.optimizer, state);
     if (targets.scheduler && targets.optimizer)
       optim::load_scheduler_state(*targets.scheduler, *targets.optimizer, state);
     load_rng_state(state);

@@ -18,6 +18,7 @@
 
 #include "host/ckpt/training_state.hpp"
 #include "host/dist/comm.hpp"
+#include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
@@ -38,6 +39,9 @@ struct CheckpointTargets {
   optim::Optimizer* optimizer = nullptr;
   optim::LrScheduler* scheduler = nullptr;
   std::function<nlohmann::json()> sampler_state;  // the loader position (Loader:state())
+  // FSDP: the full state dict is gathered from every rank, and every rank of replica 0 writes its
+  // parameter and optimizer shards (sharded_state.hpp) instead of optimizer_state.safetensors.
+  dist::fsdp::FsdpEngine* fsdp = nullptr;
 };
 
 struct CheckpointOptions {
@@ -89,7 +93,11 @@ class CheckpointManager {
   TrainingStep resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets);
 
  private:
-  void write_checkpoint(const std::filesystem::path& step_dir, int64_t step, const CheckpointTargets& targets);
+  // `full_state`: the gathered state dict (FSDP) or null; `shards`: the folder of this save's shard
+  // files (FSDP) or empty, moved into training_state/.
+  void write_checkpoint(const std::filesystem::path& step_dir, int64_t step, const CheckpointTargets& targets,
+                        const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
+                        const std::filesystem::path& shards);
   void apply_retention(const std::filesystem::path& keep);
   // Runs `body` on rank 0 (or everywhere with `all_ranks`), then one all-reduce: if it failed on any
   // rank, every rank throws (rank 0 its own error).

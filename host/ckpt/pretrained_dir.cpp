@@ -12,6 +12,7 @@
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
+#include "host/util/log.hpp"
 
 namespace lrhost::ckpt {
 namespace fs = std::filesystem;
@@ -32,10 +33,17 @@ std::string shape_text(c10::IntArrayRef sizes) {
 }  // namespace
 
 void save_pretrained(const policy::Policy& policy, const fs::path& dir) {
+  auto state = policy.state_dict();
+  // An FSDP-sharded policy gathers its state dict on every rank (all must call this); one writes.
+  if (policy.is_sharded() && util::rank_from_environment() != 0) return;
+  save_pretrained(policy, dir, std::move(state));
+}
+
+void save_pretrained(const policy::Policy& policy, const fs::path& dir,
+                     std::vector<std::pair<std::string, torch::Tensor>> entries) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw util::IoError("cannot create " + dir.string() + ": " + ec.message());
-  auto entries = policy.state_dict();
   // safetensors' own writer orders tensors by dtype (widest first), then by name; do the same so the
   // file matches what huggingface_hub would write for the same state dict.
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {

@@ -20,8 +20,12 @@ inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kModelFile = "model.safetensors";
 
 // Writes config.json, model.safetensors and the processors (when set) into `dir` (created when
-// missing). Each file is written atomically; checkpoints make the whole folder atomic.
+// missing). Each file is written atomically; checkpoints make the whole folder atomic. For a policy
+// sharded by FSDP every rank must call it (the full state dict is gathered); rank 0 writes.
 void save_pretrained(const policy::Policy& policy, const std::filesystem::path& dir);
+// The same with the state dict given (FSDP: gathered once, before rank 0 writes).
+void save_pretrained(const policy::Policy& policy, const std::filesystem::path& dir,
+                     std::vector<std::pair<std::string, torch::Tensor>> state);
 
 // config.json of `dir` as an ordered object (DataError naming the file when unreadable or invalid).
 nlohmann::ordered_json read_config_json(const std::filesystem::path& dir);

@@ -9,6 +9,7 @@
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/safetensors.hpp"
+#include "host/ckpt/sharded_state.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
@@ -98,7 +99,11 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
   }
   if (path_exists(state / optim::kOptimizerParamGroupsFile)) {
     auto groups = read_json(state / optim::kOptimizerParamGroupsFile);
-    auto tensors = ckpt::read_safetensors(state / optim::kOptimizerStateFile);
+    // FSDP checkpoints keep the per-parameter state in their shard files.
+    const bool sharded = path_exists(state / ckpt::kShardsDir);
+    std::string where = sharded ? "in the FSDP shard files"
+                                : std::to_string(ckpt::read_safetensors(state / optim::kOptimizerStateFile).tensors.size()) +
+                                      " state tensors";
     std::string lrs;
     bool decoupled = false;
     for (const auto& g : groups) {
@@ -106,10 +111,16 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
       decoupled = decoupled || g.value("decoupled_weight_decay", false);
     }
     std::string kind = groups.size() && groups[0].contains("betas") ? (decoupled ? "adamw" : "adam") : "sgd";
-    out << "  optimizer: " << kind << ", " << groups.size() << " group(s), lr " << lrs << ", " << tensors.tensors.size()
-        << " state tensors\n";
+    out << "  optimizer: " << kind << ", " << groups.size() << " group(s), lr " << lrs << ", " << where << "\n";
   } else {
     out << "  optimizer: none\n";
+  }
+  if (path_exists(state / ckpt::kShardsDir / ckpt::kShardIndexFile)) {
+    auto index = read_json(state / ckpt::kShardsDir / ckpt::kShardIndexFile);
+    out << "  sharded (FSDP): " << index.value("files", nlohmann::json::array()).size() << " shard file(s), dp_shard "
+        << index.value("shard_size", nlohmann::json()).dump() << " x dp_replicate "
+        << index.value("replicate_size", nlohmann::json()).dump() << ", "
+        << index.value("params", nlohmann::json::object()).size() << " sharded parameters; resumable at any rank count\n";
   }
   if (path_exists(state / optim::kSchedulerStateFile)) {
     auto scheduler = read_json(state / optim::kSchedulerStateFile);

@@ -184,8 +184,10 @@ void save_optimizer_state(Optimizer& optimizer, const fs::path& dir, bool with_i
   ckpt::write_file_atomic(dir / kOptimizerParamGroupsFile, optimizer_param_groups(optimizer, with_initial_lr).dump(4));
 }
 
-void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
-  const fs::path groups_file = dir / kOptimizerParamGroupsFile, state_file = dir / kOptimizerStateFile;
+// Checks optimizer_param_groups.json against the optimizer; returns the saved groups and the
+// optimizer's parameters in state-index order.
+static std::pair<ordered_json, std::vector<torch::Tensor>> check_param_groups(Optimizer& optimizer, const fs::path& dir) {
+  const fs::path groups_file = dir / kOptimizerParamGroupsFile;
   ordered_json saved = parse_json_file(groups_file);
   auto& torch_optimizer = optimizer.torch_optimizer();
   auto& groups = torch_optimizer.param_groups();
@@ -210,6 +212,14 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
                    saved[g]["initial_lr"].get<double>(), optimizer.initial_lr(g));
     params.insert(params.end(), groups[g].params().begin(), groups[g].params().end());
   }
+  return {saved, params};
+}
+
+void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
+  const fs::path state_file = dir / kOptimizerStateFile;
+  auto [saved, params] = check_param_groups(optimizer, dir);
+  auto& torch_optimizer = optimizer.torch_optimizer();
+  auto& groups = torch_optimizer.param_groups();
   auto content = ckpt::read_safetensors(state_file);
   // name -> tensor per parameter index, checked before anything changes.
   std::map<int64_t, std::map<std::string, torch::Tensor>> by_index;
@@ -257,33 +267,46 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
   }
   for (std::size_t g = 0; g < groups.size(); ++g) apply_group(kind, groups[g].options(), saved[g]);
   torch_optimizer.state().clear();
-  auto on_device = [](const torch::Tensor& t, const torch::Tensor& p) { return t.to(p.device()).clone(); };
-  for (const auto& [index, entries] : by_index) {
-    const auto& p = params[static_cast<std::size_t>(index)];
-    void* key = p.unsafeGetTensorImpl();
-    if (is_adam(kind)) {
-      auto step = static_cast<int64_t>(std::llround(entries.at("step").to(torch::kFloat64).item<double>()));
-      auto max_sq = entries.count("max_exp_avg_sq") ? on_device(entries.at("max_exp_avg_sq"), p) : torch::Tensor();
-      if (kind == "adamw") {
-        auto state = std::make_unique<torch::optim::AdamWParamState>();
-        state->step(step)
-            .exp_avg(on_device(entries.at("exp_avg"), p))
-            .exp_avg_sq(on_device(entries.at("exp_avg_sq"), p));
-        if (max_sq.defined()) state->max_exp_avg_sq(max_sq);
-        torch_optimizer.state()[key] = std::move(state);
-      } else {
-        auto state = std::make_unique<torch::optim::AdamParamState>();
-        state->step(step)
-            .exp_avg(on_device(entries.at("exp_avg"), p))
-            .exp_avg_sq(on_device(entries.at("exp_avg_sq"), p));
-        if (max_sq.defined()) state->max_exp_avg_sq(max_sq);
-        torch_optimizer.state()[key] = std::move(state);
-      }
-    } else if (entries.count("momentum_buffer")) {
-      auto state = std::make_unique<torch::optim::SGDParamState>();
-      state->momentum_buffer(on_device(entries.at("momentum_buffer"), p));
-      torch_optimizer.state()[key] = std::move(state);
+  for (const auto& [index, entries] : by_index) set_param_state(optimizer, params[static_cast<std::size_t>(index)], entries);
+}
+
+void load_optimizer_param_groups(Optimizer& optimizer, const fs::path& dir) {
+  auto [saved, params] = check_param_groups(optimizer, dir);
+  auto& groups = optimizer.torch_optimizer().param_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) apply_group(optimizer.kind(), groups[g].options(), saved[g]);
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer, const torch::Tensor& param) {
+  auto& state = optimizer.torch_optimizer().state();
+  auto found = state.find(param.unsafeGetTensorImpl());
+  if (found == state.end()) return {};
+  return param_state(optimizer.kind(), *found->second);
+}
+
+void set_param_state(Optimizer& optimizer, const torch::Tensor& param,
+                     const std::map<std::string, torch::Tensor>& entries) {
+  const std::string kind = optimizer.kind();
+  auto& state_map = optimizer.torch_optimizer().state();
+  auto on_device = [&](const torch::Tensor& t) { return t.to(param.device()).clone(); };
+  void* key = param.unsafeGetTensorImpl();
+  if (is_adam(kind)) {
+    auto step = static_cast<int64_t>(std::llround(entries.at("step").to(torch::kFloat64).item<double>()));
+    auto max_sq = entries.count("max_exp_avg_sq") ? on_device(entries.at("max_exp_avg_sq")) : torch::Tensor();
+    if (kind == "adamw") {
+      auto state = std::make_unique<torch::optim::AdamWParamState>();
+      state->step(step).exp_avg(on_device(entries.at("exp_avg"))).exp_avg_sq(on_device(entries.at("exp_avg_sq")));
+      if (max_sq.defined()) state->max_exp_avg_sq(max_sq);
+      state_map[key] = std::move(state);
+    } else {
+      auto state = std::make_unique<torch::optim::AdamParamState>();
+      state->step(step).exp_avg(on_device(entries.at("exp_avg"))).exp_avg_sq(on_device(entries.at("exp_avg_sq")));
+      if (max_sq.defined()) state->max_exp_avg_sq(max_sq);
+      state_map[key] = std::move(state);
     }
+  } else if (entries.count("momentum_buffer")) {
+    auto state = std::make_unique<torch::optim::SGDParamState>();
+    state->momentum_buffer(on_device(entries.at("momentum_buffer")));
+    state_map[key] = std::move(state);
   }
 }
 

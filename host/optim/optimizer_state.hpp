@@ -7,6 +7,7 @@
 // per-parameter state back into the LibTorch optimizer so training continues bit for bit.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -34,6 +35,16 @@ void save_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir
 // are checked (DataError naming the file); group hyperparameters (lr, betas, eps, weight_decay) are
 // taken from the file, as torch's load_state_dict does.
 void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir);
+
+// Only the group checks and hyperparameters of load_optimizer_state (FSDP checkpoints keep the
+// per-parameter state in their shard files instead of optimizer_state.safetensors).
+void load_optimizer_param_groups(Optimizer& optimizer, const std::filesystem::path& dir);
+// One parameter's state tensors by torch's names (Adam: step as a 0-d float32, exp_avg, exp_avg_sq,
+// max_exp_avg_sq when defined; SGD: momentum_buffer); empty when it has no state yet.
+std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer, const torch::Tensor& param);
+// Replaces one parameter's state from such tensors (copied to the parameter's device). The names
+// must have been checked (Adam needs step, exp_avg and exp_avg_sq).
+void set_param_state(Optimizer& optimizer, const torch::Tensor& param, const std::map<std::string, torch::Tensor>& entries);
 
 // LambdaLR.state_dict() of torch 2.11 for this scheduler.
 nlohmann::ordered_json scheduler_state_json(const LrScheduler& scheduler, const Optimizer& optimizer);

@@ -125,6 +125,17 @@ end
 local full = sharded:state_dict()  -- gathered from every rank's shards
 local vs_ddp = worst_difference(full, replicated:state_dict(), "FSDP vs DDP")
 
+-- Full state dict round trip: every rank calls save_pretrained (a gather), rank 0 writes a
+-- LeRobot-format folder that one process loads back exactly.
+local saved_dir = lr.run_dir() .. "/fsdp_pretrained"
+sharded:save_pretrained(saved_dir)
+acc:wait_for_everyone()
+if r == 0 then
+  local loaded = lr.policy.load(saved_dir):state_dict()
+  local exact = worst_difference(loaded, full, "saved full state dict")
+  assert(exact == 0, "the saved full state dict must load back bit for bit")
+end
+
 -- Inference through the sharded policy (root and units gathered under no_grad, then resharded).
 if cfg.policy ~= "mlp" then
   lr.manual_seed(cfg.seed)

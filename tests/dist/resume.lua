@@ -5,11 +5,12 @@
 -- continues it from the checkpoint. The default batch of 14 leaves a short last batch in every
 -- epoch (240 frames). Rank 0 writes the final parameters and the per-step losses and
 -- learning rates to `result`; compare = "a,b" checks two results against each other (tolerance 0:
--- bit for bit). Driven by resume.sh.
+-- bit for bit). Driven by resume.sh, and by fsdp_resume.sh for FSDP runs resumed at another rank count.
 local lr = require "lrhost"
 local cfg = lr.config {
   steps = 30, batch_size = 14, seed = 1000, resume = false, output_dir = "outputs/resume_test",
-  save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0,
+  save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0, dropout = 0.1,
+  parallelism = { dp_shard = 1, dp_replicate = 1 },  -- dp_shard=-1: FSDP (fsdp_resume.sh)
 }
 
 if cfg.compare ~= "" then
@@ -42,7 +43,7 @@ local acc = lr.accelerator(cfg)
 lr.manual_seed(cfg.seed)
 local ds = lr.dataset.lerobot { root = lr.default_dataset(), keys = { "observation.state", "action" },
                                 episodes = { 0, 1, 2 } }
-local policy = lr.policy.new({ type = "mlp", hidden_dims = { 32, 32 }, dropout = 0.1 }, ds,
+local policy = lr.policy.new({ type = "mlp", hidden_dims = { 32, 32 }, dropout = cfg.dropout }, ds,
                              { normalization_mapping = { STATE = "MEAN_STD", ACTION = "MIN_MAX" } })
 local opt = lr.optim.adamw(policy, { lr = 3e-3, weight_decay = 1e-2 })
 local sched = lr.optim.scheduler(opt, { type = "cosine_with_warmup", warmup_steps = 3, total_steps = cfg.steps })
@@ -65,7 +66,8 @@ for step, batch in loader:steps(ckpt:resume_step() + 1, cfg.steps) do
   opt:step()
   opt:zero_grad()
   sched:step()
-  record["loss/" .. step] = lr.tensor({ loss:item() }, { dtype = "float64" })
+  -- The mean over ranks: the global batch's loss, comparable across rank counts.
+  record["loss/" .. step] = lr.tensor({ acc:all_reduce(loss:item(), "mean") }, { dtype = "float64" })
   if step % cfg.save_freq == 0 or step == cfg.steps or step == cfg.stop_after then ckpt:save(step) end
   if step == cfg.stop_after and ckpt:resume_step() == 0 then
     interrupted = true
@@ -73,8 +75,10 @@ for step, batch in loader:steps(ckpt:resume_step() + 1, cfg.steps) do
   end
 end
 
-if not interrupted and acc.rank == 0 and cfg.result ~= "" then
-  for name, p in pairs(policy:named_parameters()) do record["param/" .. name] = p:detach():cpu() end
+-- state_dict() gathers FSDP shards, so every rank calls it.
+local state = (not interrupted and cfg.result ~= "") and policy:state_dict() or nil
+if state and acc.rank == 0 then
+  for name, p in pairs(state) do record["param/" .. name] = p:detach():cpu() end
   lr.save_safetensors(cfg.result, record)
   print("wrote " .. cfg.result)
 end
