@@ -6,7 +6,7 @@
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
 // to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats(), memory_stats([opt]),
-// fsdp_units(), loader(dataset, options)
+// fsdp_units(), device_memory(), reset_peak_memory(), loader(dataset, options)
 // (this rank's shard of the batches, on the accelerator's device).
 // Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
 // returned, numbers come back as numbers.
@@ -373,6 +373,33 @@ int w_memory_stats(lua_State* L) {
   });
 }
 
+// acc:device_memory() -> {allocated, peak, reserved} bytes of this rank's GPU (nil on the CPU);
+// acc:reset_peak_memory() starts a new peak.
+int w_device_memory(lua_State* L) {
+  return lx_guard(L, "Accelerator:device_memory", [&] {
+    auto memory = check_accelerator(L, 1).device_memory();
+    if (!memory) {
+      lua_pushnil(L);
+      return 1;
+    }
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, static_cast<double>(memory->allocated));
+    lua_setfield(L, -2, "allocated");
+    lua_pushnumber(L, static_cast<double>(memory->peak));
+    lua_setfield(L, -2, "peak");
+    lua_pushnumber(L, static_cast<double>(memory->reserved));
+    lua_setfield(L, -2, "reserved");
+    return 1;
+  });
+}
+
+int w_reset_peak_memory(lua_State* L) {
+  return lx_guard(L, "Accelerator:reset_peak_memory", [&] {
+    check_accelerator(L, 1).reset_peak_memory();
+    return 0;
+  });
+}
+
 // acc:fsdp_units() -> list of {name, type, numel, shard_numel} (nil under DDP).
 int w_fsdp_units(lua_State* L) {
   return lx_guard(L, "Accelerator:fsdp_units", [&] {
@@ -417,7 +444,8 @@ void open_accelerator(lua_State* L, int module) {
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
                               {"ddp_stats", w_ddp_stats}, {"memory_stats", w_memory_stats},
-                              {"fsdp_units", w_fsdp_units}, {"loader", w_loader}, {nullptr, nullptr}};
+                              {"fsdp_units", w_fsdp_units}, {"device_memory", w_device_memory},
+                              {"reset_peak_memory", w_reset_peak_memory}, {"loader", w_loader}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<accel::Accelerator>::type, methods, w_properties);
   lua_pushcfunction(L, w_accelerator);
   lua_setfield(L, module, "accelerator");

@@ -7,6 +7,7 @@
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
 #include "host/util/error.hpp"
+#include "host/util/profiler_trace.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -28,6 +29,21 @@ int w_no_grad(lua_State* L) {
     lx_check_function(L, 1);
     torch::NoGradGuard no_grad;
     status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    return 0;
+  });
+  (void)guard_result;
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
+}
+
+// lr.profile(path, fn, ...): runs fn under the profiler and writes a Chrome trace to path.
+int w_profile(lua_State* L) {
+  int status = 0;
+  int guard_result = lx_guard(L, "lr.profile", [&] {
+    std::string path = lx_check_string(L, 1);
+    lx_check_function(L, 2);
+    lua_remove(L, 1);
+    util::write_profiler_trace(path, [&] { status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0); });
     return 0;
   });
   (void)guard_result;
@@ -89,7 +105,8 @@ int w_run_dir(lua_State* L) {
 void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {nullptr, nullptr}};
+                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"profile", w_profile},
+                                {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);
   lua_setfield(L, module, "version");

@@ -2,6 +2,7 @@
 // loss scaling, global clipping and metric reduction.
 #include "host/accel/accelerator.hpp"
 
+#include <c10/core/CachingDeviceAllocator.h>
 #include <torch/csrc/utils/tensor_flatten.h>
 
 #include <functional>
@@ -145,6 +146,18 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                                 std::to_string(world) + ")",
                             "use -1 for one of them to take every rank the other leaves, or change --nproc/--gpus");
   shard_size_ = config_.fsdp_requested ? config_.dp_shard : 1;
+}
+
+std::optional<Accelerator::DeviceMemory> Accelerator::device_memory() const {
+  if (device_.is_cpu()) return std::nullopt;
+  auto stats = c10::getDeviceAllocator(device_.type())->getDeviceStats(device_.index());
+  constexpr auto all = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  return DeviceMemory{stats.allocated_bytes[all].current, stats.allocated_bytes[all].peak,
+                      stats.reserved_bytes[all].current};
+}
+
+void Accelerator::reset_peak_memory() const {
+  if (!device_.is_cpu()) c10::getDeviceAllocator(device_.type())->resetPeakStats(device_.index());
 }
 
 std::string Accelerator::strategy() const {

@@ -75,6 +75,13 @@ class Accelerator {
   int64_t shard_size() const { return shard_size_; }
   dist::fsdp::FsdpEngine* fsdp() { return fsdp_.get(); }
   MemoryStats memory_stats(const optim::Optimizer* optimizer) const;
+  // The device allocator's figures for this rank's accelerator device (CUDA): bytes allocated now,
+  // peak allocated since the last reset, reserved; nullopt on the CPU.
+  struct DeviceMemory {
+    int64_t allocated = 0, peak = 0, reserved = 0;
+  };
+  std::optional<DeviceMemory> device_memory() const;
+  void reset_peak_memory() const;
 
   void prepare(policy::Policy& policy, optim::Optimizer* optimizer);
   // Scales for accumulation (and fp16), runs backward; gradients are synchronised across ranks only

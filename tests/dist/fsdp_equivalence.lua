@@ -4,8 +4,9 @@
 -- Every rank trains an FSDP copy and a DDP copy (two accelerators share the process group); rank 0
 -- also trains the single-process reference. Full parameters come from policy:state_dict(), which
 -- gathers the shards (a collective). policy=mlp (every linear layer a unit, no root unit) or
--- policy=act (a small ACT on the built-in dataset: encoder/decoder layers are units, the backbone,
--- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic).
+-- policy=act (a small ACT on random batches: encoder/decoder layers are units, the backbone,
+-- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic), or
+-- policy=diffusion (residual blocks are units).
 -- Tolerance: elementwise |fsdp - reference| <= atol + rtol |reference|, fp32 (rtol 1e-5, atol 1e-7).
 -- Also checks the ZeRO-3 memory bound: persistent bytes per rank <= total / N + the largest unit.
 local lr = require "lrhost"
@@ -42,28 +43,36 @@ if cfg.policy == "mlp" then
   end
   batch = function(first, count) return { x = X:narrow(0, first, count), y = Y:narrow(0, first, count) } end
 elseif cfg.policy == "act" or cfg.policy == "diffusion" then
-  local root = lr.default_dataset()
-  local plain = lr.dataset.lerobot { root = root }
+  -- Random normalized batches for a 2-D state, one 3x64x64 camera and a 2-D action (no dataset, so
+  -- this also runs on machines built without FFmpeg).
+  local features = { inputs = { ["observation.state"] = { 2 }, ["observation.images.top"] = { 3, 64, 64 } },
+                     outputs = { action = { 2 } } }
   local policy_cfg = cfg.policy == "act"
     and lr.policy.defaults("act", { chunk_size = 4, n_action_steps = 4, dim_model = 32, n_heads = 4,
                                     dim_feedforward = 48, n_encoder_layers = 2, n_decoder_layers = 1,
                                     use_vae = false, dropout = 0.0 })
     or lr.policy.defaults("diffusion", { down_dims = { 32, 64 }, diffusion_step_embed_dim = 16, horizon = 8,
                                          n_action_steps = 4, noise_scheduler_type = "DDIM", num_inference_steps = 3,
-                                         crop_shape = nil })
+                                         crop_shape = { 56, 56 } })
   make_policy = function()
     lr.manual_seed(cfg.seed)
-    return lr.policy.new(policy_cfg, plain)
+    return lr.policy.new(policy_cfg, features)
   end
-  local probe = make_policy()
-  local windows = lr.dataset.lerobot { root = root, delta_timestamps = probe:delta_timestamps(plain:meta().fps) }
-  local loader = windows:loader { batch_size = cfg.steps * per_step, shuffle = false }
-  local all = probe:preprocess(loader:next())
+  local pc = make_policy():config()
+  local rows = cfg.steps * per_step
+  lr.manual_seed(123)
+  local all
+  if cfg.policy == "act" then
+    all = { ["observation.state"] = lr.randn(rows, 2), ["observation.images.top"] = lr.randn(rows, 3, 64, 64),
+            action = lr.randn(rows, pc.chunk_size, 2), action_is_pad = lr.zeros(rows, pc.chunk_size, { dtype = "bool" }) }
+  else
+    local n = pc.n_obs_steps
+    all = { ["observation.state"] = lr.randn(rows, n, 2), ["observation.images.top"] = lr.randn(rows, n, 3, 64, 64),
+            action = lr.randn(rows, pc.horizon, 2), action_is_pad = lr.zeros(rows, pc.horizon, { dtype = "bool" }) }
+  end
   batch = function(first, count)
     local slice = {}
-    for key, value in pairs(all) do
-      if type(value) ~= "string" and type(value) ~= "table" then slice[key] = value:narrow(0, first, count) end
-    end
+    for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
     return slice
   end
 else
