@@ -19,13 +19,13 @@ check(#gathered == n, "gather length")
 for i = 1, n do check(near(gathered[i], (i - 1) ^ 2), "gather value " .. i) end
 
 -- tensors (in place, returned)
-local t = lr.tensor({ r, 2 * r })
+local t = acc:to_device(lr.tensor({ r, 2 * r }))
 acc:all_reduce(t)
 check(near(t:get(0), n * (n - 1) / 2) and near(t:get(1), n * (n - 1)), "tensor all_reduce")
-local g = acc:gather(lr.full({ 2, 3 }, r))
+local g = acc:gather(acc:to_device(lr.full({ 2, 3 }, r)))
 check(g.shape[1] == 2 * n and g.shape[2] == 3, "tensor gather shape")
 check(near(g:get(2 * n - 1, 2), n - 1), "tensor gather order is rank order")
-local trimmed = acc:gather_for_metrics(lr.full({ 2 }, r), 2 * n - 1)
+local trimmed = acc:gather_for_metrics(acc:to_device(lr.full({ 2 }, r)), 2 * n - 1)
 check(trimmed.shape[1] == 2 * n - 1, "gather_for_metrics drops padding")
 acc:wait_for_everyone()
 

@@ -179,10 +179,11 @@ if r == 0 and cfg.policy == "diffusion" then
                       .. "largest difference vs ddp %.3g; rank 0 keeps %d of %d bytes", cfg.policy, acc.strategy, n, b,
                       cfg.accum, cfg.steps, #units, vs_ddp, persistent, 16 * total))
 elseif r == 0 then
-  local reference = make_policy()
+  -- On the accelerator's device, so a GPU run compares like with like (cuDNN's TF32 convolutions).
+  local reference = make_policy():to(acc.device)
   local opt = make_optimizer(reference)
   for step = 0, cfg.steps - 1 do
-    local loss = reference:forward(batch(step * per_step, per_step))
+    local loss = reference:forward(acc:to_device(batch(step * per_step, per_step)))
     loss:backward()
     if cfg.clip > 0 then opt:clip_grad_norm(cfg.clip) end
     opt:step()
