@@ -20,6 +20,7 @@
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/version.hpp"
+#include "host/dist/comm.hpp"
 #include "host/launch/error_file.hpp"
 #include "host/launch/launcher.hpp"
 #include "host/launch/run_dir.hpp"
@@ -143,7 +144,9 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     torch::set_num_threads(args.threads);
     torch::set_num_interop_threads(1);
   }
-  return lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size});
+  int code = lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size});
+  lrhost::dist::shutdown_process_comm();
+  return code;
 }
 
 }  // namespace
@@ -229,6 +232,11 @@ int main(int argc, char** argv) {
     std::string text = lrhost::util::describe(error);
     std::fprintf(stderr, "lrhost: error: %s\n", text.c_str());
     lrhost::launch::record_error_for_launcher(text);
+    try {
+      lrhost::dist::shutdown_process_comm();
+    } catch (const std::exception&) {
+      // The error above is what matters; the process exits next.
+    }
     return 1;
   }
 }

@@ -1,6 +1,8 @@
 // The single-process Comm and the process-wide Comm instance.
 #include "host/dist/comm.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <mutex>
 
 #include "host/util/error.hpp"
@@ -47,11 +49,17 @@ class LocalComm final : public Comm {
 
 std::shared_ptr<Comm> make_local_comm() { return std::make_shared<LocalComm>(); }
 
+namespace {
+std::mutex process_comm_mutex;
+std::shared_ptr<Comm> process_comm_instance;
+c10::DeviceType process_comm_device = c10::DeviceType::CPU;
+}  // namespace
+
 std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device) {
   const c10::DeviceType device_type = device.type();
-  static std::mutex mutex;
-  static std::shared_ptr<Comm> instance;
-  static c10::DeviceType instance_device = c10::DeviceType::CPU;
+  auto& mutex = process_comm_mutex;
+  auto& instance = process_comm_instance;
+  auto& instance_device = process_comm_device;
   std::lock_guard<std::mutex> lock(mutex);
   if (instance) {
     if (instance_device != device_type)
@@ -62,6 +70,18 @@ std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& devi
   instance = env.single_process() ? std::make_shared<LocalComm>() : make_c10d_comm(env, device);
   instance_device = device_type;
   return instance;
+}
+
+void shutdown_process_comm() {
+  std::shared_ptr<Comm> instance;
+  {
+    std::lock_guard<std::mutex> lock(process_comm_mutex);
+    instance.swap(process_comm_instance);
+  }
+  if (!instance) return;
+  instance->shutdown();
+  if (instance.use_count() > 1)
+    spdlog::warn("process group: still referenced at shutdown ({} holders); it is torn down at exit", instance.use_count() - 1);
 }
 
 }  // namespace lrhost::dist

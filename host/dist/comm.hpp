@@ -79,6 +79,12 @@ class Comm {
 // Created once per process; later calls return the same object.
 std::shared_ptr<Comm> process_comm(const RankEnv& env, const torch::Device& device);
 
+// Shuts the process-wide Comm down and drops it, so its backend (NCCL's watchdog threads included)
+// is destroyed while CUDA is still alive: main() calls it after the recipe. Left to static
+// destruction at exit, NCCL's threads could touch a CUDA runtime that is already unloading (seen on
+// an H100 as aborts with "CUDA error: no error" right after short NCCL jobs ended).
+void shutdown_process_comm();
+
 // A Comm of one rank: collectives are identities.
 std::shared_ptr<Comm> make_local_comm();
 

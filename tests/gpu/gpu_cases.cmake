@@ -11,17 +11,19 @@ lrhost_dist_case(gpu_ddp_equivalence_nccl --match "ddp equivalence ok: 1 ranks"
 set_tests_properties(dist.gpu_nccl_world_1 dist.gpu_gloo_two_ranks_one_gpu dist.gpu_bf16_autocast
                      dist.gpu_ddp_equivalence_nccl PROPERTIES LABELS gpu)
 # FSDP on CUDA tensors: two ranks share the GPU over Gloo (NCCL cannot put two ranks on one GPU),
-# which exercises the CUDA storage free/refill, bf16 gathers and prefetch paths; one NCCL-free rank
-# in bf16. Tolerances are looser than on CPU: the reference runs on the CPU, and cuDNN convolutions
-# use TF32 by default.
+# which exercises the CUDA storage free/refill, bf16 gathers and prefetch paths; one rank in bf16.
+# FSDP vs DDP stays tight; ACT vs one process on the whole batch is looser (rtol 5e-2, atol 1e-3):
+# cuDNN convolutions use TF32 by default and pick different algorithms for different batch sizes
+# (measured on an H100: up to 3e-4 absolute after 3 SGD steps).
 set(EQ ${PROJECT_SOURCE_DIR}/tests/dist/fsdp_equivalence.lua)
 lrhost_dist_case(gpu_fsdp_zero3_gloo_two_ranks --match "on cuda:0 \\(gloo\\)" --match "fsdp equivalence ok: mlp, fsdp zero-3"
   -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} rtol=1e-4 atol=1e-6)
 lrhost_dist_case(gpu_fsdp_act_zero2_gloo_two_ranks --match "fsdp equivalence ok: act, fsdp zero-2"
   -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd accum=2 clip=0.5
-     reshard_after_forward=false rtol=2e-3 atol=1e-5)
+     reshard_after_forward=false rtol=1e-4 atol=1e-6 single_rtol=5e-2 single_atol=1e-3)
 lrhost_dist_case(gpu_fsdp_act_zero3_gloo_two_ranks --match "fsdp equivalence ok: act, fsdp zero-3"
-  -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd rtol=2e-3 atol=1e-5)
+  -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd rtol=1e-4 atol=1e-6
+     single_rtol=5e-2 single_atol=1e-3)
 lrhost_dist_case(gpu_fsdp_bf16_one_rank --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 1 x dp_replicate 1\\)"
   -- --gpus 1 --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)
 set_property(TEST dist.gpu_fsdp_zero3_gloo_two_ranks dist.gpu_fsdp_act_zero2_gloo_two_ranks
