@@ -9,6 +9,7 @@
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
+#include "host/cli/show_plan.hpp"
 #include "host/config/overrides.hpp"
 #include "host/dist/rank_env.hpp"
 
@@ -60,6 +61,8 @@ int w_config(lua_State* L) {
     context.resolved_config = resolved;
     if (context.request.mode == cli::RecipeMode::show) {
       std::printf("%s\n", resolved.dump(2).c_str());
+      int64_t world_size = context.request.planned_world_size > 0 ? context.request.planned_world_size : 1;
+      if (auto plan = cli::show_memory_plan(resolved, world_size)) std::printf("\n%s", plan->c_str());
       std::fflush(stdout);
       show = true;
       return 0;

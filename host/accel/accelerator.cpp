@@ -121,6 +121,20 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   return result;
 }
 
+AcceleratorConfig AcceleratorConfig::resolved_for(int64_t world) const {
+  AcceleratorConfig result = *this;
+  if (result.dp_shard == -1) result.dp_shard = result.dp_replicate > 0 ? world / result.dp_replicate : 0;
+  if (result.dp_replicate == -1) result.dp_replicate = result.dp_shard > 0 ? world / result.dp_shard : 0;
+  // dp_shard = 1 with the default dp_replicate = 1 is plain DDP over every rank.
+  if (result.dp_shard == 1 && dp_replicate == 1) result.dp_replicate = world;
+  if (result.dp_shard < 1 || result.dp_shard * result.dp_replicate != world)
+    throw util::ConfigError("parallelism: dp_shard (" + std::to_string(dp_shard) + ") x dp_replicate (" +
+                                std::to_string(dp_replicate) + ") must equal the number of ranks (" +
+                                std::to_string(world) + ")",
+                            "use -1 for one of them to take every rank the other leaves, or change --nproc/--gpus");
+  return result;
+}
+
 Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
     : env_(env), config_(std::move(config)), device_(choose_device(env)), state_(std::make_shared<StepState>()) {
   comm_ = dist::process_comm(env_, device_);
@@ -133,18 +147,7 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                         "move the collective out of acc:on_main(...)");
   });
   if (config_.mixed_precision == "fp16") state_->scaler.emplace();
-  // Resolve -1 ("the rest") and check the product against the rank count.
-  const int64_t world = world_size();
-  const int64_t given_shard = config_.dp_shard, given_replicate = config_.dp_replicate;
-  if (config_.dp_shard == -1) config_.dp_shard = config_.dp_replicate > 0 ? world / config_.dp_replicate : 0;
-  if (config_.dp_replicate == -1) config_.dp_replicate = world / config_.dp_shard;
-  // dp_shard = 1 with the default dp_replicate = 1 is plain DDP over every rank.
-  if (config_.dp_shard == 1 && given_replicate == 1) config_.dp_replicate = world;
-  if (config_.dp_shard < 1 || config_.dp_shard * config_.dp_replicate != world)
-    throw util::ConfigError("parallelism: dp_shard (" + std::to_string(given_shard) + ") x dp_replicate (" +
-                                std::to_string(given_replicate) + ") must equal the number of ranks (" +
-                                std::to_string(world) + ")",
-                            "use -1 for one of them to take every rank the other leaves, or change --nproc/--gpus");
+  config_ = config_.resolved_for(world_size());
   shard_size_ = config_.fsdp_requested ? config_.dp_shard : 1;
 }
 

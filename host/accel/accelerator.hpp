@@ -40,6 +40,9 @@ struct AcceleratorConfig {
   bool fsdp_requested = false;  // dp_shard was not 1 in the config (-1 counts even when it resolves to 1)
 
   bool fsdp() const { return fsdp_requested; }
+  // dp_shard / dp_replicate with -1 filled in for `world_size` ranks (DDP: dp_shard 1, dp_replicate
+  // = world_size); ConfigError when their product is not the rank count.
+  AcceleratorConfig resolved_for(int64_t world_size) const;
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
   // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =

@@ -111,6 +111,12 @@ function M.run(lr, cfg)
     acc:backward(loss)
     local grad_norm = acc:clip_grad_norm(clip)
     opt:step()
+    if step == first then
+      -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.
+      local mem = acc:memory_stats(opt)
+      lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes",
+                                acc.strategy, mem.parameter_bytes, mem.gradient_bytes, mem.optimizer_bytes))
+    end
     opt:zero_grad()
     if sched then sched:step() end
     window_steps = window_steps + 1

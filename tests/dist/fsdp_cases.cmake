@@ -55,3 +55,23 @@ lrhost_dist_case(fsdp_skipped_forward --exit 1 --max-seconds 30
   -- --nproc 2 --device cpu --timeout 3 --run-dir @RUN@ ${R}/fsdp_skipped_forward.lua)
 set_tests_properties(dist.fsdp_act_zero3_2 dist.fsdp_act_zero2_2_accum_clip dist.fsdp_act_hybrid_2x2
                      dist.fsdp_diffusion_zero3_2 PROPERTIES TIMEOUT 180)
+
+# `lrhost show`'s memory plan equals what training measures (exact bytes), for ZeRO-3, ZeRO-2,
+# hybrid and DDP (fsdp_plan_memory.sh), plus the plan's refusals.
+set(TINY_ACT policy.dim_model=64 policy.dim_feedforward=128 policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1
+    eval_batches=1)
+foreach(case "zero3;2;act_fsdp.lua" "zero2;3;act_fsdp.lua;accelerator.fsdp.reshard_after_forward=false"
+              "hybrid;4;examples/act_hybrid.lua" "ddp;2;act_ddp.lua")
+  list(POP_FRONT case name nproc recipe)
+  add_test(NAME dist.fsdp_plan_memory_${name}
+           COMMAND bash ${D}/fsdp_plan_memory.sh $<TARGET_FILE:lrhost> ${LRHOST_DIST_RUNS}/fsdp_plan_${name} ${nproc}
+                   ${PROJECT_SOURCE_DIR}/recipes/${recipe} ${TINY_ACT} ${case})
+  set_tests_properties(dist.fsdp_plan_memory_${name} PROPERTIES LABELS dist TIMEOUT 180
+                       ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
+endforeach()
+lrhost_dist_case(fsdp_plan_bad_sizes --exit 1 --max-seconds 30
+  --match "dp_shard \\(2\\) x dp_replicate \\(1\\) must equal the number of ranks \\(3\\)"
+  -- show ${PROJECT_SOURCE_DIR}/recipes/act_fsdp.lua --nproc 3 parallelism.dp_shard=2)
+lrhost_dist_case(fsdp_plan_unknown_unit --exit 1 --max-seconds 30
+  --match "'Nope' matches no module of policy 'act'" --match "its module types are: .*ACTEncoderLayer"
+  -- show ${PROJECT_SOURCE_DIR}/recipes/act_fsdp.lua --nproc 2 accelerator.fsdp.wrap_modules=Nope)

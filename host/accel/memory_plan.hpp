@@ -1,0 +1,47 @@
+// The memory plan `lrhost show RECIPE --gpus N` prints before anything runs: the policy's FSDP wrap
+// units and their sizes, and per rank the bytes of parameters, gradients and optimizer state under
+// DDP, ZeRO-2 and ZeRO-3 (and hybrid sharding when the config asks for it), the peak of gathered
+// parameters, the effective batch and the lr. The persistent figures use the same padded shard
+// sizes as the FSDP engine, so they equal what acc:memory_stats(opt) measures after a step
+// (parameters and gradients in fp32; Adam/AdamW keep two fp32 moments, SGD with momentum one).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "host/dist/fsdp/shard_layout.hpp"
+#include "host/policy/policy.hpp"
+
+namespace lrhost::accel {
+
+struct StrategyMemory {
+  std::string name;              // "ddp", "zero-2", "zero-3", "hybrid zero-3", ...
+  int64_t shard_size = 1;        // ranks a parameter is split over
+  int64_t parameter_bytes = 0;   // per rank, between steps
+  int64_t gradient_bytes = 0;
+  int64_t optimizer_bytes = 0;
+  int64_t peak_gathered_bytes = 0;  // full parameters alive at once during forward/backward
+  int64_t persistent_bytes() const { return parameter_bytes + gradient_bytes + optimizer_bytes; }
+};
+
+struct MemoryPlan {
+  int64_t world_size = 1;
+  std::string strategy;             // what the config selects, as Accelerator::strategy() names it
+  std::string optimizer;            // "adamw", "adam", "sgd"
+  double lr = 0;
+  int64_t effective_batch = 0;      // batch_size x ranks x accumulation (0: no batch_size)
+  int64_t parameters = 0;           // all parameters
+  int64_t trainable = 0;
+  std::vector<dist::fsdp::UnitLayout> units;  // for the selected (or, under DDP, world-size) shard group
+  std::vector<StrategyMemory> strategies;     // the selected one first
+};
+
+// `config`: the resolved recipe config (batch_size, accelerator, parallelism, optimizer); the policy
+// is built but not prepared. Errors for group sizes that do not fit `world_size` or bad wrap units.
+MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size);
+
+std::string render_memory_plan(const MemoryPlan& plan);
+nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan);
+
+}  // namespace lrhost::accel
