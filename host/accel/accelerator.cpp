@@ -163,12 +163,13 @@ void Accelerator::reset_peak_memory() const {
   if (!device_.is_cpu()) c10::getDeviceAllocator(device_.type())->resetPeakStats(device_.index());
 }
 
-std::string Accelerator::strategy() const {
-  if (!config_.fsdp()) return world_size() == 1 ? "single" : "ddp";
-  std::string name = config_.reshard_after_forward ? "fsdp zero-3" : "fsdp zero-2";
-  if (config_.dp_replicate > 1) name += " hybrid";
-  return name + " (dp_shard " + std::to_string(shard_size_) + " x dp_replicate " + std::to_string(config_.dp_replicate) + ")";
+std::string AcceleratorConfig::strategy_name(int64_t world_size) const {
+  if (!fsdp()) return world_size == 1 ? "single" : "ddp";
+  return std::string(reshard_after_forward ? "fsdp zero-3" : "fsdp zero-2") + (dp_replicate > 1 ? " hybrid" : "") +
+         " (dp_shard " + std::to_string(dp_shard) + " x dp_replicate " + std::to_string(dp_replicate) + ")";
 }
+
+std::string Accelerator::strategy() const { return config_.strategy_name(world_size()); }
 
 MemoryStats Accelerator::memory_stats(const optim::Optimizer* optimizer) const {
   MemoryStats stats;

@@ -43,6 +43,9 @@ struct AcceleratorConfig {
   // dp_shard / dp_replicate with -1 filled in for `world_size` ranks (DDP: dp_shard 1, dp_replicate
   // = world_size); ConfigError when their product is not the rank count.
   AcceleratorConfig resolved_for(int64_t world_size) const;
+  // "single", "ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", "fsdp zero-2 hybrid (...)" for a
+  // resolved config.
+  std::string strategy_name(int64_t world_size) const;
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
   // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =

@@ -73,16 +73,13 @@ MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config
   };
   std::string prefix = accel.fsdp() && accel.dp_replicate > 1 ? "hybrid " : "";
   auto zero3 = sharded(prefix + "zero-3", true), zero2 = sharded(prefix + "zero-2", false);
-  if (!accel.fsdp()) {
-    plan.strategy = world_size == 1 ? "single" : "ddp";
+  plan.strategy = accel.strategy_name(world_size);
+  if (!accel.fsdp())
     plan.strategies = {ddp, zero3, zero2};
-  } else {
-    plan.strategy = std::string(accel.reshard_after_forward ? "fsdp zero-3" : "fsdp zero-2") +
-                    (accel.dp_replicate > 1 ? " hybrid" : "") + " (dp_shard " + std::to_string(accel.dp_shard) +
-                    " x dp_replicate " + std::to_string(accel.dp_replicate) + ")";
-    plan.strategies = accel.reshard_after_forward ? std::vector<StrategyMemory>{zero3, zero2, ddp}
-                                                  : std::vector<StrategyMemory>{zero2, zero3, ddp};
-  }
+  else if (accel.reshard_after_forward)
+    plan.strategies = {zero3, zero2, ddp};
+  else
+    plan.strategies = {zero2, zero3, ddp};
   return plan;
 }
 

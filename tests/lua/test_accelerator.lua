@@ -113,7 +113,16 @@ t.raises(function() lr.accelerator { accelerator = { mixed_precision = "fp8" } }
 t.raises(function() lr.accelerator { accelerator = { gradient_accumulation_steps = 0 } } end,
   "'gradient_accumulation_steps' must be a positive integer")
 t.raises(function() lr.accelerator { accelerator = { grad_accum = 2 } } end, "unknown option 'grad_accum'")
-t.raises(function() lr.accelerator { parallelism = { dp_shard = 2 } } end, "FSDP sharding, which lrhost does not implement yet")
+t.raises(function() lr.accelerator { parallelism = { dp_shard = 2 } } end,
+  "dp_shard (2) x dp_replicate (1) must equal the number of ranks (1)")
+t.raises(function() lr.accelerator { parallelism = { dp_shard = 0 } } end, "'parallelism.dp_shard' must be -1")
+t.raises(function() lr.accelerator { parallelism = { dp_shard = -1, dp_replicate = -1 } } end, "cannot both be -1")
+t.raises(function() lr.accelerator { accelerator = { fsdp = { wrap_modules = 3 } }, parallelism = { dp_shard = -1 } } end,
+  "'accelerator.fsdp.wrap_modules' must be a list of module type names")
+t.raises(function() lr.accelerator { accelerator = { fsdp = { reshard = true } } } end, "unknown option 'reshard'")
+-- One rank with dp_shard = -1 is FSDP over a group of one.
+t.eq(lr.accelerator({ parallelism = { dp_shard = -1 } }).strategy, "fsdp zero-3 (dp_shard 1 x dp_replicate 1)",
+     "dp_shard = -1 on one rank")
 t.raises(function() lr.accelerator { batch_size = 0 } end, "'batch_size' must be a positive integer")
 local acc = lr.accelerator {}
 t.raises(function() acc:backward(lr.ones(2)) end, "the loss must be a tensor with one element")
