@@ -13,9 +13,11 @@
 namespace lrhost::accel {
 namespace {
 
-// Optimizer state bytes per fp32 parameter element.
+// Optimizer state bytes per fp32 parameter element: Adam's two moments (three with amsgrad's
+// running maximum), SGD's momentum buffer.
 int64_t optimizer_bytes_per_element(const std::string& kind, const nlohmann::json& options) {
-  if (kind == "adam" || kind == "adamw") return 8;
+  if (kind == "adam" || kind == "adamw")
+    return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 12 : 8;
   double momentum = options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
   return momentum > 0 ? 4 : 0;
 }

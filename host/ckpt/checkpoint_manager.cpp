@@ -167,7 +167,7 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   if (!shards.empty()) {
     fs::rename(shards, state / kShardsDir, ec);
     if (ec) throw util::IoError("cannot move " + shards.string() + " into " + state.string() + ": " + ec.message());
-    write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(targets.fsdp->view()).dump(2));
+    write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
   }
   if (targets.scheduler && targets.optimizer)
     optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
@@ -206,7 +206,7 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
   fs::path shards;
   if (targets.fsdp) {
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
-    full_state = targets.policy->state_dict();  // a collective: every rank gathers
+    full_state = targets.fsdp->full_state_dict();  // a collective: every rank gathers
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
     shards = checkpoints_dir() / (std::string(kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
     collective("preparing the FSDP shard folder", false, [&] {
@@ -266,7 +266,12 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
       torch::NoGradGuard no_grad;
       auto restore = [&](const std::string& name, torch::Tensor& tensor) {
         if (view.find(name) != nullptr) return;
-        tensor.detach().copy_(model.at(name));
+        const auto& saved = model.at(name);
+        if (saved.sizes() != tensor.sizes())
+          throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
+                                    ", the model has " + c10::str(tensor.sizes()),
+                                "resume with the policy config the checkpoint was written with");
+        tensor.detach().copy_(saved);
       };
       for (auto& item : targets.policy->named_parameters()) restore(item.key(), item.value());
       for (auto& item : targets.policy->named_buffers()) restore(item.key(), item.value());

@@ -5,10 +5,15 @@
 // group sizes, and per parameter its global shape, dtype, rows per rank, unit and which file holds
 // which rows. Loading re-slices those rows for the current layout, so a run saved on 4 ranks resumes
 // on 2 or 3 with the same parameters and optimizer state (exactly: only rows move). Only the files
-// whose rows overlap this rank's are read.
+// whose rows overlap this rank's are read. The functions taking a ShardingView and a ShardLookup
+// need no engine and no communication (unit tests simulate ranks with them); the FsdpEngine
+// overloads are what checkpoints use.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/optim/optimizer.hpp"
@@ -18,21 +23,35 @@ namespace lrhost::ckpt {
 inline constexpr const char* kShardsDir = "fsdp_shards";
 inline constexpr const char* kShardIndexFile = "index.json";
 
+// The tensor holding this rank's padded shard of a sharded parameter (shape spec.shard_shape()):
+// the module's own parameter, the one the optimizer's state is keyed by.
+using ShardLookup = std::function<torch::Tensor(const std::string& param_name)>;
+
 // "rank_<shard_rank>.safetensors"
 std::string shard_file_name(int shard_rank);
 
-// This rank's shard file (parameters and, when `optimizer` is given, its state).
+// This rank's shard file (parameters and, when `optimizer` is given, its state), written atomically.
+void write_rank_shards(const std::filesystem::path& file, const dist::fsdp::ShardingView& view,
+                       const ShardLookup& local_shard, optim::Optimizer* optimizer);
 void write_rank_shards(const std::filesystem::path& file, const dist::fsdp::FsdpEngine& fsdp,
                        optim::Optimizer* optimizer);
-// index.json's content for this layout.
-nlohmann::ordered_json shard_index(const dist::fsdp::ShardingView& view);
+// index.json's content for this layout; with an optimizer, each parameter also lists the names of
+// its optimizer state tensors ("optim": ["step", "exp_avg", ...], the same on every rank), so a
+// loader knows what every file it reads must hold.
+nlohmann::ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup& local_shard = {},
+                                   optim::Optimizer* optimizer = nullptr);
+nlohmann::ordered_json shard_index(const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer);
 // The files a shards folder needs according to its index (empty when the index itself is missing
 // or unreadable, which missing_shard_files reports).
 std::vector<std::string> missing_shard_files(const std::filesystem::path& shards_dir);
 
 // Restores this rank's shards of every sharded parameter and, with `optimizer`, their optimizer
-// state from `shards_dir`, for the engine's current layout. DataError / IoError naming the file for a
-// missing, truncated or inconsistent index or shard file, or a model that does not match.
+// state from `shards_dir`, for the view's (current) layout: parameter values are copied into the
+// existing tensors, optimizer state is replaced under the same tensor keys. Everything is read and
+// checked before anything changes. DataError naming the file for a missing, truncated or
+// inconsistent index or shard file, or a model that does not match.
+void load_rank_shards(const std::filesystem::path& shards_dir, const dist::fsdp::ShardingView& view,
+                      const ShardLookup& local_shard, optim::Optimizer* optimizer);
 void load_rank_shards(const std::filesystem::path& shards_dir, dist::fsdp::FsdpEngine& fsdp,
                       optim::Optimizer* optimizer);
 

@@ -243,27 +243,10 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
     by_index[index][name.substr(second + 1)] = tensor;
   }
   const std::string kind = optimizer.kind();
-  std::set<std::string> allowed = is_adam(kind)
-                                      ? std::set<std::string>{"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
-                                      : std::set<std::string>{"momentum_buffer"};
   for (const auto& [index, entries] : by_index) {
     const auto& p = params[static_cast<std::size_t>(index)];
-    for (const auto& [name, tensor] : entries) {
-      std::string key = "state/" + std::to_string(index) + "/" + name;
-      if (!allowed.count(name))
-        throw util::DataError(state_file.string() + ": unexpected tensor '" + key + "' for a " + kind + " optimizer");
-      if (name == "step") {
-        if (tensor.numel() != 1) throw util::DataError(state_file.string() + ": '" + key + "' must hold one number");
-        continue;
-      }
-      if (tensor.sizes() != p.sizes() || tensor.scalar_type() != p.scalar_type())
-        throw util::DataError(state_file.string() + ": '" + key + "' is " + c10::str(tensor.sizes()) + " " +
-                              std::string(c10::toString(tensor.scalar_type())) + ", the parameter is " +
-                              c10::str(p.sizes()) + " " + std::string(c10::toString(p.scalar_type())));
-    }
-    if (is_adam(kind) && (!entries.count("step") || !entries.count("exp_avg") || !entries.count("exp_avg_sq")))
-      throw util::DataError(state_file.string() + ": parameter " + std::to_string(index) +
-                            " needs step, exp_avg and exp_avg_sq");
+    check_param_state(kind, entries, p.sizes(), p.scalar_type(), state_file.string(),
+                      "parameter " + std::to_string(index), "state/" + std::to_string(index) + "/");
   }
   for (std::size_t g = 0; g < groups.size(); ++g) apply_group(kind, groups[g].options(), saved[g]);
   torch_optimizer.state().clear();
@@ -281,6 +264,33 @@ std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer
   auto found = state.find(param.unsafeGetTensorImpl());
   if (found == state.end()) return {};
   return param_state(optimizer.kind(), *found->second);
+}
+
+void check_param_state(const std::string& kind, const std::map<std::string, torch::Tensor>& entries,
+                       c10::IntArrayRef param_shape, c10::ScalarType param_dtype, const std::string& file,
+                       const std::string& owner, const std::string& key_prefix) {
+  const std::set<std::string> allowed = is_adam(kind)
+                                            ? std::set<std::string>{"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
+                                            : std::set<std::string>{"momentum_buffer"};
+  for (const auto& [name, tensor] : entries) {
+    const std::string key = key_prefix + name;
+    if (!allowed.count(name))
+      throw util::DataError(file + ": unexpected tensor '" + key + "' for a " + kind + " optimizer");
+    if (name == "step") {
+      if (tensor.numel() != 1) throw util::DataError(file + ": '" + key + "' must hold one number");
+      continue;
+    }
+    if (tensor.sizes() != param_shape || tensor.scalar_type() != param_dtype)
+      throw util::DataError(file + ": '" + key + "' is " + c10::str(tensor.sizes()) + " " +
+                            std::string(c10::toString(tensor.scalar_type())) + ", the parameter is " +
+                            c10::str(param_shape) + " " + std::string(c10::toString(param_dtype)));
+  }
+  if (is_adam(kind) && (!entries.count("step") || !entries.count("exp_avg") || !entries.count("exp_avg_sq")))
+    throw util::DataError(file + ": " + owner + " needs step, exp_avg and exp_avg_sq");
+}
+
+void erase_param_state(Optimizer& optimizer, const torch::Tensor& param) {
+  optimizer.torch_optimizer().state().erase(param.unsafeGetTensorImpl());
 }
 
 void set_param_state(Optimizer& optimizer, const torch::Tensor& param,

@@ -42,9 +42,18 @@ void load_optimizer_param_groups(Optimizer& optimizer, const std::filesystem::pa
 // One parameter's state tensors by torch's names (Adam: step as a 0-d float32, exp_avg, exp_avg_sq,
 // max_exp_avg_sq when defined; SGD: momentum_buffer); empty when it has no state yet.
 std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer, const torch::Tensor& param);
+// Checks one parameter's state tensors for an optimizer of `kind` before they are set: only torch's
+// names, Adam's step / exp_avg / exp_avg_sq present, step one number, the others shaped and typed
+// like the parameter. DataError "<file>: ..." naming the tensor as `key_prefix` + name and the
+// parameter as `owner`.
+void check_param_state(const std::string& kind, const std::map<std::string, torch::Tensor>& entries,
+                       c10::IntArrayRef param_shape, c10::ScalarType param_dtype, const std::string& file,
+                       const std::string& owner, const std::string& key_prefix);
 // Replaces one parameter's state from such tensors (copied to the parameter's device). The names
-// must have been checked (Adam needs step, exp_avg and exp_avg_sq).
+// must have been checked (check_param_state).
 void set_param_state(Optimizer& optimizer, const torch::Tensor& param, const std::map<std::string, torch::Tensor>& entries);
+// Drops one parameter's state (it starts fresh at the next step, as in torch).
+void erase_param_state(Optimizer& optimizer, const torch::Tensor& param);
 
 // LambdaLR.state_dict() of torch 2.11 for this scheduler.
 nlohmann::ordered_json scheduler_state_json(const LrScheduler& scheduler, const Optimizer& optimizer);
