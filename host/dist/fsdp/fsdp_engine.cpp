@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "host/dist/fsdp/wrap_units.hpp"
@@ -47,9 +48,16 @@ struct Unit {
   torch::nn::Module* module = nullptr;
   bool is_root = false;
   std::vector<int64_t> offsets;
-  std::vector<torch::Tensor> params;     // the module's parameter tensors
-  std::vector<torch::Tensor> shards;     // padded shards (fp32 master), shape shard_shape()
-  std::vector<torch::Tensor> unsharded;  // full shape in the gather dtype; storage freed when not gathered
+  std::vector<torch::Tensor> params;  // the module's parameter tensors
+  // This rank's flat shard (fp32 master): every parameter's padded shard in layout order, so it is
+  // the all-gather input as it stands. `shards[i]` are views of it, shaped shard_shape().
+  torch::Tensor flat_shard;
+  std::vector<torch::Tensor> shards;
+  // Per parameter, in the gather dtype: `padded` holds all ranks' rows, [shard_size * rows_per_rank,
+  // row_numel], so one split of the all-gather output fills every parameter; `unsharded` is its
+  // first `rows` rows in the parameter's shape. They share a storage, freed when not gathered.
+  std::vector<torch::Tensor> padded;
+  std::vector<torch::Tensor> unsharded;
   ParamState state = ParamState::sharded;
   // A prefetched all-gather in flight.
   std::shared_ptr<CommWork> gather_work;
@@ -80,18 +88,30 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
       unit->module = wrap.module;
       unit->is_root = wrap.path.empty();
       unit->offsets = unit->layout.shard_offsets();
+      const auto& first = wrap.params.front().second;
+      unit->flat_shard = torch::empty({unit->layout.shard_numel()}, first.options().requires_grad(false));
       for (std::size_t i = 0; i < wrap.params.size(); ++i) {
         const auto& spec = unit->layout.params[i];
         auto& param = wrap.params[i].second;
         if (!param.is_floating_point())
           throw util::ConfigError("FSDP: parameter '" + spec.name + "' is not floating point");
+        if (param.scalar_type() != first.scalar_type() || param.device() != first.device())
+          throw util::ConfigError("FSDP: unit '" + unit->layout.name + "' mixes parameter dtypes or devices ('" +
+                                  spec.name + "' is " + c10::toString(param.scalar_type()) + " on " +
+                                  param.device().str() + ", '" + unit->layout.params[0].name + "' is " +
+                                  c10::toString(first.scalar_type()) + " on " + first.device().str() +
+                                  "); one flat all-gather per unit needs one of each");
         unit->params.push_back(param);
-        unit->shards.push_back(shard_of(spec, param.detach(), view_.shard_rank));
+        auto shard = unit->flat_shard.narrow(0, unit->offsets[i], spec.shard_numel()).view(spec.shard_shape());
+        shard.copy_(shard_of(spec, param.detach(), view_.shard_rank));
+        unit->shards.push_back(shard);
         auto gather_dtype = options.param_dtype.value_or(param.scalar_type());
-        auto full = torch::empty(spec.shape, param.options().dtype(gather_dtype).requires_grad(false));
-        free_storage(full);
-        unit->unsharded.push_back(full);
-        param.set_data(unit->shards.back());
+        auto padded = torch::empty({view_.shard_size * spec.rows_per_rank, spec.row_numel},
+                                   param.options().dtype(gather_dtype).requires_grad(false));
+        unit->unsharded.push_back(padded.narrow(0, 0, spec.rows).view(spec.shape));
+        free_storage(padded);
+        unit->padded.push_back(padded);
+        param.set_data(shard);
       }
       unit->ready.assign(unit->params.size(), false);
       unit->had_stash.assign(unit->params.size(), false);
@@ -167,7 +187,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     }
     // The root's parameters are used again right at the start of backward; ZeRO-2 keeps all.
     if (unit.is_root || !options_.reshard_after_forward) return;
-    for (auto& p : unit.unsharded) free_storage(p);
+    for (auto& p : unit.padded) free_storage(p);
     unit.state = ParamState::freed;
     for (const auto& output : outputs) {
       if (!output.defined() || !output.requires_grad()) continue;
@@ -236,18 +256,12 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
   }
 
   // --- gather / reshard ---------------------------------------------------------------------
-  torch::Tensor gather_input(const Unit& unit) const {
-    auto dtype = unit.unsharded.front().scalar_type();
-    auto flat = torch::empty({unit.layout.shard_numel()}, unit.shards.front().options().dtype(dtype));
-    for (std::size_t i = 0; i < unit.shards.size(); ++i)
-      flat.narrow(0, unit.offsets[i], unit.layout.params[i].shard_numel()).copy_(unit.shards[i].reshape(-1));
-    return flat;
-  }
-
   void start_gather(Unit& unit) {
     if (unit.gather_work || unit.state == ParamState::gathered) return;
     torch::NoGradGuard no_grad;
-    auto input = gather_input(unit);
+    // The master shard itself, or one cast of it for mixed precision. Nothing writes the shards
+    // while a gather is in flight: the optimizer steps after backward has waited for every gather.
+    auto input = unit.flat_shard.to(unit.padded.front().scalar_type());
     unit.gather_out = torch::empty({view_.shard_size * unit.layout.shard_numel()}, input.options());
     unit.gather_work = shard_comm_->all_gather_into_async(unit.gather_out, input);
   }
@@ -258,17 +272,19 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     unit.gather_work->wait();
     unit.gather_work.reset();
     torch::NoGradGuard no_grad;
+    // Row r of the output is rank r's flat shard; its column block i is rank r's rows of parameter
+    // i, which is row block r of padded[i]: one split copy fills every parameter.
     auto per_rank = unit.gather_out.view({view_.shard_size, unit.layout.shard_numel()});
+    std::vector<torch::Tensor> targets;
+    std::vector<int64_t> sizes;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
-      const auto& spec = unit.layout.params[i];
-      auto& full = unit.unsharded[i];
-      allocate_storage(full);
-      auto rows = per_rank.narrow(1, unit.offsets[i], spec.shard_numel())
-                      .reshape({view_.shard_size * spec.rows_per_rank, spec.row_numel})
-                      .narrow(0, 0, spec.rows);
-      full.view({spec.rows, spec.row_numel}).copy_(rows);
-      if (unit.state == ParamState::sharded) unit.params[i].set_data(full);
+      allocate_storage(unit.padded[i]);
+      targets.push_back(unit.padded[i].view({view_.shard_size, unit.layout.params[i].shard_numel()}));
+      sizes.push_back(unit.layout.params[i].shard_numel());
     }
+    at::split_with_sizes_copy_out(targets, per_rank, sizes, 1);
+    if (unit.state == ParamState::sharded)
+      for (std::size_t i = 0; i < unit.params.size(); ++i) unit.params[i].set_data(unit.unsharded[i]);
     unit.gather_out = torch::Tensor();
     unit.state = ParamState::gathered;
   }
@@ -292,7 +308,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     }
     if (unit.state == ParamState::sharded) return;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
-      free_storage(unit.unsharded[i]);
+      free_storage(unit.padded[i]);
       unit.params[i].set_data(unit.shards[i]);
     }
     unit.state = ParamState::sharded;
@@ -327,23 +343,43 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     const int64_t shard_numel = unit.layout.shard_numel();
     const auto n = static_cast<int64_t>(unit.params.size());
     const int groups = view_.shard_size;
-    auto options = unit.shards.front().options().dtype(torch::kFloat32);
-    // Row r of `input` is what rank r of the shard group receives: its rows of every gradient, then
-    // one "had a gradient" flag per parameter (summed over ranks, like DDP's unused-parameter flags).
-    auto input = torch::zeros({groups, shard_numel + n}, options);
+    // Each parameter's gradient (plus what earlier micro-steps accumulated) as [rows, row_numel].
+    std::vector<torch::Tensor> grads(unit.params.size());
+    std::vector<std::size_t> missing;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
-      const auto& spec = unit.layout.params[i];
       auto grad = unit.params[i].grad();
       auto total = unit.accumulated[i];
-      if (grad.defined()) total = total.defined() ? total.add_(grad.to(torch::kFloat32)) : grad.to(torch::kFloat32);
-      if (!total.defined()) continue;
-      auto padded = torch::zeros({groups * spec.rows_per_rank, spec.row_numel}, options);
-      padded.narrow(0, 0, spec.rows).copy_(total.reshape({spec.rows, spec.row_numel}));
-      input.narrow(1, unit.offsets[i], spec.shard_numel()).copy_(padded.view({groups, spec.shard_numel()}));
-      input.narrow(1, shard_numel + static_cast<int64_t>(i), 1).fill_(1.0);
+      if (grad.defined()) total = total.defined() ? total.add_(grad.to(torch::kFloat32)) : grad;
+      if (total.defined())
+        grads[i] = total.reshape({unit.layout.params[i].rows, unit.layout.params[i].row_numel});
+      else
+        missing.push_back(i);
       unit.params[i].mutable_grad() = torch::Tensor();
       unit.accumulated[i] = torch::Tensor();
     }
+    // The packing kernel takes one dtype: the gradients' own when they agree (bf16 gradients stay
+    // bf16 until the one cast after packing), else fp32.
+    std::optional<c10::ScalarType> common;
+    bool agree = true;
+    for (const auto& g : grads) {
+      if (!g.defined()) continue;
+      if (!common) common = g.scalar_type();
+      agree = agree && g.scalar_type() == *common;
+    }
+    auto dtype = common && agree ? *common : torch::kFloat32;
+    auto options = unit.flat_shard.options().dtype(dtype);
+    for (auto& g : grads) g = g.defined() ? g.to(dtype) : g;
+    for (std::size_t i : missing)
+      grads[i] = torch::zeros({unit.layout.params[i].rows, unit.layout.params[i].row_numel}, options);
+    // One "had a gradient" flag per parameter, summed over ranks like DDP's unused-parameter flags.
+    auto flags = torch::ones({groups, n}, options);
+    for (std::size_t i : missing) flags.narrow(1, static_cast<int64_t>(i), 1).zero_();
+    grads.push_back(flags);
+    // Row r of `input` is what rank r of the shard group receives: its padded rows of every
+    // gradient, in layout order, then the flags. _chunk_cat pads each tensor's dim 0 to a multiple
+    // of `groups` and splits it exactly as shard_layout does.
+    auto input = at::_chunk_cat(grads, 0, groups).to(torch::kFloat32);
+    options = options.dtype(torch::kFloat32);
     // Average over every data-parallel rank: divide locally, then SUM (Gloo has no AVG).
     input.narrow(1, 0, shard_numel).div_(static_cast<double>(world_->size()));
     auto output = torch::empty({shard_numel + n}, options);
@@ -353,12 +389,19 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
       output.copy_(input[0]);
     if (view_.replicate_size > 1) replicate_comm_->all_reduce(output);
     reshard(unit);
+    // Each gradient is its own tensor, not a view of one buffer: optimizers detach and zero
+    // gradients in place, which views do not allow. One split copy fills them all.
+    std::vector<torch::Tensor> shard_grads;
+    std::vector<int64_t> sizes;
     for (std::size_t i = 0; i < unit.params.size(); ++i) {
-      const auto& spec = unit.layout.params[i];
-      // Its own tensor, not a view of `output`: optimizers detach and zero gradients in place.
-      auto shard_grad =
-          output.narrow(0, unit.offsets[i], spec.shard_numel()).view(spec.shard_shape()).to(unit.shards[i].scalar_type(),
-                                                                                            false, /*copy=*/true);
+      shard_grads.push_back(torch::empty(unit.layout.params[i].shard_shape(), unit.flat_shard.options()));
+      sizes.push_back(unit.layout.params[i].shard_numel());
+    }
+    std::vector<torch::Tensor> flat_grads;
+    for (auto& g : shard_grads) flat_grads.push_back(g.view(-1));
+    at::split_with_sizes_copy_out(flat_grads, output.narrow(0, 0, shard_numel).to(unit.flat_shard.scalar_type()), sizes, 0);
+    for (std::size_t i = 0; i < unit.params.size(); ++i) {
+      const auto& shard_grad = shard_grads[i];
       auto& stashed = unit.stashed_shard_grads[i];
       unit.had_stash[i] = stashed.defined();
       unit.params[i].mutable_grad() = stashed.defined() ? stashed.add_(shard_grad) : shard_grad;
@@ -393,14 +436,15 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     for (auto& unit : units_)
       for (auto& p : unit->params)
         if (p.grad().defined()) grads.push_back(p.grad());
-    auto device = units_.front()->shards.front().device();
+    auto device = units_.front()->flat_shard.device();
     auto sum_sq = torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
-    for (const auto& g : grads) sum_sq += g.to(torch::kFloat32).pow(2).sum();
+    // Multi-tensor kernels: a handful of launches for all gradients instead of several per tensor.
+    if (!grads.empty()) sum_sq += torch::stack(at::_foreach_norm(grads, 2, torch::kFloat32)).pow(2).sum();
     // Replicas hold identical shards: the norm sums over the shard group only.
     shard_comm_->all_reduce(sum_sq);
     auto total = sum_sq.sqrt();
     auto coefficient = torch::clamp_max((total + 1e-6).reciprocal() * max_norm, 1.0);
-    for (auto& g : grads) g.mul_(coefficient.to(g.scalar_type()));
+    if (!grads.empty()) at::_foreach_mul_(grads, coefficient.squeeze());
     return total.item<double>();
   }
 
@@ -483,7 +527,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     for (const auto& unit : units_) {
       for (std::size_t i = 0; i < unit->params.size(); ++i) {
         sharded.insert(unit->params[i].unsafeGetTensorImpl());
-        result.parameter_bytes += bytes(unit->shards[i]) + bytes(unit->unsharded[i]);
+        result.parameter_bytes += bytes(unit->shards[i]) + bytes(unit->padded[i]);
         result.gradient_bytes += bytes(unit->params[i].grad()) + bytes(unit->accumulated[i]);
       }
     }
