@@ -22,7 +22,7 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 
@@ -310,14 +310,14 @@ int w_save_safetensors(lua_State* L) {
         metadata[key] = value.get<std::string>();
       }
     }
-    ckpt::write_safetensors(path, tensors, metadata);
+    io::write_safetensors(path, tensors, metadata);
     return 0;
   });
 }
 
 int w_load_safetensors(lua_State* L) {
   return lx_guard(L, "lr.load_safetensors", [&] {
-    auto content = ckpt::read_safetensors(lx_check_string(L, 1));
+    auto content = io::read_safetensors(lx_check_string(L, 1));
     lua_createtable(L, 0, static_cast<int>(content.tensors.size()));
     for (auto& [name, tensor] : content.tensors) {
       push_tensor(L, tensor);

@@ -7,9 +7,9 @@
 #include <cctype>
 #include <exception>
 
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
@@ -55,7 +55,7 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn) {
   std::vector<std::pair<int64_t, fs::path>> steps;
   for (auto it = fs::directory_iterator(checkpoints_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (name.rfind(kTempPrefix, 0) == 0) {
+    if (name.rfind(io::kTempPrefix, 0) == 0) {
       scan.temporary.push_back(it->path());
     } else if (is_step_name(name) && it->is_directory(ec) && name.size() < 19) {
       steps.emplace_back(std::stoll(name), it->path());
@@ -140,7 +140,7 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   std::error_code ec;
   fs::create_directories(step_dir.parent_path(), ec);
   if (ec) throw util::IoError("cannot create " + step_dir.parent_path().string() + ": " + ec.message());
-  AtomicDir staging(step_dir);
+  io::AtomicDir staging(step_dir);
   const fs::path pretrained = staging.path() / kPretrainedDir, state = staging.path() / kTrainingStateDir;
   fs::create_directories(pretrained, ec);
   fs::create_directories(state, ec);
@@ -150,24 +150,24 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
     save_pretrained(*targets.policy, pretrained, *full_state);
   else
     save_pretrained(*targets.policy, pretrained);
-  write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
+  io::write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
   nlohmann::ordered_json launch;
   launch["recipe"] = options_.recipe_path;
   launch["overrides"] = options_.overrides;
   if (!options_.recipe_path.empty() && fs::is_regular_file(options_.recipe_path, ec)) {
-    write_file_atomic(pretrained / kRecipeCopyFile, read_text_file(options_.recipe_path));
+    io::write_file_atomic(pretrained / kRecipeCopyFile, io::read_text_file(options_.recipe_path));
     launch["recipe_copy"] = kRecipeCopyFile;
   }
-  write_file_atomic(pretrained / kLaunchFile, launch.dump(4));
+  io::write_file_atomic(pretrained / kLaunchFile, launch.dump(4));
   if (targets.optimizer && !shards.empty())
-    write_file_atomic(state / optim::kOptimizerParamGroupsFile,
+    io::write_file_atomic(state / optim::kOptimizerParamGroupsFile,
                       optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
   else if (targets.optimizer)
     optim::save_optimizer_state(*targets.optimizer, state, targets.scheduler != nullptr);
   if (!shards.empty()) {
     fs::rename(shards, state / kShardsDir, ec);
     if (ec) throw util::IoError("cannot move " + shards.string() + " into " + state.string() + ": " + ec.message());
-    write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
+    io::write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
   }
   if (targets.scheduler && targets.optimizer)
     optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
@@ -182,7 +182,7 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   if (targets.sampler_state) record.sampler = targets.sampler_state();
   save_training_step(record, state);
   staging.commit();
-  replace_symlink(checkpoints_dir() / kLastLink, step_dir.filename());
+  io::replace_symlink(checkpoints_dir() / kLastLink, step_dir.filename());
 }
 
 void CheckpointManager::apply_retention(const fs::path& keep) {
@@ -194,7 +194,7 @@ void CheckpointManager::apply_retention(const fs::path& keep) {
     if (excess <= 0) break;
     if (path == keep || (scan.last_link && *scan.last_link == path)) continue;
     spdlog::info("checkpoints: removing {} (keep_last = {})", path.string(), options_.keep_last);
-    remove_tree(path);
+    io::remove_tree(path);
     --excess;
   }
 }
@@ -208,9 +208,9 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
     full_state = targets.fsdp->full_state_dict();  // a collective: every rank gathers
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
-    shards = checkpoints_dir() / (std::string(kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
+    shards = checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
     collective("preparing the FSDP shard folder", false, [&] {
-      if (path_exists(shards)) remove_tree(shards);
+      if (path_exists(shards)) io::remove_tree(shards);
       std::error_code ec;
       fs::create_directories(shards, ec);
       if (ec) throw util::IoError("cannot create " + shards.string() + ": " + ec.message());
@@ -261,7 +261,7 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
       // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
       // frozen parameters (not sharded) from model.safetensors.
       load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
-      auto model = read_safetensors(pretrained / kModelFile);
+      auto model = io::read_safetensors(pretrained / kModelFile);
       const auto& view = targets.fsdp->view();
       torch::NoGradGuard no_grad;
       auto restore = [&](const std::string& name, torch::Tensor& tensor) {
@@ -305,7 +305,7 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
   collective("cleaning interrupted checkpoint saves", false, [&] {
     for (const auto& path : scan_checkpoints(checkpoints_dir(), false).temporary) {
       spdlog::warn("checkpoints: removing {}, the leftover of an interrupted save", path.string());
-      remove_tree(path);
+      io::remove_tree(path);
     }
   });
   spdlog::info("resume: restored step {} from {}", record.step, step_dir.string());

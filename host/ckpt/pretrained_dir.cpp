@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -50,21 +50,21 @@ void save_pretrained(const policy::Policy& policy, const fs::path& dir,
     auto sa = a.second.element_size(), sb = b.second.element_size();
     return sa != sb ? sa > sb : a.first < b.first;
   });
-  write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
+  io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
   if (policy.processors()) policy.processors()->save(dir);
-  write_file_atomic(dir / kConfigFile, policy.config().dump(4));
+  io::write_file_atomic(dir / kConfigFile, policy.config().dump(4));
 }
 
 nlohmann::ordered_json read_config_json(const fs::path& dir) {
   const fs::path file = dir / kConfigFile;
-  auto config = read_json_file(file, "the file is corrupt or truncated; save the policy again");
+  auto config = io::read_json_file(file, "the file is corrupt or truncated; save the policy again");
   if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
     throw util::DataError(file.string() + ": expected a policy config object with a string \"type\"");
   return config;
 }
 
 LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, bool strict) {
-  auto content = read_safetensors(model_file);
+  auto content = io::read_safetensors(model_file);
   std::map<std::string, torch::Tensor> targets;
   for (auto& [name, tensor] : policy.state_dict()) targets.emplace(name, tensor);
   std::set<std::string> in_file;

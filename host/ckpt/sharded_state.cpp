@@ -6,8 +6,8 @@
 #include <optional>
 #include <set>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/util/error.hpp"
 
@@ -53,13 +53,13 @@ SavedParam check_saved_param(const ordered_json& entry, const dist::fsdp::ParamS
   const std::string where = "parameter '" + spec.name + "'";
   if (!entry.is_object() || !entry.contains("shape") || !entry["shape"].is_array() ||
       entry["shape"] != ordered_json(spec.shape) || !entry.contains("dtype") ||
-      entry["dtype"] != safetensors_dtype(spec.dtype))
+      entry["dtype"] != io::safetensors_dtype(spec.dtype))
     throw util::DataError(index_file.string() + ": " + where + " is " +
                               (entry.is_object() ? entry.value("shape", ordered_json()).dump() + " " +
                                                        entry.value("dtype", ordered_json()).dump()
                                                  : entry.dump()) +
                               ", the model has " + ordered_json(spec.shape).dump() + " " +
-                              safetensors_dtype(spec.dtype),
+                              io::safetensors_dtype(spec.dtype),
                           "resume with the policy config the checkpoint was written with");
   SavedParam saved;
   saved.rows_per_rank = integer(entry, "rows_per_rank", index_file, where);
@@ -120,7 +120,7 @@ void write_rank_shards(const fs::path& file, const dist::fsdp::ShardingView& vie
         tensors.emplace_back("optim/" + spec.name + "/" + key, tensor.detach().to(torch::kCPU).contiguous());
     }
   }
-  write_safetensors(file, tensors,
+  io::write_safetensors(file, tensors,
                     {{"format", "lrhost-fsdp-shard"}, {"shard_rank", std::to_string(view.shard_rank)},
                      {"shard_size", std::to_string(view.shard_size)}});
 }
@@ -147,7 +147,7 @@ ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup
         ranges.push_back({begin, end});
       }
       params[spec.name] = {{"unit", unit.name},          {"shape", spec.shape},
-                           {"dtype", safetensors_dtype(spec.dtype)}, {"rows", spec.rows},
+                           {"dtype", io::safetensors_dtype(spec.dtype)}, {"rows", spec.rows},
                            {"rows_per_rank", spec.rows_per_rank},    {"ranges", ranges}};
       if (optimizer != nullptr && local_shard) {
         ordered_json keys = ordered_json::array();
@@ -171,7 +171,7 @@ std::vector<std::string> missing_shard_files(const fs::path& shards_dir) {
   if (!fs::exists(index_file, ec)) return {kShardIndexFile};
   ordered_json index;
   try {
-    index = read_json_file(index_file, "");
+    index = io::read_json_file(index_file, "");
   } catch (const std::exception&) {
     return {kShardIndexFile};
   }
@@ -189,7 +189,7 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
   std::error_code ec;
   if (!fs::exists(index_file, ec))
     throw util::DataError(index_file.string() + ": missing; an FSDP shards folder needs its index", kDamaged);
-  ordered_json index = read_json_file(index_file, kDamaged);
+  ordered_json index = io::read_json_file(index_file, kDamaged);
   if (integer(index, "format", index_file, "the index") != kFormat)
     throw util::DataError(index_file.string() + ": unknown shard index format " + index["format"].dump() +
                           " (this lrhost reads format " + std::to_string(kFormat) + ")");
@@ -228,16 +228,16 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
   }
 
   // Shard files are opened (memory-mapped) on first use, so only the ones this rank needs are read.
-  std::map<int64_t, SafetensorsContent> files;
+  std::map<int64_t, io::SafetensorsContent> files;
   auto file_path = [&](int64_t rank) { return shards_dir / index["files"][static_cast<std::size_t>(rank)].get<std::string>(); };
-  auto file = [&](int64_t rank, const std::string& why) -> const SafetensorsContent& {
+  auto file = [&](int64_t rank, const std::string& why) -> const io::SafetensorsContent& {
     auto found = files.find(rank);
     if (found != files.end()) return found->second;
     const fs::path path = file_path(rank);
     if (!fs::exists(path, ec))
       throw util::DataError(path.string() + ": missing; " + index_file.filename().string() + " lists it for " + why,
                             "the checkpoint is incomplete; resume from another one");
-    return files.emplace(rank, read_safetensors(path)).first->second;
+    return files.emplace(rank, io::read_safetensors(path)).first->second;
   };
 
   std::vector<Restored> restored;

@@ -8,8 +8,8 @@
 #include <mutex>
 #include <optional>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::ckpt {
@@ -48,12 +48,12 @@ void save_rng_state(const fs::path& dir) {
     std::lock_guard<std::mutex> lock(cuda->mutex());
     tensors.emplace_back("torch_cuda_rng_state", cuda->get_state());
   }
-  write_safetensors(dir / kRngStateFile, tensors);
+  io::write_safetensors(dir / kRngStateFile, tensors);
 }
 
 void load_rng_state(const fs::path& dir) {
   const fs::path file = dir / kRngStateFile;
-  auto content = read_safetensors(file);
+  auto content = io::read_safetensors(file);
   const torch::Tensor& cpu = content.at("torch_rng_state");
   if (cpu.scalar_type() != torch::kUInt8 || cpu.dim() != 1)
     throw util::DataError(file.string() + ": 'torch_rng_state' must be a 1-D uint8 tensor");
@@ -105,12 +105,12 @@ TrainingStep TrainingStep::from_json(const nlohmann::json& value, const std::str
 }
 
 void save_training_step(const TrainingStep& step, const fs::path& dir) {
-  write_file_atomic(dir / kTrainingStepFile, step.to_json().dump(4));
+  io::write_file_atomic(dir / kTrainingStepFile, step.to_json().dump(4));
 }
 
 TrainingStep load_training_step(const fs::path& dir) {
   const fs::path file = dir / kTrainingStepFile;
-  nlohmann::json value = read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
+  nlohmann::json value = io::read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
   return TrainingStep::from_json(value, file.string());
 }
 

@@ -5,10 +5,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/optim/optimizer_state.hpp"
@@ -46,7 +46,7 @@ bool path_exists(const fs::path& path) {
 }
 
 ordered_json read_json(const fs::path& file) {
-  return ckpt::read_json_file(file, "the file is corrupt or truncated");
+  return io::read_json_file(file, "the file is corrupt or truncated");
 }
 
 // The scalar fields of a config in order, "key=value", at most `limit` of them.
@@ -68,7 +68,7 @@ std::string config_summary(const ordered_json& config, std::size_t limit) {
 
 void describe_pretrained(std::ostream& out, const fs::path& dir) {
   auto config = ckpt::read_config_json(dir);
-  auto model = ckpt::read_safetensors(dir / ckpt::kModelFile);
+  auto model = io::read_safetensors(dir / ckpt::kModelFile);
   int64_t numel = 0;
   for (const auto& [name, tensor] : model.tensors) numel += tensor.numel();
   std::error_code ec;
@@ -102,7 +102,7 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
     // FSDP checkpoints keep the per-parameter state in their shard files.
     const bool sharded = path_exists(state / ckpt::kShardsDir);
     std::string where = sharded ? "in the FSDP shard files"
-                                : std::to_string(ckpt::read_safetensors(state / optim::kOptimizerStateFile).tensors.size()) +
+                                : std::to_string(io::read_safetensors(state / optim::kOptimizerStateFile).tensors.size()) +
                                       " state tensors";
     std::string lrs;
     bool decoupled = false;

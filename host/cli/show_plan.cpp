@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "host/accel/memory_plan.hpp"
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/synthetic_push.hpp"
 #include "host/policy/policy_features.hpp"
@@ -25,7 +25,7 @@ std::optional<std::string> show_memory_plan(const nlohmann::json& config, int64_
   auto policy = policy::create_policy(config["policy"], features);
   auto plan = accel::make_memory_plan(*policy, config, world_size);
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
-    ckpt::write_file_atomic(file, accel::memory_plan_json(plan).dump(2));
+    io::write_file_atomic(file, accel::memory_plan_json(plan).dump(2));
   return accel::render_memory_plan(plan);
 }
 

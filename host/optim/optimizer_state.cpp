@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::optim {
@@ -17,7 +17,7 @@ using nlohmann::ordered_json;
 namespace {
 
 ordered_json parse_json_file(const fs::path& file) {
-  return ckpt::read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
+  return io::read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
 }
 
 bool is_adam(const std::string& kind) {
@@ -180,8 +180,8 @@ std::vector<std::pair<std::string, torch::Tensor>> optimizer_state_tensors(Optim
 }
 
 void save_optimizer_state(Optimizer& optimizer, const fs::path& dir, bool with_initial_lr) {
-  ckpt::write_safetensors(dir / kOptimizerStateFile, optimizer_state_tensors(optimizer));
-  ckpt::write_file_atomic(dir / kOptimizerParamGroupsFile, optimizer_param_groups(optimizer, with_initial_lr).dump(4));
+  io::write_safetensors(dir / kOptimizerStateFile, optimizer_state_tensors(optimizer));
+  io::write_file_atomic(dir / kOptimizerParamGroupsFile, optimizer_param_groups(optimizer, with_initial_lr).dump(4));
 }
 
 // Checks optimizer_param_groups.json against the optimizer; returns the saved groups and the
@@ -220,7 +220,7 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
   auto [saved, params] = check_param_groups(optimizer, dir);
   auto& torch_optimizer = optimizer.torch_optimizer();
   auto& groups = torch_optimizer.param_groups();
-  auto content = ckpt::read_safetensors(state_file);
+  auto content = io::read_safetensors(state_file);
   // name -> tensor per parameter index, checked before anything changes.
   std::map<int64_t, std::map<std::string, torch::Tensor>> by_index;
   for (const auto& [name, tensor] : content.tensors) {
@@ -339,7 +339,7 @@ ordered_json scheduler_state_json(const LrScheduler& scheduler, const Optimizer&
 }
 
 void save_scheduler_state(const LrScheduler& scheduler, const Optimizer& optimizer, const fs::path& dir) {
-  ckpt::write_file_atomic(dir / kSchedulerStateFile, scheduler_state_json(scheduler, optimizer).dump(4));
+  io::write_file_atomic(dir / kSchedulerStateFile, scheduler_state_json(scheduler, optimizer).dump(4));
 }
 
 void load_scheduler_state(LrScheduler& scheduler, const Optimizer& optimizer, const fs::path& dir) {

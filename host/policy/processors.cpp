@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -63,7 +63,7 @@ ordered_json step_entry(const std::string& registry_name, ordered_json config, c
 const std::vector<std::string> kValidTypes{"VISUAL", "STATE", "ENV", "ACTION"};
 
 ordered_json parse_json_file(const fs::path& file) {
-  return ckpt::read_json_file(file, "the file is corrupt or truncated; save the policy again");
+  return io::read_json_file(file, "the file is corrupt or truncated; save the policy again");
 }
 
 const ordered_json& field(const ordered_json& object, const std::string& key, const std::string& where) {
@@ -137,7 +137,7 @@ NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, c
   if (!step["state_file"].is_string() || step["state_file"].get<std::string>() != expected_state_file)
     throw util::DataError(where + ": 'state_file' is " + step["state_file"].dump() + ", expected \"" +
                           expected_state_file + "\"");
-  auto content = ckpt::read_safetensors(dir / expected_state_file);
+  auto content = io::read_safetensors(dir / expected_state_file);
   for (const auto& [flat, tensor] : content.tensors) {
     auto dot = flat.rfind('.');
     if (dot == std::string::npos || dot == 0 || dot + 1 == flat.size())
@@ -275,10 +275,10 @@ ordered_json PolicyProcessors::postprocessor_json() const {
 
 void PolicyProcessors::save(const fs::path& dir) const {
   // State files first: a JSON file that names its state file is only written once that file exists.
-  if (!normalizer_.stats.empty()) ckpt::write_safetensors(dir / kNormalizerStateFile, normalizer_.state());
-  if (!unnormalizer_.stats.empty()) ckpt::write_safetensors(dir / kUnnormalizerStateFile, unnormalizer_.state());
-  ckpt::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
-  ckpt::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
+  if (!normalizer_.stats.empty()) io::write_safetensors(dir / kNormalizerStateFile, normalizer_.state());
+  if (!unnormalizer_.stats.empty()) io::write_safetensors(dir / kUnnormalizerStateFile, unnormalizer_.state());
+  io::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
+  io::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
 }
 
 bool PolicyProcessors::present(const fs::path& dir) {

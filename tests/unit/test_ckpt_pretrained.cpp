@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -69,11 +69,11 @@ TEST_CASE("save_pretrained writes LeRobot's files and load_pretrained restores t
                            "policy_postprocessor_step_0_unnormalizer_processor.safetensors"})
     CHECK_MESSAGE(std::filesystem::exists(dir / file), std::string(file));
   // config.json: json.dump(indent=4) of the config, "type" first.
-  auto config_text = lrhost::ckpt::read_text_file(dir / "config.json");
+  auto config_text = lrhost::io::read_text_file(dir / "config.json");
   CHECK((config_text.rfind("{\n    \"type\": \"mlp\",\n", 0) == 0));
   CHECK((config_text == policy->config().dump(4)));
   // model.safetensors: one file, {"format": "pt"} metadata, every state dict entry.
-  auto model = lrhost::ckpt::read_safetensors(dir / "model.safetensors");
+  auto model = lrhost::io::read_safetensors(dir / "model.safetensors");
   CHECK((model.metadata == std::map<std::string, std::string>{{"format", "pt"}}));
   CHECK((model.tensors.size() == policy->state_dict().size()));
 
@@ -114,7 +114,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   // Missing key.
   auto fewer = entries;
   fewer.erase(fewer.begin());
-  lrhost::ckpt::write_safetensors(model_file, fewer, {{"format", "pt"}});
+  lrhost::io::write_safetensors(model_file, fewer, {{"format", "pt"}});
   auto error = error_of([&] { load_pretrained(dir.path); });
   CHECK(contains(error, "model.safetensors does not match the 'mlp' policy's state dict: missing keys '" +
                             entries.front().first + "'"));
@@ -131,7 +131,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   // Unexpected key.
   auto more = entries;
   more.emplace_back("normalize_inputs.buffer_observation_state.mean", torch::zeros({3}));
-  lrhost::ckpt::write_safetensors(model_file, more, {{"format", "pt"}});
+  lrhost::io::write_safetensors(model_file, more, {{"format", "pt"}});
   CHECK(contains(error_of([&] { load_pretrained(dir.path); }),
                  "unexpected keys 'normalize_inputs.buffer_observation_state.mean'"));
   CHECK((lrhost::ckpt::load_state_dict(*target, model_file, false).unexpected.size() == 1));
@@ -139,7 +139,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   // Shape mismatch (even with strict = false), and nothing is copied.
   auto reshaped = entries;
   reshaped[0].second = torch::zeros({7});
-  lrhost::ckpt::write_safetensors(model_file, reshaped, {{"format", "pt"}});
+  lrhost::io::write_safetensors(model_file, reshaped, {{"format", "pt"}});
   before = target->state_dict()[1].second.clone();
   error = error_of([&] { lrhost::ckpt::load_state_dict(*target, model_file, false); });
   CHECK(contains(
@@ -149,7 +149,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   // Dtype mismatch.
   auto doubled = entries;
   doubled[1].second = doubled[1].second.to(torch::kFloat64);
-  lrhost::ckpt::write_safetensors(model_file, doubled, {{"format", "pt"}});
+  lrhost::io::write_safetensors(model_file, doubled, {{"format", "pt"}});
   CHECK(contains(error_of([&] { load_pretrained(dir.path, false); }),
                  "'" + entries[1].first + "' has dtype Double, the policy expects Float"));
 }
@@ -160,7 +160,7 @@ TEST_CASE("missing, corrupt and truncated pretrained files give errors naming th
   auto fresh = [&] { save_pretrained(*policy, dir.path); };
   fresh();
   auto model_file = dir / "model.safetensors";
-  auto bytes = lrhost::ckpt::read_text_file(model_file);
+  auto bytes = lrhost::io::read_text_file(model_file);
   write_text(model_file, bytes.substr(0, bytes.size() - 7));
   auto error = error_of([&] { load_pretrained(dir.path); });
   CHECK(contains(error, model_file.string()));
@@ -171,7 +171,7 @@ TEST_CASE("missing, corrupt and truncated pretrained files give errors naming th
 
   fresh();
   auto config_file = dir / "config.json";
-  auto config = lrhost::ckpt::read_text_file(config_file);
+  auto config = lrhost::io::read_text_file(config_file);
   write_text(config_file, config.substr(0, config.size() / 2));
   CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "config.json: not valid JSON"));
 

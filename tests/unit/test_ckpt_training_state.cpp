@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/registry.hpp"
@@ -89,7 +89,7 @@ TEST_CASE("optimizer state files have torch 2.11's layout: flat state tensors an
   auto s = make_setup();
   train(s, 3, 5);
   lrhost::optim::save_optimizer_state(*s.optimizer, dir.path, true);
-  auto content = lrhost::ckpt::read_safetensors(dir / "optimizer_state.safetensors");
+  auto content = lrhost::io::read_safetensors(dir / "optimizer_state.safetensors");
   auto params = s.optimizer->parameters();
   CHECK((content.tensors.size() == 3 * params.size()));
   for (std::size_t i = 0; i < params.size(); ++i) {
@@ -101,7 +101,7 @@ TEST_CASE("optimizer state files have torch 2.11's layout: flat state tensors an
     CHECK((content.at(prefix + "exp_avg").sizes() == params[i].sizes()));
     CHECK((content.at(prefix + "exp_avg_sq").sizes() == params[i].sizes()));
   }
-  auto groups = ordered_json::parse(lrhost::ckpt::read_text_file(dir / "optimizer_param_groups.json"));
+  auto groups = ordered_json::parse(lrhost::io::read_text_file(dir / "optimizer_param_groups.json"));
   REQUIRE(groups.size() == 2);
   // Keys and their order as torch 2.11's AdamW.state_dict()["param_groups"] (with a scheduler).
   std::vector<std::string> keys;
@@ -118,7 +118,7 @@ TEST_CASE("optimizer state files have torch 2.11's layout: flat state tensors an
   CHECK((groups[1]["initial_lr"] == 1e-4));
   CHECK((groups[0]["params"].dump() == "[0,1]"));
   CHECK((groups[1]["params"].dump() == "[2,3]"));
-  auto text = lrhost::ckpt::read_text_file(dir / "optimizer_param_groups.json");
+  auto text = lrhost::io::read_text_file(dir / "optimizer_param_groups.json");
   CHECK(text.rfind("[\n    {\n        \"lr\": ", 0) == 0);  // json.dump(indent=4)
   // Adam has decoupled_weight_decay false; no scheduler means no initial_lr.
   auto adam = make_setup("adam");
@@ -135,13 +135,13 @@ TEST_CASE("optimizer and scheduler state restore so training continues bit for b
     train(a, 4, 11);
     lrhost::optim::save_optimizer_state(*a.optimizer, dir.path, true);
     lrhost::optim::save_scheduler_state(*a.scheduler, *a.optimizer, dir.path);
-    lrhost::ckpt::write_safetensors(dir / "weights.safetensors", a.policy->state_dict());
+    lrhost::io::write_safetensors(dir / "weights.safetensors", a.policy->state_dict());
     train(a, 5, 12);
 
     auto b = make_setup(kind, 77);  // different init: everything must come from the files
     {
       torch::NoGradGuard no_grad;
-      auto saved = lrhost::ckpt::read_safetensors(dir / "weights.safetensors");
+      auto saved = lrhost::io::read_safetensors(dir / "weights.safetensors");
       auto targets = b.policy->state_dict();
       for (std::size_t i = 0; i < targets.size(); ++i) targets[i].second.copy_(saved.at(targets[i].first));
     }
@@ -188,7 +188,7 @@ TEST_CASE("mismatched or corrupt optimizer state is refused with the file named"
   // A wrongly shaped state tensor.
   auto tensors = lrhost::optim::optimizer_state_tensors(*s.optimizer);
   tensors[1].second = torch::zeros({1});
-  lrhost::ckpt::write_safetensors(dir / "optimizer_state.safetensors", tensors);
+  lrhost::io::write_safetensors(dir / "optimizer_state.safetensors", tensors);
   auto fresh = make_setup();
   CHECK(contains(error_of([&] { lrhost::optim::load_optimizer_state(*fresh.optimizer, dir.path); }),
                  "optimizer_state.safetensors: 'state/0/exp_avg' is [1]"));
@@ -207,10 +207,10 @@ TEST_CASE("the CPU generator state round trips through rng_state.safetensors") {
   torch::manual_seed(7);
   lrhost::ckpt::load_rng_state(dir.path);
   CHECK((torch::equal(torch::randn({5}), want)));
-  auto content = lrhost::ckpt::read_safetensors(dir / "rng_state.safetensors");
+  auto content = lrhost::io::read_safetensors(dir / "rng_state.safetensors");
   CHECK((content.at("torch_rng_state").scalar_type() == torch::kUInt8));
   CHECK((content.at("torch_rng_state").dim() == 1));
-  lrhost::ckpt::write_safetensors(dir / "rng_state.safetensors",
+  lrhost::io::write_safetensors(dir / "rng_state.safetensors",
                                   {{"torch_rng_state", torch::zeros({3}, torch::kUInt8)}});
   CHECK(contains(error_of([&] { lrhost::ckpt::load_rng_state(dir.path); }), "rng_state.safetensors"));
 }
@@ -223,7 +223,7 @@ TEST_CASE("training_step.json: LeRobot's fields plus the sampler, and the old la
   step.batch_size = 8;
   step.sampler = {{"epoch", 1}, {"start_index", 32}, {"batch_size", 8}, {"world_size", 2}};
   lrhost::ckpt::save_training_step(step, dir.path);
-  auto text = lrhost::ckpt::read_text_file(dir / "training_step.json");
+  auto text = lrhost::io::read_text_file(dir / "training_step.json");
   CHECK(ordered_json::parse(text).dump() ==
         R"({"step":120,"dp_world_size":2,"batch_size":8,"grad_accum_steps":1,"parallelism":{"dp_replicate":1,)"
         R"("dp_shard":1,"ring_degree":1,"ulysses_degree":1},"sampler":{"batch_size":8,"epoch":1,"start_index":32,)"
@@ -243,17 +243,17 @@ TEST_CASE("training_step.json: LeRobot's fields plus the sampler, and the old la
 TEST_CASE("an uncommitted atomic folder disappears; a committed one replaces the old folder") {
   TempDir dir("atomic");
   {
-    lrhost::ckpt::AtomicDir staging(dir / "000001");
+    lrhost::io::AtomicDir staging(dir / "000001");
     write_text(staging.path() / "x", "1");
   }
   CHECK_FALSE(fs::exists(dir / "000001"));
   CHECK(fs::is_empty(dir.path));
   for (const char* value : {"first", "second"}) {
-    lrhost::ckpt::AtomicDir staging(dir / "000001");
+    lrhost::io::AtomicDir staging(dir / "000001");
     write_text(staging.path() / "x", value);
     staging.commit();
   }
-  CHECK((lrhost::ckpt::read_text_file(dir / "000001" / "x") == "second"));
+  CHECK((lrhost::io::read_text_file(dir / "000001" / "x") == "second"));
   CHECK((std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()) == 1));
 }
 
@@ -287,7 +287,7 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
         "training_state/rng_state.safetensors", "training_state/training_step.json"})
     CHECK_MESSAGE(fs::exists(first / file), std::string(file));
   CHECK(fs::read_symlink(dir / "checkpoints" / "last") == "000002");  // relative
-  CHECK(ordered_json::parse(lrhost::ckpt::read_text_file(first / "pretrained_model/train_config.json")) ==
+  CHECK(ordered_json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) ==
         options.train_config);
   train(a, 2, 2);
   manager.save(4, targets);
@@ -307,9 +307,9 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   CHECK((scan.incomplete.size() == 1));
   CHECK((scan.temporary.size() == 1));
   // Even when `last` itself points to an incomplete folder, the newest complete one is used.
-  lrhost::ckpt::replace_symlink(dir / "checkpoints" / "last", "000008");
+  lrhost::io::replace_symlink(dir / "checkpoints" / "last", "000008");
   CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false).last_complete == third));
-  lrhost::ckpt::replace_symlink(dir / "checkpoints" / "last", "000006");
+  lrhost::io::replace_symlink(dir / "checkpoints" / "last", "000006");
 
   auto resume_dir = manager.find_resume_dir(std::nullopt);
   REQUIRE(resume_dir);

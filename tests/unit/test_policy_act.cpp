@@ -10,7 +10,7 @@
 #include <numbers>
 #include <set>
 
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/act/act_attention.hpp"
 #include "host/policy/act/act_policy.hpp"
 #include "host/policy/act/act_sinusoid.hpp"
@@ -691,7 +691,7 @@ TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors fi
   tensors.emplace_back("fc.weight", torch::randn({1000, 512}));  // torchvision's head, ignored
   tensors.emplace_back("fc.bias", torch::randn({1000}));
   auto good = dir / "resnet18.safetensors";
-  lrhost::ckpt::write_safetensors(good, tensors);
+  lrhost::io::write_safetensors(good, tensors);
 
   auto policy = make_act(tiny({{"pretrained_backbone_weights", good.string()}}), make_features(6, 0, 1, 4));
   std::map<std::string, torch::Tensor> state;
@@ -708,7 +708,7 @@ TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors fi
   for (auto& [key, tensor] : wrong)
     if (key == "conv1.weight") tensor = torch::zeros({64, 3, 5, 5});
   auto bad = dir / "wrong.safetensors";
-  lrhost::ckpt::write_safetensors(bad, wrong);
+  lrhost::io::write_safetensors(bad, wrong);
   auto message = error_of<lrhost::util::DataError>(tiny({{"pretrained_backbone_weights", bad.string()}}));
   CHECK(contains(message, "conv1.weight"));
   CHECK(contains(message, "wrong.safetensors"));

@@ -13,7 +13,7 @@
 #include <numbers>
 #include <set>
 
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/diffusion/diffusion_policy.hpp"
 #include "host/policy/diffusion/noise_scheduler.hpp"
 #include "host/policy/registry.hpp"
@@ -826,7 +826,7 @@ TEST_CASE("diffusion: pretrained_backbone_weights loads a torchvision resnet18 s
   for (const auto& item : source->named_parameters()) tensors.emplace_back(item.key(), item.value().detach());
   for (const auto& item : source->named_buffers()) tensors.emplace_back(item.key(), item.value());
   auto file = dir / "resnet18.safetensors";
-  lrhost::ckpt::write_safetensors(file, tensors);
+  lrhost::io::write_safetensors(file, tensors);
   auto policy = make_policy(small_config({{"use_group_norm", false}, {"pretrained_backbone_weights", file.string()}}),
                             make_features(2, 2, 2, 64, 64));
   auto params = policy->named_parameters();

@@ -6,8 +6,8 @@
 
 #include <fstream>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
@@ -106,7 +106,7 @@ TEST_CASE("processor files are LeRobot's: step names, configs, state file names 
   TempDir dir("processors");
   auto p = PolicyProcessors::build(features(), kMap, stats(), "cuda");
   p.save(dir.path);
-  auto pre = nlohmann::ordered_json::parse(lrhost::ckpt::read_text_file(dir / "policy_preprocessor.json"));
+  auto pre = nlohmann::ordered_json::parse(lrhost::io::read_text_file(dir / "policy_preprocessor.json"));
   CHECK((pre["name"] == "policy_preprocessor"));
   REQUIRE(pre["steps"].size() == 4);
   CHECK((pre["steps"][0].dump() == R"({"registry_name":"rename_observations_processor","config":{"rename_map":{}}})"));
@@ -120,10 +120,10 @@ TEST_CASE("processor files are LeRobot's: step names, configs, state file names 
         R"("observation.images.top":{"type":"VISUAL","shape":[3,4,4]},"action":{"type":"ACTION","shape":[2]}},)"
         R"("norm_map":{"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MIN_MAX"}})");
   // json.dump(indent=2) layout: two-space indent, no trailing newline.
-  auto text = lrhost::ckpt::read_text_file(dir / "policy_preprocessor.json");
+  auto text = lrhost::io::read_text_file(dir / "policy_preprocessor.json");
   CHECK((text.rfind("{\n  \"name\": \"policy_preprocessor\",\n  \"steps\": [\n    {\n", 0) == 0));
   CHECK((text.back() == '}'));
-  auto post = nlohmann::ordered_json::parse(lrhost::ckpt::read_text_file(dir / "policy_postprocessor.json"));
+  auto post = nlohmann::ordered_json::parse(lrhost::io::read_text_file(dir / "policy_postprocessor.json"));
   CHECK((post["name"] == "policy_postprocessor"));
   REQUIRE(post["steps"].size() == 2);
   CHECK((post["steps"][0]["registry_name"] == "unnormalizer_processor"));
@@ -134,7 +134,7 @@ TEST_CASE("processor files are LeRobot's: step names, configs, state file names 
   // Both state files hold every stat of every feature given, meta-features included, as float32.
   for (const char* file : {"policy_preprocessor_step_3_normalizer_processor.safetensors",
                            "policy_postprocessor_step_0_unnormalizer_processor.safetensors"}) {
-    auto content = lrhost::ckpt::read_safetensors(dir / file);
+    auto content = lrhost::io::read_safetensors(dir / file);
     std::vector<std::string> names;
     for (const auto& [name, tensor] : content.tensors) {
       names.push_back(name);
@@ -178,7 +178,7 @@ TEST_CASE("broken processor files give errors naming the file and the problem") 
   auto fresh = [&] { p.save(dir.path); };
   fresh();
   auto pre_file = dir / "policy_preprocessor.json";
-  auto text = lrhost::ckpt::read_text_file(pre_file);
+  auto text = lrhost::io::read_text_file(pre_file);
   write_text(pre_file, text.substr(0, text.size() / 2));
   auto error = load_error(dir.path);
   CHECK(error.find("policy_preprocessor.json: not valid JSON") != std::string::npos);
@@ -198,7 +198,7 @@ TEST_CASE("broken processor files give errors naming the file and the problem") 
 
   fresh();
   auto state_file = dir / "policy_postprocessor_step_0_unnormalizer_processor.safetensors";
-  auto bytes = lrhost::ckpt::read_text_file(state_file);
+  auto bytes = lrhost::io::read_text_file(state_file);
   write_text(state_file, bytes.substr(0, bytes.size() - 5));
   error = load_error(dir.path);
   CHECK(error.find("policy_postprocessor_step_0_unnormalizer_processor.safetensors") != std::string::npos);
@@ -208,7 +208,7 @@ TEST_CASE("broken processor files give errors naming the file and the problem") 
   CHECK(load_error(dir.path).find("policy_postprocessor.json: file not found") != std::string::npos);
 
   fresh();
-  lrhost::ckpt::write_safetensors(dir / "policy_preprocessor_step_3_normalizer_processor.safetensors",
+  lrhost::io::write_safetensors(dir / "policy_preprocessor_step_3_normalizer_processor.safetensors",
                                   {{"nodot", torch::zeros({2})}});
   CHECK(load_error(dir.path).find("tensor 'nodot' is not named '<feature>.<stat>'") != std::string::npos);
 }

@@ -2,7 +2,7 @@
 // feature-map shape, and loading torchvision weights from safetensors (name mapping and errors).
 #include <doctest/doctest.h>
 
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/policy/vision/resnet18.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
@@ -87,7 +87,7 @@ TEST_CASE("resnet18 loads torchvision-named weights into either naming scheme") 
   for (const auto& item : source->named_buffers()) tensors.emplace_back(item.key(), item.value());
   tensors.emplace_back("fc.weight", torch::zeros({1000, 512}));  // present in torchvision files, ignored
   auto file = dir / "resnet18.safetensors";
-  lrhost::ckpt::write_safetensors(file, tensors);
+  lrhost::io::write_safetensors(file, tensors);
 
   auto x = torch::randn({1, 3, 64, 64});
   for (bool numbered : {false, true}) {
@@ -104,7 +104,7 @@ TEST_CASE("resnet18 loads torchvision-named weights into either naming scheme") 
   CHECK_THROWS_WITH_AS(group_norm->load_torchvision_weights(file), doctest::Contains("GroupNorm"), lrhost::util::ConfigError);
 
   tensors.erase(tensors.begin());  // drop conv1.weight
-  lrhost::ckpt::write_safetensors(file, tensors);
+  lrhost::io::write_safetensors(file, tensors);
   CHECK_THROWS_WITH_AS(frozen->load_torchvision_weights(file), doctest::Contains("no tensor 'conv1.weight'"),
                        lrhost::util::DataError);
 }

@@ -12,8 +12,8 @@
 #include <map>
 #include <memory>
 
-#include "host/ckpt/atomic_dir.hpp"
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/optimizer_state.hpp"
@@ -135,7 +135,7 @@ void save_all(const std::filesystem::path& dir, const std::vector<Rank>& ranks, 
                             rank.optimizer.get());
   auto index = list_optim ? ckpt::shard_index(ranks[0].view, ranks[0].lookup(), ranks[0].optimizer.get())
                           : ckpt::shard_index(ranks[0].view);
-  ckpt::write_file_atomic(dir / ckpt::kShardIndexFile, index.dump(2));
+  io::write_file_atomic(dir / ckpt::kShardIndexFile, index.dump(2));
 }
 
 // Every rank of `ranks` holds exactly shard_of(original) of every parameter and state tensor.
@@ -232,12 +232,12 @@ TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the m
   step_all(saved, random_like(reference, 9));
   TempDir dir("sharded_state");
   save_all(dir.path, saved);
-  const auto index_text = ckpt::read_text_file(dir / ckpt::kShardIndexFile);
-  auto restore_index = [&] { ckpt::write_file_atomic(dir / ckpt::kShardIndexFile, index_text); };
+  const auto index_text = io::read_text_file(dir / ckpt::kShardIndexFile);
+  auto restore_index = [&] { io::write_file_atomic(dir / ckpt::kShardIndexFile, index_text); };
   auto edit_index = [&](const std::function<void(json&)>& edit) {
     auto index = json::parse(index_text);
     edit(index);
-    ckpt::write_file_atomic(dir / ckpt::kShardIndexFile, index.dump());
+    io::write_file_atomic(dir / ckpt::kShardIndexFile, index.dump());
   };
   // Rank 1 of 2 holds enc.weight rows [3, 5): saved ranks 1 ([2, 4)) and 2 ([4, 5)).
   auto target = make_ranks(2, {}, "adamw");
@@ -265,7 +265,7 @@ TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the m
     untouched();
   }
   SUBCASE("a shard file without a tensor the index promises") {
-    ckpt::write_safetensors(dir / "rank_1.safetensors", {{"param/enc.weight", torch::zeros({2, 3})}});
+    io::write_safetensors(dir / "rank_1.safetensors", {{"param/enc.weight", torch::zeros({2, 3})}});
     auto message = data_error(load);
     CHECK(message.find("rank_1.safetensors") != std::string::npos);
     untouched();
@@ -274,7 +274,7 @@ TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the m
     std::filesystem::remove(dir / ckpt::kShardIndexFile);
     CHECK(data_error(load).find("index.json") != std::string::npos);
     CHECK(ckpt::missing_shard_files(dir.path) == std::vector<std::string>{"index.json"});
-    ckpt::write_file_atomic(dir / ckpt::kShardIndexFile, "{\"format\": 1, \"shard_");
+    io::write_file_atomic(dir / ckpt::kShardIndexFile, "{\"format\": 1, \"shard_");
     CHECK(data_error(load).find("index.json") != std::string::npos);
     restore_index();
     untouched();

@@ -9,15 +9,15 @@
 #include <system_error>
 #include <vector>
 
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 
 namespace lrhost::test {
 
-// Scratch folders are removed with the product's remove_tree (see host/ckpt/atomic_dir.hpp for why
+// Scratch folders are removed with the product's remove_tree (see host/io/atomic_dir.hpp for why
 // not std::filesystem::remove_all); a failure to clean up never fails a test.
 inline void remove_tree(const std::filesystem::path& root) {
   try {
-    ckpt::remove_tree(root);
+    io::remove_tree(root);
   } catch (const std::exception&) {
   }
 }

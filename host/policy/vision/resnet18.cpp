@@ -2,7 +2,7 @@
 // forward to layer4, and loading torchvision weights from safetensors.
 #include "host/policy/vision/resnet18.hpp"
 
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::vision {
@@ -90,7 +90,7 @@ void ResNet18Impl::load_torchvision_weights(const std::filesystem::path& file) {
     throw util::ConfigError("pretrained backbone weights are batch-norm weights; they cannot initialise a GroupNorm "
                             "backbone ('" + file.string() + "')",
                             "set use_group_norm = false, or pretrained_backbone_weights = null");
-  auto content = ckpt::read_safetensors(file);
+  auto content = io::read_safetensors(file);
   // torchvision name of a child of this trunk: our names, with numbered children mapped back.
   static const char* torchvision_children[] = {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"};
   auto torchvision_key = [&](const std::string& key) {

@@ -1,5 +1,5 @@
 // Safetensors reading (memory-mapped, strictly validated) and atomic writing; see safetensors.hpp.
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 
 #include "host/util/error.hpp"
 
-namespace lrhost::ckpt {
+namespace lrhost::io {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -234,4 +234,4 @@ void write_safetensors(const fs::path& file, const std::vector<std::pair<std::st
   }
 }
 
-}  // namespace lrhost::ckpt
+}  // namespace lrhost::io

@@ -1,5 +1,5 @@
 // Atomic folders, files and symlinks with fsync; see atomic_dir.hpp.
-#include "host/ckpt/atomic_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include "host/util/error.hpp"
 
-namespace lrhost::ckpt {
+namespace lrhost::io {
 namespace fs = std::filesystem;
 
 void write_file_atomic(const fs::path& file, const std::string& text) {
@@ -152,4 +152,4 @@ void AtomicDir::commit() {
   if (!aside.empty()) remove_tree(aside);
 }
 
-}  // namespace lrhost::ckpt
+}  // namespace lrhost::io

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <random>
 
-#include "host/ckpt/safetensors.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
-using namespace lrhost::ckpt;
+using namespace lrhost::io;
 using lrhost::test::TempDir;
 namespace fs = std::filesystem;
 

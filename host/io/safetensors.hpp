@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace lrhost::ckpt {
+namespace lrhost::io {
 
 struct SafetensorsContent {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;  // in file offset order
@@ -37,4 +37,4 @@ SafetensorsContent parse_safetensors(const uint8_t* data, std::size_t size, cons
 std::string safetensors_dtype(c10::ScalarType type);
 c10::ScalarType scalar_type_from_safetensors(const std::string& dtype, const std::string& what);
 
-}  // namespace lrhost::ckpt
+}  // namespace lrhost::io

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace lrhost::ckpt {
+namespace lrhost::io {
 
 // Writes `text` to `file` via `file`.tmp, fsync and rename; IoError naming the file on failure.
 void write_file_atomic(const std::filesystem::path& file, const std::string& text);
@@ -50,4 +50,4 @@ class AtomicDir {
   bool committed_ = false;
 };
 
-}  // namespace lrhost::ckpt
+}  // namespace lrhost::io
