@@ -4,6 +4,7 @@
 // into the error file a launched rank leaves for its launcher).
 #include <lua.hpp>  // LuaJIT's lua.hpp also declares luajit.h, all with C linkage
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "bindings/engine_context.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
+#include "host/cli/recipe_paths.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/launch/error_file.hpp"
 
@@ -27,24 +29,13 @@ namespace {
 const char kContextKey = 0;  // its address keys the EngineContext in the registry
 const char kShowFinished = 0;
 
-// Folder of the shared recipe library: $LRHOST_RECIPES_LIB, else <exe>/../share/lrhost/recipes/lib
-// (installed), else the source tree this binary was built from.
-std::filesystem::path recipes_lib_dir() {
-  if (const char* env = std::getenv("LRHOST_RECIPES_LIB")) return env;
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto installed = exe.parent_path().parent_path() / "share" / "lrhost" / "recipes" / "lib";
-    if (std::filesystem::is_directory(installed, ec)) return installed;
-  }
-  return std::filesystem::path(LRHOST_SOURCE_DIR) / "recipes" / "lib";
-}
-
 std::string search_path(const std::filesystem::path& recipe) {
   std::vector<std::filesystem::path> dirs;
+  // `lrhost resume` runs a checkpoint's recipe copy with the modules saved beside it, first.
+  if (const char* saved = std::getenv("LRHOST_RECIPE_MODULES"); saved != nullptr && *saved != 0) dirs.emplace_back(saved);
   auto recipe_dir = std::filesystem::absolute(recipe).parent_path();
   dirs.push_back(recipe_dir);
-  dirs.push_back(recipes_lib_dir());
+  dirs.push_back(cli::recipes_lib_dir());
   if (const char* team = std::getenv("LRHOST_PATH")) {
     std::stringstream list(team);
     for (std::string dir; std::getline(list, dir, ':');)
@@ -92,6 +83,47 @@ EngineContext& engine_context(lua_State* L) {
   lua_pop(L, 1);
   if (context == nullptr) throw std::logic_error("lrhost module used outside the lrhost engine");
   return *context;
+}
+
+std::vector<ckpt::LoadedModule> loaded_file_modules(lua_State* L) {
+  std::vector<ckpt::LoadedModule> modules;
+  int top = lua_gettop(L);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  std::string path = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "loaded");
+  lua_getfield(L, -2, "preload");
+  int loaded = lua_gettop(L) - 1, preload = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, loaded) != 0) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) continue;
+    std::string name = lua_tostring(L, -1);
+    lua_getfield(L, preload, name.c_str());
+    bool embedded = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (embedded) continue;
+    // Lua's own rule for where require found it: the first match on package.path.
+    std::string relative = name;
+    std::replace(relative.begin(), relative.end(), '.', '/');
+    std::size_t start = 0;
+    while (start < path.size()) {
+      std::size_t end = path.find(';', start);
+      std::string pattern = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      start = end == std::string::npos ? path.size() : end + 1;
+      if (auto mark = pattern.find('?'); mark != std::string::npos) {
+        std::string file = pattern.replace(mark, 1, relative);
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(file, ec)) {
+          modules.push_back({name, file});
+          break;
+        }
+      }
+    }
+  }
+  lua_settop(L, top);
+  return modules;
 }
 
 void* show_finished_marker() { return const_cast<char*>(&kShowFinished); }

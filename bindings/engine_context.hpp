@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "host/ckpt/recipe_snapshot.hpp"
 #include "host/cli/recipe_request.hpp"
 
 namespace lrhost::bindings {
@@ -20,6 +21,11 @@ EngineContext& engine_context(lua_State* L);
 // The error value lr.config raises in `show` mode once the config is printed: the engine treats
 // it as a successful end of the recipe, not as a failure.
 void* show_finished_marker();
+
+// The Lua modules loaded so far from files on the search path (the recipe's folder, recipes/lib,
+// LRHOST_PATH, a resumed run's train_modules/), with the file each came from; embedded and
+// standard modules are not files and are left out. Used for the recipe snapshot of checkpoints.
+std::vector<ckpt::LoadedModule> loaded_file_modules(lua_State* L);
 
 // Throws if the engine runs in `show` mode: `what` (e.g. "lr.policy.new") would do real work.
 void ensure_not_show_mode(lua_State* L, const char* what);

@@ -1,14 +1,18 @@
 // Lua binding of training checkpoints and raw safetensors files:
 //   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, keep_last =,
 //                 resume = false|true|"auto"|path, config =, total_steps =}) -> Checkpoint
-//     methods: resume_step() (the step the checkpoint was saved at, 0 when starting fresh: LeRobot's
-//     `step`, so the loop runs resume_step() + 1 .. steps), save(step) -> step folder, last_dir() ->
-//     folder or nil, loader_state() -> table or nil, track_loader(loader) (alias set_loader),
-//     dir() -> the checkpoints folder, resumed_from() -> folder or nil
+//     methods: resume() -> step (restores model, optimizer, scheduler, RNG and the loader position
+//     in one call, once everything is built; 0 when starting fresh), resume_step() (the step
+//     restored, LeRobot's `step`: the loop runs resume_step() + 1 .. steps), save(step) -> step
+//     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader)
+//     (alias set_loader), dir() -> the checkpoints folder, resumed_from() -> folder or nil
 //   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
 //   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
-// Resuming happens when the Checkpoint is built, so build it after the policy, optimizer and
-// scheduler and before the loader (which takes `state = ckpt:loader_state()`) and the first step.
+// Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
+// loader are created does not matter; ckpt:resume() comes after both, before the first step (as
+// in torchtitan's trainer). A restarted group (--max-restarts) treats resume = false as "auto".
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -48,6 +52,11 @@ struct CheckpointHandle {
   std::shared_ptr<accel::Accelerator> acc;
   std::optional<ckpt::TrainingStep> restored;
   std::optional<std::filesystem::path> restored_dir;
+  // What resume() does: nothing (fresh run), resume when a checkpoint exists ("auto"), or resume
+  // and fail without one (true / a folder).
+  enum class ResumeMode { fresh, if_present, required } resume_mode = ResumeMode::fresh;
+  std::optional<std::filesystem::path> resume_from;
+  bool resume_called = false;
 
   ckpt::CheckpointTargets targets() {
     ckpt::CheckpointTargets t;
@@ -76,7 +85,8 @@ struct CheckpointHandle {
                                   now["start_index"].dump() + ", but the checkpoint stopped at epoch " +
                                   saved.value("epoch", nlohmann::json()).dump() + ", index " +
                                   saved.value("start_index", nlohmann::json()).dump(),
-                              "build the loader with state = ckpt:loader_state() after creating the checkpoint");
+                              "track the loader before ckpt:resume() (or pass loader = to lr.checkpoint), or build "
+                              "it with state = ckpt:loader_state()");
   }
 };
 
@@ -145,8 +155,16 @@ int w_checkpoint(lua_State* L) {
               resume_flag = lua_toboolean(L, value) != 0;
             else if (lua_type(L, value) == LUA_TSTRING && std::string(lua_tostring(L, value)) == "auto")
               resume_auto = true;
-            else if (lua_type(L, value) == LUA_TSTRING)
+            else if (lua_type(L, value) == LUA_TSTRING &&
+                     (std::string(lua_tostring(L, value)) == "true" || std::string(lua_tostring(L, value)) == "false"))
+              resume_flag = std::string(lua_tostring(L, value)) == "true";  // a string-typed config key
+            else if (lua_type(L, value) == LUA_TSTRING) {
               resume_path = lua_tostring(L, value);
+              std::error_code ec;
+              if (!std::filesystem::is_directory(*resume_path, ec))
+                throw LxArgError(2, "resume = \"" + *resume_path +
+                                        "\" is neither true, false, \"auto\" nor an existing checkpoint folder");
+            }
             else
               throw LxArgError(
                   2, "resume must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
@@ -170,8 +188,9 @@ int w_checkpoint(lua_State* L) {
     auto& context = engine_context(L);
     options.train_config = config ? *config : context.resolved_config.value_or(nlohmann::json::object());
     if (options.total_steps == 0) options.total_steps = integer_at(options.train_config, {"steps"}, 0);
-    options.recipe_path = context.request.recipe_path;
-    options.overrides = context.request.overrides;
+    if (!context.request.recipe_path.empty())
+      options.recipe = ckpt::take_recipe_snapshot(context.request.recipe_path, loaded_file_modules(L),
+                                                  context.request.overrides);
     if (handle->acc) {
       options.batch_size = handle->acc->config().batch_size;
       options.grad_accum_steps = handle->acc->config().gradient_accumulation_steps;
@@ -186,26 +205,61 @@ int w_checkpoint(lua_State* L) {
     dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
     handle->manager = std::make_unique<ckpt::CheckpointManager>(options, comm);
 
-    bool resume = resume_auto || resume_path || resume_flag.value_or(false);
-    if (resume) {
+    // A restarted group continues from the last complete checkpoint; starting again from step 1
+    // would overwrite what the failed attempt saved.
+    const char* restart = std::getenv("LRHOST_RESTART_COUNT");
+    const bool restarted = restart != nullptr && std::atoi(restart) > 0;
+    if (restarted && !resume_flag.value_or(false) && !resume_path && !resume_auto) {
+      spdlog::info("checkpoint: restart {} of the group: resume = false is treated as \"auto\"", restart);
+      resume_auto = true;
+    }
+    if (resume_path || resume_flag.value_or(false)) {
+      handle->resume_mode = CheckpointHandle::ResumeMode::required;
       // `lrhost resume DIR` names the checkpoint to continue from through the environment.
-      std::optional<std::filesystem::path> from;
       if (resume_path)
-        from = *resume_path;
+        handle->resume_from = *resume_path;
       else if (const char* env = std::getenv("LRHOST_RESUME_FROM"); env && *env)
-        from = env;
-      auto dir = handle->manager->find_resume_dir(from);
-      if (!dir && !resume_auto)
-        throw util::ConfigError("checkpoint: resume = true, but " + handle->manager->checkpoints_dir().string() +
+        handle->resume_from = env;
+    } else if (resume_auto) {
+      handle->resume_mode = CheckpointHandle::ResumeMode::if_present;
+    } else if (handle->manager->has_checkpoints()) {
+      const char* overwrite = std::getenv("LRHOST_OVERWRITE");
+      if (overwrite == nullptr || std::string(overwrite) != "1")
+        throw util::ConfigError(
+            "checkpoint: " + handle->manager->checkpoints_dir().string() +
+                " already holds checkpoints of another run, and this run starts fresh (resume = false)",
+            "continue that run with resume=auto (or resume=true), start fresh in another output folder "
+            "(--run-dir / output_dir=), or pass --overwrite to move the old checkpoints aside");
+      handle->manager->set_aside_checkpoints();
+    }
+    lx_push(L, handle);
+    return 1;
+  });
+}
+
+int w_resume(lua_State* L) {
+  return lx_guard(L, "Checkpoint:resume", [&] {
+    auto& h = check_checkpoint(L, 1);
+    if (h.resume_called) throw util::ConfigError("Checkpoint:resume() was already called; call it once, before the first step");
+    h.resume_called = true;
+    if (h.resume_mode != CheckpointHandle::ResumeMode::fresh) {
+      auto dir = h.manager->find_resume_dir(h.resume_from);
+      if (!dir && h.resume_mode == CheckpointHandle::ResumeMode::required)
+        throw util::ConfigError("checkpoint: resume = true, but " + h.manager->checkpoints_dir().string() +
                                     " holds no complete checkpoint",
                                 "start without resume, or use resume = \"auto\" to resume only when one exists");
       if (dir) {
-        handle->restored = handle->manager->resume(*dir, handle->targets());
-        handle->restored_dir = *dir;
-        handle->check_loader();
+        h.restored = h.manager->resume(*dir, h.targets());
+        h.restored_dir = *dir;
+        if (h.loader && !h.restored->sampler.is_null())
+          h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
+                                                         dir->string() + " training_step.json sampler"));
+      } else {
+        spdlog::info("checkpoint: resume = \"auto\" and {} holds no checkpoint yet: starting at step 1",
+                     h.manager->checkpoints_dir().string());
       }
     }
-    lx_push(L, handle);
+    lua_pushnumber(L, static_cast<double>(h.restored ? h.restored->step : 0));
     return 1;
   });
 }
@@ -234,6 +288,11 @@ int w_save(lua_State* L) {
     auto& h = check_checkpoint(L, 1);
     int64_t step = lx_check_integer(L, 2);
     if (step < 0) throw LxArgError(2, "step must be >= 0");
+    if (h.resume_mode != CheckpointHandle::ResumeMode::fresh && !h.resume_called)
+      throw util::ConfigError("Checkpoint:save(" + std::to_string(step) + ") before Checkpoint:resume(): this run "
+                              "resumes (resume = true or \"auto\"), and saving first could overwrite the checkpoint",
+                              "call ckpt:resume() once the policy, optimizer, scheduler and loader are built, "
+                              "before the first step");
     auto dir = h.manager->save(step, h.targets());
     lua_pushstring(L, dir.c_str());
     return 1;
@@ -335,7 +394,8 @@ int w_load_safetensors(lua_State* L) {
 }  // namespace
 
 void open_checkpoint(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"resume_step", w_resume_step},
+  const luaL_Reg methods[] = {{"resume", w_resume},
+                              {"resume_step", w_resume_step},
                               {"resumed_from", w_resumed_from},
                               {"save", w_save},
                               {"last_dir", w_last_dir},

@@ -220,10 +220,13 @@ int main(int argc, char** argv) {
       auto plan = lrhost::cli::plan_resume(resume_from);
       // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
       ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
+      // The modules the recipe copy required come from the checkpoint too (ranks inherit it).
+      if (plan.modules_dir) ::setenv("LRHOST_RECIPE_MODULES", plan.modules_dir->c_str(), 1);
       resume_args.recipe = plan.recipe;
       resume_args.overrides = plan.overrides;
       resume_args.overrides.insert(resume_args.overrides.end(), resume_overrides.begin(), resume_overrides.end());
       std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
+      for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: warning: %s\n", warning.c_str());
       return run(resume_args, lrhost::cli::RecipeMode::run, &resume_launch);
     }
     std::cout << app.help();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <exception>
 
 #include "host/io/atomic_dir.hpp"
@@ -46,10 +47,33 @@ std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   if (path_exists(shards))
     for (const auto& file : missing_shard_files(shards))
       missing.push_back(std::string(kTrainingStateDir) + "/" + kShardsDir + "/" + file);
+  for (const auto& file : missing_snapshot_files(step_dir / kPretrainedDir))
+    missing.push_back(std::string(kPretrainedDir) + "/" + file);
   return missing;
 }
 
-CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn) {
+std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
+  std::error_code ec;
+  std::vector<fs::path> files;  // sorted, so the same damage is reported first every time
+  for (auto it = fs::recursive_directory_iterator(step_dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) files.push_back(it->path());
+  if (ec) return "cannot list " + step_dir.string() + ": " + ec.message();
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    try {
+      if (file.extension() == ".safetensors")
+        io::read_safetensors(file);  // header, dtypes, shapes and offsets against the file's size
+      else if (file.extension() == ".json")
+        io::read_json_file(file, "");
+    } catch (const std::exception& error) {
+      return util::describe(error);
+    }
+  }
+  return std::nullopt;
+}
+
+CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate) {
   CheckpointScan scan;
   std::error_code ec;
   std::vector<std::pair<int64_t, fs::path>> steps;
@@ -69,16 +93,31 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn) {
     fs::path target = fs::read_symlink(link, ec);
     scan.last_link = target.is_absolute() ? target : checkpoints_dir / target;
   }
-  if (scan.last_link && path_exists(*scan.last_link) && missing_checkpoint_files(*scan.last_link).empty()) {
-    scan.last_complete = *scan.last_link;
-  } else if (!scan.complete.empty()) {
-    scan.last_complete = scan.complete.back();
-    if (warn)
-      spdlog::warn("checkpoints: {} ; using the newest complete checkpoint {}",
-                   scan.last_link ? "'last' points to " + scan.last_link->string() + ", which is missing or incomplete"
-                                  : std::string("no 'last' link"),
-                   scan.last_complete->string());
+  // Newest first: `last` when it points at a complete checkpoint, then the step folders.
+  std::vector<fs::path> candidates;
+  const bool last_usable =
+      scan.last_link && path_exists(*scan.last_link) && missing_checkpoint_files(*scan.last_link).empty();
+  if (last_usable) candidates.push_back(*scan.last_link);
+  for (auto it = scan.complete.rbegin(); it != scan.complete.rend(); ++it)
+    if (!last_usable || !fs::equivalent(*it, *scan.last_link, ec)) candidates.push_back(*it);
+  for (const auto& candidate : candidates) {
+    auto damage = validate ? checkpoint_damage(candidate) : std::nullopt;
+    if (!damage) {
+      scan.last_complete = candidate;
+      break;
+    }
+    scan.damaged.emplace_back(candidate, *damage);
   }
+  if (warn && scan.last_complete && !(last_usable && scan.last_complete == scan.last_link))
+    spdlog::warn("checkpoints: {}; using the newest sound checkpoint {}",
+                 !scan.damaged.empty() ? scan.damaged.front().first.string() + " is damaged (" +
+                                             scan.damaged.front().second + ")"
+                 : scan.last_link     ? "'last' points to " + scan.last_link->string() + ", which is missing or incomplete"
+                                      : std::string("no 'last' link"),
+                 scan.last_complete->string());
+  if (warn)
+    for (std::size_t i = 1; i < scan.damaged.size(); ++i)
+      spdlog::warn("checkpoints: {} is damaged too ({})", scan.damaged[i].first.string(), scan.damaged[i].second);
   if (warn) {
     for (const auto& path : scan.incomplete)
       spdlog::warn("checkpoints: {} is incomplete (missing {}); it is ignored", path.string(),
@@ -89,6 +128,17 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn) {
   return scan;
 }
 
+fs::path superseded_dir(const fs::path& checkpoints_dir) {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  fs::path dir = checkpoints_dir / (std::string("superseded-") + stamp);
+  for (int n = 2; path_exists(dir); ++n) dir = checkpoints_dir / ("superseded-" + std::string(stamp) + "-" + std::to_string(n));
+  return dir;
+}
+
 fs::path resolve_checkpoint_dir(const fs::path& any) {
   std::error_code ec;
   if (!fs::is_directory(any, ec)) throw util::IoError(any.string() + ": no such folder");
@@ -97,8 +147,16 @@ fs::path resolve_checkpoint_dir(const fs::path& any) {
   if (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) return dir.parent_path();
   if (path_exists(dir / kPretrainedDir) || path_exists(dir / kTrainingStateDir)) return dir;
   fs::path checkpoints = path_exists(dir / kCheckpointsDir) ? dir / kCheckpointsDir : dir;
-  auto scan = scan_checkpoints(checkpoints, false);
-  if (scan.last_complete) return *scan.last_complete;
+  auto scan = scan_checkpoints(checkpoints, false, true);
+  for (const auto& [path, damage] : scan.damaged)
+    spdlog::warn("checkpoints: {} is damaged ({}); skipped", path.string(), damage);
+  if (scan.last_complete) {
+    if (!scan.damaged.empty()) spdlog::warn("checkpoints: using the newest sound checkpoint {}", scan.last_complete->string());
+    return *scan.last_complete;
+  }
+  if (!scan.damaged.empty())
+    throw util::DataError(any.string() + ": every complete checkpoint is damaged (newest: " +
+                          scan.damaged.front().first.string() + ": " + scan.damaged.front().second + ")");
   if (!scan.incomplete.empty() || !scan.temporary.empty())
     throw util::DataError(any.string() + ": holds no complete checkpoint (only incomplete ones)",
                           "a save was interrupted before any checkpoint completed");
@@ -151,14 +209,7 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   else
     save_pretrained(*targets.policy, pretrained);
   io::write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
-  nlohmann::ordered_json launch;
-  launch["recipe"] = options_.recipe_path;
-  launch["overrides"] = options_.overrides;
-  if (!options_.recipe_path.empty() && fs::is_regular_file(options_.recipe_path, ec)) {
-    io::write_file_atomic(pretrained / kRecipeCopyFile, io::read_text_file(options_.recipe_path));
-    launch["recipe_copy"] = kRecipeCopyFile;
-  }
-  io::write_file_atomic(pretrained / kLaunchFile, launch.dump(4));
+  if (options_.recipe) write_recipe_snapshot(*options_.recipe, pretrained);
   if (targets.optimizer && !shards.empty())
     io::write_file_atomic(state / optim::kOptimizerParamGroupsFile,
                       optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
@@ -232,15 +283,62 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
 
 std::optional<fs::path> CheckpointManager::find_resume_dir(const std::optional<fs::path>& from) const {
   if (from) {
+    // A step folder names exactly what to resume, so it must be whole; an output or checkpoints
+    // folder resolves to its newest sound checkpoint (resolve_checkpoint_dir says when it skips).
     fs::path dir = resolve_checkpoint_dir(*from);
     auto missing = missing_checkpoint_files(dir);
     if (!missing.empty())
       throw util::DataError(dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
                             "use an earlier checkpoint");
+    if (auto damage = checkpoint_damage(dir))
+      throw util::DataError(dir.string() + " is damaged: " + *damage, "use an earlier checkpoint");
     return dir;
   }
   if (!path_exists(checkpoints_dir())) return std::nullopt;
-  return scan_checkpoints(checkpoints_dir(), rank_ == 0).last_complete;
+  return scan_checkpoints(checkpoints_dir(), rank_ == 0, true).last_complete;
+}
+
+bool CheckpointManager::has_checkpoints() const {
+  auto scan = scan_checkpoints(checkpoints_dir(), false);
+  return !scan.complete.empty() || !scan.incomplete.empty();
+}
+
+fs::path CheckpointManager::move_aside(const std::vector<fs::path>& step_dirs, const std::string& why) {
+  const fs::path aside = superseded_dir(checkpoints_dir());
+  std::error_code ec;
+  fs::create_directories(aside, ec);
+  if (ec) throw util::IoError("cannot create " + aside.string() + ": " + ec.message());
+  std::string names;
+  for (const auto& path : step_dirs) {
+    fs::rename(path, aside / path.filename(), ec);
+    if (ec) throw util::IoError("cannot move " + path.string() + " aside to " + aside.string() + ": " + ec.message());
+    names += (names.empty() ? "" : ", ") + path.filename().string();
+  }
+  io::fsync_path(checkpoints_dir());
+  spdlog::warn("checkpoints: {}; checkpoint(s) {} were moved aside, not deleted, to {}", why, names, aside.string());
+  return aside;
+}
+
+void CheckpointManager::set_aside_newer_checkpoints(const fs::path& resumed) {
+  const int64_t resumed_step = std::stoll(resumed.filename().string());
+  auto scan = scan_checkpoints(checkpoints_dir(), false);
+  std::vector<fs::path> newer;
+  for (const auto* list : {&scan.complete, &scan.incomplete})
+    for (const auto& path : *list)
+      if (std::stoll(path.filename().string()) > resumed_step) newer.push_back(path);
+  if (!newer.empty()) move_aside(newer, "resumed from step " + std::to_string(resumed_step) + ", an older one");
+  io::replace_symlink(checkpoints_dir() / kLastLink, resumed.filename());
+}
+
+void CheckpointManager::set_aside_checkpoints() {
+  collective("moving the old checkpoints aside", false, [&] {
+    auto scan = scan_checkpoints(checkpoints_dir(), false);
+    std::vector<fs::path> all = scan.complete;
+    all.insert(all.end(), scan.incomplete.begin(), scan.incomplete.end());
+    if (!all.empty()) move_aside(all, "a fresh run with --overwrite");
+    std::error_code ec;
+    fs::remove(checkpoints_dir() / kLastLink, ec);
+  });
 }
 
 TrainingStep CheckpointManager::resume(const fs::path& step_dir, const CheckpointTargets& targets) {
@@ -301,12 +399,16 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
       spdlog::warn("resume: gradient accumulation changed from {} to {} steps", record.grad_accum_steps,
                    options_.grad_accum_steps);
   });
-  // Every rank has read what it needs; now the leftovers of interrupted saves can go.
+  // Every rank has read what it needs; now the leftovers of interrupted saves can go, and a
+  // resume from an older step moves the newer ones out of the way of the saves to come.
   collective("cleaning interrupted checkpoint saves", false, [&] {
     for (const auto& path : scan_checkpoints(checkpoints_dir(), false).temporary) {
       spdlog::warn("checkpoints: removing {}, the leftover of an interrupted save", path.string());
       io::remove_tree(path);
     }
+    std::error_code ec;
+    if (fs::equivalent(step_dir.parent_path(), checkpoints_dir(), ec) && is_step_name(step_dir.filename().string()))
+      set_aside_newer_checkpoints(step_dir);
   });
   spdlog::info("resume: restored step {} from {}", record.step, step_dir.string());
   return record;

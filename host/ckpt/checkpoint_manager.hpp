@@ -1,6 +1,6 @@
 // Training checkpoints in LeRobot's layout: <output_dir>/checkpoints/<step>/pretrained_model/
-// (save_pretrained + train_config.json, the resolved recipe config, plus train_recipe.lua and
-// train_launch.json: the recipe file and the overrides the run used, for `lrhost resume`) and
+// (save_pretrained + train_config.json, the resolved recipe config, plus the run's recipe snapshot:
+// train_recipe.lua, train_modules/ and train_launch.json, for `lrhost resume`) and
 // training_state/ (optimizer, scheduler, RNG, training_step.json with the sampler position), with
 // checkpoints/last a relative symlink to the newest complete one. A save is built in a temporary
 // folder, fsynced and renamed into place, and only then is `last` moved, so a process killed at any
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host/ckpt/recipe_snapshot.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/dist/comm.hpp"
 #include "host/dist/fsdp/fsdp_engine.hpp"
@@ -30,8 +31,6 @@ inline constexpr const char* kLastLink = "last";
 inline constexpr const char* kPretrainedDir = "pretrained_model";
 inline constexpr const char* kTrainingStateDir = "training_state";
 inline constexpr const char* kTrainConfigFile = "train_config.json";
-inline constexpr const char* kRecipeCopyFile = "train_recipe.lua";
-inline constexpr const char* kLaunchFile = "train_launch.json";
 
 // What a checkpoint saves and restores; null members are skipped.
 struct CheckpointTargets {
@@ -49,8 +48,7 @@ struct CheckpointOptions {
   int64_t total_steps = 0;                                 // names are zero-padded to max(6, digits of total_steps)
   int64_t keep_last = 0;                                   // > 0: keep only the newest N complete checkpoints
   nlohmann::json train_config = nlohmann::json::object();  // the resolved recipe config
-  std::string recipe_path;                                 // copied into the checkpoint when set
-  std::vector<std::string> overrides;
+  std::optional<RecipeSnapshot> recipe;                    // copied into every checkpoint when set
   // The run's layout, recorded in training_step.json.
   int64_t batch_size = 0, grad_accum_steps = 1, dp_replicate = 1, dp_shard = 1;
 };
@@ -58,23 +56,35 @@ struct CheckpointOptions {
 // LeRobot's get_step_identifier: the step zero-padded to max(6, number of digits of total_steps).
 std::string step_identifier(int64_t step, int64_t total_steps);
 
-// The files a complete checkpoint has; returns the missing ones (empty: complete).
+// The files a complete checkpoint has (its recipe snapshot included); returns the missing ones
+// (empty: complete).
 std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& step_dir);
+
+// Why a complete checkpoint cannot be resumed: a safetensors or JSON file that is truncated or
+// malformed (headers, sizes and JSON are checked; tensor bytes are not read). nullopt: sound.
+std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir);
 
 struct CheckpointScan {
   std::optional<std::filesystem::path> last_complete;  // what resume uses
   std::vector<std::filesystem::path> complete;         // step folders, oldest first
+  std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // newer than last_complete,
+                                                       // skipped with the reason (validate only)
   std::vector<std::filesystem::path> incomplete;       // step folders missing files
   std::vector<std::filesystem::path> temporary;        // leftovers of interrupted saves
   std::optional<std::filesystem::path> last_link;      // where `last` points, when it exists
 };
 // Scans <checkpoints_dir>: `last` wins when it points at a complete checkpoint; otherwise the
-// highest complete step folder (with a warning saying why).
-CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true);
+// highest complete step folder (with a warning saying why). With `validate`, a candidate whose
+// files are damaged (checkpoint_damage) is skipped for the next older one, with a warning.
+CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true, bool validate = false);
 
 // Any of: an output dir (with checkpoints/), a checkpoints dir, a step dir, a pretrained_model dir
 // -> the step dir (the last complete one for the first two). IoError explaining what was expected.
 std::filesystem::path resolve_checkpoint_dir(const std::filesystem::path& any);
+
+// Where a resume from an older step moves the newer step folders: <checkpoints_dir>/superseded-<UTC
+// time>/ (not a step name, so scans ignore it; `checkpoint info` lists it).
+std::filesystem::path superseded_dir(const std::filesystem::path& checkpoints_dir);
 
 class CheckpointManager {
  public:
@@ -85,12 +95,20 @@ class CheckpointManager {
   std::filesystem::path checkpoints_dir() const { return options_.output_dir / kCheckpointsDir; }
   // Writes checkpoints/<step>/ (rank 0), moves `last`, applies keep_last; returns the step folder.
   std::filesystem::path save(int64_t step, const CheckpointTargets& targets);
-  // The checkpoint resume would use (explicit `from`, else the last complete one), or none.
+  // The checkpoint resume would use (explicit `from`, else the newest sound one), or none. An
+  // explicit step folder that is incomplete or damaged is an error; this run's own folder, or an
+  // output folder given as `from`, falls back to the newest sound checkpoint (saying so).
   std::optional<std::filesystem::path> find_resume_dir(const std::optional<std::filesystem::path>& from) const;
   // Restores policy weights (strict) and processors, optimizer, scheduler and RNG from a step
   // folder; returns its training_step.json. Rank 0 also removes temporary folders of interrupted
-  // saves. Every rank must call it with the same folder.
+  // saves, moves step folders newer than `step_dir` aside (they are never deleted: see
+  // superseded_dir) and points `last` at `step_dir`. Every rank must call it with the same folder.
   TrainingStep resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets);
+  // True when checkpoints/ holds any step folder (a fresh run would overwrite them).
+  bool has_checkpoints() const;
+  // A fresh run told to overwrite (--overwrite): rank 0 moves every step folder into
+  // superseded_dir and removes `last`, so nothing is deleted. Every rank must call it.
+  void set_aside_checkpoints();
 
  private:
   // `full_state`: the gathered state dict (FSDP) or null; `shards`: the folder of this save's shard
@@ -99,6 +117,9 @@ class CheckpointManager {
                         const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
                         const std::filesystem::path& shards);
   void apply_retention(const std::filesystem::path& keep);
+  void set_aside_newer_checkpoints(const std::filesystem::path& resumed);
+  // Moves step folders (rank 0) into a new superseded_dir; returns it. `why` goes into the log.
+  std::filesystem::path move_aside(const std::vector<std::filesystem::path>& step_dirs, const std::string& why);
   // Runs `body` on rank 0 (or everywhere with `all_ranks`), then one all-reduce: if it failed on any
   // rank, every rank throws (rank 0 its own error).
   void collective(const std::string& what, bool all_ranks, const std::function<void()>& body);

@@ -11,6 +11,7 @@
 #include "host/io/safetensors.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/ckpt/training_state.hpp"
+#include "host/cli/lerobot_resume.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
@@ -181,25 +182,34 @@ std::string checkpoint_info(const fs::path& path) {
   bool listing = !path_exists(dir / ckpt::kConfigFile) && !path_exists(dir / ckpt::kPretrainedDir) &&
                  !path_exists(dir / ckpt::kTrainingStateDir);
   if (listing) {
-    auto scan = ckpt::scan_checkpoints(checkpoints, false);
+    auto scan = ckpt::scan_checkpoints(checkpoints, false, /*validate=*/true);
     if (scan.complete.empty() && scan.incomplete.empty() && scan.temporary.empty())
       throw util::IoError(path.string() + " is not a checkpoint folder",
                           "give an output dir (with checkpoints/), a checkpoints dir, a step dir (e.g. "
                           "checkpoints/000100) or its pretrained_model dir");
     out << "checkpoints in " << checkpoints.string() << ":\n";
-    for (const auto& p : scan.complete)
-      out << "  " << p.filename().string() << "  complete"
-          << (scan.last_link && fs::weakly_canonical(*scan.last_link, ec) == fs::weakly_canonical(p, ec) ? " (last)"
-                                                                                                         : "")
-          << "\n";
+    auto same = [&](const fs::path& a, const fs::path& b) { return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec); };
+    for (const auto& p : scan.complete) {
+      std::string damage;
+      for (const auto& [damaged, why] : scan.damaged)
+        if (same(damaged, p)) damage = why;
+      out << "  " << p.filename().string() << (damage.empty() ? "  complete" : "  damaged: " + damage)
+          << (scan.last_link && same(*scan.last_link, p) ? " (last)" : "") << "\n";
+    }
     for (const auto& p : scan.incomplete)
       out << "  " << p.filename().string() << "  incomplete (missing " << ckpt::missing_checkpoint_files(p).front()
           << ")\n";
     for (const auto& p : scan.temporary) out << "  " << p.filename().string() << "  interrupted save (ignored)\n";
+    for (auto it = fs::directory_iterator(checkpoints, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().filename().string().rfind("superseded-", 0) == 0)
+        out << "  " << it->path().filename().string() << "/  checkpoints moved aside by a resume or --overwrite\n";
     if (scan.last_link && !scan.last_complete)
-      out << "  last -> " << scan.last_link->string() << " (missing or incomplete)\n";
+      out << "  last -> " << scan.last_link->string() << " (missing, incomplete or damaged)\n";
     if (!scan.last_complete)
-      throw util::DataError(checkpoints.string() + " holds no complete checkpoint:\n" + out.str());
+      throw util::DataError(checkpoints.string() + " holds no complete checkpoint" +
+                            (scan.damaged.empty() ? "" : " that is not damaged") + ":\n" + out.str());
+    if (!scan.damaged.empty())
+      out << "newest is damaged: resume falls back to " << scan.last_complete->filename().string() << "\n";
     describe_step_dir(out, *scan.last_complete);
     return out.str();
   }
@@ -230,10 +240,23 @@ ResumePlan plan_resume(const fs::path& checkpoint) {
   if (!missing.empty())
     throw util::DataError(plan.step_dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
                           "resume from an earlier checkpoint");
+  if (auto damage = ckpt::checkpoint_damage(plan.step_dir))
+    throw util::DataError(plan.step_dir.string() + " is damaged: " + *damage,
+                          "resume from an earlier checkpoint, or give the run folder to use its newest sound one");
   const fs::path pretrained = plan.step_dir / ckpt::kPretrainedDir;
+  if (!path_exists(pretrained / ckpt::kLaunchFile) && path_exists(pretrained / ckpt::kTrainConfigFile)) {
+    auto train = read_json(pretrained / ckpt::kTrainConfigFile);
+    if (is_lerobot_train_config(train)) {
+      auto lerobot = plan_lerobot_resume(plan.step_dir, train, ckpt::read_config_json(pretrained));
+      plan.recipe = lerobot.recipe;
+      plan.overrides = lerobot.overrides;
+      plan.warnings = lerobot.warnings;
+      return plan;
+    }
+  }
   if (!path_exists(pretrained / ckpt::kLaunchFile) || !path_exists(pretrained / ckpt::kRecipeCopyFile))
     throw util::ConfigError(plan.step_dir.string() + " holds no recipe copy (" + std::string(ckpt::kLaunchFile) + ", " +
-                                ckpt::kRecipeCopyFile + ")",
+                                ckpt::kRecipeCopyFile + ") and is not a lerobot-train checkpoint",
                             "run the recipe again with resume=true and the same output_dir instead");
   auto launch = read_json(pretrained / ckpt::kLaunchFile);
   auto train = read_json(pretrained / ckpt::kTrainConfigFile);
@@ -242,6 +265,7 @@ ResumePlan plan_resume(const fs::path& checkpoint) {
                             "a resumable recipe declares resume = false in lr.config and passes cfg.resume to "
                             "lr.checkpoint");
   plan.recipe = (pretrained / ckpt::kRecipeCopyFile).string();
+  if (path_exists(pretrained / ckpt::kModulesDir)) plan.modules_dir = pretrained / ckpt::kModulesDir;
   auto drop = [](const std::string& o, const std::string& key) { return o.rfind(key + "=", 0) == 0; };
   for (const auto& o : launch.value("overrides", ordered_json::array())) {
     std::string text = o.get<std::string>();

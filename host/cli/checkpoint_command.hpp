@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,13 @@ std::string checkpoint_info(const std::filesystem::path& path);
 struct ResumePlan {
   std::filesystem::path step_dir;      // the checkpoint to continue from
   std::string recipe;                  // the recipe copy stored in the checkpoint
+  std::optional<std::filesystem::path> modules_dir;  // its Lua modules (train_modules/), searched first
   std::vector<std::string> overrides;  // the run's overrides + output_dir=... + resume=true
+  std::vector<std::string> warnings;   // what cannot be restored (a lerobot-train run)
 };
 // Reads <step>/pretrained_model/train_launch.json and train_config.json; ConfigError when the
-// recipe cannot resume (no copy, or its config has no `resume` key).
+// recipe cannot resume (no copy, or its config has no `resume` key). A lerobot-train checkpoint
+// (no snapshot, LeRobot's train_config.json) maps onto the shipped recipe (lerobot_resume.hpp).
 ResumePlan plan_resume(const std::filesystem::path& checkpoint);
 
 }  // namespace lrhost::cli

@@ -21,13 +21,33 @@ BatchLoader::BatchLoader(std::shared_ptr<const LeRobotDataset> dataset, LoaderOp
       }()) {
   if (options_.num_workers < 1) throw util::ConfigError("num_workers must be >= 1, got " + std::to_string(options_.num_workers));
   if (options_.prefetch < 1) throw util::ConfigError("prefetch must be >= 1, got " + std::to_string(options_.prefetch));
+  check_position(start);
+  plan_next_ = start;
+  position_ = start;
+  for (int worker = 0; worker < options_.num_workers; ++worker) workers_.emplace_back([this] { worker_main(); });
+}
+
+void BatchLoader::check_position(const SamplerPosition& start) const {
   if (start.epoch < 0 || start.start_index < 0 || start.start_index > sampler_.num_samples())
     throw util::ConfigError("loader position (epoch " + std::to_string(start.epoch) + ", start_index " +
                             std::to_string(start.start_index) + ") is outside the dataset's " +
                             std::to_string(sampler_.num_samples()) + " samples");
-  plan_next_ = start;
-  position_ = start;
-  for (int worker = 0; worker < options_.num_workers; ++worker) workers_.emplace_back([this] { worker_main(); });
+}
+
+void BatchLoader::seek(SamplerPosition start) {
+  check_position(start);
+  {
+    std::lock_guard lock(mutex_);
+    plan_.clear();
+    for (const auto& [sequence, ready] : ready_) stats_.resident_bytes -= ready.bytes;
+    ready_.clear();
+    // Jobs handed out so far (some still being assembled) all have sequence numbers below this;
+    // worker_main drops them when they finish, and next() waits for the first new one.
+    consumed_ = next_sequence_;
+    plan_next_ = start;
+    position_ = start;
+  }
+  work_ready_.notify_all();
 }
 
 BatchLoader::~BatchLoader() {
@@ -108,6 +128,7 @@ void BatchLoader::worker_main() {
     }
     {
       std::lock_guard lock(mutex_);
+      if (job.sequence < consumed_) continue;  // assembled for a position seek() abandoned
       stats_.resident_bytes += ready.bytes;
       stats_.peak_resident_bytes = std::max(stats_.peak_resident_bytes, stats_.resident_bytes);
       ready_.emplace(job.sequence, std::move(ready));

@@ -56,6 +56,9 @@ class BatchLoader {
   Batch next();
   // Position of the next batch next() returns: save it to resume sample-exactly.
   SamplerPosition position() const;
+  // Continues from `start` instead (a resumed checkpoint's position): batches assembled or in
+  // flight for the old position are dropped. ConfigError when `start` is outside the dataset.
+  void seek(SamplerPosition start);
   const EpisodeSampler& sampler() const { return sampler_; }
   const LeRobotDataset& dataset() const { return *dataset_; }
   LoaderStats stats() const;
@@ -78,6 +81,7 @@ class BatchLoader {
   bool claim(Job& job);   // next job in sequence order; false when stopping
   void plan_epoch();      // appends the next epoch's (rest of) batches to the plan; needs the lock
   Batch assemble(const Job& job, ReadContext& context) const;
+  void check_position(const SamplerPosition& start) const;
 
   std::shared_ptr<const LeRobotDataset> dataset_;
   LoaderOptions options_;

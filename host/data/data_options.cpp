@@ -121,21 +121,26 @@ LoaderRequest loader_request_from_json(const json& options, int rank, int world_
   reader.allow("image_transforms");
   if (table.contains("image_transforms")) request.options.image_transforms = image_transforms_from_json(table["image_transforms"]);
   reader.allow("state");
-  if (table.contains("state") && !table["state"].is_null()) {
-    config::ConfigReader state(table["state"], "loader.state");
-    request.start.epoch = state.integer("epoch", 0);
-    request.start.start_index = state.integer("start_index", 0);
-    int64_t saved_batch = state.integer("batch_size", sampler.batch_size);
-    int64_t saved_world = state.integer("world_size", world_size);
-    if (saved_batch != sampler.batch_size || saved_world != world_size)
-      spdlog::warn("loader: resuming with batch_size {} x {} ranks, but the saved position came from batch_size {} x {} "
-                   "ranks; the run continues after the same samples, but batches are no longer identical "
-                   "(not sample-exact)",
-                   sampler.batch_size, world_size, saved_batch, saved_world);
-    state.reject_unknown();
-  }
+  if (table.contains("state") && !table["state"].is_null())
+    request.start = loader_position_from_json(table["state"], sampler, "loader.state");
   reader.reject_unknown();
   return request;
+}
+
+SamplerPosition loader_position_from_json(const json& saved, const SamplerOptions& sampler, const std::string& what) {
+  config::ConfigReader state(saved, what);
+  SamplerPosition position;
+  position.epoch = state.integer("epoch", 0);
+  position.start_index = state.integer("start_index", 0);
+  int64_t saved_batch = state.integer("batch_size", sampler.batch_size);
+  int64_t saved_world = state.integer("world_size", sampler.world_size);
+  if (saved_batch != sampler.batch_size || saved_world != sampler.world_size)
+    spdlog::warn("loader: resuming with batch_size {} x {} ranks, but the saved position came from batch_size {} x {} "
+                 "ranks; the run continues after the same samples, but batches are no longer identical "
+                 "(not sample-exact)",
+                 sampler.batch_size, sampler.world_size, saved_batch, saved_world);
+  state.reject_unknown();
+  return position;
 }
 
 json loader_state_to_json(const SamplerPosition& position, const SamplerOptions& sampler) {

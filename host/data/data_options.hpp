@@ -36,5 +36,9 @@ ImageTransforms image_transforms_from_json(const nlohmann::json& table);
 // The loader state saved in checkpoints; with a different batch size or rank count the position is
 // kept (samples consumed) but no longer sample-exact, which is logged as a warning.
 nlohmann::json loader_state_to_json(const SamplerPosition& position, const SamplerOptions& sampler);
+// The position in a saved loader state ({epoch =, start_index =, batch_size =, world_size =}) for a
+// loader with `sampler`'s options; ConfigError naming `what` for unknown or mistyped fields.
+SamplerPosition loader_position_from_json(const nlohmann::json& state, const SamplerOptions& sampler,
+                                          const std::string& what);
 
 }  // namespace lrhost::data

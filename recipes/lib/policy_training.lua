@@ -3,7 +3,7 @@
 -- held-out ones, builds the policy from the training set (features, normalization stats), asks the
 -- policy which frame windows it needs (delta timestamps), takes the optimizer and scheduler from the
 -- policy's LeRobot preset with the recipe's optimizer table on top, trains data-parallel with
--- checkpoints and resume, logs the loss and its parts, and ends with a held-out evaluation: the
+-- checkpoints and resume (cfg.resume: false, true or "auto"), logs the loss and its parts, and ends with a held-out evaluation: the
 -- action error of the predicted chunks against a constant action (the training mean).
 --   local training = require "policy_training"
 --   training.run(lr, cfg)   -- cfg from lr.config (see recipes/act_ddp.lua for the fields)
@@ -92,19 +92,18 @@ function M.run(lr, cfg)
   policy, opt = acc:prepare(policy, opt)
 
   local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
-  local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,
-                                           config = cfg, total_steps = cfg.steps, keep_last = cfg.keep_last,
-                                           resume = cfg.resume })
   local loader = acc:loader(train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
-                                     drop_n_last_frames = policy:config().drop_n_last_frames or 0,
-                                     state = ckpt:loader_state() })
-  ckpt:track_loader(loader)
+                                     drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
+  local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,
+                                           loader = loader, config = cfg, total_steps = cfg.steps,
+                                           keep_last = cfg.keep_last, resume = cfg.resume })
+  -- Everything is built: restore model, optimizer, scheduler, RNG and loader position in one call.
+  local first = ckpt:resume() + 1
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
                             policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
                             kind, options.lr, output_dir))
 
-  local first = ckpt:resume_step() + 1
   local window_start, window_steps = lr.clock(), 0
   for step, batch in loader:steps(first, cfg.steps) do
     local loss, parts = policy:forward(policy:preprocess(batch))

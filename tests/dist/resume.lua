@@ -2,7 +2,9 @@
 -- steps in use, dropout drawing from the global RNG, AdamW, a warmup + cosine schedule, gradient
 -- clipping, the real loader crossing epochs) for `steps` steps, saving every `save_freq` steps.
 -- With stop_after = k a first run stops after saving step k (as if killed); `lrhost resume` then
--- continues it from the checkpoint. The default batch of 14 leaves a short last batch in every
+-- continues it from the checkpoint. With kill_after = k, rank 0 of the first attempt kills itself
+-- after saving step k, and the launcher's --max-restarts resumes the group (restart_resume.sh).
+-- The default batch of 14 leaves a short last batch in every
 -- epoch (240 frames). Rank 0 writes the final parameters and the per-step losses and
 -- learning rates to `result`; compare = "a,b" checks two results against each other (tolerance 0:
 -- bit for bit). Driven by resume.sh, and by fsdp_resume.sh for FSDP runs resumed at another rank count.
@@ -10,6 +12,7 @@ local lr = require "lrhost"
 local cfg = lr.config {
   steps = 30, batch_size = 14, seed = 1000, resume = false, output_dir = "outputs/resume_test",
   save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0, dropout = 0.1,
+  kill_after = 0,  -- > 0: rank 0 of the first attempt dies by SIGKILL right after saving this step
   parallelism = { dp_shard = 1, dp_replicate = 1 },  -- dp_shard=-1: FSDP (fsdp_resume.sh)
 }
 
@@ -48,12 +51,10 @@ local policy = lr.policy.new({ type = "mlp", hidden_dims = { 32, 32 }, dropout =
 local opt = lr.optim.adamw(policy, { lr = 3e-3, weight_decay = 1e-2 })
 local sched = lr.optim.scheduler(opt, { type = "cosine_with_warmup", warmup_steps = 3, total_steps = cfg.steps })
 acc:prepare(policy, opt)
+local loader = acc:loader(ds, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = 1 })
 local ckpt = lr.checkpoint(cfg.output_dir, { policy = policy, optimizer = opt, scheduler = sched, acc = acc,
-                                             resume = cfg.resume, keep_last = cfg.keep_last })
-local loader = acc:loader(ds, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = 1,
-                                state = ckpt:loader_state() })
-ckpt:track_loader(loader)
-if ckpt:resume_step() > 0 then print("resumed from step " .. ckpt:resume_step()) end
+                                             loader = loader, resume = cfg.resume, keep_last = cfg.keep_last })
+if ckpt:resume() > 0 then print("resumed from step " .. ckpt:resume_step()) end
 assert(loader:batches_per_epoch() < cfg.steps, "the run must cross an epoch boundary")
 
 local record = {}
@@ -68,7 +69,14 @@ for step, batch in loader:steps(ckpt:resume_step() + 1, cfg.steps) do
   sched:step()
   -- The mean over ranks: the global batch's loss, comparable across rank counts.
   record["loss/" .. step] = lr.tensor({ acc:all_reduce(loss:item(), "mean") }, { dtype = "float64" })
-  if step % cfg.save_freq == 0 or step == cfg.steps or step == cfg.stop_after then ckpt:save(step) end
+  if step % cfg.save_freq == 0 or step == cfg.steps or step == cfg.stop_after or step == cfg.kill_after then
+    ckpt:save(step)
+  end
+  if step == cfg.kill_after and acc.rank == 0 and (os.getenv("LRHOST_RESTART_COUNT") or "0") == "0" then
+    local ffi = require "ffi"
+    ffi.cdef "int getpid(void); int kill(int pid, int sig);"
+    ffi.C.kill(ffi.C.getpid(), 9)
+  end
   if step == cfg.stop_after and ckpt:resume_step() == 0 then
     interrupted = true
     break

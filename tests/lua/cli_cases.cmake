@@ -43,12 +43,15 @@ lrhost_expect_success(help_resume "recipe copy.*--nproc" resume --help)
 lrhost_expect_failure(checkpoint_without_subcommand "A subcommand is required" checkpoint)
 lrhost_expect_failure(checkpoint_info_missing "no_such_dir: no such folder" checkpoint info no_such_dir)
 lrhost_expect_failure(checkpoint_info_not_checkpoint "cases is not a checkpoint folder.*hint: give an output dir" checkpoint info cases)
-lrhost_expect_failure(checkpoint_info_corrupt_config "corrupt_config/checkpoints/000001/pretrained_model/config.json: not valid JSON"
+lrhost_expect_failure(checkpoint_info_corrupt_config "000001  damaged: .*corrupt_config/checkpoints/000001/pretrained_model/config.json: not valid JSON"
                       checkpoint info ${CKPT_FIXTURES}/corrupt_config)
 lrhost_expect_failure(checkpoint_info_only_interrupted "holds no complete checkpoint.*\\.tmp-000005-1234  interrupted save"
                       checkpoint info ${CKPT_FIXTURES}/only_interrupted)
 lrhost_expect_failure(resume_missing "no_such_dir: no such folder" resume no_such_dir)
 lrhost_expect_failure(resume_only_interrupted "holds no complete checkpoint \\(only incomplete ones\\)"
                       resume ${CKPT_FIXTURES}/only_interrupted)
-lrhost_expect_failure(resume_without_recipe_copy "000001 holds no recipe copy.*hint: run the recipe again with resume=true"
+# A damaged checkpoint: named with its file when given explicitly; a run folder of only damaged ones too.
+lrhost_expect_failure(resume_damaged_step "000001 is damaged: .*000001/pretrained_model/config.json: not valid JSON"
+                      resume ${CKPT_FIXTURES}/corrupt_config/checkpoints/000001)
+lrhost_expect_failure(resume_only_damaged "every complete checkpoint is damaged .*config.json: not valid JSON"
                       resume ${CKPT_FIXTURES}/corrupt_config)

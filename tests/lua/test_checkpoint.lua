@@ -82,9 +82,13 @@ local sched = lr.optim.scheduler(opt, { type = "constant" })
 t.raises(function() lr.checkpoint(out, { optimizer = opt }) end, "'policy' is required")
 t.raises(function() lr.checkpoint(out, { policy = policy, keep = 2 }) end, "unknown option 'keep'")
 t.raises(function() lr.checkpoint(out, { policy = opt }) end, "policy: expected Policy, got Optimizer")
-t.raises(function() lr.checkpoint(out, { policy = policy, resume = true }) end, "holds no complete checkpoint")
+t.raises(function() lr.checkpoint(out, { policy = policy, resume = true }):resume() end, "holds no complete checkpoint")
+t.raises(function() lr.checkpoint(out, { policy = policy, resume = "atuo" }) end,
+         "resume = \"atuo\" is neither true, false, \"auto\" nor an existing checkpoint folder")
 local fresh = lr.checkpoint(out, { policy = policy, resume = "auto" })
-t.eq(fresh:resume_step(), 0, "resume = auto without a checkpoint starts fresh")
+t.raises(function() fresh:save(1) end, "before Checkpoint:resume()")
+t.eq(fresh:resume(), 0, "resume = auto without a checkpoint starts fresh")
+t.raises(function() fresh:resume() end, "already called")
 t.eq(fresh:last_dir(), nil, "no checkpoint yet")
 
 policy:train()
@@ -103,19 +107,57 @@ t.eq(ckpt:last_dir(), out .. "/checkpoints/0000003", "last complete checkpoint")
 local listing = io.popen("ls '" .. out .. "/checkpoints'"):read("*a")
 t.eq(listing, "0000002\n0000003\nlast\n", "keep_last = 2 and the last link")
 local saved_state = loader:state()
+local next_batch = loader:next()  -- what the run would have trained on at step 4
+
+-- The run's code is frozen in every checkpoint: the recipe, the modules it required, overrides.
+local last_pre = out .. "/checkpoints/0000003/pretrained_model/"
+local launch = io.open(last_pre .. "train_launch.json"):read("*a")
+t.truthy(launch:find('"testlib.lua"', 1, true), "train_launch.json lists the required module testlib")
+t.truthy(io.open(last_pre .. "train_modules/testlib.lua") ~= nil, "testlib.lua is copied")
+t.truthy(io.open(last_pre .. "train_recipe.lua"):read("*a"):find("Pretrained folders, processors", 1, true),
+         "the recipe is copied")
+
+-- A fresh run (resume = false) into a folder that holds checkpoints is refused.
+t.raises(function() lr.checkpoint(out, { policy = policy }) end, "already holds checkpoints of another run")
 
 -- Resume into fresh objects: weights, optimizer and the loader position come back.
 lr.manual_seed(5)
 local p2 = lr.policy.new({ type = "mlp", hidden_dims = { 8 } }, ds)
 local opt2 = lr.optim.adamw(p2, { lr = 1e-3 })
 local ck2 = lr.checkpoint(out, { policy = p2, optimizer = opt2, resume = true })
-t.eq(ck2:resume_step(), 3, "restored step 3: the loop continues at 4")
+t.eq(ck2:resume_step(), 0, "nothing is restored before resume()")
+t.eq(ck2:resume(), 3, "restored step 3: the loop continues at 4")
+t.eq(ck2:resume_step(), 3, "resume_step after resume()")
 t.eq(ck2:resumed_from(), out .. "/checkpoints/0000003", "resumed folder")
 for name, tensor in pairs(policy:state_dict()) do t.truthy(same(p2:state_dict()[name], tensor), "resumed " .. name) end
 t.eq(ck2:loader_state().start_index, saved_state.start_index, "saved loader position")
 t.raises(function() ck2:track_loader(ds:loader { batch_size = 4, num_workers = 1 }) end,
-         "build the loader with state = ckpt:loader_state()")
+         "track the loader before ckpt:resume()")
 ck2:set_loader(ds:loader { batch_size = 4, num_workers = 1, state = ck2:loader_state() })
+
+-- The loader can be built before or after the checkpoint: resume() moves it to the saved position,
+-- discarding the batches it had prepared from the start.
+local l3 = ds:loader { batch_size = 4, num_workers = 2 }
+local p3 = lr.policy.new({ type = "mlp", hidden_dims = { 8 } }, ds)
+local ck3 = lr.checkpoint(out, { policy = p3, optimizer = lr.optim.adamw(p3, { lr = 1e-3 }), loader = l3,
+                                 resume = "auto" })
+t.eq(ck3:resume(), 3, "resume = auto finds step 3")
+t.eq(l3:state().start_index, saved_state.start_index, "the loader continues at the saved position")
+t.truthy(same(l3:next().index, next_batch.index), "the first batch after resume is the one step 4 would have used")
+
+-- A damaged newest checkpoint: resume falls back to the newest sound one and moves the damaged
+-- one aside (never deletes it); `last` follows.
+local model = out .. "/checkpoints/0000003/pretrained_model/model.safetensors"
+local bytes = io.open(model, "rb"):read("*a")
+local truncated = io.open(model, "wb")
+truncated:write(bytes:sub(1, #bytes - 10))
+truncated:close()
+local p4 = lr.policy.new({ type = "mlp", hidden_dims = { 8 } }, ds)
+local ck4 = lr.checkpoint(out, { policy = p4, resume = "auto" })
+t.eq(ck4:resume(), 2, "falls back to step 2")
+local moved = io.popen("ls '" .. out .. "/checkpoints'/superseded-*/"):read("*a")
+t.eq(moved, "0000003\n", "the damaged step 3 is kept aside")
+t.eq(io.popen("readlink '" .. out .. "/checkpoints/last'"):read("*a"), "0000002\n", "last points at step 2")
 -- Resume replaced the policy's processors by the checkpoint's (mapped STATE/ACTION, as saved).
 local rn = p2:preprocess(batch)
 t.truthy(same(rn.action, n.action), "processors come from the checkpoint")

@@ -282,10 +282,11 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   CHECK((first == dir / "checkpoints" / "000002"));
   for (const char* file :
        {"pretrained_model/config.json", "pretrained_model/model.safetensors", "pretrained_model/train_config.json",
-        "pretrained_model/train_launch.json", "training_state/optimizer_state.safetensors",
+        "training_state/optimizer_state.safetensors",
         "training_state/optimizer_param_groups.json", "training_state/scheduler_state.json",
         "training_state/rng_state.safetensors", "training_state/training_step.json"})
     CHECK_MESSAGE(fs::exists(first / file), std::string(file));
+  CHECK_FALSE(fs::exists(first / "pretrained_model/train_launch.json"));  // no recipe, no snapshot
   CHECK(fs::read_symlink(dir / "checkpoints" / "last") == "000002");  // relative
   CHECK(ordered_json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) ==
         options.train_config);
@@ -321,7 +322,14 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   CHECK((record.sampler["start_index"] == 40));
   CHECK((record.batch_size == 8));
   CHECK_FALSE(fs::exists(dir / "checkpoints" / ".tmp-000008-4242"));  // cleaned on resume
-  CHECK(fs::exists(dir / "checkpoints" / "000008"));                  // not ours to delete
+  // The newer step folder is moved aside, never deleted, and `last` names the resumed step.
+  CHECK_FALSE(fs::exists(dir / "checkpoints" / "000008"));
+  fs::path aside;
+  for (const auto& entry : fs::directory_iterator(dir / "checkpoints"))
+    if (entry.path().filename().string().rfind("superseded-", 0) == 0) aside = entry.path();
+  REQUIRE_FALSE(aside.empty());
+  CHECK(fs::exists(aside / "000008" / "pretrained_model"));
+  CHECK((fs::read_symlink(dir / "checkpoints" / "last") == "000006"));
   check_same_params(*a.policy, *b.policy);
   REQUIRE(b.policy->processors() == nullptr);
   train(a, 3, 9);
@@ -337,7 +345,7 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
       error_of([&] { lrhost::ckpt::resolve_checkpoint_dir(dir / "checkpoints" / "000004" / "training_state"); }),
       "is not a checkpoint folder"));
   // An explicit incomplete checkpoint is refused.
-  CHECK(contains(error_of([&] { manager.find_resume_dir(dir / "checkpoints" / "000008"); }), "incomplete checkpoint"));
+  CHECK(contains(error_of([&] { manager.find_resume_dir(aside / "000008"); }), "incomplete checkpoint"));
   // A corrupt file of the chosen checkpoint is an error naming it, not a silent fresh start.
   write_text(third / "training_state" / "scheduler_state.json", "{");
   auto c = make_setup();

@@ -21,6 +21,7 @@
 #include "test_support.hpp"
 
 namespace ckpt = lrhost::ckpt;
+namespace io = lrhost::io;
 namespace fsdp = lrhost::dist::fsdp;
 using lrhost::optim::Optimizer;
 using lrhost::policy::ParamGroup;

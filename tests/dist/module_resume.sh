@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Resume chains with the code that produced them: a recipe that requires a module beside itself
+# trains to step 4 (keep_last = 1). Both files are then deleted, so only the checkpoint's recipe
+# snapshot (train_recipe.lua, train_modules/) can serve `lrhost resume` to step 6; that run's
+# keep_last removes the checkpoint it started from, and a second `lrhost resume` continues to 8 from
+# the resumed run's own checkpoint. `checkpoint info` calls a checkpoint without its module copy
+# incomplete.
+# Usage: module_resume.sh LRHOST WORK_DIR
+set -euo pipefail
+exe=$1 work=$2
+here="$(cd "$(dirname "$0")" && pwd)"
+rm -rf "$work"
+mkdir -p "$work/recipe"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+lrhost() { timeout -k 5 120 "$exe" "$@"; }
+cp "$here/recipes/module_recipe.lua" "$here/recipes/module_recipe_helper.lua" "$work/recipe/"
+
+lrhost run --device cpu --run-dir "$work/run" "$work/recipe/module_recipe.lua" output_dir="$work/out"
+rm -r "$work/recipe"
+[ -f "$work/out/checkpoints/000004/pretrained_model/train_modules/module_recipe_helper.lua" ] ||
+  fail "the module is not in the checkpoint"
+lrhost resume --device cpu --run-dir "$work/resume1" "$work/out" steps=6 2>&1 | tee "$work/resume1.log"
+grep -q "module_recipe finished at step 6 with helper v1" "$work/resume1.log" || fail "the first resume did not finish"
+[ ! -e "$work/out/checkpoints/000004" ] || fail "keep_last = 1 kept the source checkpoint"
+lrhost resume --device cpu --run-dir "$work/resume2" "$work/out" steps=8 2>&1 | tee "$work/resume2.log"
+grep -q "resume: restored step 6" "$work/resume2.log" || fail "the second resume did not start from step 6"
+grep -q "module_recipe finished at step 8 with helper v1" "$work/resume2.log" || fail "the second resume did not finish"
+
+lrhost checkpoint info "$work/out" | grep -q "complete: yes" || fail "the last checkpoint is not complete"
+rm "$work/out/checkpoints/000008/pretrained_model/train_modules/module_recipe_helper.lua"
+lrhost checkpoint info "$work/out/checkpoints/000008" > "$work/info.txt" || true
+grep -q "complete: no (missing pretrained_model/train_modules/module_recipe_helper.lua)" "$work/info.txt" ||
+  fail "checkpoint info does not report the missing module copy"
+echo "module resume chain: ok"

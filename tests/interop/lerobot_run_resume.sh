@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `lrhost resume` of a run written by LeRobot's own `lerobot-train` (LeRobot 0.4.4, the oracle of
+# scripts/setup-interop): a small ACT trained 2 steps on lrhost's built-in dataset, checkpointed by
+# LeRobot; lrhost maps its train_config.json and config.json onto recipes/act_ddp.lua, restores the
+# weights (strict), optimizer and RNG, says what it cannot restore, and trains on to step 4.
+# Usage: lerobot_run_resume.sh LRHOST_EXE WORK_DIR. Exits 77 (skip) without the oracle.
+set -euo pipefail
+lrhost="${1:?lrhost executable}"
+work="${2:?work dir}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+py="${LRHOST_CACHE:-$HOME/.cache/lrhost}/venv/bin/python"
+if ! status="$("$repo/scripts/setup-interop" --status 2>&1)" || [ ! -x "$py" ]; then
+  echo "interop oracle unavailable ($status); skipping"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+export OMP_NUM_THREADS=1 PYTHONWARNINGS=ignore HF_HUB_OFFLINE=1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$lrhost" dataset synth --out "$work/data" > /dev/null
+timeout 600 "$py" -m lerobot.scripts.lerobot_train --dataset.repo_id=local/push --dataset.root="$work/data" \
+  --policy.type=act --policy.device=cpu --policy.push_to_hub=false --policy.pretrained_backbone_weights=null \
+  --policy.dim_model=64 --policy.dim_feedforward=128 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1 \
+  --policy.chunk_size=20 --policy.n_action_steps=20 --steps=2 --save_freq=2 --log_freq=1 --batch_size=2 \
+  --num_workers=0 --eval_freq=0 --wandb.enable=false --output_dir="$work/lerobot_run" > "$work/lerobot.log" 2>&1 ||
+  { tail -30 "$work/lerobot.log"; fail "lerobot-train failed"; }
+[ -f "$work/lerobot_run/checkpoints/000002/training_state/optimizer_state.safetensors" ] ||
+  fail "lerobot-train wrote no checkpoint"
+
+timeout 300 "$lrhost" resume --nproc 2 --device cpu --run-dir "$work/resume" "$work/lerobot_run" steps=4 \
+  eval_batches=1 > "$work/resume.log" 2>&1 || { tail -30 "$work/resume.log"; fail "lrhost resume failed"; }
+cat "$work/resume.log"
+grep -q "resuming .*recipes/act_ddp.lua from .*lerobot_run/checkpoints/000002" "$work/resume.log" ||
+  fail "not resumed with the shipped ACT recipe"
+grep -q "warning: LeRobot's Python and NumPy random states" "$work/resume.log" || fail "no warning about the RNG"
+grep -q "resume: restored step 2 from" "$work/resume.log" || fail "step 2 not restored"
+grep -q "checkpoint: saved step 4" "$work/resume.log" || fail "the resumed run did not train to step 4"
+grep -q '"dim_model": 64' "$work/lerobot_run/checkpoints/000004/pretrained_model/config.json" ||
+  fail "the LeRobot run's policy config (dim_model 64) was not carried over"
+echo "lerobot-train run resumed by lrhost: ok"
