@@ -80,10 +80,10 @@ void NonfiniteGuard::handle(const Divergence& divergence, bool main_process) {
   if (policy_ == NonfinitePolicy::error || skipped_steps_ >= max_skipped_steps_)
     throw util::Error(error_message(divergence),
                       policy_ == NonfinitePolicy::error
-                          ? "resume from the last good checkpoint with a lower optimizer.lr or stronger gradient "
+                          ? "resume from the last good checkpoint with a lower learning rate or stronger gradient "
                             "clipping, or set accelerator.nonfinite = \"skip\" to drop such steps (at most "
                             "accelerator.max_skipped_steps of them)"
-                          : "resume from the last good checkpoint with a lower optimizer.lr or stronger gradient "
+                          : "resume from the last good checkpoint with a lower learning rate or stronger gradient "
                             "clipping; steps that keep diverging are not fixed by skipping them");
   ++skipped_steps_;
   if (main_process)

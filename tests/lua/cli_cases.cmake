@@ -56,7 +56,7 @@ lrhost_expect_failure(resume_without_recipe_copy "000001 holds no recipe copy.*h
 # first non-finite step with an error naming the step, the metric and the last good checkpoint
 # (saved every step, so the previous one), and exits non-zero.
 lrhost_expect_failure(act_ddp_diverges
-  "training diverged at step [2-9]: the (loss|gradient norm) is [-a-z]+.* The update was not applied; last good checkpoint: [^ ]*/checkpoints/000000[1-8]"
+  "training diverged at step [2-9]: the (loss|gradient norm) is [-a-z]+.* The update was not applied; last good checkpoint: [^ ]*/checkpoints/00000[1-8]"
   ${PROJECT_SOURCE_DIR}/recipes/act_ddp.lua --device cpu steps=8 save_freq=1 log_freq=1 policy.optimizer_lr=1e12
   output_dir=${CMAKE_CURRENT_BINARY_DIR}/runs/fail.act_ddp_diverges/out policy.dim_model=64 policy.dim_feedforward=128
   policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1 eval_batches=2)
