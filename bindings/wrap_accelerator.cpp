@@ -1,11 +1,13 @@
 // Lua binding of the Accelerator: lr.accelerator(cfg) builds one from the resolved config and
 // the process's rank environment. Properties: rank, world_size, local_rank, device,
 // is_main_process, num_processes, effective_batch, gradient_accumulation_steps, sync_gradients,
-// mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...).
+// mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...), nonfinite
+// ("error" | "skip"), max_skipped_steps.
 // Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
-// to_device(tensor_or_batch), loss_scale(), skipped_steps(), ddp_stats(), memory_stats([opt]),
+// to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
+// guard_context{next_step =, checkpoint =} (what the divergence error names), ddp_stats(), memory_stats([opt]),
 // fsdp_units(), device_memory(), reset_peak_memory(), loader(dataset, options)
 // (this rank's shard of the batches, on the accelerator's device).
 // Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
@@ -78,10 +80,13 @@ int w_properties(lua_State* L) {
     else if (key == "sync_gradients") lua_pushboolean(L, acc.sync_gradients());
     else if (key == "mixed_precision") lua_pushstring(L, acc.config().mixed_precision.c_str());
     else if (key == "strategy") lua_pushstring(L, acc.strategy().c_str());
+    else if (key == "nonfinite") lua_pushstring(L, acc.config().nonfinite.c_str());
+    else if (key == "max_skipped_steps") lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
     else
       throw util::ConfigError("Accelerator has no method or property '" + key +
                               "' (properties: rank, world_size, num_processes, local_rank, device, is_main_process, "
-                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy)");
+                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
+                              "nonfinite, max_skipped_steps)");
     return 1;
   });
 }
@@ -336,6 +341,49 @@ int w_skipped_steps(lua_State* L) {
   });
 }
 
+int w_skipped_nonfinite_steps(lua_State* L) {
+  return lx_guard(L, "Accelerator:skipped_nonfinite_steps", [&] {
+    lua_pushnumber(L, static_cast<double>(check_accelerator(L, 1).skipped_nonfinite_steps()));
+    return 1;
+  });
+}
+
+// acc:guard_context{next_step = n, checkpoint = dir}: the recipe's number for the next optimizer
+// step (between steps; a resumed run starts at resume_step + 1) and the last checkpoint saved, both
+// named by the error of a diverged step. Either key may be left out.
+int w_guard_context(lua_State* L) {
+  return lx_guard(L, "Accelerator:guard_context", [&] {
+    auto& acc = check_accelerator(L, 1);
+    lx_check_table(L, 2, "table {next_step =, checkpoint =}");
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      lua_pop(L, 1);
+      std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+      if (key != "next_step" && key != "checkpoint") {
+        lua_pop(L, 1);
+        throw LxArgError(2, "unknown key '" + key + "' (valid: 'next_step', 'checkpoint')");
+      }
+    }
+    int type = lx_get_field(L, 2, "next_step");
+    if (type == LUA_TNUMBER) {
+      double step = lua_tonumber(L, -1);
+      if (step < 1 || step != static_cast<double>(static_cast<int64_t>(step)))
+        throw LxArgError(2, "next_step must be an integer >= 1, got " + fmt::format("{}", step));
+      acc.set_next_step(static_cast<int64_t>(step));
+    } else if (type != LUA_TNIL) {
+      throw LxArgError(2, "next_step must be an integer >= 1, got " + lx_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    type = lx_get_field(L, 2, "checkpoint");
+    if (type == LUA_TSTRING)
+      acc.set_last_checkpoint(lua_tostring(L, -1));
+    else if (type != LUA_TNIL)
+      throw LxArgError(2, "checkpoint must be a folder name (string), got " + lx_typename(L, -1));
+    lua_pop(L, 1);
+    return 0;
+  });
+}
+
 int w_ddp_stats(lua_State* L) {
   return lx_guard(L, "Accelerator:ddp_stats", [&] {
     auto stats = check_accelerator(L, 1).ddp_stats();
@@ -443,6 +491,8 @@ void open_accelerator(lua_State* L, int module) {
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
+                              {"skipped_nonfinite_steps", w_skipped_nonfinite_steps},
+                              {"guard_context", w_guard_context},
                               {"ddp_stats", w_ddp_stats}, {"memory_stats", w_memory_stats},
                               {"fsdp_units", w_fsdp_units}, {"device_memory", w_device_memory},
                               {"reset_peak_memory", w_reset_peak_memory}, {"loader", w_loader}, {nullptr, nullptr}};

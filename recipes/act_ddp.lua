@@ -28,7 +28,10 @@ local cfg = lr.config {
   -- the optimizer preset reads optimizer_lr, optimizer_lr_backbone and optimizer_weight_decay.
   policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 20 }),
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset (AdamW, lr = policy.optimizer_lr)
-  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
+  -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
+  -- ("skip", at most max_skipped_steps times).
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
+                  max_skipped_steps = 10 },
 }
 
 require("policy_training").run(lr, cfg)

@@ -30,6 +30,8 @@ local cfg = lr.config {
   accelerator = {
     mixed_precision = "no",            -- bf16: gathered parameters in bf16 over fp32 shards
     gradient_accumulation_steps = 1,
+    nonfinite = "error",               -- or "skip": drop a step with a non-finite loss or gradient norm
+    max_skipped_steps = 10,            -- ... at most this many times
     -- reshard_after_forward: true = ZeRO-3 (FULL_SHARD), false = ZeRO-2 (SHARD_GRAD_OP).
     -- wrap_modules: "" = the policy's declared units, or e.g. "ACTEncoderLayer,ACTDecoderLayer".
     fsdp = { reshard_after_forward = true, wrap_modules = "" },

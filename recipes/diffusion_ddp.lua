@@ -32,7 +32,10 @@ local cfg = lr.config {
   -- num_inference_steps = 100 is what LeRobot's null means (num_train_timesteps).
   policy = lr.policy.defaults("diffusion", { horizon = 16, n_action_steps = 8, num_inference_steps = 100 }),
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset (Adam 1e-4, betas 0.95/0.999, wd 1e-6)
-  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
+  -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
+  -- ("skip", at most max_skipped_steps times).
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
+                  max_skipped_steps = 10 },
 }
 
 require("policy_training").run(lr, cfg)

@@ -5,7 +5,9 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <torch/csrc/utils/tensor_flatten.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 
 #include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
@@ -13,17 +15,60 @@
 namespace lrhost::accel {
 
 struct Accelerator::StepState {
+  StepState(const AcceleratorConfig& config, const torch::Device& device_in)
+      : guard(config.nonfinite == "skip" ? NonfinitePolicy::skip : NonfinitePolicy::error, config.max_skipped_steps),
+        device(device_in) {}
+
   bool sync = true;       // last backward ended an accumulation cycle
   bool unscaled = false;  // fp16 gradients already divided by the scale this cycle
-  bool found_inf = false;
+  GradScaler::Check fp16_check = GradScaler::Check::clean;
+  std::optional<double> grad_norm;  // the cycle's global gradient norm, once clip_grad_norm computed it
   std::optional<GradScaler> scaler;
+  NonfiniteGuard guard;
+  torch::Device device;
   std::vector<torch::Tensor> params;
   std::shared_ptr<dist::Comm> comm;
+  bool sharded = false;  // FSDP: each rank holds a slice of the gradients ...
+  int64_t replicas = 1;  // ... and this many ranks hold the same slice
+  bool main_process = true;
 
   void unscale_once() {
     if (!scaler || unscaled) return;
-    found_inf = scaler->unscale(params, *comm);
+    fp16_check = scaler->unscale(params, *comm, guard.local_loss_flag());
     unscaled = true;
+  }
+
+  // The global gradient norm when clip_grad_norm did not compute it. DDP (and one process) hold the
+  // same averaged gradients on every rank, so the local norm is the global one and no collective
+  // runs; FSDP sums squared shard norms over every rank (one one-element all-reduce).
+  double gradient_norm() const {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : params)
+      if (p.grad().defined()) grads.push_back(p.grad());
+    auto sum_sq = torch::zeros({1}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+    if (!grads.empty())
+      sum_sq += torch::stack(at::_foreach_norm(grads, 2, torch::kFloat32)).to(torch::kFloat64).pow(2).sum();
+    if (sharded) {
+      comm->all_reduce(sum_sq, dist::ReduceOp::sum);
+      sum_sq /= static_cast<double>(replicas);
+    }
+    return sum_sq.sqrt().item<double>();
+  }
+
+  // This cycle's verdict, the same on every rank: nullopt when the optimizer may step. fp16: a
+  // non-finite loss anywhere (folded into the scaler's all-reduce); overflowing gradients are the
+  // scaler's normal business. Otherwise: the global gradient norm, which a non-finite loss on any
+  // rank has made NaN through the gradient reduction.
+  std::optional<Divergence> check() {
+    if (scaler) {
+      unscale_once();
+      if (fp16_check != GradScaler::Check::loss_not_finite) return std::nullopt;
+      return guard.diagnose(*comm, device, std::numeric_limits<double>::quiet_NaN());
+    }
+    double norm = grad_norm ? *grad_norm : gradient_norm();
+    if (std::isfinite(norm)) return std::nullopt;
+    return guard.diagnose(*comm, device, norm);
   }
 };
 
@@ -85,6 +130,11 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   config::ConfigReader reader(accel, "config 'accelerator'");
   result.mixed_precision = reader.choice("mixed_precision", "no", {"no", "bf16", "fp16"});
   result.gradient_accumulation_steps = reader.positive_integer("gradient_accumulation_steps", 1);
+  result.nonfinite = reader.choice("nonfinite", "error", {"error", "skip"});
+  result.max_skipped_steps = reader.integer("max_skipped_steps", result.max_skipped_steps);
+  if (result.max_skipped_steps < 0)
+    throw util::ConfigError("config 'accelerator.max_skipped_steps' must be >= 0, got " +
+                            std::to_string(result.max_skipped_steps));
   reader.allow("ddp");
   reader.allow("fsdp");
   reader.reject_unknown();
@@ -136,9 +186,13 @@ AcceleratorConfig AcceleratorConfig::resolved_for(int64_t world) const {
 }
 
 Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
-    : env_(env), config_(std::move(config)), device_(choose_device(env)), state_(std::make_shared<StepState>()) {
+    : env_(env),
+      config_(std::move(config)),
+      device_(choose_device(env)),
+      state_(std::make_shared<StepState>(config_, device_)) {
   comm_ = dist::process_comm(env_, device_);
   state_->comm = comm_;
+  state_->main_process = is_main_process();
   comm_->set_collective_guard(this, [this](const char* name) {
     if (main_only_depth_ > 0)
       throw util::Error(std::string("collective '") + name +
@@ -238,15 +292,21 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
   }
   prepared_params_ = policy.trainable_parameters();
   state_->params = prepared_params_;
+  state_->sharded = fsdp_ != nullptr;
+  state_->replicas = fsdp_ ? config_.dp_replicate : 1;
   if (world_size() > 1 && !fsdp_) reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
   if (optimizer != nullptr) {
     auto state = state_;
     optimizer->set_step_hooks(
-        [state](optim::Optimizer&) {
+        [state](optim::Optimizer& opt) {
           if (!state->sync) return false;
+          if (auto divergence = state->check()) {
+            state->guard.handle(*divergence, state->main_process);  // throws unless the step may be skipped
+            opt.zero_grad();
+            return false;
+          }
           if (!state->scaler) return true;
-          state->unscale_once();
-          bool found_inf = state->found_inf;
+          bool found_inf = state->fp16_check == GradScaler::Check::overflow;
           state->scaler->update(found_inf);
           if (found_inf)
             spdlog::warn("fp16: non-finite gradients, optimizer step skipped (loss scale now {})", state->scaler->scale());
@@ -266,12 +326,15 @@ void Accelerator::backward(const torch::Tensor& loss) {
   bool boundary = (micro_step_ + 1) % accumulation == 0;
   if (reducer_) reducer_->set_sync(boundary);
   if (fsdp_) fsdp_->set_sync(boundary);
-  auto scaled = accumulation > 1 ? loss / static_cast<double>(accumulation) : loss;
+  const bool cycle_start = micro_step_ % accumulation == 0;
+  auto scaled = state_->guard.watch_loss(loss, cycle_start);
+  if (accumulation > 1) scaled = scaled / static_cast<double>(accumulation);
   if (state_->scaler) scaled = state_->scaler->scale_loss(scaled);
-  // A new cycle starts with fresh fp16 bookkeeping.
-  if (micro_step_ % accumulation == 0) {
+  // A new cycle starts with fresh fp16 and gradient-norm bookkeeping.
+  if (cycle_start) {
     state_->unscaled = false;
-    state_->found_inf = false;
+    state_->fp16_check = GradScaler::Check::clean;
+    state_->grad_norm.reset();
   }
   scaled.backward();
   ++micro_step_;
@@ -286,10 +349,11 @@ std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
   if (!state_->sync) return std::nullopt;
   state_->unscale_once();
   // FSDP: each rank holds a slice of the gradients; the engine sums squared norms over the group.
-  if (fsdp_) return fsdp_->clip_grad_norm(max_norm);
-  // After DDP's all-reduce every rank holds the same averaged gradients, so the local norm is the
-  // global one.
-  return torch::nn::utils::clip_grad_norm_(prepared_params_, max_norm);
+  // DDP: after the all-reduce every rank holds the same averaged gradients, so the local norm is
+  // the global one. Either way every rank gets the same norm: the divergence guard's verdict.
+  double norm = fsdp_ ? fsdp_->clip_grad_norm(max_norm) : torch::nn::utils::clip_grad_norm_(prepared_params_, max_norm);
+  state_->grad_norm = norm;
+  return norm;
 }
 
 std::optional<AutocastSpec> Accelerator::autocast_spec() const {
@@ -304,6 +368,15 @@ std::optional<double> Accelerator::loss_scale() const {
 }
 
 int64_t Accelerator::skipped_steps() const { return state_->scaler ? state_->scaler->skipped_steps() : 0; }
+
+int64_t Accelerator::skipped_nonfinite_steps() const { return state_->guard.skipped_steps(); }
+
+void Accelerator::set_next_step(int64_t step) {
+  if (step < 1) throw util::ConfigError("the next step must be >= 1, got " + std::to_string(step));
+  state_->guard.set_next_step(step);
+}
+
+void Accelerator::set_last_checkpoint(std::string dir) { state_->guard.set_last_checkpoint(std::move(dir)); }
 
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   if (!reducer_) return std::nullopt;

@@ -1,8 +1,10 @@
 // The Accelerator: what a training loop needs to run the same recipe on 1 or N processes. It owns
 // the device and the process-wide Comm, prepares a policy and its optimizer (rank-0 broadcast of
 // parameters and buffers, then DDP gradient reduction or FSDP sharding, autocast), runs backward with gradient
-// accumulation and fp16 loss scaling, clips by the global gradient norm, reduces metrics across
-// ranks, and refuses collectives inside main-process-only blocks instead of deadlocking.
+// accumulation and fp16 loss scaling, clips by the global gradient norm, refuses optimizer steps
+// whose loss or gradient norm is not finite (host/accel/nonfinite_guard.hpp: stop, or skip a bounded
+// number), reduces metrics across ranks, and refuses collectives inside main-process-only blocks
+// instead of deadlocking.
 #pragma once
 #include <torch/torch.h>
 
@@ -14,6 +16,7 @@
 
 #include "host/accel/autocast.hpp"
 #include "host/accel/grad_scaler.hpp"
+#include "host/accel/nonfinite_guard.hpp"
 #include "host/dist/bucket_plan.hpp"
 #include "host/dist/comm.hpp"
 #include "host/dist/ddp_reducer.hpp"
@@ -36,6 +39,10 @@ struct AcceleratorConfig {
   int64_t dp_replicate = 1;
   bool reshard_after_forward = true;      // accelerator.fsdp: ZeRO-3 (true) or ZeRO-2 (false)
   std::vector<std::string> wrap_modules;  // accelerator.fsdp.wrap_modules; empty: the policy's types
+  // A step whose loss or gradient norm is not finite: "error" stops the run, "skip" drops the step
+  // (no update) up to max_skipped_steps times in a run, then stops the same way.
+  std::string nonfinite = "error";
+  int64_t max_skipped_steps = 10;
 
   bool fsdp_requested = false;  // dp_shard was not 1 in the config (-1 counts even when it resolves to 1)
 
@@ -48,7 +55,7 @@ struct AcceleratorConfig {
   std::string strategy_name(int64_t world_size) const;
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
-  // gradient_accumulation_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =
+  // gradient_accumulation_steps, nonfinite, max_skipped_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =
   // {reshard_after_forward, wrap_modules}}, parallelism = {dp_shard, dp_replicate}.
   static AcceleratorConfig from_recipe_config(const nlohmann::json& config);
 };
@@ -99,9 +106,16 @@ class Accelerator {
   std::optional<double> clip_grad_norm(double max_norm);
 
   std::optional<AutocastSpec> autocast_spec() const;
-  // fp16 only: current loss scale and steps skipped for non-finite gradients.
+  // fp16 only: current loss scale and steps skipped for non-finite gradients (normal loss scaling,
+  // not counted as divergence).
   std::optional<double> loss_scale() const;
   int64_t skipped_steps() const;
+  // Steps dropped by the divergence guard (accelerator.nonfinite = "skip").
+  int64_t skipped_nonfinite_steps() const;
+  // What the divergence guard's error names: the number of the next optimizer step (call between
+  // steps) and the last checkpoint saved from finite state.
+  void set_next_step(int64_t step);
+  void set_last_checkpoint(std::string dir);
   std::optional<dist::DdpStats> ddp_stats() const;
 
   // Metrics reduced across ranks: keys ending in "_time" take the max over ranks, keys ending in

@@ -3,7 +3,8 @@
 
 namespace lrhost::accel {
 
-bool GradScaler::unscale(const std::vector<torch::Tensor>& params, dist::Comm& comm) {
+GradScaler::Check GradScaler::unscale(const std::vector<torch::Tensor>& params, dist::Comm& comm,
+                                      const torch::Tensor& loss_not_finite) {
   torch::NoGradGuard no_grad;
   bool found_inf = false;
   const double inverse = 1.0 / scale_;
@@ -13,11 +14,14 @@ bool GradScaler::unscale(const std::vector<torch::Tensor>& params, dist::Comm& c
     grad.mul_(inverse);
     if (!torch::isfinite(grad).all().item<bool>()) found_inf = true;
   }
-  // Every rank must skip or take the step together.
-  auto flag = torch::full({1}, found_inf ? 1.0 : 0.0);
+  // Every rank must skip or take the step together: 0 clean, 1 overflow, 2 a non-finite loss
+  // somewhere (MAX gives the loss precedence).
+  auto flag = torch::full({1}, found_inf ? 1.0 : 0.0, torch::kFloat64);
   if (!params.empty()) flag = flag.to(params.front().device());
+  if (loss_not_finite.defined()) flag = torch::maximum(flag, loss_not_finite.to(flag.device(), torch::kFloat64) * 2);
   comm.all_reduce(flag, dist::ReduceOp::max);
-  return flag.item<double>() > 0.5;
+  double verdict = flag.item<double>();
+  return verdict > 1.5 ? Check::loss_not_finite : verdict > 0.5 ? Check::overflow : Check::clean;
 }
 
 void GradScaler::update(bool found_inf) {

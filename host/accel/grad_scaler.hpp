@@ -1,7 +1,9 @@
 // Dynamic loss scaling for fp16 training (the GradScaler algorithm): the loss is multiplied by
 // `scale` before backward so small fp16 gradients do not flush to zero; before the optimizer step
 // the gradients are unscaled and checked, a step with non-finite gradients is skipped and the
-// scale halved, and after `growth_interval` clean steps the scale doubles.
+// scale halved, and after `growth_interval` clean steps the scale doubles. Such a skip is normal
+// fp16 training; a non-finite loss is not (the scale plays no part in the forward pass), so the
+// accelerator's divergence guard folds its loss flag into the same all-reduce and treats it apart.
 #pragma once
 #include <torch/torch.h>
 
@@ -15,8 +17,11 @@ namespace lrhost::accel {
 class GradScaler {
  public:
   torch::Tensor scale_loss(const torch::Tensor& loss) const { return loss * scale_; }
-  // Divides every gradient by the scale; returns whether any is inf/NaN on any rank.
-  bool unscale(const std::vector<torch::Tensor>& params, dist::Comm& comm);
+  enum class Check { clean, overflow, loss_not_finite };
+  // Divides every gradient by the scale; returns, agreed by every rank in one all-reduce, whether
+  // some rank's `loss_not_finite` flag (a one-element tensor, 1 or 0; may be undefined) is set,
+  // else whether any gradient is inf/NaN on any rank.
+  Check unscale(const std::vector<torch::Tensor>& params, dist::Comm& comm, const torch::Tensor& loss_not_finite = {});
   // Records the outcome of one optimizer step and adapts the scale.
   void update(bool found_inf);
 

@@ -24,8 +24,8 @@ local cfg = lr.config {
   dataset = { root = "" },
   policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 20 }),
   optimizer = { grad_clip_norm = 10.0 },
-  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1,
-                  fsdp = { reshard_after_forward = true, wrap_modules = "" } },
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
+                  max_skipped_steps = 10, fsdp = { reshard_after_forward = true, wrap_modules = "" } },
   -- Shard groups of 2 ranks; dp_replicate = -1: as many groups as the ranks allow.
   parallelism = { dp_shard = 2, dp_replicate = -1 },
 }

@@ -22,7 +22,10 @@ local cfg = lr.config({
   policy = { type = "mlp", hidden_dims = { 128, 128 }, activation = "gelu" },
   optimizer = { lr = 3e-3, weight_decay = 1e-4, grad_clip_norm = 1.0 },
   scheduler = { type = "cosine_with_warmup", warmup_steps = 50 },
-  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1 },
+  -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
+  -- ("skip", at most max_skipped_steps times).
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
+                  max_skipped_steps = 10 },
 }, function(cfg, plan)
   -- Explicit, opt-in lr scaling for the effective batch (batch_size x ranks x accumulation).
   cfg.base_lr = cfg.optimizer.lr
@@ -82,6 +85,7 @@ end)
 acc:on_main(function()
   lr.log.info(string.format("held-out mse %.6g (target %.5f)", eval_mse, cfg.target_mse))
 end)
-if eval_mse > cfg.target_mse then
+-- Written so that NaN (a diverged run) fails: every comparison with NaN is false.
+if not (eval_mse <= cfg.target_mse) then
   error(string.format("held-out mse %.5f is above the target %.5f", eval_mse, cfg.target_mse))
 end

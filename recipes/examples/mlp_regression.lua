@@ -73,6 +73,7 @@ local eval_mse = lr.no_grad(function()
   return parts.mse_loss:item()
 end)
 lr.log.info(string.format("held-out mse %.5f (target %.5f)", eval_mse, cfg.target_mse))
-if eval_mse > cfg.target_mse then
+-- Written so that NaN (a diverged run) fails: every comparison with NaN is false.
+if not (eval_mse <= cfg.target_mse) then
   error(string.format("held-out mse %.5f is above the target %.5f", eval_mse, cfg.target_mse))
 end

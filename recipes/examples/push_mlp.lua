@@ -59,9 +59,14 @@ end)
 local mean_action = train:column("action"):mean(0)
 local policy_mse = ((predicted - action) ^ 2):mean():item()
 local baseline_mse = ((action - mean_action) ^ 2):mean():item()
-lr.log.info(string.format("held-out action MSE: policy %.3e, constant baseline %.3e (%.1fx better)", policy_mse,
-                          baseline_mse, baseline_mse / policy_mse))
-if baseline_mse / policy_mse < cfg.min_gain then
-  error(string.format("the policy beats the constant baseline only %.2fx (need %.1fx)", baseline_mse / policy_mse,
-                      cfg.min_gain))
+local gain = baseline_mse / policy_mse
+-- "better" only when the policy's error is lower; NaN (a diverged run) compares false everywhere.
+local function finite(x) return x == x and x > -math.huge and x < math.huge end
+local verdict = not (finite(policy_mse) and finite(baseline_mse)) and "not comparable: non-finite MSE"
+                or gain > 1 and string.format("%.1fx better", gain)
+                or string.format("%.1fx worse", policy_mse / baseline_mse)
+lr.log.info(string.format("held-out action MSE: policy %.3e, constant baseline %.3e (%s)", policy_mse, baseline_mse,
+                          verdict))
+if not (gain >= cfg.min_gain) then
+  error(string.format("the policy beats the constant baseline only %.2fx (need %.1fx)", gain, cfg.min_gain))
 end

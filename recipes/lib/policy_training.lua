@@ -3,11 +3,27 @@
 -- held-out ones, builds the policy from the training set (features, normalization stats), asks the
 -- policy which frame windows it needs (delta timestamps), takes the optimizer and scheduler from the
 -- policy's LeRobot preset with the recipe's optimizer table on top, trains data-parallel with
--- checkpoints and resume (cfg.resume: false, true or "auto"), logs the loss and its parts, and ends with a held-out evaluation: the
--- action error of the predicted chunks against a constant action (the training mean).
+-- checkpoints and resume (cfg.resume: false, true or "auto"), logs the loss and its parts, and ends
+-- with a held-out evaluation: the action error of the predicted chunks against a constant action (the
+-- training mean). A step whose loss or gradient norm is not finite stops the run before anything is
+-- saved (the accelerator's divergence guard names the step and the last checkpoint;
+-- accelerator.nonfinite = "skip" drops a bounded number of such steps instead), and a non-finite
+-- evaluation never passes.
 --   local training = require "policy_training"
 --   training.run(lr, cfg)   -- cfg from lr.config (see recipes/act_ddp.lua for the fields)
 local M = {}
+
+local function finite(x) return x == x and x > -math.huge and x < math.huge end
+
+-- How the policy's held-out MSE compares with the constant baseline's: "(2.31x better)" only when
+-- it is lower, "(1.52x worse)" when higher, "(no better than the baseline)" when equal, and
+-- "(not comparable: non-finite MSE)" when either is NaN or infinite.
+function M.versus_baseline(policy_mse, baseline_mse)
+  if not (finite(policy_mse) and finite(baseline_mse)) then return "(not comparable: non-finite MSE)" end
+  if policy_mse < baseline_mse then return string.format("(%.2fx better)", baseline_mse / policy_mse) end
+  if policy_mse > baseline_mse then return string.format("(%.2fx worse)", policy_mse / baseline_mse) end
+  return "(no better than the baseline)"
+end
 
 -- Episodes 0..total-1 split into training (all but the last `n_eval`) and held-out ones.
 local function split_episodes(total, n_eval)
@@ -104,6 +120,8 @@ function M.run(lr, cfg)
                             policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
                             kind, options.lr, output_dir))
 
+  -- What a divergence error names: this loop's step numbers and the last good checkpoint.
+  acc:guard_context { next_step = first, checkpoint = ckpt:resumed_from() }
   local window_start, window_steps = lr.clock(), 0
   for step, batch in loader:steps(first, cfg.steps) do
     local loss, parts = policy:forward(policy:preprocess(batch))
@@ -122,22 +140,31 @@ function M.run(lr, cfg)
     if step % cfg.log_freq == 0 or step == cfg.steps then
       local now = lr.clock()
       local metrics = { loss = loss, grdn = grad_norm, lr = opt:lr(), step_s = (now - window_start) / window_steps }
+      -- The same count on every rank (the guard's verdicts agree), so the metric keys agree too.
+      if acc:skipped_nonfinite_steps() > 0 then metrics.skipped_steps = acc:skipped_nonfinite_steps() end
       for name, value in pairs(parts) do
         if name:match("_loss$") then metrics[name] = value end
       end
       acc:log(step, metrics)
       window_start, window_steps = now, 0
     end
-    if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then ckpt:save(step) end
+    if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then
+      acc:guard_context { checkpoint = ckpt:save(step) }
+    end
   end
 
   local policy_mse, baseline_mse = evaluate(lr, acc, acc:unwrap(policy), held_out, cfg, mean_action)
   local gain = baseline_mse / policy_mse
   acc:on_main(function()
-    lr.log.info(string.format("held-out action MSE over %d episodes: policy %.4g, constant baseline %.4g (%.2fx better)",
-                              #eval_episodes, policy_mse, baseline_mse, gain))
+    lr.log.info(string.format("held-out action MSE over %d episodes: policy %.4g, constant baseline %.4g %s",
+                              #eval_episodes, policy_mse, baseline_mse, M.versus_baseline(policy_mse, baseline_mse)))
   end)
-  if gain < cfg.min_gain then
+  -- Written so that NaN fails: every comparison with NaN is false.
+  if not (finite(policy_mse) and finite(baseline_mse)) then
+    error(string.format("the held-out action MSE is not finite (policy %s, baseline %s): training diverged",
+                        policy_mse, baseline_mse))
+  end
+  if not (gain >= cfg.min_gain) then
     error(string.format("the policy beats the constant baseline only %.2fx on held-out episodes (min_gain = %.2f)",
                         gain, cfg.min_gain))
   end

@@ -20,7 +20,8 @@ export OMP_NUM_THREADS=1 PYTHONWARNINGS=ignore HF_HUB_OFFLINE=1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$lrhost" dataset synth --out "$work/data" > /dev/null
-timeout 600 "$py" -m lerobot.scripts.lerobot_train --dataset.repo_id=local/push --dataset.root="$work/data" \
+timeout 600 "$py" "$here/lerobot_train.py" --dataset.repo_id=local/push --dataset.root="$work/data" \
+  --dataset.video_backend=pyav \
   --policy.type=act --policy.device=cpu --policy.push_to_hub=false --policy.pretrained_backbone_weights=null \
   --policy.dim_model=64 --policy.dim_feedforward=128 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1 \
   --policy.chunk_size=20 --policy.n_action_steps=20 --steps=2 --save_freq=2 --log_freq=1 --batch_size=2 \

@@ -55,3 +55,13 @@ lrhost_expect_failure(resume_damaged_step "000001 is damaged: .*000001/pretraine
                       resume ${CKPT_FIXTURES}/corrupt_config/checkpoints/000001)
 lrhost_expect_failure(resume_only_damaged "every complete checkpoint is damaged .*config.json: not valid JSON"
                       resume ${CKPT_FIXTURES}/corrupt_config)
+# A diverged run never passes as success: ACT (tiny, one process) with an absurd lr stops at the
+# first non-finite step with an error naming the step, the metric and the last good checkpoint
+# (saved every step, so the previous one), and exits non-zero.
+lrhost_expect_failure(act_ddp_diverges
+  "training diverged at step [2-9]: the (loss|gradient norm) is [-a-z]+.* The update was not applied; last good checkpoint: [^ ]*/checkpoints/00000[1-8]"
+  ${PROJECT_SOURCE_DIR}/recipes/act_ddp.lua --device cpu steps=8 save_freq=1 log_freq=1 policy.optimizer_lr=1e12
+  output_dir=${CMAKE_CURRENT_BINARY_DIR}/runs/fail.act_ddp_diverges/out policy.dim_model=64 policy.dim_feedforward=128
+  policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1 eval_batches=2)
+set_property(TEST lua.fail.act_ddp_diverges APPEND PROPERTY ENVIRONMENT
+             "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
