@@ -1,8 +1,12 @@
 // The run directory: one folder per job holding every rank's full log and error file.
-//   <run_dir>/logs/rank<R>.log       each rank's full log (launcher.log: the launcher's)
+//   <run_dir>/logs/rank<R>.log       each rank's full log (launcher.log: the launcher's), appended
+//                                    per attempt under an attempt header (util/log_file.hpp)
 //   <run_dir>/errors/rank<R>.json    written by a rank that fails (see error_file.hpp)
-// The default is outputs/lrhost/<YYYY-mm-dd_HH-MM-SS>_<recipe stem> under the current directory;
-// ranks started by torchrun or Slurm share one folder through the job id instead of a timestamp.
+//   <run_dir>/.lock                  held by the job that owns the folder (see run_lock.hpp)
+// The default is outputs/lrhost/<YYYY-mm-dd_HH-MM-SS>_<recipe stem> under the current directory,
+// claimed with an exclusive mkdir so two jobs started in the same second get two folders (the
+// second gets a "_2" suffix); ranks started by torchrun or Slurm share one folder through the job
+// id instead of a timestamp.
 #pragma once
 #include <chrono>
 #include <filesystem>
@@ -15,9 +19,16 @@ namespace lrhost::launch {
 std::string run_dir_name(const std::string& recipe, std::chrono::system_clock::time_point when,
                          const std::optional<std::string>& job_id = std::nullopt);
 
+// Creates a new folder parent/name, or parent/name_2, name_3, ... when that exists (mkdir is the
+// arbiter, so two processes racing for one name never both get it); creates parent as needed.
+// Returns the folder created. util::IoError naming the folder when it cannot.
+std::filesystem::path claim_new_folder(const std::filesystem::path& parent, const std::string& name);
+
 // outputs/lrhost/<run_dir_name> under the current directory. Inside a torchrun or Slurm job
 // (TORCHELASTIC_RUN_ID other than "none", or SLURM_JOB_ID) the job id replaces the timestamp so
-// that every rank of the job picks the same folder.
+// that every rank of the job picks the same folder (not created here). Otherwise the folder is
+// claimed (created) with claim_new_folder, except for a rank of an external job without a job id
+// (RANK set): its ranks cannot agree on a claimed name, so they keep the plain timestamp name.
 std::filesystem::path default_run_dir(const std::string& recipe);
 
 std::filesystem::path log_dir(const std::filesystem::path& run_dir);
@@ -25,5 +36,15 @@ std::filesystem::path error_file_path(const std::filesystem::path& run_dir, int 
 
 // Creates run_dir/logs and run_dir/errors; util::IoError naming the folder when it cannot.
 void create_run_dir(const std::filesystem::path& run_dir);
+
+// A fresh run must not write into an output folder that holds an earlier run's checkpoints
+// (checkpoints/<step> folders, LeRobot's layout): its saves would silently replace them. Throws
+// util::ConfigError naming the folder and the ways out (resume=auto, --overwrite, another folder)
+// unless the run resumes (`resume` true or "auto") or the user passed --overwrite.
+void check_fresh_run_dir(const std::filesystem::path& output_dir, bool resume, bool overwrite);
+
+// Whether this job runs with --overwrite: LRHOST_OVERWRITE=1, which main sets for the process that
+// got the flag and the launcher passes to its ranks.
+bool overwrite_requested();
 
 }  // namespace lrhost::launch
