@@ -43,6 +43,7 @@ struct LaunchArguments {
   int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600;
   std::string master_addr = "127.0.0.1";
   std::optional<std::string> run_dir;
+  bool overwrite = false;
   std::vector<CLI::Option*> multi_process_only;  // flags that need --nproc/--gpus
 };
 
@@ -73,6 +74,9 @@ void add_launch_arguments(CLI::App& command, LaunchArguments& args) {
   command.add_option("--timeout", args.timeout_s, "collective timeout in seconds")->capture_default_str();
   command.add_option("--run-dir", args.run_dir,
                      "run directory (logs, error files); default outputs/lrhost/<date>_<time>_<recipe>");
+  command.add_flag("--overwrite", args.overwrite,
+                   "let a fresh run (resume=false) write into an output folder that holds an earlier run's "
+                   "checkpoints, replacing them as it saves");
 }
 
 void check_launch_flags(const LaunchArguments& launch) {
@@ -121,6 +125,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     options.master_port = launch->master_port;
     options.max_restarts = launch->max_restarts;
     options.timeout_s = launch->timeout_s;
+    options.overwrite = launch->overwrite;
     const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
     options.run_dir = std::filesystem::absolute(
         launch->run_dir                                          ? std::filesystem::path(*launch->run_dir)
@@ -130,12 +135,15 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     return lrhost::launch::launch(options);
   }
 
+  // Holds the run folder's lock until the recipe is done (when this process owns it).
+  std::optional<lrhost::cli::RecipeProcess> process;
   if (mode == lrhost::cli::RecipeMode::run) {
-    lrhost::cli::prepare_recipe_process({.recipe = args.recipe,
-                                         .verbose = args.verbose,
-                                         .run_dir = launch ? launch->run_dir : std::nullopt,
-                                         .device = launch ? launch->device : "auto",
-                                         .timeout_s = launch ? launch->timeout_s : 600});
+    process = lrhost::cli::prepare_recipe_process({.recipe = args.recipe,
+                                                   .verbose = args.verbose,
+                                                   .run_dir = launch ? launch->run_dir : std::nullopt,
+                                                   .device = launch ? launch->device : "auto",
+                                                   .timeout_s = launch ? launch->timeout_s : 600,
+                                                   .overwrite = launch && launch->overwrite});
   } else {
     // `show` trains nothing: no run directory, console logging only.
     lrhost::util::setup_logging({.rank = lrhost::util::rank_from_environment(), .verbose = args.verbose});
@@ -225,6 +233,11 @@ int main(int argc, char** argv) {
       resume_args.recipe = plan.recipe;
       resume_args.overrides = plan.overrides;
       resume_args.overrides.insert(resume_args.overrides.end(), resume_overrides.begin(), resume_overrides.end());
+      // The resumed run logs into the run folder it continues (checkpoints/<step> -> the output
+      // folder), not into a new one; --run-dir or $LRHOST_RUN_DIR still choose another.
+      const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
+      if (!resume_launch.run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == '\0'))
+        resume_launch.run_dir = plan.step_dir.parent_path().parent_path().string();
       std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
       for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: warning: %s\n", warning.c_str());
       return run(resume_args, lrhost::cli::RecipeMode::run, &resume_launch);

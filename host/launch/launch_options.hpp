@@ -38,6 +38,7 @@ struct LaunchOptions {
   int max_restarts = 0;
   int timeout_s = 600;  // collective timeout handed to the ranks
   std::filesystem::path run_dir;
+  bool overwrite = false;  // --overwrite, handed to the ranks (LRHOST_OVERWRITE)
   bool verbose = false;
 
   int world_size() const { return nnodes * nproc; }

@@ -21,6 +21,7 @@
 #include "host/launch/interrupts.hpp"
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/run_dir.hpp"
+#include "host/launch/run_lock.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/spawn.hpp"
 #include "host/launch/store_server.hpp"
@@ -68,6 +69,7 @@ std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_po
     spec.run_dir = options.run_dir;
     spec.restart_count = restart_count;
     spec.launcher_pid = static_cast<long>(getpid());
+    spec.overwrite = options.overwrite;
     spec.omp_threads = omp_threads;
     try {
       pid_t pid = spawn_self(argv, rank_environment(inherited, spec));
@@ -103,6 +105,9 @@ std::string report_failure(const AttemptOutcome& outcome, const LaunchOptions& o
 int launch(const LaunchOptions& options) {
   check_launch_options(options);
   create_run_dir(options.run_dir);
+  // Held until the job ends (the ranks inherit it), and taken before the logs are opened: a second
+  // job on this folder fails here without touching it.
+  RunDirLock run_dir_lock = RunDirLock::acquire(options.run_dir, lock_name_for_node(options.node_rank));
   std::string tag = options.nnodes == 1 ? "launcher" : "launcher_node" + std::to_string(options.node_rank);
   util::setup_logging(
       {.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});

@@ -14,10 +14,11 @@ extern char** environ;
 namespace lrhost::launch {
 namespace {
 
-constexpr std::array<std::string_view, 15> kOwnedVariables{
+constexpr std::array<std::string_view, 16> kOwnedVariables{
     "RANK",           "LOCAL_RANK",        "WORLD_SIZE",           "LOCAL_WORLD_SIZE",    "GROUP_RANK",
     "MASTER_ADDR",    "MASTER_PORT",       "LRHOST_STORE_HOSTED",  "LRHOST_DEVICE",       "LRHOST_TIMEOUT_S",
-    "LRHOST_RUN_DIR", "LRHOST_ERROR_FILE", "LRHOST_RESTART_COUNT", "LRHOST_LAUNCHER_PID", "TORCHELASTIC_RUN_ID"};
+    "LRHOST_RUN_DIR", "LRHOST_ERROR_FILE", "LRHOST_RESTART_COUNT", "LRHOST_LAUNCHER_PID", "TORCHELASTIC_RUN_ID",
+    "LRHOST_OVERWRITE"};
 
 bool owned(std::string_view entry) {
   auto key = entry.substr(0, entry.find('='));
@@ -46,6 +47,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& inheri
   set("LRHOST_ERROR_FILE", error_file_path(spec.run_dir, p.rank).string());
   set("LRHOST_RESTART_COUNT", std::to_string(spec.restart_count));
   set("LRHOST_LAUNCHER_PID", std::to_string(spec.launcher_pid));
+  if (spec.overwrite) set("LRHOST_OVERWRITE", "1");
   if (spec.omp_threads) {
     std::erase_if(env, [](const std::string& entry) { return entry.starts_with("OMP_NUM_THREADS="); });
     set("OMP_NUM_THREADS", std::to_string(*spec.omp_threads));

@@ -2,7 +2,8 @@
 // previous launch left in it, plus the torchrun-compatible placement variables (RANK, LOCAL_RANK,
 // WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT) and lrhost's own
 // (LRHOST_STORE_HOSTED, LRHOST_DEVICE, LRHOST_TIMEOUT_S, LRHOST_RUN_DIR, LRHOST_ERROR_FILE,
-// LRHOST_RESTART_COUNT, LRHOST_LAUNCHER_PID). This is the whole contract between launcher and rank.
+// LRHOST_RESTART_COUNT, LRHOST_LAUNCHER_PID, and LRHOST_OVERWRITE=1 for --overwrite). This is the
+// whole contract between launcher and rank.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -21,6 +22,7 @@ struct RankSpec {
   std::filesystem::path run_dir;
   int restart_count = 0;
   long launcher_pid = 0;
+  bool overwrite = false;  // --overwrite: a fresh run may replace the output folder's checkpoints
   std::optional<int> omp_threads;  // OMP_NUM_THREADS, when the user did not set it
 };
 

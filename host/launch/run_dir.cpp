@@ -1,4 +1,4 @@
-// Naming and creating run directories.
+// Naming, claiming and checking run directories.
 #include "host/launch/run_dir.hpp"
 
 #include <array>
@@ -8,6 +8,15 @@
 #include "host/util/error.hpp"
 
 namespace lrhost::launch {
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+}  // namespace
 
 std::string run_dir_name(const std::string& recipe, std::chrono::system_clock::time_point when,
                          const std::optional<std::string>& job_id) {
@@ -22,16 +31,38 @@ std::string run_dir_name(const std::string& recipe, std::chrono::system_clock::t
   return std::string(stamp.data()) + "_" + stem;
 }
 
+std::filesystem::path claim_new_folder(const std::filesystem::path& parent, const std::string& name) {
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec)
+    throw util::IoError("could not create the folder '" + parent.string() + "': " + ec.message(),
+                        "choose another folder with --run-dir DIR");
+  constexpr int kMaxSuffix = 10000;
+  for (int suffix = 1; suffix <= kMaxSuffix; ++suffix) {
+    auto candidate = parent / (suffix == 1 ? name : name + "_" + std::to_string(suffix));
+    // create_directory is one mkdir: false (no error) when the name exists, whoever made it.
+    if (std::filesystem::create_directory(candidate, ec)) return candidate;
+    if (ec)
+      throw util::IoError("could not create the run folder '" + candidate.string() + "': " + ec.message(),
+                          "choose another folder with --run-dir DIR");
+  }
+  throw util::IoError("could not find a free run folder name: " + (parent / name).string() + " and its suffixes _2.._" +
+                          std::to_string(kMaxSuffix) + " all exist",
+                      "choose another folder with --run-dir DIR");
+}
+
 std::filesystem::path default_run_dir(const std::string& recipe) {
   std::optional<std::string> job_id;
-  const char* elastic = std::getenv("TORCHELASTIC_RUN_ID");
-  const char* slurm = std::getenv("SLURM_JOB_ID");
-  if (elastic != nullptr && *elastic != '\0' && std::string(elastic) != "none")
-    job_id = std::string("torchrun-") + elastic;
-  else if (slurm != nullptr && *slurm != '\0')
-    job_id = std::string("slurm-") + slurm;
-  return std::filesystem::current_path() / "outputs" / "lrhost" /
-         run_dir_name(recipe, std::chrono::system_clock::now(), job_id);
+  auto elastic = env("TORCHELASTIC_RUN_ID");
+  auto slurm = env("SLURM_JOB_ID");
+  if (elastic && *elastic != "none")
+    job_id = "torchrun-" + *elastic;
+  else if (slurm)
+    job_id = "slurm-" + *slurm;
+  const auto parent = std::filesystem::current_path() / "outputs" / "lrhost";
+  const auto name = run_dir_name(recipe, std::chrono::system_clock::now(), job_id);
+  if (job_id || env("RANK")) return parent / name;
+  return claim_new_folder(parent, name);
 }
 
 std::filesystem::path log_dir(const std::filesystem::path& run_dir) {

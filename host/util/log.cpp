@@ -3,9 +3,12 @@
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <filesystem>
+
+#include "host/util/log_file.hpp"
 
 namespace lrhost::util {
 
@@ -21,7 +24,10 @@ void setup_logging(const LogOptions& options) {
   if (options.log_dir) {
     std::filesystem::create_directories(*options.log_dir);
     auto path = std::filesystem::path(*options.log_dir) / (tag + ".log");
-    auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path.string(), /*truncate=*/true);
+    // Appended, never truncated: an earlier attempt's log (a restart, a resumed or repeated job in
+    // the same run folder) is often exactly what explains this one.
+    append_attempt_header(path, options.restart_count);
+    auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path.string(), /*truncate=*/false);
     file->set_level(spdlog::level::debug);
     sinks.push_back(file);
   }

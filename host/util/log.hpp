@@ -1,6 +1,7 @@
 // Rank-aware logging through spdlog. Every line carries the rank; the main rank prints info and
 // above on the console, other ranks only warnings and errors; with a log folder every rank also
-// writes its full log to <folder>/rank<N>.log. The launcher logs under its own tag instead.
+// writes its full log to <folder>/rank<N>.log. The launcher logs under its own tag instead. Log
+// files are appended to, after an attempt header (log_file.hpp), never truncated.
 #pragma once
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@ struct LogOptions {
   bool verbose = false;                  // debug level on the console
   std::optional<std::string> log_dir;   // full per-rank log file when set
   std::string tag;                       // replaces "rank<N>" in lines and the file name ("launcher")
+  std::optional<int> restart_count;      // shown in the log file's attempt header when known
 };
 
 void setup_logging(const LogOptions& options);

@@ -4,7 +4,7 @@
 # snapshot (train_recipe.lua, train_modules/) can serve `lrhost resume` to step 6; that run's
 # keep_last removes the checkpoint it started from, and a second `lrhost resume` continues to 8 from
 # the resumed run's own checkpoint. `checkpoint info` calls a checkpoint without its module copy
-# incomplete.
+# incomplete. A fresh run into the used folder is refused unless --overwrite (old checkpoints kept aside).
 # Usage: module_resume.sh LRHOST WORK_DIR
 set -euo pipefail
 exe=$1 work=$2
@@ -31,4 +31,15 @@ rm "$work/out/checkpoints/000008/pretrained_model/train_modules/module_recipe_he
 lrhost checkpoint info "$work/out/checkpoints/000008" > "$work/info.txt" || true
 grep -q "complete: no (missing pretrained_model/train_modules/module_recipe_helper.lua)" "$work/info.txt" ||
   fail "checkpoint info does not report the missing module copy"
+
+# A fresh run (resume=false) into this used folder is refused; --overwrite moves the old
+# checkpoints aside (never deletes them) and starts at step 1.
+mkdir -p "$work/recipe2" && cp "$here/recipes/module_recipe.lua" "$here/recipes/module_recipe_helper.lua" "$work/recipe2/"
+if lrhost run --device cpu --run-dir "$work/fresh" "$work/recipe2/module_recipe.lua" output_dir="$work/out" resume=false \
+    > "$work/fresh.log" 2>&1; then fail "a fresh run into a used folder was accepted"; fi
+grep -q "already holds checkpoints of another run" "$work/fresh.log" || fail "the refusal does not say why"
+lrhost run --device cpu --overwrite --run-dir "$work/fresh2" "$work/recipe2/module_recipe.lua" output_dir="$work/out" \
+  resume=false steps=2
+ls "$work/out/checkpoints"/superseded-*/000008 > /dev/null || fail "--overwrite did not keep the old checkpoints aside"
+[ "$(readlink "$work/out/checkpoints/last")" = "000002" ] || fail "the overwriting run did not save step 2"
 echo "module resume chain: ok"

@@ -19,6 +19,8 @@ lrhost_expect_failure(show_policy_before_config "stops at lr.config.*lr.policy.n
 lrhost_expect_failure(unknown_subcommand_option "--bogus" run cases/config_recipe.lua --bogus)
 # Launcher flags (tests/dist runs real multi-process jobs).
 lrhost_expect_success(help_run_launcher "--nproc.*--gpus.*--device.*--max-restarts.*--run-dir" run --help)
+lrhost_expect_success(help_run_overwrite "--run-dir.*--overwrite.*checkpoints" run --help)
+lrhost_expect_success(help_resume_overwrite "--overwrite" resume --help)
 lrhost_expect_failure(nproc_zero "--nproc expects a positive number of ranks, got 0" --nproc 0 cases/no_config.lua)
 lrhost_expect_failure(bad_device "--device: tpu not in \\{auto,cpu,cuda\\}" --device tpu cases/no_config.lua)
 lrhost_expect_failure(gpus_and_nproc "--gpus and --nproc were both given" --gpus 1 --nproc 1 cases/no_config.lua)

@@ -1,0 +1,304 @@
+// Unit tests of the run folder's ownership: unique default names (claimed with mkdir), the lock that
+// keeps a second job out (named holder, released when the holder dies), the check that keeps a fresh
+// run from overwriting an earlier run's checkpoints, --overwrite reaching the ranks, and log files
+// that are appended under attempt headers instead of truncated.
+#include <doctest/doctest.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/launch/error_file.hpp"
+#include "host/launch/rank_environment.hpp"
+#include "host/launch/run_dir.hpp"
+#include "host/launch/run_lock.hpp"
+#include "host/util/error.hpp"
+#include "host/util/log.hpp"
+#include "host/util/log_file.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace lrhost::launch;
+using lrhost::test::TempDir;
+using lrhost::util::ConfigError;
+
+namespace {
+
+// Sets (or with nullptr unsets) an environment variable for one scope, restoring the old value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// Changes the working directory for one scope (default_run_dir works under it).
+class ScopedCwd {
+ public:
+  explicit ScopedCwd(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~ScopedCwd() { fs::current_path(old_); }
+  ScopedCwd(const ScopedCwd&) = delete;
+  ScopedCwd& operator=(const ScopedCwd&) = delete;
+
+ private:
+  fs::path old_;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string lock_error(const fs::path& run_dir) {
+  try {
+    RunDirLock::acquire(run_dir);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+}  // namespace
+
+TEST_CASE("claim_new_folder: a taken name gets the next free suffix") {
+  TempDir temp("run_dir_claim");
+  auto first = claim_new_folder(temp / "outputs/lrhost", "2025-03-01_14-05-09_train");
+  auto second = claim_new_folder(temp / "outputs/lrhost", "2025-03-01_14-05-09_train");
+  auto third = claim_new_folder(temp / "outputs/lrhost", "2025-03-01_14-05-09_train");
+  CHECK(first.filename() == "2025-03-01_14-05-09_train");
+  CHECK(second.filename() == "2025-03-01_14-05-09_train_2");
+  CHECK(third.filename() == "2025-03-01_14-05-09_train_3");
+  CHECK(fs::is_directory(first));
+  CHECK(fs::is_directory(second));
+  CHECK(fs::is_directory(third));
+}
+
+TEST_CASE("claim_new_folder: processes racing for one name all get their own folder") {
+  TempDir temp("run_dir_race");
+  constexpr int kProcesses = 6;
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      ::close(pipe_fds[0]);
+      int code = 0;
+      try {
+        std::string name = claim_new_folder(temp.path, "same_second_train").filename().string() + "\n";
+        if (write(pipe_fds[1], name.data(), name.size()) != static_cast<ssize_t>(name.size())) code = 2;
+      } catch (...) {
+        code = 1;
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  ::close(pipe_fds[1]);
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  std::string all;
+  char buffer[256];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof(buffer))) > 0;) all.append(buffer, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  std::vector<std::string> names;
+  std::istringstream lines(all);
+  for (std::string line; std::getline(lines, line);) {
+    CHECK_FALSE(contains(names, line));
+    names.push_back(line);
+  }
+  CHECK(names.size() == kProcesses);
+}
+
+TEST_CASE("default_run_dir: two jobs of one recipe in the same second get two folders") {
+  TempDir temp("run_dir_default");
+  ScopedCwd cwd(temp.path);
+  ScopedEnv rank("RANK", nullptr), elastic("TORCHELASTIC_RUN_ID", nullptr), slurm("SLURM_JOB_ID", nullptr);
+  auto a = default_run_dir("recipes/train.lua");
+  auto b = default_run_dir("recipes/train.lua");
+  CHECK(a != b);
+  CHECK(fs::is_directory(a));
+  CHECK(fs::is_directory(b));
+  CHECK(a.parent_path() == fs::current_path() / "outputs" / "lrhost");
+  CHECK(a.filename().string().ends_with("_train"));
+
+  SUBCASE("a Slurm job's ranks still agree on one deterministic folder") {
+    ScopedEnv job("SLURM_JOB_ID", "42");
+    CHECK(default_run_dir("train.lua") == fs::current_path() / "outputs/lrhost/slurm-42_train");
+    CHECK(default_run_dir("train.lua") == fs::current_path() / "outputs/lrhost/slurm-42_train");
+  }
+}
+
+TEST_CASE("run folder lock: a second job fails naming the holder") {
+  TempDir temp("run_dir_lock");
+  {
+    auto lock = RunDirLock::acquire(temp.path);
+    CHECK(lock.path() == temp / ".lock");
+    CHECK(read_text(temp / ".lock").find("\"pid\":" + std::to_string(getpid())) != std::string::npos);
+    // flock conflicts between open file descriptions, so a second acquire in this process stands in
+    // for a second job.
+    std::string error = lock_error(temp.path);
+    CHECK(error.find("run folder '" + temp.path.string() + "' is in use by another job") != std::string::npos);
+    CHECK(error.find("pid " + std::to_string(getpid()) + " on host " + host_name()) != std::string::npos);
+  }
+  // Released with the holder: the next job gets it, the file left behind does not matter.
+  CHECK(fs::exists(temp / ".lock"));
+  CHECK(lock_error(temp.path).empty());
+}
+
+TEST_CASE("run folder lock: held by another process, released by the kernel when it dies") {
+  TempDir temp("run_dir_lock_child");
+  int ready[2], release[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(release) == 0);
+  pid_t child = fork();
+  if (child == 0) {
+    ::close(ready[0]);
+    ::close(release[1]);
+    try {
+      auto lock = RunDirLock::acquire(temp.path);
+      char byte = 1;
+      if (write(ready[1], &byte, 1) != 1) _exit(2);
+      ssize_t ignored = read(release[0], &byte, 1);  // holds the lock until the parent kills it
+      (void)ignored;
+    } catch (...) {
+      _exit(1);
+    }
+    _exit(0);
+  }
+  ::close(ready[1]);
+  ::close(release[0]);
+  char byte = 0;
+  REQUIRE(read(ready[0], &byte, 1) == 1);
+  std::string error = lock_error(temp.path);
+  CHECK(error.find("is in use by another job: pid " + std::to_string(child) + " on host ") != std::string::npos);
+  CHECK(error.find("(started 20") != std::string::npos);
+  // A holder that dies without cleaning up (SIGKILL) must not block the next job.
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  ::close(ready[0]);
+  ::close(release[1]);
+  CHECK(lock_error(temp.path).empty());
+}
+
+TEST_CASE("run folder lock: a lock file naming a dead process does not block") {
+  TempDir temp("run_dir_lock_stale");
+  std::ofstream(temp / ".lock") << R"({"pid": 999999999, "host": "elsewhere", "started": "2020-01-01T00:00:00Z"})";
+  auto lock = RunDirLock::acquire(temp.path);
+  CHECK(read_text(temp / ".lock").find("999999999") == std::string::npos);
+  CHECK(lock_name_for_node(0) == ".lock");
+  CHECK(lock_name_for_node(2) == ".lock.node2");
+  // Nodes of one job lock their own files, so they never conflict with each other.
+  CHECK_NOTHROW(RunDirLock::acquire(temp.path, lock_name_for_node(1)));
+}
+
+TEST_CASE("check_fresh_run_dir: a fresh run must not overwrite an earlier run's checkpoints") {
+  TempDir temp("run_dir_fresh");
+  CHECK_NOTHROW(check_fresh_run_dir(temp / "new", false, false));  // no folder yet
+  fs::create_directories(temp / "out/checkpoints/.tmp-000002-123");  // an interrupted save: no step folder
+  fs::create_directories(temp / "out/logs");
+  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", false, false));
+  fs::create_directories(temp / "out/checkpoints/000002");
+  fs::create_directories(temp / "out/checkpoints/000004");
+  fs::create_symlink("000004", temp / "out/checkpoints/last");
+  try {
+    check_fresh_run_dir(temp / "out", false, false);
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& error) {
+    std::string message = error.what();
+    CHECK(message.find("output folder '" + (temp / "out").string() + "' already holds checkpoints") !=
+          std::string::npos);
+    CHECK(message.find("2 step folder(s): 000002 .. 000004") != std::string::npos);
+    CHECK(error.hint().find("resume=auto") != std::string::npos);
+    CHECK(error.hint().find("--overwrite") != std::string::npos);
+    CHECK(error.hint().find("--run-dir") != std::string::npos);
+  }
+  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", /*resume=*/true, false));
+  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", false, /*overwrite=*/true));
+}
+
+TEST_CASE("--overwrite reaches the ranks through LRHOST_OVERWRITE") {
+  {
+    ScopedEnv unset("LRHOST_OVERWRITE", nullptr);
+    CHECK_FALSE(overwrite_requested());
+  }
+  {
+    ScopedEnv set("LRHOST_OVERWRITE", "1");
+    CHECK(overwrite_requested());
+  }
+  RankSpec spec;
+  spec.run_dir = "/runs/x";
+  auto plain = rank_environment({"LRHOST_OVERWRITE=1"}, spec);  // a stale value never leaks into a job
+  CHECK_FALSE(contains(plain, "LRHOST_OVERWRITE=1"));
+  spec.overwrite = true;
+  CHECK(contains(rank_environment({}, spec), "LRHOST_OVERWRITE=1"));
+}
+
+TEST_CASE("log files: appended under one attempt header per open, never truncated") {
+  TempDir temp("run_dir_logs");
+  auto when = std::chrono::system_clock::from_time_t(1700000000);  // 2023-11-14T22:13:20Z
+  CHECK(lrhost::util::attempt_header(2, 1, when, 1234) ==
+        "===== attempt 2 (restart 1) started 2023-11-14T22:13:20Z pid 1234 =====");
+  CHECK(lrhost::util::attempt_header(1, std::nullopt, when, 7) ==
+        "===== attempt 1 started 2023-11-14T22:13:20Z pid 7 =====");
+
+  const auto file = temp / "rank0.log";
+  CHECK(lrhost::util::count_attempt_headers(file) == 0);
+  CHECK(lrhost::util::append_attempt_header(file, 0).starts_with("===== attempt 1 (restart 0) started "));
+  std::ofstream(file, std::ios::app) << "first attempt's line\npartial line of a killed process";
+  CHECK(lrhost::util::append_attempt_header(file, 1).starts_with("===== attempt 2 (restart 1) started "));
+  std::string text = read_text(file);
+  CHECK(text.find("first attempt's line\npartial line of a killed process\n===== attempt 2 ") != std::string::npos);
+  CHECK(lrhost::util::count_attempt_headers(file) == 2);
+
+  // The logger itself: a second setup (a later job in the same run folder) keeps the first one's lines.
+  const auto logs = temp / "logs";
+  lrhost::util::setup_logging({.rank = 3, .log_dir = logs.string(), .restart_count = 0});
+  spdlog::warn("said by the first job");
+  lrhost::util::setup_logging({.rank = 3, .log_dir = logs.string(), .restart_count = 0});
+  spdlog::warn("said by the second job");
+  spdlog::default_logger()->flush();
+  lrhost::util::setup_logging({});  // console only again, no file of this test left open
+  text = read_text(logs / "rank3.log");
+  CHECK(text.find("said by the first job") != std::string::npos);
+  CHECK(text.find("said by the second job") != std::string::npos);
+  CHECK(lrhost::util::count_attempt_headers(logs / "rank3.log") == 2);
+  CHECK(text.find("===== attempt 2 (restart 0) started ") != std::string::npos);
+}
