@@ -229,40 +229,7 @@ TEST_CASE("run folder lock: a lock file naming a dead process does not block") {
   CHECK_NOTHROW(RunDirLock::acquire(temp.path, lock_name_for_node(1)));
 }
 
-TEST_CASE("check_fresh_run_dir: a fresh run must not overwrite an earlier run's checkpoints") {
-  TempDir temp("run_dir_fresh");
-  CHECK_NOTHROW(check_fresh_run_dir(temp / "new", false, false));  // no folder yet
-  fs::create_directories(temp / "out/checkpoints/.tmp-000002-123");  // an interrupted save: no step folder
-  fs::create_directories(temp / "out/logs");
-  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", false, false));
-  fs::create_directories(temp / "out/checkpoints/000002");
-  fs::create_directories(temp / "out/checkpoints/000004");
-  fs::create_symlink("000004", temp / "out/checkpoints/last");
-  try {
-    check_fresh_run_dir(temp / "out", false, false);
-    FAIL("expected a ConfigError");
-  } catch (const ConfigError& error) {
-    std::string message = error.what();
-    CHECK(message.find("output folder '" + (temp / "out").string() + "' already holds checkpoints") !=
-          std::string::npos);
-    CHECK(message.find("2 step folder(s): 000002 .. 000004") != std::string::npos);
-    CHECK(error.hint().find("resume=auto") != std::string::npos);
-    CHECK(error.hint().find("--overwrite") != std::string::npos);
-    CHECK(error.hint().find("--run-dir") != std::string::npos);
-  }
-  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", /*resume=*/true, false));
-  CHECK_NOTHROW(check_fresh_run_dir(temp / "out", false, /*overwrite=*/true));
-}
-
 TEST_CASE("--overwrite reaches the ranks through LRHOST_OVERWRITE") {
-  {
-    ScopedEnv unset("LRHOST_OVERWRITE", nullptr);
-    CHECK_FALSE(overwrite_requested());
-  }
-  {
-    ScopedEnv set("LRHOST_OVERWRITE", "1");
-    CHECK(overwrite_requested());
-  }
   RankSpec spec;
   spec.run_dir = "/runs/x";
   auto plain = rank_environment({"LRHOST_OVERWRITE=1"}, spec);  // a stale value never leaks into a job
