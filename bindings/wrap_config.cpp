@@ -1,8 +1,9 @@
 // Lua binding of recipe configuration: `lr.config(defaults [, derive])` merges the command-line
 // overrides into the defaults (host/config does the checking), then lets the optional
 // derive(cfg, plan) compute dependent values (e.g. an lr scaled to the effective batch) from
-// plan = {world_size =, effective_batch =}, logs the resolved config, and in `show` mode prints it
-// as JSON and ends the recipe. `lr.config_json()` returns it as JSON text.
+// plan = {world_size =, effective_batch =}, checks the rules every config follows (steps >= 1), logs
+// the resolved config, and in `show` mode prints it as JSON (with --json: one document holding config
+// and memory plan) and ends the recipe. `lr.config_json()` returns it as JSON text.
 #include <cstdio>
 
 #include "bindings/engine_context.hpp"
@@ -11,6 +12,7 @@
 #include "bindings/runtime.hpp"
 #include "host/cli/show_plan.hpp"
 #include "host/config/overrides.hpp"
+#include "host/config/resolved_checks.hpp"
 #include "host/dist/rank_env.hpp"
 
 namespace lrhost::bindings {
@@ -58,11 +60,21 @@ int w_config(lua_State* L) {
       resolved = lx_to_json(L, lua_gettop(L), 2, "");
       lua_pop(L, 1);
     }
+    config::check_resolved_config(resolved);
     context.resolved_config = resolved;
     if (context.request.mode == cli::RecipeMode::show) {
-      std::printf("%s\n", resolved.dump(2).c_str());
       int64_t world_size = context.request.planned_world_size > 0 ? context.request.planned_world_size : 1;
-      if (auto plan = cli::show_memory_plan(resolved, world_size)) std::printf("\n%s", plan->c_str());
+      if (context.request.json_output) {
+        std::optional<cli::ShownPlan> plan;
+        {
+          cli::StdoutToStderr quiet;  // building the plan may write the built-in dataset (encoder output)
+          plan = cli::show_memory_plan(resolved, world_size);
+        }
+        std::printf("%s\n", cli::show_json_document(resolved, plan).dump(2).c_str());
+      } else {
+        std::printf("%s\n", resolved.dump(2).c_str());
+        if (auto plan = cli::show_memory_plan(resolved, world_size)) std::printf("\n%s", plan->text.c_str());
+      }
       std::fflush(stdout);
       show = true;
       return 0;

@@ -2,7 +2,7 @@
 //   lrhost RECIPE.lua [key=value ...]        same as `lrhost run`
 //   lrhost run RECIPE.lua [key=value ...]    run a recipe (in this process, or --nproc/--gpus ranks)
 //   lrhost show RECIPE.lua [key=value ...]   print the resolved config without training
-//   lrhost dataset synth|info ...           write the built-in dataset / describe a dataset
+//   lrhost dataset synth|info|verify ...    write the built-in dataset / describe / check a dataset
 //   lrhost checkpoint info DIR              describe a checkpoint (step, policy, sizes, completeness)
 //   lrhost resume CHECKPOINT_DIR [flags] [key=value ...]   re-run a checkpoint's recipe copy from it
 //   lrhost --version
@@ -34,6 +34,7 @@ struct RecipeArguments {
   std::vector<std::string> overrides;
   int threads = 0;
   bool verbose = false;
+  bool json = false;  // show --json
 };
 
 // Flags of `run` only: where the recipe runs (ranks, devices, nodes) and where its outputs go.
@@ -152,7 +153,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     torch::set_num_threads(args.threads);
     torch::set_num_interop_threads(1);
   }
-  int code = lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size});
+  int code = lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size, args.json});
   lrhost::dist::shutdown_process_comm();
   return code;
 }
@@ -178,6 +179,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(CLI::PositiveNumber);
   show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(CLI::PositiveNumber);
+  show_command->add_flag("--json", show_args.json, "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
 
   lrhost::cli::DatasetCommand dataset_command;
   lrhost::cli::add_dataset_command(app, dataset_command);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "host/data/dataset_meta.hpp"
+#include "host/data/dataset_verify.hpp"
 #include "host/data/video/video_reader.hpp"
 #include "host/util/error.hpp"
 
@@ -74,6 +75,19 @@ int print_info(const fs::path& root) {
                                                           : "none");
   return 0;
 }
+// Prints the summary and every problem; exit code 1 when there is any.
+int print_verify(const fs::path& root, double tolerance_s) {
+  data::VerifyReport report = data::verify_dataset(root, {.tolerance_s = tolerance_s});
+  for (const std::string& note : report.notes) std::cout << "note: " << note << "\n";
+  for (const data::VerifyProblem& problem : report.problems)
+    std::cout << fmt::format("problem: {}: {}\n", problem.file.string(), problem.what);
+  std::cout << fmt::format("verified {}: {} parquet files ({} rows), {} video files ({} frames decoded), {} images; "
+                           "{} problem{}\n",
+                           fs::absolute(root).string(), report.parquet_files, report.rows, report.video_files,
+                           report.video_frames, report.images, report.problems.size(),
+                           report.problems.size() == 1 ? "" : "s");
+  return report.ok() ? 0 : 1;
+}
 }  // namespace
 
 void add_dataset_command(CLI::App& app, DatasetCommand& command) {
@@ -92,6 +106,13 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.synth->add_option("--vcodec", command.vcodec, "video encoder (default libsvtav1, falling back to libx264)");
   command.info = dataset->add_subcommand("info", "describe a dataset: features, episodes, cameras, file sizes");
   command.info->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
+  command.verify = dataset->add_subcommand(
+      "verify", "read every parquet, image and video file and check it against the metadata; lists every problem "
+                "and exits non-zero when there is any");
+  command.verify->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
+  command.verify->add_option("--tolerance-s", command.tolerance_s, "how far a video frame may lie from its timestamp")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
 }
 
 int run_dataset_command(const DatasetCommand& command) {
@@ -103,6 +124,7 @@ int run_dataset_command(const DatasetCommand& command) {
     return 0;
   }
   if (command.info && command.info->parsed()) return print_info(command.path);
+  if (command.verify && command.verify->parsed()) return print_verify(command.path, command.tolerance_s);
   return -1;
 }
 

@@ -1,5 +1,6 @@
-// `lrhost dataset synth` (write the built-in pushing dataset) and `lrhost dataset info` (describe any
-// LeRobot dataset: features, episodes, frames, fps, cameras and codecs, file sizes).
+// `lrhost dataset synth` (write the built-in pushing dataset), `lrhost dataset info` (describe any
+// LeRobot dataset: features, episodes, frames, fps, cameras and codecs, file sizes) and
+// `lrhost dataset verify` (read every file and check it against the metadata; host/data/dataset_verify).
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -12,7 +13,9 @@ namespace lrhost::cli {
 struct DatasetCommand {
   CLI::App* synth = nullptr;
   CLI::App* info = nullptr;
+  CLI::App* verify = nullptr;
   std::string out, vcodec, path;
+  double tolerance_s = 1e-4;  // verify: LeRobot's default
   data::SyntheticPushOptions synth_options;
 };
 

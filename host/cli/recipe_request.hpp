@@ -17,6 +17,8 @@ struct RecipeRequest {
   RecipeMode mode = RecipeMode::run;
   // `show --nproc/--gpus N`: the data-parallel world size to plan for (0: from the environment).
   int planned_world_size = 0;
+  // `show --json`: stdout carries one JSON document, {"config": ..., "memory_plan": ...}.
+  bool json_output = false;
 };
 
 // Runs the recipe; returns the process exit code (0 success). Prints its own errors.

@@ -1,6 +1,9 @@
 // Builds the recipe's policy on the CPU and renders its memory plan; see show_plan.hpp.
 #include "host/cli/show_plan.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 
 #include "host/accel/memory_plan.hpp"
@@ -12,7 +15,7 @@
 
 namespace lrhost::cli {
 
-std::optional<std::string> show_memory_plan(const nlohmann::json& config, int64_t world_size) {
+std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t world_size) {
   if (!config.is_object() || !config.contains("policy") || !config["policy"].is_object() ||
       !config["policy"].contains("type"))
     return std::nullopt;
@@ -24,9 +27,30 @@ std::optional<std::string> show_memory_plan(const nlohmann::json& config, int64_
   auto features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
   auto policy = policy::create_policy(config["policy"], features);
   auto plan = accel::make_memory_plan(*policy, config, world_size);
+  ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
-    io::write_file_atomic(file, accel::memory_plan_json(plan).dump(2));
-  return accel::render_memory_plan(plan);
+    io::write_file_atomic(file, shown.json.dump(2));
+  return shown;
+}
+
+nlohmann::ordered_json show_json_document(const nlohmann::json& config, const std::optional<ShownPlan>& plan) {
+  nlohmann::ordered_json document;
+  document["config"] = nlohmann::ordered_json::parse(config.dump());  // json -> ordered_json
+  document["memory_plan"] = plan ? plan->json : nlohmann::ordered_json();
+  return document;
+}
+
+StdoutToStderr::StdoutToStderr() {
+  std::fflush(stdout);
+  saved_ = ::dup(STDOUT_FILENO);
+  if (saved_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+}
+
+StdoutToStderr::~StdoutToStderr() {
+  if (saved_ < 0) return;
+  std::fflush(stdout);
+  ::dup2(saved_, STDOUT_FILENO);
+  ::close(saved_);
 }
 
 }  // namespace lrhost::cli

@@ -1,9 +1,12 @@
 // Type-checked merging of `key=value` overrides into recipe defaults.
 #include "host/config/overrides.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <tuple>
 
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
@@ -33,7 +36,7 @@ void collect_paths(const json& node, const std::string& prefix, std::vector<std:
 }
 
 [[noreturn]] void unknown_key(const std::string& key, const json& root) {
-  auto suggestions = util::nearest(key, key_paths(root));
+  auto suggestions = suggest_keys(key, key_paths(root));
   throw ConfigError("unknown config key '" + key + "'",
                     suggestions.empty() ? "run `lrhost show RECIPE` to list the valid keys"
                                         : "did you mean " + util::quoted_list(suggestions) + "?");
@@ -148,6 +151,69 @@ nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Overri
     *node = convert(override.key, *expected, override.value, schema);
   }
   return defaults;
+}
+
+namespace {
+std::string last_component(const std::string& path) { return path.substr(path.rfind('.') + 1); }
+
+// "optimizer.lr" -> "optimizer_lr": the same words whether nested or flattened into one name.
+std::string flattened(std::string path) {
+  std::replace(path.begin(), path.end(), '.', '_');
+  return path;
+}
+
+// Whether `part` appears in `whole` as whole '_'-separated words ("lr" in "optimizer_lr_backbone",
+// not in "clr").
+bool contains_words(const std::string& whole, const std::string& part) {
+  for (std::size_t at = whole.find(part); at != std::string::npos; at = whole.find(part, at + 1)) {
+    bool starts = at == 0 || whole[at - 1] == '_';
+    bool ends = at + part.size() == whole.size() || whole[at + part.size()] == '_';
+    if (starts && ends) return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<std::string> suggest_keys(const std::string& key, const std::vector<std::string>& paths,
+                                      std::size_t limit) {
+  // Ranked by (tier, distance), lower first. Tiers, from most to least likely what was meant:
+  //   0  a typo of the whole path (optimizer.lrr -> optimizer.lr)
+  //   1  the same words nested differently (optimizer.lr -> policy.optimizer_lr)
+  //   2  the same leaf under another table (train.lr -> optimizer.lr)
+  //   3  the leaf is a word of another leaf (lr -> policy.optimizer_lr_backbone)
+  //   4  a typo of the leaf (polcy.dim_modle -> policy.dim_model)
+  //   5  one path contains the other, or is a table above the key (optimizer.lr -> optimizer)
+  const std::string leaf = last_component(key), flat = flattened(key);
+  std::vector<std::tuple<int, std::size_t, std::size_t, std::string>> ranked;  // tier, distance, order, path
+  for (std::size_t order = 0; order < paths.size(); ++order) {
+    const std::string& path = paths[order];
+    const std::string path_leaf = last_component(path), path_flat = flattened(path);
+    const std::size_t distance = util::edit_distance(key, path);
+    const std::size_t leaf_distance = util::edit_distance(leaf, path_leaf);
+    std::optional<std::pair<int, std::size_t>> score;
+    if (key.starts_with(path + "."))  // a table above the key: right place, but not a value to set
+      score = {5, distance};
+    else if (distance <= std::max<std::size_t>(2, key.size() / 3))
+      score = {0, distance};
+    else if (path_flat.size() > flat.size() && path_flat.ends_with("_" + flat))
+      score = {1, path_flat.size() - flat.size()};
+    else if (leaf == path_leaf)
+      score = {2, distance};
+    else if (leaf.size() >= 2 && contains_words(path_leaf, leaf))
+      score = {3, path_leaf.size() - leaf.size()};
+    else if (leaf.size() >= 4 && leaf_distance <= std::max<std::size_t>(1, leaf.size() / 4))
+      score = {4, leaf_distance};
+    else if (path.find(key) != std::string::npos || key.find(path) != std::string::npos)
+      score = {5, distance};
+    if (score) ranked.emplace_back(score->first, score->second, order, path);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> result;
+  for (const auto& entry : ranked) {
+    if (result.size() == limit) break;
+    result.push_back(std::get<3>(entry));
+  }
+  return result;
 }
 
 std::vector<std::string> key_paths(const nlohmann::json& config) {

@@ -22,6 +22,12 @@ Override parse_override(std::string_view argument);
 // naming the key, the expected type and the given text.
 nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Override>& overrides);
 
+// Up to `limit` of `paths` that an unknown `key` may have meant, likeliest first: typos of the whole
+// path, then paths with the same words nested differently (optimizer.lr -> policy.optimizer_lr), the
+// same leaf elsewhere, the leaf as a word of another leaf, typos of the leaf. Empty when none is close.
+std::vector<std::string> suggest_keys(const std::string& key, const std::vector<std::string>& paths,
+                                      std::size_t limit = 3);
+
 // Every dotted key path in a config (tables and leaves), for messages and docs.
 std::vector<std::string> key_paths(const nlohmann::json& config);
 

@@ -170,38 +170,41 @@ std::optional<DatasetStats> read_stats(const DatasetMeta& meta) {
   return stats;
 }
 
-// info.json and the episode table must agree; a mismatch means a half-written or hand-edited dataset.
-void validate(const DatasetMeta& meta) {
-  const std::string info_file = (meta.root / "meta" / "info.json").string();
-  if (static_cast<int64_t>(meta.episodes.size()) != meta.info.total_episodes)
-    throw util::DataError(info_file + " says total_episodes=" + std::to_string(meta.info.total_episodes) +
-                          " but the episode metadata lists " + std::to_string(meta.episodes.size()));
-  int64_t frames = 0;
-  for (std::size_t i = 0; i < meta.episodes.size(); ++i) {
-    const Episode& episode = meta.episodes[i];
-    std::string which = "episode " + std::to_string(episode.index);
-    if (episode.index != static_cast<int64_t>(i))
-      throw util::DataError("episode metadata: expected episode_index " + std::to_string(i) + ", found " +
-                            std::to_string(episode.index) + " (episodes must be numbered 0..N-1)");
-    if (episode.to_index - episode.from_index != episode.length || episode.length <= 0)
-      throw util::DataError("episode metadata: " + which + " has length " + std::to_string(episode.length) +
-                            " but dataset_from_index/to_index " + std::to_string(episode.from_index) + ".." +
-                            std::to_string(episode.to_index));
-    for (const std::string& task : episode.tasks)
-      if (std::find(meta.tasks.begin(), meta.tasks.end(), task) == meta.tasks.end())
-        throw util::DataError("episode metadata: " + which + " names task '" + task + "', which is not in the task table");
-    frames += episode.length;
-  }
-  if (frames != meta.info.total_frames)
-    throw util::DataError(info_file + " says total_frames=" + std::to_string(meta.info.total_frames) +
-                          " but the episodes add up to " + std::to_string(frames));
-  if (static_cast<int64_t>(meta.tasks.size()) != meta.info.total_tasks)
-    throw util::DataError(info_file + " says total_tasks=" + std::to_string(meta.info.total_tasks) +
-                          " but the task table has " + std::to_string(meta.tasks.size()));
-}
 }  // namespace
 
-DatasetMeta DatasetMeta::read(const fs::path& root) {
+// info.json and the episode table must agree; a mismatch means a half-written or hand-edited dataset.
+std::vector<std::string> DatasetMeta::consistency_problems() const {
+  std::vector<std::string> problems;
+  const std::string info_file = (root / "meta" / "info.json").string();
+  if (static_cast<int64_t>(episodes.size()) != info.total_episodes)
+    problems.push_back(info_file + " says total_episodes=" + std::to_string(info.total_episodes) +
+                       " but the episode metadata lists " + std::to_string(episodes.size()));
+  int64_t frames = 0;
+  for (std::size_t i = 0; i < episodes.size(); ++i) {
+    const Episode& episode = episodes[i];
+    std::string which = "episode " + std::to_string(episode.index);
+    if (episode.index != static_cast<int64_t>(i))
+      problems.push_back("episode metadata: expected episode_index " + std::to_string(i) + ", found " +
+                         std::to_string(episode.index) + " (episodes must be numbered 0..N-1)");
+    if (episode.to_index - episode.from_index != episode.length || episode.length <= 0)
+      problems.push_back("episode metadata: " + which + " has length " + std::to_string(episode.length) +
+                         " but dataset_from_index/to_index " + std::to_string(episode.from_index) + ".." +
+                         std::to_string(episode.to_index));
+    for (const std::string& task : episode.tasks)
+      if (std::find(tasks.begin(), tasks.end(), task) == tasks.end())
+        problems.push_back("episode metadata: " + which + " names task '" + task + "', which is not in the task table");
+    frames += episode.length;
+  }
+  if (frames != info.total_frames)
+    problems.push_back(info_file + " says total_frames=" + std::to_string(info.total_frames) +
+                       " but the episodes add up to " + std::to_string(frames));
+  if (static_cast<int64_t>(tasks.size()) != info.total_tasks)
+    problems.push_back(info_file + " says total_tasks=" + std::to_string(info.total_tasks) +
+                       " but the task table has " + std::to_string(tasks.size()));
+  return problems;
+}
+
+DatasetMeta DatasetMeta::read_tables(const fs::path& root) {
   if (!fs::is_directory(root))
     throw util::IoError("dataset folder " + root.string() + " does not exist",
                         "give the root of a LeRobot dataset, or run 'lrhost dataset synth --out DIR'");
@@ -214,8 +217,15 @@ DatasetMeta DatasetMeta::read(const fs::path& root) {
     read_v3_episodes(meta);
     read_v3_tasks(meta);
   }
-  validate(meta);
-  meta.stats = read_stats(meta);
+  return meta;
+}
+
+void DatasetMeta::load_stats() { stats = read_stats(*this); }
+
+DatasetMeta DatasetMeta::read(const fs::path& root) {
+  DatasetMeta meta = read_tables(root);
+  if (auto problems = meta.consistency_problems(); !problems.empty()) throw util::DataError(problems.front());
+  meta.load_stats();
   return meta;
 }
 

@@ -38,7 +38,15 @@ struct DatasetMeta {
   std::vector<std::string> tasks;   // by task_index
   std::optional<DatasetStats> stats;
 
+  // Reads the tables and checks them against each other (DataError naming the first mismatch), then
+  // loads the statistics.
   static DatasetMeta read(const std::filesystem::path& root);
+  // The tables only, unchecked: for `lrhost dataset verify`, which reports every mismatch instead
+  // of stopping at the first. Still throws when a table cannot be read at all.
+  static DatasetMeta read_tables(const std::filesystem::path& root);
+  // Every disagreement between info.json, the episode table and the task table (empty: consistent).
+  std::vector<std::string> consistency_problems() const;
+  void load_stats();  // meta/stats.json, or v2.1's aggregated episodes_stats.jsonl; none: nullopt
 
   const Episode& episode(int64_t index) const;   // DataError naming the valid range
   std::filesystem::path data_file(const Episode& episode) const;

@@ -67,3 +67,31 @@ lrhost_expect_failure(act_ddp_diverges
   policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1 eval_batches=2)
 set_property(TEST lua.fail.act_ddp_diverges APPEND PROPERTY ENVIRONMENT
              "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
+# `lrhost dataset verify` on the synthetic dataset and broken copies of it (truncated parquet and mp4,
+# a wrong total_frames): each named with its file, all listed when several are broken.
+add_test(NAME lua.dataset_verify COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/dataset_verify.sh $<TARGET_FILE:lrhost>
+                                         ${CMAKE_CURRENT_BINARY_DIR}/runs/dataset_verify)
+set_tests_properties(lua.dataset_verify PROPERTIES LABELS lua TIMEOUT 120)
+lrhost_expect_failure(dataset_verify_missing "problem: /nonexistent/lrhost_ds: dataset folder /nonexistent/lrhost_ds does not exist.*; 1 problem"
+                      dataset verify /nonexistent/lrhost_ds)
+# steps must be >= 1, whatever the recipe's default.
+lrhost_expect_failure(steps_zero "config key 'steps' must be a whole number >= 1, got 0"
+                      ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_regression.lua steps=0)
+lrhost_expect_failure(steps_negative "config key 'steps' must be a whole number >= 1, got -5"
+                      ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_regression.lua steps=-5)
+lrhost_expect_failure(show_steps_zero "config key 'steps' must be a whole number >= 1, got 0"
+                      show ${PROJECT_SOURCE_DIR}/recipes/examples/mlp_regression.lua steps=0)
+# "did you mean" looks at leaf names too: ACT's learning rate lives at policy.optimizer_lr.
+lrhost_expect_failure(unknown_key_leaf "unknown config key 'optimizer.lr'.*did you mean 'policy.optimizer_lr'"
+                      show ${PROJECT_SOURCE_DIR}/recipes/act_ddp.lua optimizer.lr=1)
+# `show --json`: stdout is one JSON document with the config and the memory plan (DDP and FSDP).
+set(SHOW_TINY_ACT policy.dim_model=64 policy.dim_feedforward=128 policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1)
+foreach(case "ddp;ddp;act_ddp.lua" "fsdp;fsdp zero-3;act_fsdp.lua")
+  list(POP_FRONT case name strategy recipe)
+  add_test(NAME lua.show_json_${name}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/show_json.sh $<TARGET_FILE:lrhost>
+                   ${CMAKE_CURRENT_BINARY_DIR}/runs/show_json_${name} ${strategy} ${PROJECT_SOURCE_DIR}/recipes/${recipe}
+                   --nproc 2 ${SHOW_TINY_ACT})
+  set_tests_properties(lua.show_json_${name} PROPERTIES LABELS lua TIMEOUT 180
+                       ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
+endforeach()

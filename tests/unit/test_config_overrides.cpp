@@ -83,6 +83,46 @@ TEST_CASE("unknown keys list the nearest valid keys") {
   CHECK(error_of({"steps.x=3"}).find("'steps' is a number, it has no field 'x'") != std::string::npos);
 }
 
+TEST_CASE("suggestions search leaf names and flattened paths across all keys") {
+  using lrhost::config::suggest_keys;
+  // ACT's layout: the learning rate lives at policy.optimizer_lr, the optimizer table holds clipping.
+  const json act = {{"steps", 100},
+                    {"optimizer", {{"grad_clip_norm", 10.0}}},
+                    {"policy",
+                     {{"optimizer_lr", 1e-5},
+                      {"optimizer_lr_backbone", 1e-5},
+                      {"optimizer_weight_decay", 1e-4},
+                      {"dim_model", 512},
+                      {"n_heads", 8}}},
+                    {"scheduler", {{"lr", 0.1}}}};
+  auto paths = lrhost::config::key_paths(act);
+  // same words nested differently, ranked before the leaf found elsewhere and the table above the key
+  CHECK(suggest_keys("optimizer.lr", paths) ==
+        std::vector<std::string>{"policy.optimizer_lr", "scheduler.lr", "policy.optimizer_lr_backbone"});
+  // a bare leaf: exact leaf first, then leaves that hold it as a word (shorter first)
+  CHECK(suggest_keys("lr", paths) ==
+        std::vector<std::string>{"scheduler.lr", "policy.optimizer_lr", "policy.optimizer_lr_backbone"});
+  CHECK(suggest_keys("lr", paths, 1) == std::vector<std::string>{"scheduler.lr"});
+  // a typo of a leaf under the wrong table
+  CHECK(suggest_keys("model.dim_modle", paths).front() == "policy.dim_model");
+  CHECK(suggest_keys("weight_decay", paths).front() == "policy.optimizer_weight_decay");
+  // typos of the whole path still come first
+  CHECK(suggest_keys("polcy.n_heads", paths).front() == "policy.n_heads");
+  // a word inside another word is no match ("lr" is not in "clr"), nor is anything for unrelated keys
+  CHECK(suggest_keys("clr", {"policy.optimizer_lr"}).empty());
+  CHECK(suggest_keys("completely_unrelated_thing", paths).empty());
+
+  // through apply_overrides: the hint names policy.optimizer_lr
+  std::string message;
+  try {
+    apply_overrides(act, {parse_override("optimizer.lr=1")});
+  } catch (const ConfigError& e) {
+    message = lrhost::util::describe(e);
+  }
+  CHECK(message.find("unknown config key 'optimizer.lr'") != std::string::npos);
+  CHECK(message.find("did you mean 'policy.optimizer_lr'") != std::string::npos);
+}
+
 TEST_CASE("lists and tables take JSON values, checked against the defaults") {
   auto c = apply({"policy.hidden_dims=[128,32,8]", "optimizer={\"lr\": 0.1}"});
   CHECK(c["policy"]["hidden_dims"] == json({128, 32, 8}));

@@ -3,7 +3,8 @@
 // read back value by value (numeric columns, default columns, tasks, PNG image columns exactly, video
 // frames within codec tolerance at exact timestamps), file and chunk rollover, episode subsets, delta
 // windows with clamping and padding masks, info.json parsing and every metadata error naming its
-// file, broken data and video files, a v2.1 dataset built from parts, and the synthetic push task.
+// file, broken data and video files, a v2.1 dataset built from parts, the synthetic push task, and
+// `dataset verify` (every problem listed with its file).
 #include <doctest/doctest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +26,7 @@
 
 #include "host/data/dataset_info.hpp"
 #include "host/data/dataset_meta.hpp"
+#include "host/data/dataset_verify.hpp"
 #include "host/data/dataset_writer.hpp"
 #include "host/data/delta_windows.hpp"
 #include "host/data/lerobot_dataset.hpp"
@@ -1280,3 +1282,105 @@ TEST_CASE("dataset: default_dataset is created once in LRHOST_CACHE") {
   CHECK(dataset.size() > 40);
 }
 
+
+// --- dataset verify -------------------------------------------------------------------------------
+namespace {
+// Every problem as "file: what", one per line, for CHECK_HAS on a whole report.
+std::string problems_text(const VerifyReport& report) {
+  std::string text;
+  for (const VerifyProblem& problem : report.problems) text += problem.file.string() + ": " + problem.what + "\n";
+  return text;
+}
+}  // namespace
+
+TEST_CASE("dataset: verify reads every file and lists every problem") {
+  TempDir tmp;
+  fs::path root = write_test_dataset(tmp.path / "ds");
+  const fs::path data_file = root / "data" / "chunk-000" / "file-000.parquet";
+  const fs::path video_file = root / "videos" / kVideoKey / "chunk-000" / "file-000.mp4";
+  const fs::path info_file = root / "meta" / "info.json";
+
+  VerifyReport report = verify_dataset(root);
+  CHECK_MESSAGE(report.ok(), problems_text(report));
+  CHECK(report.parquet_files == 1);
+  CHECK(report.rows == kTotal);
+  CHECK(report.video_files == 1);
+  CHECK(report.video_frames == kTotal);
+  CHECK(report.images == kTotal);  // every PNG cell decoded
+
+  // a wrong frame count in info.json is named, and reading goes on
+  edit_info(root, [](ojson& j) { j["total_frames"] = kTotal + 1; });
+  report = verify_dataset(root);
+  REQUIRE(report.problems.size() == 2);  // against the episodes and against the data rows
+  CHECK(report.problems[0].file == info_file);
+  CHECK_HAS(report.problems[0].what, "total_frames=25 but the episodes add up to 24");
+  CHECK_HAS(report.problems[1].what, "total_frames=25 but the data files hold 24 rows");
+  CHECK(report.video_frames == kTotal);
+  edit_info(root, [](ojson& j) { j["total_frames"] = kTotal; });
+
+  // episode 1's video span shifted by half a frame: its frames are missing, the others are fine
+  rewrite_episode_timestamps(root, {kVideoKey}, [](const std::string&, torch::Tensor& from) { from[1] += 0.05; });
+  report = verify_dataset(root);
+  REQUIRE(report.problems.size() == 1);
+  CHECK(report.problems[0].file == video_file);
+  CHECK_HAS(report.problems[0].what, "episode 1, camera 'observation.images.cam': 9 of 9 frame times have no frame");
+  rewrite_episode_timestamps(root, {kVideoKey}, [](const std::string&, torch::Tensor& from) { from[1] -= 0.05; });
+  CHECK(verify_dataset(root).ok());
+
+  // a truncated data file, a truncated video and a wrong total_frames at once: all three named
+  fs::path backup = tmp.path / "backup";
+  fs::copy(root, backup, fs::copy_options::recursive);
+  fs::resize_file(data_file, fs::file_size(data_file) / 2);
+  fs::resize_file(video_file, fs::file_size(video_file) / 2);
+  edit_info(root, [](ojson& j) { j["total_frames"] = 7; });
+  report = verify_dataset(root);
+  std::string text = problems_text(report);
+  CHECK_HAS(text, data_file.string() + ": ");
+  CHECK_HAS(text, video_file.string() + ": ");
+  CHECK_HAS(text, info_file.string() + ": ");
+  CHECK_FALSE(report.ok());
+
+  // a missing video file and a data file that is not parquet at all
+  remove_tree(root);
+  fs::copy(backup, root, fs::copy_options::recursive);
+  fs::remove(video_file);
+  write_text(data_file, std::string(4096, 'x'));
+  report = verify_dataset(root);
+  text = problems_text(report);
+  CHECK_HAS(text, video_file.string() + ": video file not found");
+  CHECK_HAS(text, data_file.string() + ": ");
+  CHECK(report.problems.size() == 3);  // both files, and the data rows no longer add up to total_frames
+
+  // a folder that is no dataset: one problem naming it
+  report = verify_dataset(tmp.path / "none");
+  REQUIRE(report.problems.size() == 1);
+  CHECK_HAS(report.problems[0].what, "does not exist");
+}
+
+TEST_CASE("dataset: verify on v2.1 and on the synthetic task") {
+  TempDir tmp;
+  write_v21(tmp.path / "v21");
+  VerifyReport report = verify_dataset(tmp.path / "v21");
+  CHECK_MESSAGE(report.ok(), problems_text(report));
+  CHECK(report.parquet_files == 2);  // one per episode
+  CHECK(report.video_files == 2);
+  CHECK(report.rows == 10);
+
+  // episode 1's video has 4 frames where its episode has 6
+  write_v21(tmp.path / "short", 4);
+  report = verify_dataset(tmp.path / "short");
+  std::string text = problems_text(report);
+  CHECK_HAS(text, "episode_000001.mp4: 4 frames decode, but its episodes (1) have 6 frames");
+  CHECK_HAS(text, "episode 1, camera '" + std::string(kVideoKey) + "': 2 of 6 frame times have no frame");
+
+  SyntheticPushOptions options;
+  options.episodes = 3;
+  options.max_episode_length = 20;
+  options.image_size = 32;
+  options.second_camera = true;
+  int64_t frames = write_synthetic_push(tmp.path / "push", options);
+  report = verify_dataset(tmp.path / "push");
+  CHECK_MESSAGE(report.ok(), problems_text(report));
+  CHECK(report.rows == frames);
+  CHECK(report.video_frames == 2 * frames);
+}

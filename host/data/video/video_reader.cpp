@@ -383,6 +383,18 @@ const fs::path& VideoReader::path() const { return impl_->file; }
 int64_t VideoReader::seeks() const { return impl_->seek_count; }
 int64_t VideoReader::frames_decoded() const { return impl_->decoded_count; }
 
+VideoReader::Scan VideoReader::scan_all_frames() {
+  Scan scan;
+  try {
+    impl_->position_at(impl_->first_ticks());
+    while (const Impl::Decoded* decoded = impl_->decode_next()) scan.frame_times.push_back(decoded->time);
+  } catch (const util::Error& error) {
+    scan.error = error.what();
+  }
+  impl_->retained.clear();  // not a position later queries may continue from
+  return scan;
+}
+
 torch::Tensor VideoReader::frames_at(std::span<const double> times_s, double tolerance_s,
                                      std::vector<double>* found_times) {
   try {

@@ -65,6 +65,15 @@ class VideoReader {  // one open file; not thread-safe (each loader worker owns 
   torch::Tensor frames_at(std::span<const double> times_s, double tolerance_s,
                           std::vector<double>* found_times = nullptr);
 
+  // Every frame of the stream decoded from its start, for `lrhost dataset verify`: the frame times in
+  // output (presentation) order, and the read or decode error that ended the scan early (empty when
+  // the stream decoded to its end). Leaves the reader usable: the next frames_at() seeks afresh.
+  struct Scan {
+    std::vector<double> frame_times;
+    std::string error;
+  };
+  Scan scan_all_frames();
+
   // Counters for tests and benchmarks: seeks done and frames decoded since opening.
   int64_t seeks() const;
   int64_t frames_decoded() const;

@@ -35,6 +35,7 @@ const std::filesystem::path& VideoReader::path() const { unavailable("reading vi
 torch::Tensor VideoReader::frames_at(std::span<const double>, double, std::vector<double>*) {
   unavailable("decoding video frames");
 }
+VideoReader::Scan VideoReader::scan_all_frames() { unavailable("decoding video frames"); }
 int64_t VideoReader::seeks() const { return 0; }
 int64_t VideoReader::frames_decoded() const { return 0; }
 
