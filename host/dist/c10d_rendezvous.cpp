@@ -33,13 +33,16 @@ std::chrono::seconds whole_seconds(Clock::duration time) {
   return std::chrono::duration_cast<std::chrono::seconds>(time);
 }
 
-std::string arrival_key(int rank) { return "lrhost/rendezvous/arrived/" + std::to_string(rank); }
+std::string arrival_key(int rank) {
+  return "lrhost/rendezvous/arrived/" + std::to_string(rank);
+}
 
-// c10d logs a warning for every failed connection attempt; while the rank retries on purpose (and
-// says so itself every interval) those lines are noise, so c10's log level is raised meanwhile.
+// c10d logs every failed connection attempt as an error, with the exception's C++ backtrace (dozens
+// of frames); while the rank retries on purpose, says itself every interval that it waits, and ends
+// with one clear error, those lines are noise, so c10's log level is raised to FATAL meanwhile.
 class QuietC10dLogs {
  public:
-  QuietC10dLogs() : saved_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(saved_, 2); }
+  QuietC10dLogs() : saved_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(saved_, 3); }
   ~QuietC10dLogs() { FLAGS_caffe2_log_level = saved_; }
   QuietC10dLogs(const QuietC10dLogs&) = delete;
   QuietC10dLogs& operator=(const QuietC10dLogs&) = delete;
@@ -48,8 +51,8 @@ class QuietC10dLogs {
   int saved_;
 };
 
-c10::intrusive_ptr<c10d::TCPStore> connect_store(const RankEnv& env, const WaitTiming& timing,
-                                                 Clock::time_point start, Clock::time_point deadline) {
+c10::intrusive_ptr<c10d::TCPStore> connect_store(const RankEnv& env, const WaitTiming& timing, Clock::time_point start,
+                                                 Clock::time_point deadline) {
   bool host_it = env.rank == 0 && !env.store_hosted;
   QuietC10dLogs quiet;
   while (true) {
@@ -67,7 +70,13 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const RankEnv& env, const WaitT
         throw util::Error("rank 0 could not host the rendezvous store on " + env.master_addr + ":" +
                               std::to_string(env.master_port) + ": " + one_line(error),
                           "is another job using MASTER_PORT " + std::to_string(env.master_port) + "? choose another");
-      if (Clock::now() >= deadline) throw store_unreachable_error(env, timing, one_line(error));
+      if (Clock::now() >= deadline) {
+        // c10d retries a refused connection until its (sliced) timeout, so "timed out after 1000ms"
+        // only means that nothing answered; the slice length would confuse next to the real timeout.
+        std::string what = one_line(error);
+        throw store_unreachable_error(env, timing,
+                                      what.find("timed out") != std::string::npos ? "nothing answered there" : what);
+      }
       if (env.local_rank == 0) spdlog::warn(store_waiting_line(env, timing, whole_seconds(Clock::now() - start)));
     }
   }

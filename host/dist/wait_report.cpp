@@ -13,9 +13,13 @@ std::string seconds(std::chrono::milliseconds time) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(time).count()) + " s";
 }
 
-int node_of(int rank, const RankEnv& env) { return rank / std::max(1, env.local_world_size); }
+int node_of(int rank, const RankEnv& env) {
+  return rank / std::max(1, env.local_world_size);
+}
 
-int node_count(const RankEnv& env) { return (env.world_size + env.local_world_size - 1) / std::max(1, env.local_world_size); }
+int node_count(const RankEnv& env) {
+  return (env.world_size + env.local_world_size - 1) / std::max(1, env.local_world_size);
+}
 
 std::string node_command(int node, const RankEnv& env) {
   std::string ranks = env.device == "cuda" ? "--gpus " + std::to_string(env.local_world_size)
@@ -93,8 +97,9 @@ util::Error rendezvous_timeout_error(const std::vector<int>& missing, const Rank
            std::to_string(env.master_port) + "); start it with `" + node_command(first_node, env) +
            "` (this node's command with its own --node-rank)";
   else
-    hint = "those ranks were started but did not reach the store: see their logs (logs/rank<R>.log) and their "
-           "node's launcher output";
+    hint =
+        "those ranks were started but did not reach the store: see their logs (logs/rank<R>.log) and their "
+        "node's launcher output";
   return util::Error(message, hint);
 }
 
@@ -107,10 +112,11 @@ util::Error store_unreachable_error(const RankEnv& env, const WaitTiming& timing
   std::string where = env.master_addr + ":" + std::to_string(env.master_port);
   std::string message = "rank " + std::to_string(env.rank) + " could not reach the rendezvous store at " + where +
                         " within " + seconds(timing.rendezvous_timeout) + " (--rendezvous-timeout): " + cause;
-  std::string hint = env.store_hosted ? "node 0's launcher hosts the store: start node 0 with `" + node_command(0, env) +
-                                            "`, and check that " + where + " is node 0's address and reachable from here"
-                                      : "rank 0 hosts the store: check that it runs and that MASTER_ADDR/MASTER_PORT "
-                                        "name its host and a free port";
+  std::string hint = env.store_hosted
+                         ? "node 0's launcher hosts the store: start node 0 with `" + node_command(0, env) +
+                               "`, and check that " + where + " is node 0's address and reachable from here"
+                         : "rank 0 hosts the store: check that it runs and that MASTER_ADDR/MASTER_PORT "
+                           "name its host and a free port";
   return util::Error(message, hint);
 }
 

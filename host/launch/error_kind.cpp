@@ -11,18 +11,18 @@ namespace lrhost::launch {
 namespace {
 
 constexpr std::array<std::string_view, 12> kPeerWentAway{
-    "Connection closed by peer",                      // Gloo: the peer process exited
-    "Connection reset by peer",                       // Gloo / sockets: the peer died mid-transfer
-    "Broken pipe",                                    // a write to a peer that is gone
-    "Timed out waiting",                              // Gloo's own timeout text, if it surfaces unwrapped
-    "ncclRemoteError",                                // NCCL: a remote rank failed
-    "remote process exited",                          // NCCL's description of ncclRemoteError
-    "NCCL communicator was aborted",                  // NCCL: aborted after another rank's failure
-    "Watchdog caught collective operation timeout",   // NCCL watchdog timeout
-    "Connection was likely closed",                   // TCPStore client: the store went away
-    "Did the remote peer crash",                      // same message, other half
-    "lost the connection to the rendezvous store",    // lrhost's wording for a store that went away
-    "a peer rank went away",                          // lrhost's wording of a failed collective
+    "Connection closed by peer",                     // Gloo: the peer process exited
+    "Connection reset by peer",                      // Gloo / sockets: the peer died mid-transfer
+    "Broken pipe",                                   // a write to a peer that is gone
+    "Timed out waiting",                             // Gloo's own timeout text, if it surfaces unwrapped
+    "ncclRemoteError",                               // NCCL: a remote rank failed
+    "remote process exited",                         // NCCL's description of ncclRemoteError
+    "NCCL communicator was aborted",                 // NCCL: aborted after another rank's failure
+    "Watchdog caught collective operation timeout",  // NCCL watchdog timeout
+    "Connection was likely closed",                  // TCPStore client: the store went away
+    "Did the remote peer crash",                     // same message, other half
+    "lost the connection to the rendezvous store",   // lrhost's wording for a store that went away
+    "a peer rank went away",                         // lrhost's wording of a failed collective
 };
 
 }  // namespace

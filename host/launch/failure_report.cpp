@@ -60,10 +60,11 @@ std::string failure_report(const AttemptOutcome& outcome, const ReportContext& c
   const RankProcess* failed = cause.process ? &outcome.ranks.at(*cause.process) : nullptr;
   out << "lrhost: ======== job failed: rank " << cause.rank << " failed first ========\n";
   if (failed)
-    out << "lrhost:   rank:  " << cause.rank << " (local rank " << failed->local_rank << ", pid " << failed->pid << ")\n";
-  else
-    out << "lrhost:   rank:  " << cause.rank << " (on another node" << (error ? ", pid " + std::to_string(error->pid) : "")
+    out << "lrhost:   rank:  " << cause.rank << " (local rank " << failed->local_rank << ", pid " << failed->pid
         << ")\n";
+  else
+    out << "lrhost:   rank:  " << cause.rank << " (on another node"
+        << (error ? ", pid " + std::to_string(error->pid) : std::string()) << ")\n";
   out << "lrhost:   host:  " << (error && !error->host.empty() ? error->host : context.host) << '\n';
   if (!failed)
     out << "lrhost:   exit:  not a rank of this node: see its node's launcher\n";

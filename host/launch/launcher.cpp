@@ -98,7 +98,8 @@ std::vector<ErrorRecord> read_error_records(const LaunchOptions& options, const 
                                             std::int64_t attempt_start_us, std::map<int, std::string>& problems) {
   std::vector<ErrorRecord> records;
   for (int rank = 0; rank < options.world_size(); ++rank) {
-    bool local = std::any_of(outcome.ranks.begin(), outcome.ranks.end(), [&](const RankProcess& p) { return p.rank == rank; });
+    bool local = std::any_of(outcome.ranks.begin(), outcome.ranks.end(),
+                             [&](const RankProcess& process) { return process.rank == rank; });
     try {
       auto record = read_error_file(error_file_path(options.run_dir, rank));
       if (!record || (!local && record->time_us < attempt_start_us)) continue;

@@ -377,9 +377,11 @@ TEST_CASE("failure report names the cause first, then consequences and every oth
   outcome.first_failure = 0;
   ReportContext context{"node7", "/runs/x", 0, 0};
   ErrorRecord error{.rank = 1, .host = "node7", .pid = 101, .message = "r.lua:3: boom",
-                    .traceback = "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk", .time = "", .time_us = 20};
-  ErrorRecord echo{.rank = 0, .host = "node7", .pid = 100, .message = "r.lua:9: collective failed: Connection closed by peer",
-                   .traceback = "", .time = "", .time_us = 10, .consequence = true};
+                    .traceback = "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk", .time = "",
+                    .time_us = 20};
+  ErrorRecord echo{.rank = 0, .host = "node7", .pid = 100,
+                   .message = "r.lua:9: collective failed: Connection closed by peer", .traceback = "", .time = "",
+                   .time_us = 10, .consequence = true};
   auto cause = choose_root_cause(outcome, {echo, error});
   auto report = failure_report(outcome, context, cause);
   CHECK(report.find("rank 1 failed first") != std::string::npos);
