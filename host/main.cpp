@@ -41,7 +41,7 @@ struct RecipeArguments {
 struct LaunchArguments {
   std::optional<int> nproc, gpus;
   std::string device = "auto";
-  int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600;
+  int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600, rendezvous_timeout_s = 120;
   std::string master_addr = "127.0.0.1";
   std::optional<std::string> run_dir;
   bool overwrite = false;
@@ -73,11 +73,14 @@ void add_launch_arguments(CLI::App& command, LaunchArguments& args) {
           ->capture_default_str(),
   };
   command.add_option("--timeout", args.timeout_s, "collective timeout in seconds")->capture_default_str();
+  command.add_option("--rendezvous-timeout", args.rendezvous_timeout_s,
+                     "seconds to wait for every rank and node to arrive at the store")
+      ->capture_default_str();
   command.add_option("--run-dir", args.run_dir,
                      "run directory (logs, error files); default outputs/lrhost/<date>_<time>_<recipe>");
   command.add_flag("--overwrite", args.overwrite,
-                   "let a fresh run (resume=false) write into an output folder that holds an earlier run's "
-                   "checkpoints, replacing them as it saves");
+                   "let a fresh run (resume=false) start in an output folder that holds an earlier run's "
+                   "checkpoints (they are moved aside to checkpoints/superseded-<time>/)");
 }
 
 void check_launch_flags(const LaunchArguments& launch) {
@@ -127,6 +130,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     options.max_restarts = launch->max_restarts;
     options.timeout_s = launch->timeout_s;
     options.overwrite = launch->overwrite;
+    options.rendezvous_timeout_s = launch->rendezvous_timeout_s;
     const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
     options.run_dir = std::filesystem::absolute(
         launch->run_dir                                          ? std::filesystem::path(*launch->run_dir)
@@ -139,6 +143,8 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
   // Holds the run folder's lock until the recipe is done (when this process owns it).
   std::optional<lrhost::cli::RecipeProcess> process;
   if (mode == lrhost::cli::RecipeMode::run) {
+    // A rank started by torchrun/Slurm takes --rendezvous-timeout unless the environment sets it.
+    if (launch) setenv("LRHOST_RENDEZVOUS_TIMEOUT_S", std::to_string(launch->rendezvous_timeout_s).c_str(), 0);
     process = lrhost::cli::prepare_recipe_process({.recipe = args.recipe,
                                                    .verbose = args.verbose,
                                                    .run_dir = launch ? launch->run_dir : std::nullopt,

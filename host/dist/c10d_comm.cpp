@@ -1,19 +1,24 @@
 // Comm over LibTorch's c10d: the rendezvous TCPStore client (or server, for rank 0 under
-// torchrun/Slurm), and a Gloo (CPU) or NCCL (CUDA) backend used directly, without the
-// ProcessGroup dispatcher. This file is the only user of c10d headers.
+// torchrun/Slurm; c10d_rendezvous.cpp), and a Gloo (CPU) or NCCL (CUDA) backend used directly,
+// without the ProcessGroup dispatcher. This file and c10d_rendezvous.cpp are the only users of c10d
+// headers (comm.hpp's "c10d_comm.cpp" includes its rendezvous half). A collective's timeout names
+// the ranks that never reached it, from the progress every rank publishes (ProgressBeacon).
 //
 // Gloo headers: the torch wheel ships none, so Debian's libgloo-dev provides them. That is safe
 // because ProcessGroupGloo.hpp only holds gloo types through pointers (shared_ptr/unique_ptr), so
 // no object layout depends on the gloo version, and every gloo object is created inside libtorch.
 #include <c10/cuda/CUDAFunctions.h>
+#include <spdlog/spdlog.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
+#include <numeric>
 
+#include "host/dist/c10d_rendezvous.hpp"
 #include "host/dist/comm.hpp"
+#include "host/dist/wait_report.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::dist {
@@ -27,66 +32,93 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   }
 }
 
-// Turns a backend failure into an error that names the collective and the likely cause.
-[[noreturn]] void collective_failed(const char* name, int rank, const std::exception& error,
-                                    std::chrono::milliseconds timeout) {
-  std::string what = error.what();
-  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) what = torch_error->what_without_backtrace();
+// What a collective needs to explain its own failure: the group's store and progress beacon (to
+// name the ranks that never reached it) and the job's rank number of every group position.
+struct GroupContext {
+  c10::intrusive_ptr<c10d::Store> store;
+  std::unique_ptr<ProgressBeacon> beacon;
+  std::vector<int> members;  // job rank of each group position
+  int position = 0;          // this rank's position in the group
+  int job_rank = 0;
+  std::chrono::milliseconds timeout{0};
+};
+
+std::string short_what(const std::exception& error) {
+  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) return torch_error->what_without_backtrace();
+  return error.what();
+}
+
+// "rank 1 never reached it (...)", from the progress the other ranks published; the old vague
+// words when the store cannot be asked (it went away with the launcher, say).
+std::string who_is_missing(const GroupContext& group, std::int64_t number) {
+  if (!group.beacon) return "another rank never reached it";
+  try {
+    auto published = group.beacon->published(*group.store, static_cast<int>(group.members.size()));
+    std::vector<PeerProgress> peers;
+    for (std::size_t i = 0; i < published.size(); ++i)
+      if (static_cast<int>(i) != group.position) peers.push_back({group.members[i], published[i]});
+    return laggards_text(number, peers);
+  } catch (const std::exception& error) {
+    return "another rank never reached it (the store could not say which: " + short_what(error) + ")";
+  }
+}
+
+// Turns a backend failure into an error that names the collective and the likely cause: for a
+// timeout, the ranks that never reached the collective; otherwise the backend's words, which say
+// whether a peer went away (the launcher's report then lists this error as a consequence).
+[[noreturn]] void collective_failed(const char* name, std::int64_t number, const GroupContext& group,
+                                    const std::exception& error) {
+  std::string what = short_what(error);
   bool timed_out = what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
   if (timed_out)
-    throw util::Error("collective '" + std::string(name) + "' on rank " + std::to_string(rank) + " timed out after " +
-                          std::to_string(timeout.count() / 1000) + " s: another rank never reached it",
+    throw util::Error("collective '" + std::string(name) + "' on rank " + std::to_string(group.job_rank) +
+                          " timed out after " + std::to_string(group.timeout.count() / 1000) +
+                          " s: " + who_is_missing(group, number),
                       "a rank failed, skipped the collective (e.g. inside a main-process-only block) or is stuck; "
                       "raise --timeout only for genuinely slow steps");
-  throw util::Error("collective '" + std::string(name) + "' failed on rank " + std::to_string(rank) + ": " + what,
-                    "a peer rank probably exited; see the launcher's report for the first failure");
+  throw util::Error(
+      "collective '" + std::string(name) + "' failed on rank " + std::to_string(group.job_rank) + ": " + what,
+      "a peer rank probably exited; see the launcher's report for the first failure");
 }
 
 class C10dWork final : public CommWork {
  public:
-  C10dWork(c10::intrusive_ptr<c10d::Work> work, const char* name, int rank, std::chrono::milliseconds timeout)
-      : work_(std::move(work)), name_(name), rank_(rank), timeout_(timeout) {}
+  C10dWork(c10::intrusive_ptr<c10d::Work> work, const char* name, std::int64_t number,
+           std::shared_ptr<const GroupContext> group)
+      : work_(std::move(work)), name_(name), number_(number), group_(std::move(group)) {}
   void wait() override {
     try {
       work_->wait();
     } catch (const std::exception& error) {
-      collective_failed(name_, rank_, error, timeout_);
+      collective_failed(name_, number_, *group_, error);
     }
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
   const char* name_;
-  int rank_;
-  std::chrono::milliseconds timeout_;
+  std::int64_t number_;
+  std::shared_ptr<const GroupContext> group_;
 };
 
 class C10dComm final : public Comm {
  public:
-  // The job's world group: connects to (or hosts) the rendezvous store.
+  // The job's world group: connects to (or hosts) the rendezvous store and waits for every rank
+  // (c10d_rendezvous.hpp), then builds the backend.
   C10dComm(const RankEnv& env, const torch::Device& device) : env_(env), device_(device) {
-    c10d::TCPStoreOptions store_options;
-    store_options.port = static_cast<std::uint16_t>(env.master_port);
-    store_options.isServer = env.rank == 0 && !env.store_hosted;
-    store_options.numWorkers = std::nullopt;
-    store_options.waitWorkers = false;
-    store_options.timeout = env.timeout;
-    try {
-      store_ = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-    } catch (const std::exception& error) {
-      throw util::Error("rank " + std::to_string(env.rank) + " could not reach the rendezvous store at " +
-                            env.master_addr + ":" + std::to_string(env.master_port) + ": " + short_what(error),
-                        "check MASTER_ADDR/MASTER_PORT, or start the job with `lrhost --nproc N`");
-    }
+    store_ = rendezvous(env, wait_timing_from_environment());
     if (device.is_cuda()) c10::cuda::set_device(device.index());
-    connect("lrhost/default_pg", env.rank, env.world_size);
+    std::vector<int> everyone(static_cast<std::size_t>(env.world_size));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    connect("lrhost/default_pg", everyone, env.rank);
   }
 
-  // A subgroup over the same store: `env` carries the caller's group rank and size.
+  // A subgroup over the same store: `env` carries the caller's group rank and size, `members` the
+  // job ranks of the group's positions.
   C10dComm(const RankEnv& env, const torch::Device& device, c10::intrusive_ptr<c10d::Store> store,
-           const std::string& prefix)
+           const std::string& prefix, const std::vector<int>& members, int job_rank)
       : env_(env), device_(device), store_(std::move(store)) {
-    connect(prefix, env.rank, env.world_size);
+    connect(prefix, members, job_rank);
   }
 
   std::shared_ptr<Comm> new_group(const std::string& tag, const std::vector<int>& ranks) override {
@@ -100,8 +132,13 @@ class C10dComm final : public Comm {
     group_env.world_size = static_cast<int>(ranks.size());
     if (env_.single_node()) group_env.local_world_size = group_env.world_size;  // still loopback only
     std::string members;
-    for (int r : ranks) members += "_" + std::to_string(r);
-    return std::make_shared<C10dComm>(group_env, device_, store_, "lrhost/group/" + tag + members);
+    std::vector<int> job_ranks;
+    for (int r : ranks) {
+      members += "_" + std::to_string(r);
+      job_ranks.push_back(group_->members.at(static_cast<std::size_t>(r)));
+    }
+    return std::make_shared<C10dComm>(group_env, device_, store_, "lrhost/group/" + tag + members, job_ranks,
+                                      group_->job_rank);
   }
 
   int rank() const override { return env_.rank; }
@@ -155,6 +192,7 @@ class C10dComm final : public Comm {
   void shutdown() override {
     if (shut_down_) return;
     shut_down_ = true;
+    if (group_) group_->beacon.reset();  // its thread stops while the store still answers
     try {
       backend_->shutdown();
     } catch (const std::exception& error) {
@@ -165,13 +203,30 @@ class C10dComm final : public Comm {
   ~C10dComm() override { shutdown(); }
 
  private:
-  static std::string short_what(const std::exception& error) {
-    if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) return torch_error->what_without_backtrace();
-    return error.what();
+  // Builds the backend of the group `prefix`; this rank is at env_.rank of env_.world_size positions.
+  void connect(const std::string& prefix, const std::vector<int>& members, int job_rank) {
+    int rank = env_.rank, size = env_.world_size;
+    auto group = std::make_shared<GroupContext>();
+    group->store = store_;
+    group->members = members;
+    group->position = rank;
+    group->job_rank = job_rank;
+    group->timeout = env_.timeout;
+    // A count at most a fifth of the timeout old is fresh enough to tell who never arrived.
+    auto interval = std::clamp(env_.timeout / 5, std::chrono::milliseconds(100), std::chrono::milliseconds(1000));
+    group->beacon = std::make_unique<ProgressBeacon>(store_, prefix, rank, interval);
+    group_ = group;
+    try {
+      build_backend(prefix, rank, size);
+    } catch (const std::exception& error) {
+      // c10d's exceptions carry a long C++ backtrace; the user needs the sentence.
+      throw util::Error("rank " + std::to_string(job_rank) + " could not set up the " + backend_name() +
+                            " process group '" + prefix + "': " + short_what(error),
+                        "another rank probably failed while the group was being built; see the launcher's report");
+    }
   }
 
-
-  void connect(const std::string& prefix, int rank, int size) {
+  void build_backend(const std::string& prefix, int rank, int size) {
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>(prefix, store_);
     if (device_.is_cuda() && env_.cuda_backend == "nccl") {
       auto options = c10d::ProcessGroupNCCL::Options::create();
@@ -190,10 +245,11 @@ class C10dComm final : public Comm {
 
   template <class Launch>
   std::shared_ptr<CommWork> start(const char* name, Launch&& launch) {
+    std::int64_t number = group_->beacon ? group_->beacon->started() : 0;
     try {
-      return std::make_shared<C10dWork>(launch(), name, env_.rank, env_.timeout);
+      return std::make_shared<C10dWork>(launch(), name, number, group_);
     } catch (const std::exception& error) {
-      collective_failed(name, env_.rank, error, env_.timeout);
+      collective_failed(name, number, *group_, error);
     }
   }
 
@@ -201,6 +257,7 @@ class C10dComm final : public Comm {
   torch::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::Backend> backend_;
+  std::shared_ptr<GroupContext> group_;
   bool shut_down_ = false;
 };
 

@@ -15,14 +15,15 @@
 #include <ctime>
 #include <fstream>
 
+#include "host/launch/error_kind.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 
 namespace lrhost::launch {
 namespace {
 
-std::string utc_now_iso8601() {
-  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+std::string utc_iso8601(std::chrono::system_clock::time_point when) {
+  std::time_t now = std::chrono::system_clock::to_time_t(when);
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::array<char, 32> text{};
@@ -45,13 +46,17 @@ ErrorRecord error_record_for(const std::string& text) {
   record.pid = static_cast<long>(getpid());
   record.message = text.substr(0, text.find('\n'));
   record.traceback = text;
-  record.time = utc_now_iso8601();
+  auto now = std::chrono::system_clock::now();
+  record.time = utc_iso8601(now);
+  record.time_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  record.consequence = is_consequence(text);
   return record;
 }
 
 void write_error_file(const std::filesystem::path& path, const ErrorRecord& record) {
   nlohmann::json json = {{"rank", record.rank},       {"host", record.host},           {"pid", record.pid},
-                         {"message", record.message}, {"traceback", record.traceback}, {"time", record.time}};
+                         {"message", record.message}, {"traceback", record.traceback}, {"time", record.time},
+                         {"time_us", record.time_us},  {"consequence", record.consequence}};
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   // Same folder as the target, so the rename is atomic (same file system).
@@ -85,6 +90,9 @@ std::optional<ErrorRecord> read_error_file(const std::filesystem::path& path) {
     record.message = json.value("message", "");
     record.traceback = json.value("traceback", "");
     record.time = json.value("time", "");
+    record.time_us = json.value("time_us", std::int64_t{0});
+    record.consequence = json.contains("consequence") ? json.at("consequence").get<bool>()
+                                                      : is_consequence(record.traceback + "\n" + record.message);
     return record;
   } catch (const nlohmann::json::exception&) {
     throw util::IoError(not_ours);  // a field of the wrong type

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/signals.hpp"
 
@@ -52,18 +53,31 @@ std::string rank_fate(const RankProcess& rank) {
   return describe_wait_status(status) + " after the launcher sent " + sent;
 }
 
-std::string failure_report(const AttemptOutcome& outcome, const ReportContext& context,
-                           const std::optional<ErrorRecord>& error, const std::string& error_problem) {
+std::string failure_report(const AttemptOutcome& outcome, const ReportContext& context, const RootCause& cause,
+                           const std::map<int, std::string>& problems) {
   std::ostringstream out;
-  const auto& failed = outcome.ranks.at(outcome.first_failure.value());
-  out << "lrhost: ======== job failed: rank " << failed.rank << " failed first ========\n";
-  out << "lrhost:   rank:  " << failed.rank << " (local rank " << failed.local_rank << ", pid " << failed.pid << ")\n";
+  const auto& error = cause.error;
+  const RankProcess* failed = cause.process ? &outcome.ranks.at(*cause.process) : nullptr;
+  out << "lrhost: ======== job failed: rank " << cause.rank << " failed first ========\n";
+  if (failed)
+    out << "lrhost:   rank:  " << cause.rank << " (local rank " << failed->local_rank << ", pid " << failed->pid
+        << ")\n";
+  else
+    out << "lrhost:   rank:  " << cause.rank << " (on another node"
+        << (error ? ", pid " + std::to_string(error->pid) : std::string()) << ")\n";
   out << "lrhost:   host:  " << (error && !error->host.empty() ? error->host : context.host) << '\n';
-  out << "lrhost:   exit:  " << describe_wait_status(*failed.status) << " after " << seconds(failed.runtime) << '\n';
+  if (!failed)
+    out << "lrhost:   exit:  not a rank of this node: see its node's launcher\n";
+  else if (failed->status)
+    out << "lrhost:   exit:  " << (failed->stop_signal ? rank_fate(*failed) : describe_wait_status(*failed->status))
+        << (failed->stop_signal ? "" : " after " + seconds(failed->runtime)) << '\n';
+  else
+    out << "lrhost:   exit:  " << rank_fate(*failed) << '\n';
   if (context.max_restarts > 0)
     out << "lrhost:   attempt: " << context.restart_count + 1 << " of " << context.max_restarts + 1 << " (restart "
         << context.restart_count << ")\n";
-  auto file = error_file_path(context.run_dir, failed.rank);
+  auto file = error_file_path(context.run_dir, cause.rank);
+  auto problem = problems.find(cause.rank);
   if (error) {
     out << "lrhost:   error: " << error->message << '\n';
     // The first line of the full text is the message just printed; the rest is the traceback.
@@ -71,14 +85,27 @@ std::string failure_report(const AttemptOutcome& outcome, const ReportContext& c
     if (rest != std::string::npos && rest + 1 < error->traceback.size())
       indented(out, error->traceback.substr(rest + 1), "  ");
     if (!error->time.empty()) out << "lrhost:   time:  " << error->time << '\n';
-  } else if (!error_problem.empty()) {
-    out << "lrhost:   error: " << error_problem << '\n';
+  } else if (problem != problems.end()) {
+    out << "lrhost:   error: " << problem->second << '\n';
   } else {
     out << "lrhost:   error: no error file (" << file.string() << "): the process was killed before it could write one";
-    if (WIFSIGNALED(*failed.status)) out << " (" << signal_name(WTERMSIG(*failed.status)) << ")";
+    if (failed && failed->status && WIFSIGNALED(*failed->status))
+      out << " (" << signal_name(WTERMSIG(*failed->status)) << ")";
     out << '\n';
   }
-  other_ranks(out, outcome, outcome.first_failure, "other ranks");
+  if (!cause.certain)
+    out << "lrhost:   note:  no rank recorded an error of its own (only failures caused by other ranks); this is "
+           "the earliest\n";
+  bool other_problems = problems.size() > (problem != problems.end() ? 1u : 0u);
+  if (!cause.others.empty() || other_problems)
+    out << "lrhost:   errors recorded by other ranks (later, or caused by this failure):\n";
+  for (const auto& other : cause.others)
+    out << "lrhost:     rank " << other.rank << (other.consequence ? " (consequence)" : " (own error)") << ": "
+        << other.message << '\n';
+  for (const auto& [rank, text] : problems)
+    if (rank != cause.rank) out << "lrhost:     rank " << rank << ": unreadable error file: " << text << '\n';
+  std::optional<std::size_t> skip = cause.process;
+  other_ranks(out, outcome, skip, "other ranks");
   out << "lrhost:   logs:  " << log_dir(context.run_dir).string() << "/rank<R>.log\n";
   return out.str();
 }

@@ -1,12 +1,16 @@
-// The one root-cause report the launcher prints when a job fails: which rank failed first, on which
-// host, how (exit code or signal), its error message and Lua traceback from its error file, then
-// one line per other rank saying what became of it. Pure text formatting, so it is unit-tested.
+// The one root-cause report the launcher prints when a job fails: the rank whose failure caused it
+// (root_cause.hpp), on which host, how (exit code or signal), its error message and Lua traceback
+// from its error file; then the other ranks' recorded errors, one line each (mostly consequences:
+// collectives that failed because that rank went away); then one line per rank of this node saying
+// what became of it. Pure text formatting, so it is unit-tested.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "host/launch/error_file.hpp"
+#include "host/launch/root_cause.hpp"
 #include "host/launch/supervisor.hpp"
 
 namespace lrhost::launch {
@@ -22,10 +26,9 @@ struct ReportContext {
 // the grace period", "exit code 1 (failed)", ... for one rank that is not the root cause.
 std::string rank_fate(const RankProcess& rank);
 
-// `error` is the failing rank's error file (nullopt: none was written); `error_problem` explains an
-// error file that exists but could not be read.
-std::string failure_report(const AttemptOutcome& outcome, const ReportContext& context,
-                           const std::optional<ErrorRecord>& error, const std::string& error_problem = {});
+// `problems` explains, per rank, an error file that exists but could not be read.
+std::string failure_report(const AttemptOutcome& outcome, const ReportContext& context, const RootCause& cause,
+                           const std::map<int, std::string>& problems = {});
 
 // The shorter report of a launcher that was itself interrupted (SIGINT/SIGTERM).
 std::string interrupt_report(const AttemptOutcome& outcome, const ReportContext& context);

@@ -62,6 +62,16 @@ void check_launch_options(const LaunchOptions& options) {
     throw util::ConfigError("--max-restarts expects 0 or more, got " + std::to_string(options.max_restarts));
   if (options.timeout_s < 1)
     throw util::ConfigError("--timeout expects a positive number of seconds, got " + std::to_string(options.timeout_s));
+  if (options.rendezvous_timeout_s < 1)
+    throw util::ConfigError("--rendezvous-timeout expects a positive number of seconds, got " +
+                            std::to_string(options.rendezvous_timeout_s));
+}
+
+std::optional<std::string> oversubscription_warning(int nproc, const std::string& device, unsigned hardware_threads) {
+  if (device != "cpu" || hardware_threads == 0 || static_cast<unsigned>(nproc) <= hardware_threads) return std::nullopt;
+  return "--nproc " + std::to_string(nproc) + " starts " + std::to_string(nproc) + " CPU ranks but this machine has " +
+         std::to_string(hardware_threads) + " hardware thread(s): ranks will take turns on the cores and every "
+         "collective waits for the slowest";
 }
 
 }  // namespace lrhost::launch

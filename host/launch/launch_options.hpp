@@ -36,13 +36,19 @@ struct LaunchOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 0;  // 0: a free port chosen by the launcher (single node only)
   int max_restarts = 0;
-  int timeout_s = 600;  // collective timeout handed to the ranks
+  int timeout_s = 600;             // collective timeout handed to the ranks
+  int rendezvous_timeout_s = 120;  // how long ranks wait for every rank (every node) to arrive
   std::filesystem::path run_dir;
   bool overwrite = false;  // --overwrite, handed to the ranks (LRHOST_OVERWRITE)
   bool verbose = false;
 
   int world_size() const { return nnodes * nproc; }
 };
+
+// One line warning that `nproc` CPU ranks get fewer hardware threads than ranks (they then take turns
+// on the cores, and a collective waits for the slowest); nullopt when they fit, on CUDA, or when the
+// count is unknown (0).
+std::optional<std::string> oversubscription_warning(int nproc, const std::string& device, unsigned hardware_threads);
 
 // Checks the multi-node flags: node rank within --nnodes, a fixed --master-port for several
 // nodes (each node must know it in advance), ports in range, non-negative restarts.

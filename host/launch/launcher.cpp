@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -20,6 +21,7 @@
 #include "host/launch/failure_report.hpp"
 #include "host/launch/interrupts.hpp"
 #include "host/launch/rank_environment.hpp"
+#include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/run_lock.hpp"
 #include "host/launch/signals.hpp"
@@ -67,6 +69,7 @@ std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_po
     p.device = options.device;
     p.timeout = std::chrono::seconds(options.timeout_s);
     spec.run_dir = options.run_dir;
+    spec.rendezvous_timeout = std::chrono::seconds(options.rendezvous_timeout_s);
     spec.restart_count = restart_count;
     spec.launcher_pid = static_cast<long>(getpid());
     spec.overwrite = options.overwrite;
@@ -83,21 +86,57 @@ std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_po
   return ranks;
 }
 
-std::string report_failure(const AttemptOutcome& outcome, const LaunchOptions& options, int restart_count) {
-  const auto& failed = outcome.ranks.at(*outcome.first_failure);
-  std::optional<ErrorRecord> error;
-  std::string problem;
-  try {
-    error = read_error_file(error_file_path(options.run_dir, failed.rank));
-  } catch (const std::exception& e) {
-    problem = util::describe(e);
+// What the launcher says and returns after a failed attempt.
+struct FailureSummary {
+  int rank = 0;          // the root cause
+  std::string message;   // its error, or how it exited
+  int exit_code = 1;     // the launcher's exit code if no restart follows
+};
+
+// Every rank's error file of this attempt: this node's (stale ones were removed before the attempt)
+// and, with a run directory shared between nodes, other nodes' ones written since this attempt
+// began (an older one is left over from an earlier attempt or job).
+std::vector<ErrorRecord> read_error_records(const LaunchOptions& options, const AttemptOutcome& outcome,
+                                            std::int64_t attempt_start_us, std::map<int, std::string>& problems) {
+  std::vector<ErrorRecord> records;
+  for (int rank = 0; rank < options.world_size(); ++rank) {
+    bool local = std::any_of(outcome.ranks.begin(), outcome.ranks.end(),
+                             [&](const RankProcess& process) { return process.rank == rank; });
+    try {
+      auto record = read_error_file(error_file_path(options.run_dir, rank));
+      if (!record || (!local && record->time_us < attempt_start_us)) continue;
+      record->rank = rank;  // the file's place decides, in case a rank wrote a wrong RANK
+      records.push_back(std::move(*record));
+    } catch (const std::exception& e) {
+      if (local) problems[rank] = util::describe(e);
+    }
   }
+  return records;
+}
+
+FailureSummary report_failure(const AttemptOutcome& outcome, const LaunchOptions& options, int restart_count,
+                              std::int64_t attempt_start_us) {
+  std::map<int, std::string> problems;
+  auto cause = choose_root_cause(outcome, read_error_records(options, outcome, attempt_start_us, problems));
   ReportContext context{host_name(), options.run_dir, restart_count, options.max_restarts};
-  std::string report = failure_report(outcome, context, error, problem);
+  std::string report = failure_report(outcome, context, cause, problems);
   std::fputs(report.c_str(), stderr);
   std::fflush(stderr);
   std::ofstream(options.run_dir / "errors" / "report.txt", std::ios::app) << report << '\n';
-  return error ? error->message : describe_wait_status(*failed.status);
+
+  FailureSummary summary;
+  summary.rank = cause.rank;
+  const RankProcess* process = cause.process ? &outcome.ranks[*cause.process] : nullptr;
+  const RankProcess& first = outcome.ranks.at(*outcome.first_failure);
+  // The cause's own exit code when it exited by itself; when the launcher stopped it (it recorded
+  // its error, but a consequence elsewhere was reaped first) or it ran on another node, the code
+  // of the first rank that failed here.
+  bool own_exit = process && process->status && !process->stop_signal;
+  summary.exit_code = shell_exit_code(own_exit ? *process->status : *first.status);
+  summary.message = cause.error ? cause.error->message
+                    : process && process->status ? describe_wait_status(*process->status)
+                                                 : describe_wait_status(*first.status);
+  return summary;
 }
 
 }  // namespace
@@ -112,6 +151,8 @@ int launch(const LaunchOptions& options) {
   util::setup_logging(
       {.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});
   InterruptGuard interrupts;
+  unsigned hardware_threads = std::thread::hardware_concurrency();
+  if (auto warning = oversubscription_warning(options.nproc, options.device, hardware_threads)) spdlog::warn(*warning);
   auto omp_threads = omp_threads_per_rank(options.nproc);
   if (omp_threads) spdlog::info("OMP_NUM_THREADS is not set: each rank gets {} thread(s)", *omp_threads);
   const std::string store_host = options.nnodes == 1 ? "127.0.0.1" : options.master_addr;
@@ -128,6 +169,9 @@ int launch(const LaunchOptions& options) {
         "starting {} {} rank(s) on {} (world size {}), store {}:{}, run dir {}{}", options.nproc, options.device,
         host_name(), options.world_size(), store_host, port, options.run_dir.string(),
         restart > 0 ? ", restart " + std::to_string(restart) + " of " + std::to_string(options.max_restarts) : "");
+    auto attempt_start_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
     auto outcome = supervise(start_ranks(options, port, restart, omp_threads));
     ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
 
@@ -139,17 +183,16 @@ int launch(const LaunchOptions& options) {
       spdlog::info("all {} rank(s) finished", options.nproc);
       return 0;
     }
-    std::string cause = report_failure(outcome, options, restart);
-    const auto& failed = outcome.ranks.at(*outcome.first_failure);
+    auto failure = report_failure(outcome, options, restart, attempt_start_us);
     if (restart >= options.max_restarts) {
-      spdlog::error("rank {} failed ({}){}", failed.rank, cause,
+      spdlog::error("rank {} failed ({}){}", failure.rank, failure.message,
                     options.max_restarts > 0
                         ? "; no restarts left (--max-restarts " + std::to_string(options.max_restarts) + ")"
                         : "");
-      return shell_exit_code(*failed.status);
+      return failure.exit_code;
     }
     spdlog::warn("restarting the group: restart {} of {} (--max-restarts) after rank {} failed: {}", restart + 1,
-                 options.max_restarts, failed.rank, cause);
+                 options.max_restarts, failure.rank, failure.message);
   }
 }
 

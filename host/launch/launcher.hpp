@@ -7,8 +7,9 @@
 
 namespace lrhost::launch {
 
-// Runs the job; returns the launcher's exit code: 0 when an attempt succeeded, the failing rank's
-// exit code (or 128 + its signal) after the last failed attempt, 128 + signal when interrupted.
+// Runs the job; returns the launcher's exit code: 0 when an attempt succeeded, the root-cause rank's
+// exit code (or 128 + its signal; root_cause.hpp) after the last failed attempt, 128 + signal when
+// interrupted.
 int launch(const LaunchOptions& options);
 
 }  // namespace lrhost::launch

@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, 16> kOwnedVariables{
     "RANK",           "LOCAL_RANK",        "WORLD_SIZE",           "LOCAL_WORLD_SIZE",    "GROUP_RANK",
     "MASTER_ADDR",    "MASTER_PORT",       "LRHOST_STORE_HOSTED",  "LRHOST_DEVICE",       "LRHOST_TIMEOUT_S",
     "LRHOST_RUN_DIR", "LRHOST_ERROR_FILE", "LRHOST_RESTART_COUNT", "LRHOST_LAUNCHER_PID", "TORCHELASTIC_RUN_ID",
-    "LRHOST_OVERWRITE"};
+    "LRHOST_OVERWRITE", "LRHOST_RENDEZVOUS_TIMEOUT_S"};
 
 bool owned(std::string_view entry) {
   auto key = entry.substr(0, entry.find('='));
@@ -43,6 +43,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string>& inheri
   set("LRHOST_STORE_HOSTED", "1");
   set("LRHOST_DEVICE", p.device);
   set("LRHOST_TIMEOUT_S", std::to_string(p.timeout.count() / 1000));
+  set("LRHOST_RENDEZVOUS_TIMEOUT_S", std::to_string(spec.rendezvous_timeout.count()));
   set("LRHOST_RUN_DIR", spec.run_dir.string());
   set("LRHOST_ERROR_FILE", error_file_path(spec.run_dir, p.rank).string());
   set("LRHOST_RESTART_COUNT", std::to_string(spec.restart_count));

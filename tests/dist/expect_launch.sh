@@ -8,6 +8,8 @@
 #     --file PATH=REGEX          PATH (relative to RUN_DIR) must exist and match REGEX (repeatable)
 # RUN_DIR (the case's --run-dir, given again among the arguments) is emptied first. A hard timeout
 # (60 s, then SIGKILL) makes the case unable to hang even if the launcher's own stop logic broke.
+# @PORT@ in the arguments becomes a TCP port that was free a moment ago (multi-node cases need a
+# fixed --master-port; a fixed number would collide with other test runs on the same machine).
 set -uo pipefail
 exe="$1" run_dir="$2"
 shift 2
@@ -23,6 +25,19 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   esac
 done
 shift  # --
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+    echo $((20000 + RANDOM % 20000))
+}
+port="" arguments=()
+for argument in "$@"; do
+  if [[ "$argument" == *@PORT@* ]]; then
+    port=${port:-$(free_port)}
+    argument=${argument//@PORT@/$port}
+  fi
+  arguments+=("$argument")
+done
+set -- "${arguments[@]}"
 rm -rf "$run_dir"
 mkdir -p "$(dirname "$run_dir")"
 

@@ -11,10 +11,13 @@
 #include <fstream>
 
 #include "host/dist/rank_env.hpp"
+#include "host/dist/wait_report.hpp"
 #include "host/launch/error_file.hpp"
+#include "host/launch/error_kind.hpp"
 #include "host/launch/failure_report.hpp"
 #include "host/launch/launch_options.hpp"
 #include "host/launch/rank_environment.hpp"
+#include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/signals.hpp"
 #include "host/util/error.hpp"
@@ -113,6 +116,20 @@ TEST_CASE("check_launch_options") {
   options = {};
   options.max_restarts = -1;
   CHECK_THROWS_AS(check_launch_options(options), ConfigError);
+  options = {};
+  options.rendezvous_timeout_s = 0;
+  CHECK_THROWS_WITH_AS(check_launch_options(options), doctest::Contains("--rendezvous-timeout"), ConfigError);
+}
+
+TEST_CASE("more CPU ranks than hardware threads is a one-line warning naming both numbers") {
+  auto warning = oversubscription_warning(8, "cpu", 2);
+  REQUIRE(warning.has_value());
+  CHECK(warning->find("--nproc 8") != std::string::npos);
+  CHECK(warning->find("2 hardware thread") != std::string::npos);
+  CHECK(warning->find('\n') == std::string::npos);
+  CHECK_FALSE(oversubscription_warning(2, "cpu", 2).has_value());
+  CHECK_FALSE(oversubscription_warning(8, "cuda", 2).has_value());
+  CHECK_FALSE(oversubscription_warning(8, "cpu", 0).has_value());  // unknown count: no guess
 }
 
 TEST_CASE("rank environment") {
@@ -127,6 +144,7 @@ TEST_CASE("rank environment") {
   spec.placement.store_hosted = true;
   spec.placement.device = "cuda";
   spec.placement.timeout = std::chrono::seconds(30);
+  spec.rendezvous_timeout = std::chrono::seconds(7);
   spec.run_dir = "/runs/x";
   spec.restart_count = 2;
   spec.launcher_pid = 77;
@@ -139,7 +157,7 @@ TEST_CASE("rank environment") {
        {"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1", "MASTER_ADDR=10.0.0.1",
         "MASTER_PORT=29500", "LRHOST_STORE_HOSTED=1", "LRHOST_DEVICE=cuda", "LRHOST_TIMEOUT_S=30",
         "LRHOST_RUN_DIR=/runs/x", "LRHOST_ERROR_FILE=/runs/x/errors/rank5.json", "LRHOST_RESTART_COUNT=2",
-        "LRHOST_LAUNCHER_PID=77"})
+        "LRHOST_LAUNCHER_PID=77", "LRHOST_RENDEZVOUS_TIMEOUT_S=7"})
     CHECK_MESSAGE(contains(env, entry), entry);
   CHECK(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("RANK="); }) == 1);
 
@@ -153,6 +171,7 @@ TEST_CASE("rank environment") {
     setenv(key.c_str(), entry.substr(eq + 1).c_str(), 1);
   }
   auto read = lrhost::dist::rank_env_from_environment();
+  auto timing = lrhost::dist::wait_timing_from_environment();
   for (const auto& entry : saved) {
     auto eq = entry.find('=');
     if (eq == std::string::npos) unsetenv(entry.c_str());
@@ -169,6 +188,7 @@ TEST_CASE("rank environment") {
   CHECK(read.store_hosted);
   CHECK(read.device == p.device);
   CHECK(read.timeout == p.timeout);
+  CHECK(timing.rendezvous_timeout == spec.rendezvous_timeout);
 
   spec.omp_threads = 3;
   auto with_omp = rank_environment({"OMP_NUM_THREADS=8"}, spec);
@@ -204,6 +224,12 @@ TEST_CASE("error file round trip") {
   CHECK(record.message == "train.lua:6: boom \"quoted\"");
   CHECK(record.pid == static_cast<long>(getpid()));
   CHECK(record.time.size() == 20);  // 2025-03-01T14:05:09Z
+  auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  CHECK(record.time_us > now_us - 10'000'000);
+  CHECK(record.time_us <= now_us);
+  CHECK_FALSE(record.consequence);
+  CHECK(error_record_for("collective 'all_reduce' failed on rank 0: Connection closed by peer").consequence);
   write_error_file(path, record);
   auto back = read_error_file(path);
   REQUIRE(back.has_value());
@@ -212,7 +238,15 @@ TEST_CASE("error file round trip") {
   CHECK(back->host == record.host);
   CHECK(back->rank == record.rank);
   CHECK(back->time == record.time);
+  CHECK(back->time_us == record.time_us);
+  CHECK(back->consequence == record.consequence);
   CHECK_FALSE(read_error_file(dir / "missing.json").has_value());
+  // A file from before time_us/consequence existed: 0, and the kind is read from the text.
+  std::ofstream(dir / "old.json") << R"({"message": "x: Connection reset by peer", "rank": 1})";
+  auto old = read_error_file(dir / "old.json");
+  REQUIRE(old.has_value());
+  CHECK(old->time_us == 0);
+  CHECK(old->consequence);
   std::ofstream(dir / "bad.json") << "[1, 2]";
   CHECK_THROWS_AS(read_error_file(dir / "bad.json"), IoError);
   std::ofstream(dir / "wrong_type.json") << R"({"message": "m", "rank": "one"})";
@@ -220,28 +254,225 @@ TEST_CASE("error file round trip") {
   remove_tree(dir);
 }
 
-TEST_CASE("failure report names the rank, the cause and every other rank") {
+TEST_CASE("errors caused by a peer going away are consequences, everything else a cause") {
+  for (const char* text : {
+           "r.lua:5: collective 'all_reduce' failed on rank 0: [pair.cc:534] Connection closed by peer [127.0.0.1]:4",
+           "Read error [10.0.0.2]:1234: Connection reset by peer",
+           "NCCL error: remote process exited or there was a network error, ncclRemoteError",
+           "collective 'all_gather' on rank 0 timed out after 3 s: rank 1 never reached it",
+           "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote peer crash?",
+       })
+    CHECK_MESSAGE(is_consequence(text), text);
+  for (const char* text : {
+           "r.lua:3: loss is NaN at step 120",
+           "collective 'all_reduce' called inside a main-process-only block",
+           "rendezvous timed out after 5 s (--rendezvous-timeout) on rank 0: node 1 (rank 1) never arrived",
+           "rank 1 could not reach the rendezvous store at 10.0.0.1:29500 within 120 s: Connection refused",
+           "CUDA out of memory. Tried to allocate 2.00 GiB",
+       })
+    CHECK_MESSAGE(!is_consequence(text), text);
+}
+
+namespace {
+
+ErrorRecord record(int rank, std::int64_t time_us, bool consequence, const std::string& message = "m") {
+  return {.rank = rank, .host = "h", .pid = 100 + rank, .message = message, .traceback = message,
+          .time = "", .time_us = time_us, .consequence = consequence};
+}
+
+AttemptOutcome failed_outcome(std::vector<int> statuses, std::size_t first_failure) {
+  AttemptOutcome outcome;
+  for (std::size_t i = 0; i < statuses.size(); ++i)
+    outcome.ranks.push_back({.rank = static_cast<int>(i), .local_rank = static_cast<int>(i),
+                             .pid = 100 + static_cast<int>(i), .status = statuses[i],
+                             .runtime = std::chrono::duration<double>(1.0 + 0.1 * static_cast<double>(i))});
+  outcome.first_failure = first_failure;
+  return outcome;
+}
+
+}  // namespace
+
+TEST_CASE("root cause: a recorded cause wins over consequences, even one recorded later") {
+  int failed = status_of_child([] { _exit(1); });
+  // Rank 0 exited first (the launcher saw it first) with a consequence; rank 1 raised.
+  auto outcome = failed_outcome({failed, failed}, 0);
+  auto cause = choose_root_cause(outcome, {record(0, 1000, true, "peer gone"), record(1, 2000, false, "boom")});
+  CHECK(cause.rank == 1);
+  CHECK(cause.certain);
+  REQUIRE(cause.process.has_value());
+  CHECK(*cause.process == 1);
+  REQUIRE(cause.error.has_value());
+  CHECK(cause.error->message == "boom");
+  REQUIRE(cause.others.size() == 1);
+  CHECK(cause.others[0].rank == 0);
+}
+
+TEST_CASE("root cause: the earliest of several causes wins, ties to the lower rank") {
+  int failed = status_of_child([] { _exit(1); });
+  auto outcome = failed_outcome({failed, failed, failed}, 0);
+  auto cause = choose_root_cause(outcome, {record(0, 900, true), record(1, 3000, false), record(2, 2000, false)});
+  CHECK(cause.rank == 2);
+  REQUIRE(cause.others.size() == 2);
+  CHECK(cause.others[0].rank == 0);  // earliest first
+  CHECK(cause.others[1].rank == 1);
+  CHECK(choose_root_cause(outcome, {record(2, 5, false), record(1, 5, false)}).rank == 1);
+}
+
+TEST_CASE("root cause: without error files, the first rank to exit") {
+  int failed = status_of_child([] { _exit(3); });
+  int term = status_of_child([] { raise(SIGTERM); });
+  auto outcome = failed_outcome({term, failed, failed}, 1);
+  outcome.ranks[0].stop_signal = SIGTERM;  // stopped by the launcher: never the cause
+  outcome.ranks[2].runtime = std::chrono::duration<double>(0.5);
+  auto cause = choose_root_cause(outcome, {});
+  CHECK(cause.rank == 2);  // exited before rank 1
+  CHECK(cause.certain);
+  CHECK_FALSE(cause.error.has_value());
+}
+
+TEST_CASE("root cause: a rank killed by a signal without an error file, when others only recorded consequences") {
+  int failed = status_of_child([] { _exit(1); });
+  int killed = status_of_child([] { raise(SIGKILL); });
+  auto outcome = failed_outcome({failed, failed, killed}, 0);
+  auto cause = choose_root_cause(outcome, {record(0, 10, true), record(1, 20, true)});
+  CHECK(cause.rank == 2);
+  CHECK(cause.certain);
+  CHECK(cause.others.size() == 2);
+  // A recorded cause still beats the killed rank.
+  CHECK(choose_root_cause(outcome, {record(0, 10, true), record(1, 20, false)}).rank == 1);
+}
+
+TEST_CASE("root cause: only consequences recorded, the earliest one, marked uncertain") {
+  int failed = status_of_child([] { _exit(1); });
+  int term = status_of_child([] { raise(SIGTERM); });
+  auto outcome = failed_outcome({failed, term}, 0);
+  outcome.ranks[1].stop_signal = SIGTERM;
+  auto cause = choose_root_cause(outcome, {record(0, 10, true, "timed out: rank 1 never reached it")});
+  CHECK(cause.rank == 0);
+  CHECK_FALSE(cause.certain);
+}
+
+TEST_CASE("root cause: a cause recorded by a rank of another node") {
+  int failed = status_of_child([] { _exit(1); });
+  auto outcome = failed_outcome({failed, failed}, 0);  // ranks 0 and 1 on this node
+  auto cause = choose_root_cause(outcome, {record(0, 10, true), record(1, 11, true), record(5, 20, false, "boom")});
+  CHECK(cause.rank == 5);
+  CHECK_FALSE(cause.process.has_value());
+  ReportContext context{"node0", "/runs/x", 0, 0};
+  auto report = failure_report(outcome, context, cause);
+  CHECK(report.find("rank 5 failed first") != std::string::npos);
+  CHECK(report.find("on another node") != std::string::npos);
+  CHECK(report.find("error: boom") != std::string::npos);
+}
+
+TEST_CASE("failure report names the cause first, then consequences and every other rank") {
   AttemptOutcome outcome;
   int failed_status = status_of_child([] { _exit(1); });
   int killed_status = status_of_child([] { raise(SIGKILL); });
   int term_status = status_of_child([] { raise(SIGTERM); });
-  outcome.ranks = {{.rank = 0, .local_rank = 0, .pid = 100, .status = term_status, .stop_signal = SIGTERM},
+  outcome.ranks = {{.rank = 0, .local_rank = 0, .pid = 100, .status = failed_status},
                    {.rank = 1, .local_rank = 1, .pid = 101, .status = failed_status},
-                   {.rank = 2, .local_rank = 2, .pid = 102, .status = killed_status, .stop_signal = SIGKILL}};
-  outcome.first_failure = 1;
+                   {.rank = 2, .local_rank = 2, .pid = 102, .status = killed_status, .stop_signal = SIGKILL},
+                   {.rank = 3, .local_rank = 3, .pid = 103, .status = term_status, .stop_signal = SIGTERM}};
+  outcome.first_failure = 0;
   ReportContext context{"node7", "/runs/x", 0, 0};
-  ErrorRecord error{1, "node7", 101, "r.lua:3: boom", "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk", ""};
-  auto report = failure_report(outcome, context, error);
+  ErrorRecord error{.rank = 1, .host = "node7", .pid = 101, .message = "r.lua:3: boom",
+                    .traceback = "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk", .time = "",
+                    .time_us = 20};
+  ErrorRecord echo{.rank = 0, .host = "node7", .pid = 100,
+                   .message = "r.lua:9: collective failed: Connection closed by peer", .traceback = "", .time = "",
+                   .time_us = 10, .consequence = true};
+  auto cause = choose_root_cause(outcome, {echo, error});
+  auto report = failure_report(outcome, context, cause);
   CHECK(report.find("rank 1 failed first") != std::string::npos);
   CHECK(report.find("node7") != std::string::npos);
   CHECK(report.find("exit code 1") != std::string::npos);
   CHECK(report.find("r.lua:3: boom") != std::string::npos);
   CHECK(report.find("stack traceback") != std::string::npos);
-  CHECK(report.find("rank 0: stopped by the launcher with SIGTERM") != std::string::npos);
+  CHECK(report.find("rank 0 (consequence): r.lua:9: collective failed: Connection closed by peer") !=
+        std::string::npos);
+  CHECK(report.find("rank 0: failed too: exit code 1") != std::string::npos);
   CHECK(report.find("rank 2: killed with SIGKILL") != std::string::npos);
+  CHECK(report.find("rank 3: stopped by the launcher with SIGTERM") != std::string::npos);
+  CHECK(report.find("boom") < report.find("Connection closed by peer"));  // the cause comes first
+  CHECK(report.find("note:") == std::string::npos);
 
   outcome.ranks[1].status = killed_status;
-  auto no_file = failure_report(outcome, context, std::nullopt);
+  auto no_file = failure_report(outcome, context, choose_root_cause(outcome, {echo}));
+  CHECK(no_file.find("rank 1 failed first") != std::string::npos);
   CHECK(no_file.find("SIGKILL") != std::string::npos);
   CHECK(no_file.find("no error file") != std::string::npos);
+
+  auto unreadable = failure_report(outcome, context, choose_root_cause(outcome, {echo}), {{1, "not an error file"}});
+  CHECK(unreadable.find("error: not an error file") != std::string::npos);
+}
+
+// The rank side of waiting (host/dist/wait_report.hpp): the sentences a rank prints and raises.
+namespace {
+
+lrhost::dist::RankEnv two_nodes_of_two(bool launched = true) {
+  lrhost::dist::RankEnv env;
+  env.world_size = 4;
+  env.local_world_size = 2;
+  env.master_addr = "10.0.0.1";
+  env.master_port = 29500;
+  env.store_hosted = launched;
+  env.device = "cpu";
+  return env;
+}
+
+}  // namespace
+
+TEST_CASE("wait report: rank lists and missing nodes") {
+  using namespace lrhost::dist;
+  CHECK(rank_list({3}) == "rank 3");
+  CHECK(rank_list({2, 3}) == "ranks 2-3");
+  CHECK(rank_list({0, 2, 4, 5, 6}) == "ranks 0, 2, 4-6");
+  auto env = two_nodes_of_two();
+  CHECK(describe_missing({2, 3}, env) == "node 1 (ranks 2-3)");
+  CHECK(describe_missing({3}, env) == "rank 3 (node 1)");
+  CHECK(describe_missing({1, 2, 3}, env) == "rank 1 (node 0), node 1 (ranks 2-3)");
+  env.world_size = env.local_world_size = 3;
+  CHECK(describe_missing({2}, env) == "rank 2");  // one node: no node numbers
+  auto line = rendezvous_waiting_line({2, 3}, two_nodes_of_two(), {}, std::chrono::seconds(10));
+  CHECK(line == "rendezvous: waiting for node 1 (ranks 2-3) for 10 s; 2 of 4 ranks arrived (timeout 120 s)");
+}
+
+TEST_CASE("wait report: a rendezvous timeout names the missing node and the command that starts it") {
+  using namespace lrhost::dist;
+  auto error = rendezvous_timeout_error({2, 3}, two_nodes_of_two(), {});
+  CHECK(std::string(error.what()).find("rendezvous timed out after 120 s") != std::string::npos);
+  CHECK(std::string(error.what()).find("node 1 (ranks 2-3) never arrived") != std::string::npos);
+  CHECK(error.hint().find("lrhost --nproc 2 --device cpu --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 "
+                          "--master-port 29500") != std::string::npos);
+  auto torchrun = rendezvous_timeout_error({3}, two_nodes_of_two(false), {});
+  CHECK(torchrun.hint().find("MASTER_PORT=29500") != std::string::npos);
+  auto part = rendezvous_timeout_error({3}, two_nodes_of_two(), {});
+  CHECK(part.hint().find("logs") != std::string::npos);
+
+  auto env = two_nodes_of_two();
+  env.rank = 2;
+  auto unreachable = store_unreachable_error(env, {}, "connection refused");
+  CHECK(std::string(unreachable.what()) ==
+        "rank 2 could not reach the rendezvous store at 10.0.0.1:29500 within 120 s (--rendezvous-timeout): "
+        "connection refused");
+  CHECK(unreachable.hint().find("--node-rank 0") != std::string::npos);
+  CHECK(store_waiting_line(env, {}, std::chrono::seconds(20)) ==
+        "rendezvous: waiting for the store of node 0 at 10.0.0.1:29500 for 20 s (timeout 120 s)");
+
+  setenv("LRHOST_WAIT_REPORT_S", "soon", 1);
+  CHECK_THROWS_WITH_AS(wait_timing_from_environment(), doctest::Contains("LRHOST_WAIT_REPORT_S"), ConfigError);
+  setenv("LRHOST_WAIT_REPORT_S", "2", 1);
+  CHECK(wait_timing_from_environment().report_interval == std::chrono::seconds(2));
+  unsetenv("LRHOST_WAIT_REPORT_S");
+}
+
+TEST_CASE("wait report: a collective timeout names the ranks that never reached it") {
+  using namespace lrhost::dist;
+  CHECK(laggards_text(2, {{1, 1}}) ==
+        "rank 1 never reached it (rank 1 is at collective #1 of this group, this is #2)");
+  auto two = laggards_text(5, {{1, 5}, {2, 3}, {3, std::nullopt}});
+  CHECK(two.starts_with("ranks 2-3 never reached it"));
+  CHECK(two.find("rank 3 has not published") != std::string::npos);
+  CHECK(laggards_text(5, {{1, 5}, {2, 6}}).starts_with("every other rank started it"));
 }
