@@ -215,10 +215,11 @@ int w_checkpoint(lua_State* L) {
     }
     if (resume_path || resume_flag.value_or(false)) {
       handle->resume_mode = CheckpointHandle::ResumeMode::required;
-      // `lrhost resume DIR` names the checkpoint to continue from through the environment.
+      // `lrhost resume DIR` names the checkpoint to continue from through the environment; a
+      // restarted group of that job continues from its own newest checkpoint instead.
       if (resume_path)
         handle->resume_from = *resume_path;
-      else if (const char* env = std::getenv("LRHOST_RESUME_FROM"); env && *env)
+      else if (const char* env = std::getenv("LRHOST_RESUME_FROM"); env && *env && !restarted)
         handle->resume_from = env;
     } else if (resume_auto) {
       handle->resume_mode = CheckpointHandle::ResumeMode::if_present;
