@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <ctime>
 #include <exception>
 
 #include "host/io/atomic_dir.hpp"
@@ -15,6 +14,7 @@
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
+#include "host/util/timestamp.hpp"
 
 namespace lrhost::ckpt {
 namespace fs = std::filesystem;
@@ -129,13 +129,9 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool
 }
 
 fs::path superseded_dir(const fs::path& checkpoints_dir) {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  fs::path dir = checkpoints_dir / (std::string("superseded-") + stamp);
-  for (int n = 2; path_exists(dir); ++n) dir = checkpoints_dir / ("superseded-" + std::string(stamp) + "-" + std::to_string(n));
+  const std::string name = "superseded-" + util::utc_timestamp();
+  fs::path dir = checkpoints_dir / name;
+  for (int n = 2; path_exists(dir); ++n) dir = checkpoints_dir / (name + "-" + std::to_string(n));
   return dir;
 }
 

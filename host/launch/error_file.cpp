@@ -12,26 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 
 #include "host/launch/error_kind.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/timestamp.hpp"
 
 namespace lrhost::launch {
-namespace {
-
-std::string utc_iso8601(std::chrono::system_clock::time_point when) {
-  std::time_t now = std::chrono::system_clock::to_time_t(when);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  std::array<char, 32> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text.data();
-}
-
-}  // namespace
 
 std::string host_name() {
   std::array<char, 256> name{};
@@ -47,7 +35,7 @@ ErrorRecord error_record_for(const std::string& text) {
   record.message = text.substr(0, text.find('\n'));
   record.traceback = text;
   auto now = std::chrono::system_clock::now();
-  record.time = utc_iso8601(now);
+  record.time = util::utc_timestamp(now);
   record.time_us = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
   record.consequence = is_consequence(text);
   return record;
