@@ -96,7 +96,8 @@ void check_fresh_run_dir(const std::filesystem::path& output_dir, bool resume, b
   if (!std::filesystem::is_directory(checkpoints, ec)) return;
   std::vector<std::string> steps;
   for (std::filesystem::directory_iterator it(checkpoints, ec), end; !ec && it != end; it.increment(ec))
-    if (is_step_folder_name(it->path().filename().string()) && it->is_directory(ec)) steps.push_back(it->path().filename().string());
+    if (is_step_folder_name(it->path().filename().string()) && it->is_directory(ec))
+      steps.push_back(it->path().filename().string());
   if (ec)
     throw util::IoError("could not list '" + checkpoints.string() + "': " + ec.message(),
                         "choose another folder with --run-dir DIR (or output_dir=DIR)");

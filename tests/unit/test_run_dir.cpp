@@ -231,7 +231,7 @@ TEST_CASE("run folder lock: a lock file naming a dead process does not block") {
 
 TEST_CASE("check_fresh_run_dir: a fresh run must not overwrite an earlier run's checkpoints") {
   TempDir temp("run_dir_fresh");
-  CHECK_NOTHROW(check_fresh_run_dir(temp / "new", false, false));  // no folder yet
+  CHECK_NOTHROW(check_fresh_run_dir(temp / "new", false, false));    // no folder yet
   fs::create_directories(temp / "out/checkpoints/.tmp-000002-123");  // an interrupted save: no step folder
   fs::create_directories(temp / "out/logs");
   CHECK_NOTHROW(check_fresh_run_dir(temp / "out", false, false));
