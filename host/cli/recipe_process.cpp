@@ -55,8 +55,7 @@ RecipeProcess prepare_recipe_process(const RecipeProcessOptions& options) {
   if (owns_run_dir_lock(process.rank)) process.run_dir_lock = launch::RunDirLock::acquire(run_dir);
   setenv("LRHOST_RUN_DIR", run_dir.c_str(), 1);
   if (options.overwrite) setenv("LRHOST_OVERWRITE", "1", 1);
-  if (!env("LRHOST_ERROR_FILE"))
-    setenv("LRHOST_ERROR_FILE", launch::error_file_path(run_dir, process.rank).c_str(), 1);
+  if (!env("LRHOST_ERROR_FILE")) setenv("LRHOST_ERROR_FILE", launch::error_file_path(run_dir, process.rank).c_str(), 1);
   if (!env("LRHOST_DEVICE")) {
     auto choice = launch::choose_devices({.device = options.device}, static_cast<int>(torch::cuda::device_count()));
     setenv("LRHOST_DEVICE", choice.device.c_str(), 1);

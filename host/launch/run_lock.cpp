@@ -47,7 +47,8 @@ std::string describe_holder(const std::string& body) {
 }
 
 void write_holder(int fd, const std::filesystem::path& path) {
-  nlohmann::json body = {{"pid", static_cast<long>(getpid())}, {"host", host_name()}, {"started", util::utc_timestamp()}};
+  nlohmann::json body = {
+      {"pid", static_cast<long>(getpid())}, {"host", host_name()}, {"started", util::utc_timestamp()}};
   std::string text = body.dump() + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     throw util::IoError("could not write the run folder's lock file '" + path.string() + "': " + std::strerror(errno));
