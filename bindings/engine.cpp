@@ -4,7 +4,6 @@
 // into the error file a launched rank leaves for its launcher).
 #include <lua.hpp>  // LuaJIT's lua.hpp also declares luajit.h, all with C linkage
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -89,38 +88,26 @@ std::vector<ckpt::LoadedModule> loaded_file_modules(lua_State* L) {
   std::vector<ckpt::LoadedModule> modules;
   int top = lua_gettop(L);
   lua_getglobal(L, "package");
-  lua_getfield(L, -1, "path");
-  std::string path = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
-  lua_pop(L, 1);
-  lua_getfield(L, -1, "loaded");
-  lua_getfield(L, -2, "preload");
-  int loaded = lua_gettop(L) - 1, preload = lua_gettop(L);
+  int package = lua_gettop(L);
+  lua_getfield(L, package, "loaded");
+  int loaded = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, loaded) != 0) {
     lua_pop(L, 1);
     if (lua_type(L, -1) != LUA_TSTRING) continue;
     std::string name = lua_tostring(L, -1);
-    lua_getfield(L, preload, name.c_str());
+    lua_getfield(L, package, "preload");
+    lua_getfield(L, -1, name.c_str());
     bool embedded = !lua_isnil(L, -1);
-    lua_pop(L, 1);
+    lua_pop(L, 2);
     if (embedded) continue;
-    // Lua's own rule for where require found it: the first match on package.path.
-    std::string relative = name;
-    std::replace(relative.begin(), relative.end(), '.', '/');
-    std::size_t start = 0;
-    while (start < path.size()) {
-      std::size_t end = path.find(';', start);
-      std::string pattern = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      start = end == std::string::npos ? path.size() : end + 1;
-      if (auto mark = pattern.find('?'); mark != std::string::npos) {
-        std::string file = pattern.replace(mark, 1, relative);
-        std::error_code ec;
-        if (std::filesystem::is_regular_file(file, ec)) {
-          modules.push_back({name, file});
-          break;
-        }
-      }
-    }
+    // Lua's own rule for where require found it: package.searchpath(name, package.path).
+    lua_getfield(L, package, "searchpath");
+    lua_pushstring(L, name.c_str());
+    lua_getfield(L, package, "path");
+    lua_call(L, 2, 1);
+    if (lua_isstring(L, -1)) modules.push_back({name, lua_tostring(L, -1)});
+    lua_pop(L, 1);
   }
   lua_settop(L, top);
   return modules;
