@@ -3,18 +3,19 @@
 
     lerobot_loader.py ROOT [--batch-size 64] [--num-workers 2] [--steps K] [--warmup W]
                       [--delta-timestamps JSON] [--video-backend pyav|torchcodec]
-                      [--drop-n-last-frames D] [--persistent-workers] [--seed S]
+                      [--drop-n-last-frames D] [--prefetch-factor 4] [--no-persistent-workers]
+                      [--mp-context spawn|fork] [--seed S]
 
-Mirrors LeRobot 0.4.4 `lerobot_train.py` on CPU: LeRobotDataset(root, delta_timestamps,
-video_backend) -> EpisodeAwareSampler(from/to indices, drop_n_last_frames, shuffle=True) ->
-torch DataLoader(batch_size, num_workers, shuffle=False, sampler, pin_memory=False (CPU),
-drop_last=False, prefetch_factor=2 if workers>0) -> `lerobot.datasets.utils.cycle`. (0.4.4 does not
-set persistent_workers; --persistent-workers turns it on.) Not included: accelerate's
-`prepare()` wrapper, preprocessor/normalisation, host->device copy.
+Mirrors LeRobot 0.6.1 `lerobot_train.py` on CPU: LeRobotDataset(root, delta_timestamps,
+video_backend) -> EpisodeAwareSampler(from/to indices, drop_n_last_frames, shuffle=True, seed,
+absolute_to_relative_idx) -> torch DataLoader(batch_size, num_workers, shuffle=False, sampler,
+pin_memory=False (CPU), drop_last=False, and 0.6.1's worker defaults: prefetch_factor=4,
+persistent_workers=True, multiprocessing_context="spawn") -> `lerobot.utils.utils.cycle`.
+Not included: accelerate's `prepare()` wrapper, preprocessor/normalisation, host->device copy.
 torch threads = 1 in the main process and in every worker (fair comparison with lrhost).
 Prints one line:
   lerobot_loader samples_per_s=... batch=64 workers=2 steps=K warmup=W seconds=... first_batch_s=...
-                 peak_rss_main_mb=... peak_rss_total_mb=... frames=... backend=pyav lerobot=0.4.4
+                 peak_rss_main_mb=... peak_rss_total_mb=... frames=... backend=pyav lerobot=0.6.1
 peak_rss_total_mb = peak over time of (main + all worker processes) RSS, sampled every 50 ms.
 """
 
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
-import _lerobot_compat  # noqa: E402  (offline env + torchvision shim, before lerobot)
+import _lerobot_compat  # noqa: E402  (offline env, before lerobot)
 
 import torch  # noqa: E402
 
@@ -80,17 +81,19 @@ def main() -> int:
     ap.add_argument("--delta-timestamps", default=None)
     ap.add_argument("--video-backend", default="pyav", choices=["pyav", "torchcodec"])
     ap.add_argument("--drop-n-last-frames", type=int, default=0)
-    ap.add_argument("--persistent-workers", action="store_true")
+    ap.add_argument("--prefetch-factor", type=int, default=4, help="lerobot-train's --prefetch_factor default")
+    ap.add_argument("--no-persistent-workers", dest="persistent_workers", action="store_false")
+    ap.add_argument("--mp-context", default="spawn", help="lerobot-train's --dataloader_multiprocessing_context")
     ap.add_argument("--seed", type=int, default=1000)
     ap.add_argument("--repo-id", default="lrhost/interop")
     args = ap.parse_args()
 
     torch.set_num_threads(1)
-    torch.manual_seed(args.seed)  # 0.4.4's sampler shuffles with the global torch RNG (set_seed in train)
+    torch.manual_seed(args.seed)  # lerobot-train's set_seed (the sampler itself is seeded below)
 
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
     from lerobot.datasets.sampler import EpisodeAwareSampler
-    from lerobot.datasets.utils import cycle
+    from lerobot.utils.utils import cycle
 
     rss = RssSampler()
     rss.start()
@@ -104,6 +107,8 @@ def main() -> int:
         episode_indices_to_use=dataset.episodes,
         drop_n_last_frames=args.drop_n_last_frames,
         shuffle=True,
+        seed=args.seed,
+        absolute_to_relative_idx=dataset.absolute_to_relative_idx,
     )
     loader = torch.utils.data.DataLoader(
         dataset,
@@ -113,8 +118,9 @@ def main() -> int:
         sampler=sampler,
         pin_memory=False,
         drop_last=False,
-        prefetch_factor=2 if args.num_workers > 0 else None,
+        prefetch_factor=args.prefetch_factor if args.num_workers > 0 else None,
         persistent_workers=args.persistent_workers and args.num_workers > 0,
+        multiprocessing_context=args.mp_context if args.num_workers > 0 else None,
         worker_init_fn=_worker_init if args.num_workers > 0 else None,
     )
     it = cycle(loader)

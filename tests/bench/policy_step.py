@@ -1,4 +1,4 @@
-"""Policy training-step benchmark, Python side: LeRobot 0.4.4's own ACT / Diffusion modeling code
+"""Policy training-step benchmark, Python side: LeRobot 0.6.1's own ACT / Diffusion modeling code
 (the interop venv, scripts/setup-interop) doing what lerobot-train's update_policy does per step:
 forward (loss), backward, clip_grad_norm_(grad_clip_norm), optimizer.step(), zero_grad(), with the
 policy's optimizer preset (ACT: AdamW lr 1e-5, wd 1e-4, backbone group lr 1e-5; Diffusion: Adam lr
@@ -8,8 +8,8 @@ steps after untimed warm-up steps (wall time, and the process CPU time of all th
 is less sensitive to other load on a shared machine), and the command line.
 
 Configurations are reference/lerobot.md §4's: ACT 14-D state/action, one 3x480x640 camera, defaults;
-Diffusion 2-D state/action, one 3x96x96 camera, HEAD defaults (horizon 64, 32 action steps,
-BatchNorm, one encoder per camera). No pretrained backbone weights (lrhost never downloads; the step
+Diffusion 2-D state/action, one 3x96x96 camera, 0.6.1's (= HEAD's) defaults (horizon 64, 32 action
+steps, BatchNorm, one encoder per camera; still set explicitly). No pretrained backbone weights (lrhost never downloads; the step
 time does not depend on the values). The batch is random and already normalized (the processors
 cost the same on both sides and are not part of the step). LeRobot's default batch size is 8 per
 process (TrainPipelineConfig.batch_size). --image HxW shrinks the camera on a slow machine (say so

@@ -99,7 +99,7 @@ def compare_stats(root: str, lrhost_json: str, max_report: int, label: str) -> i
     """lrhost's ds:stats() (from dump_lrhost_items.lua stats=true) vs LeRobot's load_stats(root): the
     same features and stat names, each stat with the dtype LeRobot's cast_stats_to_numpy gives it
     (np.array of the JSON list: float64, or int64 for integers such as count) and equal values."""
-    from lerobot.datasets.utils import load_stats
+    from lerobot.datasets.io_utils import load_stats  # 0.6.1 moved it from lerobot.datasets.utils
 
     want = load_stats(Path(root)) or {}
     with open(lrhost_json) as f:
@@ -146,7 +146,7 @@ def main() -> int:
         ap.add_argument("--label", default="")
         args = ap.parse_args()
         sys.path.insert(0, str(Path(__file__).resolve().parent))
-        import _lerobot_compat  # noqa: F401  (offline env + torchvision shim, before lerobot)
+        import _lerobot_compat  # noqa: F401  (offline env, before lerobot)
         return compare_stats(args.root, args.lrhost, args.max_report, args.label)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("lerobot")

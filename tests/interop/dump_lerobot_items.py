@@ -7,8 +7,8 @@ lrhost's C++ reader is compared with).
 
 Tensors: `item<i>/<key>` for every tensor in `dataset[i]` (i = position passed to __getitem__, i.e.
 relative to the selected episodes when --episodes is given), dtypes as returned:
-  * camera keys (video AND image features) are float32 CHW in [0,1] -- LeRobot 0.4.4 has no
-    return_uint8; both decoders do `uint8 / 255` (images: torchvision ToTensor), so
+  * camera keys (video AND image features) are float32 CHW in [0,1] -- LeRobot's default
+    (return_uint8=False, what training sees); both decoders do `uint8 / 255` (images: ToTensor), so
     `round(x * 255)` recovers the decoded uint8 pixels exactly;
   * with delta_timestamps on a camera key: (T, C, H, W); on a vector key: (T, D);
     `<key>_is_pad` is bool (T,).
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _lerobot_compat  # noqa: E402  (offline env + torchvision shim, before lerobot)
+import _lerobot_compat  # noqa: E402  (offline env, before lerobot)
 
 import torch  # noqa: E402
 
@@ -101,10 +101,9 @@ def main() -> int:
             "num_frames": n,
             "delta_timestamps": delta,
             "video_backend": args.video_backend,
-            "videoreader_shimmed": _lerobot_compat.VIDEOREADER_SHIMMED,
             "versions": _lerobot_compat.versions(),
             "keys": keys,
-            "frame_dtype_note": "camera tensors are float32 = uint8/255 (LeRobot 0.4.4 has no return_uint8)",
+            "frame_dtype_note": "camera tensors are float32 = uint8/255 (LeRobot's default, return_uint8=False)",
         }
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)

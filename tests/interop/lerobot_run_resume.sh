@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `lrhost resume` of a run written by LeRobot's own `lerobot-train` (LeRobot 0.4.4, the oracle of
+# `lrhost resume` of a run written by LeRobot's own `lerobot-train` (LeRobot 0.6.1, the oracle of
 # scripts/setup-interop): a small ACT trained 2 steps on lrhost's built-in dataset, checkpointed by
 # LeRobot; lrhost maps its train_config.json and config.json onto recipes/act_ddp.lua, restores the
 # weights (strict), optimizer and RNG, says what it cannot restore, and trains on to step 4.
@@ -9,11 +9,8 @@ lrhost="${1:?lrhost executable}"
 work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-py="${LRHOST_CACHE:-$HOME/.cache/lrhost}/venv/bin/python"
-if ! status="$("$repo/scripts/setup-interop" --status 2>&1)" || [ ! -x "$py" ]; then
-  echo "interop oracle unavailable ($status); skipping"
-  exit 77
-fi
+# The oracle's python (its own venv); prints why on stderr and skips when it is not installed.
+py="$("$repo/scripts/setup-interop" --python)" || exit 77
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1 PYTHONWARNINGS=ignore HF_HUB_OFFLINE=1

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _lerobot_compat  # noqa: E402  (offline env + torchvision shim, before lerobot)
+import _lerobot_compat  # noqa: E402  (offline env, before lerobot)
 
 import numpy as np  # noqa: E402
 
@@ -103,13 +103,14 @@ def main() -> int:
     ap.add_argument("--repo-id", default="lrhost/interop")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--no-image", action="store_true", help="omit observation.images.wrist (video-only, "
-                    "like most real datasets; LeRobot 0.4.4 + datasets 4.x decode every image column on each "
+                    "like most real datasets; LeRobot + datasets 4.x decode every image column on each "
                     "delta_timestamps query, which dominates loader benchmarks)")
     ap.add_argument("--height", type=int, default=H)
     ap.add_argument("--width", type=int, default=W)
     args = ap.parse_args()
     set_size(args.height, args.width)
 
+    from lerobot.configs.video import RGBEncoderConfig
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     t0 = time.time()
@@ -120,7 +121,7 @@ def main() -> int:
         features=features(not args.no_image),
         robot_type="lrhost_fake",
         use_videos=True,
-        vcodec=args.vcodec,
+        rgb_encoder=RGBEncoderConfig(vcodec=args.vcodec),  # 0.6.1: the codec lives in the encoder config
         video_backend="pyav",
     )
     rng = np.random.default_rng(args.seed)

@@ -1,11 +1,11 @@
 """Key/shape/dtype tables and config field lists of LeRobot's ACT and Diffusion policies (the oracle).
 
-Instantiates LeRobot 0.4.4's ACTPolicy / DiffusionPolicy for the configurations of
+Instantiates LeRobot 0.6.1's ACTPolicy / DiffusionPolicy for the configurations of
 reference/lerobot.md §4 and writes, per configuration, a JSON table to OUT_DIR:
   {"lerobot_version", "config": {field: value}, "num_tensors", "num_elements", "num_parameters",
    "state_dict": {key: [shape, dtype]} (state_dict order), "parameters": [named_parameters order]}
 The parameter order is the optimizer's parameter index order (optimizer_state.safetensors).
-With --head-repo it also lists the config dataclass fields of 0.4.4 next to those of LeRobot HEAD,
+With --head-repo it also lists the config dataclass fields of 0.6.1 next to those of LeRobot HEAD,
 read (never imported) from the bare mirror with `git show HEAD:<path>` and Python's ast, so the
 differences between the oracle and the reference are explicit.
 
@@ -40,14 +40,15 @@ from lerobot.policies.act.modeling_act import ACTPolicy  # noqa: E402
 from lerobot.policies.diffusion.configuration_diffusion import DiffusionConfig  # noqa: E402
 from lerobot.policies.diffusion.modeling_diffusion import DiffusionPolicy  # noqa: E402
 
-# HEAD's Diffusion defaults that differ from 0.4.4's (reference/lerobot.md §4.2, PR #3202), set
-# explicitly so the 0.4.4 classes build the module tree HEAD builds by default.
-DIFFUSION_HEAD_DEFAULTS = dict(
-    horizon=64,
-    n_action_steps=32,
-    use_group_norm=False,
-    use_separate_rgb_encoder_per_camera=True,
-    pretrained_backbone_weights=None,
+# LeRobot 0.6.1's Diffusion defaults are HEAD's (horizon 64, 32 actions, BatchNorm, one encoder per
+# camera: reference/lerobot.md §4.2, PR #3202). The second Diffusion table keeps the older defaults
+# (0.4.4's: horizon 16, 8 actions, GroupNorm, one shared encoder), set explicitly, so the other
+# module tree (GroupNorm, shared encoder) stays covered. The table names are kept for the fixtures.
+DIFFUSION_044_DEFAULTS = dict(
+    horizon=16,
+    n_action_steps=8,
+    use_group_norm=True,
+    use_separate_rgb_encoder_per_camera=False,
 )
 
 
@@ -66,11 +67,12 @@ def configurations() -> dict[str, tuple[type, PreTrainedConfig]]:
         "act_ref": (ACTPolicy, ACTConfig(input_features=act_in, output_features=act_out, pretrained_backbone_weights=None)),
         "diffusion_ref_head_defaults": (
             DiffusionPolicy,
-            DiffusionConfig(input_features=dif_in, output_features=dif_out, **DIFFUSION_HEAD_DEFAULTS),
+            DiffusionConfig(input_features=dif_in, output_features=dif_out, pretrained_backbone_weights=None),
         ),
         "diffusion_ref_044_defaults": (
             DiffusionPolicy,
-            DiffusionConfig(input_features=dif_in, output_features=dif_out),
+            DiffusionConfig(input_features=dif_in, output_features=dif_out, pretrained_backbone_weights=None,
+                            **DIFFUSION_044_DEFAULTS),
         ),
     }
 
@@ -146,7 +148,7 @@ def compare_lrhost(tables: dict, lrhost: dict) -> list[str]:
             if g != v and not (k == "device" and g in (None, "cpu")):
                 bad.append(f"{name}: config {k}: lrhost {g!r} vs LeRobot {v!r}")
         for k in got["config"]:
-            if k not in t["config"] and k not in ("type", "pretrained_revision", "gradient_checkpointing"):
+            if k not in t["config"] and k != "type":
                 bad.append(f"{name}: config key {k!r} only in lrhost")
         n = sum(1 for k in ref_sd if k in got_sd and got_sd[k] == ref_sd[k])
         print(f"{name}: {n}/{len(ref_sd)} state_dict entries equal, {len(got_shapes)} parameters, "
@@ -179,7 +181,7 @@ def head_fields(repo: str, path: str, cls: str) -> list[str]:
 
 
 def field_report(repo: str) -> list[str]:
-    base_044 = [f.name for f in dataclasses.fields(PreTrainedConfig)]
+    base_oracle = [f.name for f in dataclasses.fields(PreTrainedConfig)]
     base_head = head_fields(repo, "src/lerobot/configs/policies.py", "PreTrainedConfig")
     lines = []
 
@@ -188,19 +190,19 @@ def field_report(repo: str) -> list[str]:
         only_new = [f for f in new if f not in old]
         same_order = [f for f in old if f in new] == [f for f in new if f in old]
         lines.append(
-            f"- {label}: 0.4.4 {len(old)} fields, HEAD {len(new)}; only in 0.4.4: {only_old or 'none'}; "
+            f"- {label}: 0.6.1 {len(old)} fields, HEAD {len(new)}; only in 0.6.1: {only_old or 'none'}; "
             f"only in HEAD: {only_new or 'none'}; common order identical: {same_order}"
         )
 
-    compare("PreTrainedConfig (base)", base_044, base_head)
+    compare("PreTrainedConfig (base)", base_oracle, base_head)
     for cls, path in (
         (ACTConfig, "src/lerobot/policies/act/configuration_act.py"),
         (DiffusionConfig, "src/lerobot/policies/diffusion/configuration_diffusion.py"),
     ):
-        own_044 = [f.name for f in dataclasses.fields(cls) if f.name not in base_044]
+        own_oracle = [f.name for f in dataclasses.fields(cls) if f.name not in base_oracle]
         own_head = [f for f in head_fields(repo, path, cls.__name__) if f not in base_head]  # minus redeclared
-        compare(cls.__name__ + " (own fields)", own_044, own_head)
-        lines.append(f"  0.4.4 {cls.__name__} field order: {[f.name for f in dataclasses.fields(cls)]}")
+        compare(cls.__name__ + " (own fields)", own_oracle, own_head)
+        lines.append(f"  0.6.1 {cls.__name__} field order: {[f.name for f in dataclasses.fields(cls)]}")
     return lines
 
 
@@ -229,8 +231,8 @@ def main() -> int:
     only_044 = [k for k in b if k not in a]
     reshaped = [k for k in a if k in b and a[k] != b[k]]
     lines.append(
-        f"- diffusion HEAD-defaults vs 0.4.4-defaults: {len(only_head)} keys only with HEAD defaults "
-        f"(e.g. {only_head[:3]}), {len(only_044)} only with 0.4.4 defaults (e.g. {only_044[:3]}), "
+        f"- diffusion HEAD-defaults vs 0.4.4-style: {len(only_head)} keys only with HEAD defaults "
+        f"(e.g. {only_head[:3]}), {len(only_044)} only with 0.4.4-style config (e.g. {only_044[:3]}), "
         f"{len(reshaped)} common keys with different shape/dtype"
     )
     if args.head_repo:

@@ -1,4 +1,4 @@
-"""LeRobot's side of the policy interop tests (ACT, Diffusion): LeRobot 0.4.4's own policy classes.
+"""LeRobot's side of the policy interop tests (ACT, Diffusion): LeRobot 0.6.1's own policy classes.
 
 Subcommands (every file is safetensors; names below are the tensor names):
   make KIND DIR [--seed S]
@@ -32,23 +32,16 @@ PROTOCOL (tests/interop/policy_driver.lua implements the same steps with lrhost)
   grad.<param>    every parameter's gradient after that backward
   sd.<key>        every state_dict entry after the training forward (BatchNorm running stats move)
 
-Where 0.4.4 differs from LeRobot HEAD (the reference lrhost implements) the oracle computes HEAD's
-semantics from 0.4.4's modules, and says so:
-  * ACT l1 loss: HEAD divides the masked sum by the number of valid elements, 0.4.4 takes the mean
-    over all elements; the oracle runs 0.4.4's ACT model and applies HEAD's formula (and checks it
-    against 0.4.4's forward on the unpadded samples).
-  * Diffusion predict_action_chunk on an offline (B, n_obs_steps, ...) batch is HEAD-only; the
-    oracle stacks the cameras as HEAD does and calls 0.4.4's DiffusionModel.generate_actions.
-  * config.json: HEAD writes `pretrained_revision` (base) and `gradient_checkpointing` (Diffusion),
-    which 0.4.4's draccus rejects; `run` loads a view of DIR without them (only when they hold their
-    default value, anything else is an error).
+Every step calls LeRobot 0.6.1's public API unchanged: ACT's forward (l1 over the valid, unpadded
+elements), Diffusion's offline predict_action_chunk on (B, n_obs_steps, ...) windows, config.json
+through draccus with every field (pretrained_revision, gradient_checkpointing included). (With
+0.4.4 the oracle had to rebuild these from 0.4.4's modules; see README.md "Changes for 0.6.1".)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import sys
@@ -62,9 +55,6 @@ from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("LRHOST_ORACLE_THREADS", "1")))
-
-# Fields of LeRobot HEAD's config.json that 0.4.4 does not know, with their defaults.
-HEAD_ONLY_FIELDS = {"pretrained_revision": None, "gradient_checkpointing": False}
 
 # Not in alphabetical order on purpose: camera order is the order of input_features (config.json),
 # it decides which encoder sees which camera (Diffusion) and the order of the conditioning vector,
@@ -85,7 +75,7 @@ SMALL_CONFIGS = {
         n_groups=4, diffusion_step_embed_dim=16, spatial_softmax_num_keypoints=8, use_group_norm=False,
         use_separate_rgb_encoder_per_camera=True, num_inference_steps=10, pretrained_backbone_weights=None,
     ),
-    # DDIM sampling, sample prediction, GroupNorm and one shared encoder (0.4.4's defaults' tree).
+    # DDIM sampling, sample prediction, GroupNorm and one shared encoder (the other module tree).
     "diffusion_ddim": dict(
         n_obs_steps=2, horizon=16, n_action_steps=8, drop_n_last_frames=7, down_dims=(32, 64), kernel_size=3,
         n_groups=4, diffusion_step_embed_dim=16, spatial_softmax_num_keypoints=8, use_group_norm=True,
@@ -236,37 +226,13 @@ def cmd_inputs(args) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- run
-def loadable_view(src: Path, work: Path) -> tuple[Path, list[str]]:
-    """A copy of `src` whose config.json has no HEAD-only fields (only when they hold defaults)."""
-    cfg = read_json(src / "config.json")
-    dropped = []
-    for key, default in HEAD_ONLY_FIELDS.items():
-        if key in cfg:
-            if cfg[key] != default:
-                raise SystemExit(f"config.json: {key}={cfg[key]!r} cannot be expressed in LeRobot 0.4.4 "
-                                 f"(only the default {default!r} can be dropped)")
-            del cfg[key]
-            dropped.append(key)
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    for p in src.iterdir():
-        if p.name != "config.json":
-            os.symlink(p.resolve(), work / p.name)
-    with open(work / "config.json", "w") as f:
-        json.dump(cfg, f, indent=4)
-    return work, dropped
-
-
-def check_config_roundtrip(policy_cfg, original: dict, dropped: list[str]) -> list[str]:
+def check_config_roundtrip(policy_cfg, original: dict) -> list[str]:
     """draccus.encode(loaded config) must give back every value of the file (modulo device null->cpu)."""
     import draccus
 
     encoded = {"type": policy_cfg.type, **json.loads(json.dumps(draccus.encode(policy_cfg)))}
     problems = []
     for key, value in original.items():
-        if key in dropped:
-            continue
         if key not in encoded:
             problems.append(f"config.json key {key!r} not in LeRobot's config")
         elif encoded[key] != value and not (key == "device" and value is None):
@@ -274,7 +240,7 @@ def check_config_roundtrip(policy_cfg, original: dict, dropped: list[str]) -> li
     for key in encoded:
         if key not in original:
             problems.append(f"config.json lacks {key!r} (LeRobot default {encoded[key]!r} used)")
-    if list(k for k in original if k not in dropped) != list(k for k in encoded if k in original):
+    if list(original) != list(k for k in encoded if k in original):
         problems.append(f"config.json key order differs from LeRobot's: {list(original)} vs {list(encoded)}")
     return problems
 
@@ -300,11 +266,7 @@ def strict_key_check(policy: torch.nn.Module, model_file: Path) -> list[str]:
 
 
 def run_protocol(policy, pre, post, inputs: dict, seed: int) -> dict[str, torch.Tensor]:
-    from lerobot.utils.constants import OBS_IMAGES
-
-    cfg = policy.config
-    diffusion = cfg.type == "diffusion"
-    cams = list(cfg.image_features)
+    diffusion = policy.config.type == "diffusion"
     raw = {k.removeprefix("batch."): v for k, v in inputs.items() if k.startswith("batch.")}
     obs1_raw = {k.removeprefix("obs1."): v for k, v in inputs.items() if k.startswith("obs1.")}
     norm = pre(dict(raw))
@@ -317,12 +279,8 @@ def run_protocol(policy, pre, post, inputs: dict, seed: int) -> dict[str, torch.
     with torch.no_grad():
         policy.reset()
         torch.manual_seed(seed)
-        if diffusion:  # HEAD's offline predict_action_chunk on (B, n_obs_steps, ...) windows
-            batch = dict(obs)
-            batch[OBS_IMAGES] = torch.stack([batch[k] for k in cams], dim=-4)
-            out["chunk"] = policy.diffusion.generate_actions(batch)
-        else:
-            out["chunk"] = policy.predict_action_chunk(dict(obs))
+        # Diffusion: the offline mode (queues empty after reset) on (B, n_obs_steps, ...) windows.
+        out["chunk"] = policy.predict_action_chunk(dict(obs))
         policy.reset()
         torch.manual_seed(seed)
         out["action_1"] = post(policy.select_action(dict(obs1)))
@@ -331,12 +289,10 @@ def run_protocol(policy, pre, post, inputs: dict, seed: int) -> dict[str, torch.
     policy.train()
     policy.zero_grad(set_to_none=True)
     torch.manual_seed(seed)
-    if diffusion:
-        loss, _ = policy.forward(dict(norm))
-    else:
-        loss, parts = act_head_loss(policy, norm)
+    loss, parts = policy.forward(dict(norm))
+    if not diffusion:  # ACT's l1_loss / kld_loss (Python floats of float32 tensors: exact)
         for k, v in parts.items():
-            out[f"part.{k}"] = v.detach()
+            out[f"part.{k}"] = torch.tensor(v, dtype=torch.float32)
     loss.backward()
     out["loss"] = loss.detach()
     for name, p in policy.named_parameters():
@@ -347,50 +303,13 @@ def run_protocol(policy, pre, post, inputs: dict, seed: int) -> dict[str, torch.
     return {k: v.contiguous() for k, v in out.items()}
 
 
-def act_head_loss(policy, norm: dict) -> tuple[torch.Tensor, dict]:
-    """LeRobot HEAD's ACT loss on 0.4.4's ACT model (see the module docstring)."""
-    from lerobot.utils.constants import OBS_IMAGES
-
-    cfg = policy.config
-    batch = dict(norm)
-    batch[OBS_IMAGES] = [batch[k] for k in cfg.image_features]
-    actions_hat, (mu, log_sigma_x2) = policy.model(batch)
-    abs_err = (batch["action"] - actions_hat).abs()
-    valid = ~batch["action_is_pad"].unsqueeze(-1)
-    l1 = (abs_err * valid).sum() / (valid.sum() * abs_err.shape[-1]).clamp_min(1)
-    parts = {"l1_loss": l1}
-    loss = l1
-    if cfg.use_vae:
-        kld = (-0.5 * (1 + log_sigma_x2 - mu.pow(2) - log_sigma_x2.exp())).sum(-1).mean()
-        parts["kld_loss"] = kld
-        loss = l1 + cfg.kl_weight * kld
-    # Self-check against 0.4.4's own forward (same seed; dropout is 0 in the interop configs, and
-    # FrozenBatchNorm has no running state): equal KL, and an l1 that differs only by the
-    # denominator (all elements vs valid ones).
-    if cfg.dropout == 0.0:
-        state = torch.get_rng_state()
-        with torch.no_grad():
-            torch.manual_seed(int(torch.initial_seed()))
-            _, d = policy.forward(dict(norm))
-        torch.set_rng_state(state)
-        scale = valid.sum().item() * abs_err.shape[-1] / abs_err.numel()
-        if not math.isclose(d["l1_loss"], l1.item() * scale, rel_tol=1e-5, abs_tol=1e-7):
-            raise SystemExit(f"oracle self-check: 0.4.4 l1 {d['l1_loss']} vs HEAD-formula l1*scale {l1.item() * scale}")
-        if cfg.use_vae and not math.isclose(d["kld_loss"], parts["kld_loss"].item(), rel_tol=1e-5, abs_tol=1e-7):
-            raise SystemExit(f"oracle self-check: 0.4.4 kld {d['kld_loss']} vs {parts['kld_loss'].item()}")
-    return loss, parts
-
-
 def cmd_run(args) -> int:
     from lerobot.configs.policies import PreTrainedConfig
     from lerobot.policies.factory import make_pre_post_processors
 
     src = Path(args.dir)
-    view, dropped = loadable_view(src, Path(args.out).with_suffix(".lerobot_view"))
-    if dropped:
-        log(f"config.json: dropped HEAD-only fields {dropped} (at their defaults) for LeRobot 0.4.4")
-    cfg = PreTrainedConfig.from_pretrained(view)
-    problems = check_config_roundtrip(cfg, read_json(src / "config.json"), dropped)
+    cfg = PreTrainedConfig.from_pretrained(src)
+    problems = check_config_roundtrip(cfg, read_json(src / "config.json"))
     _, policy_cls = policy_classes(cfg.type)
     probe = policy_cls(cfg)
     problems += strict_key_check(probe, src / "model.safetensors")
@@ -399,14 +318,14 @@ def cmd_run(args) -> int:
         for p in problems:
             log("MISMATCH " + p)
         return 1
-    policy = policy_cls.from_pretrained(view, strict=True)
-    pre, post = make_pre_post_processors(policy.config, pretrained_path=str(view))
+    policy = policy_cls.from_pretrained(src, strict=True)
+    pre, post = make_pre_post_processors(policy.config, pretrained_path=str(src))
     n = len(policy.state_dict())
     log(f"LeRobot {cfg.type} loaded {src} strictly ({n} tensors, every key matched); processors: "
         f"{[type(s).__name__ for s in pre.steps]} / {[type(s).__name__ for s in post.steps]}")
     inputs = load_file(args.inputs)
     out = run_protocol(policy, pre, post, inputs, args.seed)
-    save_file(out, args.out, metadata={"producer": "lerobot-0.4.4", "seed": str(args.seed)})
+    save_file(out, args.out, metadata={"producer": "lerobot-0.6.1", "seed": str(args.seed)})
     log(f"wrote {len(out)} tensors to {args.out}: loss {out['loss'].item():.6f}, chunk {tuple(out['chunk'].shape)}")
     return 0
 
@@ -490,14 +409,12 @@ def cmd_compare_dirs(args) -> int:
         elif isinstance(v, dict) and list(v) != list(cb[k]):  # feature order = camera order
             bad.append(f"config.json {k}: key order changed from {list(v)} to {list(cb[k])}")
     for k in cb:
-        if k not in ca and k not in HEAD_ONLY_FIELDS:
+        if k not in ca:
             bad.append(f"config.json: re-saved has extra key {k!r}")
     for name in ("policy_preprocessor.json", "policy_postprocessor.json"):
         ja, jb = read_json(a / name), read_json(b / name)
         if ja != jb:
             bad.append(f"{name} differs:\n  original {json.dumps(ja)}\n  re-saved {json.dumps(jb)}")
-    visual = {k for k, f in read_json(a / "config.json")["input_features"].items() if f["type"] == "VISUAL"}
-    reshaped = []
     for p in sorted(a.glob("policy_*processor_step_*.safetensors")):
         q = b / p.name
         if not q.exists():
@@ -509,15 +426,8 @@ def cmd_compare_dirs(args) -> int:
         for k in sorted(set(ta) & set(tb)):
             if torch.equal(ta[k], tb[k]):
                 continue
-            # HEAD's normalizer (_reshape_visual_stats) stores every 1-D stat of a VISUAL feature as
-            # (C, 1, 1), "count" included; 0.4.4 keeps what it was given (count is (1,)).
-            if k.rsplit(".", 1)[0] in visual and ta[k].ndim == 1 and torch.equal(ta[k].reshape(-1, 1, 1), tb[k]):
-                reshaped.append(k)
-                continue
             bad.append(f"{p.name}: {k}: original {tuple(ta[k].shape)} {ta[k].flatten()[:4].tolist()}, "
                        f"re-saved {tuple(tb[k].shape)} {tb[k].flatten()[:4].tolist()}")
-    if reshaped:
-        log(f"note: 1-D visual stats re-saved as (C,1,1) like LeRobot HEAD's normalizer: {reshaped}")
     for x in bad:
         log("MISMATCH " + x)
     log(f"{'FAILED' if bad else 'OK'}: re-saved {b} vs original {a} ({len(wa)} weights)")

@@ -5,7 +5,7 @@
 #
 # CASE: lerobot_writes_lrhost_reads | lrhost_writes_lerobot_reads | sampler_order | stats_match.
 # WORK_DIR is emptied and holds the datasets and dumps (left in place for inspection).
-# Exits 77 (ctest's skip code) when `scripts/setup-interop --status` says the oracle is unavailable,
+# Exits 77 (ctest's skip code) when `scripts/setup-interop --python` says the oracle is unavailable,
 # 1 on any mismatch (the compare scripts print the differences), 0 when everything matched.
 set -euo pipefail
 case_name="${1:?usage: run_interop.sh CASE LRHOST_EXE WORK_DIR}"
@@ -13,16 +13,8 @@ lrhost="${2:?lrhost executable}"
 work="${3:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-py="${LRHOST_CACHE:-$HOME/.cache/lrhost}/venv/bin/python"
-
-if ! status="$("$repo/scripts/setup-interop" --status 2>&1)"; then
-  echo "interop oracle unavailable (scripts/setup-interop --status: $status); skipping"
-  exit 77
-fi
-if [ ! -x "$py" ]; then
-  echo "no venv python at $py; skipping"
-  exit 77
-fi
+# The oracle's python (its own venv); prints why on stderr and skips when it is not installed.
+py="$("$repo/scripts/setup-interop" --python)" || exit 77
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one policy interop case against LeRobot 0.4.4's own policy code (the oracle; see README.md):
+# Runs one policy interop case against LeRobot 0.6.1's own policy code (the oracle; see README.md):
 #
 #   run_policy_interop.sh CASE LRHOST_EXE WORK_DIR
 #
@@ -16,23 +16,15 @@
 #   policy_diffusion_from_lerobot strictly, re-saves it (compared with the original) and both compute
 #                                 the same outputs.
 # WORK_DIR is emptied and keeps every folder and output for inspection. Exits 77 (ctest's skip code)
-# when `scripts/setup-interop --status` says the oracle is unavailable, 1 on any mismatch.
+# when `scripts/setup-interop --python` says the oracle is unavailable, 1 on any mismatch.
 set -euo pipefail
 case_name="${1:?usage: run_policy_interop.sh CASE LRHOST_EXE WORK_DIR}"
 lrhost="${2:?lrhost executable}"
 work="${3:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-py="${LRHOST_CACHE:-$HOME/.cache/lrhost}/venv/bin/python"
-
-if ! status="$("$repo/scripts/setup-interop" --status 2>&1)"; then
-  echo "interop oracle unavailable (scripts/setup-interop --status: $status); skipping"
-  exit 77
-fi
-if [ ! -x "$py" ]; then
-  echo "no venv python at $py; skipping"
-  exit 77
-fi
+# The oracle's python (its own venv); prints why on stderr and skips when it is not installed.
+py="$("$repo/scripts/setup-interop" --python)" || exit 77
 
 rm -rf "$work"
 mkdir -p "$work"
