@@ -22,7 +22,7 @@ timeout 600 "$py" "$here/lerobot_train.py" --dataset.repo_id=local/push --datase
   --policy.type=act --policy.device=cpu --policy.push_to_hub=false --policy.pretrained_backbone_weights=null \
   --policy.dim_model=64 --policy.dim_feedforward=128 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1 \
   --policy.chunk_size=20 --policy.n_action_steps=20 --steps=2 --save_freq=2 --log_freq=1 --batch_size=2 \
-  --num_workers=0 --eval_freq=0 --wandb.enable=false --output_dir="$work/lerobot_run" > "$work/lerobot.log" 2>&1 ||
+  --num_workers=0 --env_eval_freq=0 --wandb.enable=false --output_dir="$work/lerobot_run" > "$work/lerobot.log" 2>&1 ||
   { tail -30 "$work/lerobot.log"; fail "lerobot-train failed"; }
 [ -f "$work/lerobot_run/checkpoints/000002/training_state/optimizer_state.safetensors" ] ||
   fail "lerobot-train wrote no checkpoint"

@@ -89,7 +89,8 @@ case "$case_name" in
     compare_pair images_deltas "$work/synth_images" --delta-timestamps "$deltas" --episodes 0,2,3
     ;;
   sampler_order)
-    # The loader's `index` stream (shuffle=true) vs LeRobot 0.6.2's EpisodeAwareSampler order.
+    # The loader's `index` stream (shuffle=true) vs LeRobot 0.6.1's own EpisodeAwareSampler order
+    # (and sampler_order.py's re-implementation of it, which must agree).
     step "lrhost dataset synth"
     quiet "$lrhost" dataset synth --out "$work/synth" --episodes 5
     runs=(
@@ -109,7 +110,8 @@ case "$case_name" in
     if ! "$py" - "$here" "$work/synth" "$work" "${runs[@]}" <<'EOF'; then failures=$((failures + 1)); fi
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from sampler_order import ranges_from_dataset, sampler_order
+import _lerobot_compat  # noqa: F401  (offline env, before lerobot)
+from sampler_order import lerobot_sampler_order, ranges_from_dataset, sampler_order
 root, work, runs = sys.argv[2], sys.argv[3], sys.argv[4:]
 ranges = ranges_from_dataset(root)
 bad = 0
@@ -121,9 +123,11 @@ for run in runs:
     first_epoch, start = int(a.get("start_epoch", 0)), int(a.get("start_index", 0))
     for k, order in enumerate(got["epochs"]):
         epoch, s = first_epoch + k, (start if k == 0 else 0)
-        n, want = sampler_order(int(a["seed"]), epoch, ranges, int(a.get("drop_first", 0)),
-                                int(a.get("drop_last", 0)), use, s)
+        params = (int(a["seed"]), epoch, ranges, int(a.get("drop_first", 0)), int(a.get("drop_last", 0)), use, s)
+        n, want = lerobot_sampler_order(*params)
         tag = f"[{name}] epoch {epoch} start {s}"
+        if sampler_order(*params) != (n, want):
+            print(f"{tag}: sampler_order.py's re-implementation differs from LeRobot's sampler"); bad += 1
         if n != got["num_samples"]:
             print(f"{tag}: num_samples LeRobot {n} lrhost {got['num_samples']}"); bad += 1
         if want != order:

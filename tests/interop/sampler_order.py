@@ -17,9 +17,10 @@ With only --n, the ranges are the single range [0, N).
 Output: one JSON object {"algorithm", "seed", "epoch", "epoch_seed", "n", "start", "order": [...]}
 ("order" holds frame indices, i.e. dataset `index` values; N - start entries).
 
-Pure numpy + torch: LeRobot itself is not needed. NOTE: LeRobot 0.4.4's EpisodeAwareSampler does
-NOT use this algorithm (it does `torch.randperm(len(indices))` on the GLOBAL torch RNG, no seed/epoch
-arguments, no resume state), so this script implements the reference algorithm directly.
+Pure numpy + torch: LeRobot itself is not needed. LeRobot 0.6.1's own `EpisodeAwareSampler` uses
+this algorithm too; `lerobot_sampler_order()` runs it (the interop test compares lrhost with it and
+checks that this re-implementation agrees). LeRobot 0.4.4's sampler did not (global torch RNG, no
+seed/epoch, no resume state), which is why the algorithm is written out here.
 """
 
 from __future__ import annotations
@@ -60,6 +61,26 @@ def ranges_from_dataset(root: str) -> list[tuple[int, int]]:
         rows.extend(t)
     rows.sort(key=lambda r: r["episode_index"])
     return [(r["dataset_from_index"], r["dataset_to_index"]) for r in rows]
+
+
+def lerobot_sampler_order(
+    seed: int,
+    epoch: int,
+    ranges: list[tuple[int, int]],
+    drop_first: int = 0,
+    drop_last: int = 0,
+    episodes_to_use: list[int] | None = None,
+    start: int = 0,
+) -> tuple[int, list[int]]:
+    """(len, order) from LeRobot's own EpisodeAwareSampler (0.6.1), positioned like a resume."""
+    from lerobot.datasets.sampler import EpisodeAwareSampler
+
+    sampler = EpisodeAwareSampler(
+        [a for a, _ in ranges], [b for _, b in ranges], episode_indices_to_use=episodes_to_use,
+        drop_n_first_frames=drop_first, drop_n_last_frames=drop_last, shuffle=True, seed=seed,
+    )
+    sampler.load_state_dict({"epoch": epoch, "start_index": start})
+    return len(sampler), [int(i) for i in sampler]
 
 
 def sampler_order(
