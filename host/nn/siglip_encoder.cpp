@@ -1,0 +1,45 @@
+// SigLIP MLP, pre-LN encoder layer and layer stack (see siglip_encoder.hpp).
+#include "host/nn/siglip_encoder.hpp"
+
+namespace lrhost::nn {
+
+SiglipMLPImpl::SiglipMLPImpl(const SiglipVisionConfig& config)
+    : gelu_approximate_(config.hidden_act == "gelu" ? "none" : "tanh") {
+  fc1 = register_module("fc1", torch::nn::Linear(config.hidden_size, config.intermediate_size));
+  fc2 = register_module("fc2", torch::nn::Linear(config.intermediate_size, config.hidden_size));
+}
+
+torch::Tensor SiglipMLPImpl::forward(const torch::Tensor& x) {
+  auto hidden = fc1->forward(x);
+  // In place when no graph is recorded (gelu's backward needs its input): one 4x-wide buffer less.
+  hidden =
+      torch::GradMode::is_enabled() ? torch::gelu(hidden, gelu_approximate_) : torch::gelu_(hidden, gelu_approximate_);
+  return fc2->forward(hidden);
+}
+
+SiglipEncoderLayerImpl::SiglipEncoderLayerImpl(const SiglipVisionConfig& config) {
+  const auto norm = torch::nn::LayerNormOptions({config.hidden_size}).eps(config.layer_norm_eps);
+  self_attn = register_module("self_attn", SiglipAttention(config));
+  layer_norm1 = register_module("layer_norm1", torch::nn::LayerNorm(norm));
+  mlp = register_module("mlp", SiglipMLP(config));
+  layer_norm2 = register_module("layer_norm2", torch::nn::LayerNorm(norm));
+}
+
+torch::Tensor SiglipEncoderLayerImpl::forward(const torch::Tensor& hidden_states) {
+  // residual + block, added into the block's fresh output (a Linear's, whose backward does not need
+  // it): the same sum as transformers' `residual + hidden_states`, one buffer less.
+  auto x = self_attn->forward(layer_norm1->forward(hidden_states)).add_(hidden_states);
+  return mlp->forward(layer_norm2->forward(x)).add_(x);
+}
+
+SiglipEncoderImpl::SiglipEncoderImpl(const SiglipVisionConfig& config) {
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers->push_back(SiglipEncoderLayer(config));
+}
+
+torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {
+  for (const auto& layer : *layers) hidden_states = layer->as<SiglipEncoderLayer>()->forward(hidden_states);
+  return hidden_states;
+}
+
+}  // namespace lrhost::nn

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# VLM vision blocks against transformers 5.5 / LeRobot 0.6.1 (the oracle venv):
+#
+#   vlm_vision_interop.sh CHECK_EXE WORK_DIR
+#
+# vlm_vision_oracle.py writes a tiny SmolVLM (config, weights, inputs and reference outputs) to
+# WORK_DIR; CHECK_EXE (lrhost_vlm_vision_check) loads it with lrhost's modules and compares. Exits 77
+# (ctest's skip code) when the oracle's Python is not installed; LRHOST_INTEROP_PYTHON overrides it.
+set -euo pipefail
+check="${1:?usage: vlm_vision_interop.sh CHECK_EXE WORK_DIR}"
+work="${2:?work dir}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+py="${LRHOST_INTEROP_PYTHON:-}"
+if [ -z "$py" ]; then
+  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
+fi
+rm -rf "$work"
+mkdir -p "$work"
+export OMP_NUM_THREADS=1
+"$py" "$here/vlm_vision_oracle.py" "$work"
+"$check" "$work"
