@@ -9,6 +9,12 @@ namespace {
 torch::nn::Linear linear(int64_t in, int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
+
+// at::linear, as Python's nn.Linear calls it. The C++ frontend's Linear::forward computes
+// matmul + bias in two roundings for inputs that are not 2-D, which differs from PyTorch in bf16.
+torch::Tensor at_linear(const torch::nn::Linear& projection, const torch::Tensor& x) {
+  return torch::linear(x, projection->weight, projection->bias);
+}
 }  // namespace
 
 LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& config, int64_t kv_input_size)
@@ -30,13 +36,13 @@ torch::Tensor LlamaAttentionImpl::split_heads(const torch::Tensor& x) const {
 }
 
 torch::Tensor LlamaAttentionImpl::project_query(const torch::Tensor& x) {
-  return split_heads(q_proj->forward(x));
+  return split_heads(at_linear(q_proj, x));
 }
 torch::Tensor LlamaAttentionImpl::project_key(const torch::Tensor& x) {
-  return split_heads(k_proj->forward(x));
+  return split_heads(at_linear(k_proj, x));
 }
 torch::Tensor LlamaAttentionImpl::project_value(const torch::Tensor& x) {
-  return split_heads(v_proj->forward(x));
+  return split_heads(at_linear(v_proj, x));
 }
 
 QueryKeyValue LlamaAttentionImpl::project(const torch::Tensor& x) {
@@ -44,7 +50,7 @@ QueryKeyValue LlamaAttentionImpl::project(const torch::Tensor& x) {
 }
 
 torch::Tensor LlamaAttentionImpl::project_output(const torch::Tensor& attended) {
-  return o_proj->forward(attended);
+  return at_linear(o_proj, attended);
 }
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const RotaryTables& rope, const torch::Tensor& mask,

@@ -16,9 +16,14 @@ LlamaMLPImpl::LlamaMLPImpl(int64_t hidden_size, int64_t intermediate_size, bool 
 }
 
 torch::Tensor LlamaMLPImpl::forward(const torch::Tensor& x) {
-  auto gate = gate_proj->forward(x);
+  // at::linear as Python's nn.Linear calls it: the C++ frontend's Linear::forward adds the bias in a
+  // separate rounding for inputs that are not 2-D, which differs from PyTorch in bf16.
+  auto apply = [](const torch::nn::Linear& projection, const torch::Tensor& input) {
+    return torch::linear(input, projection->weight, projection->bias);
+  };
+  auto gate = apply(gate_proj, x);
   auto activated = tanh_gelu_ ? torch::gelu(gate, "tanh") : torch::silu(gate);
-  return down_proj->forward(activated * up_proj->forward(x));
+  return apply(down_proj, activated * apply(up_proj, x));
 }
 
 }  // namespace lrhost::nn
