@@ -27,8 +27,8 @@ torch::Tensor checked_mask(const torch::Tensor& query, const torch::Tensor& key,
     throw DataError(where(kernel) + ": key " + c10::str(key.sizes()) + " and value " + c10::str(value.sizes()) +
                     " must have the same shape, with the batch and head_dim of query " + c10::str(query.sizes()));
   if (kv_heads == 0 || heads % kv_heads != 0)
-    throw DataError(where(kernel) + ": query heads (" + std::to_string(heads) + ") must be a multiple of key/value heads (" +
-                    std::to_string(kv_heads) + ")");
+    throw DataError(where(kernel) + ": query heads (" + std::to_string(heads) +
+                    ") must be a multiple of key/value heads (" + std::to_string(kv_heads) + ")");
   if (!mask.defined()) return mask;
   auto m = mask.dim() == 3 ? mask.unsqueeze(1) : mask;
   const int64_t lq = query.size(1), lk = key.size(1);
@@ -63,10 +63,14 @@ torch::Tensor causal_mask(int64_t lq, int64_t lk, const torch::Device& device) {
 // torch.finfo(dtype).min, the fill transformers uses for masked scores.
 double finfo_min(c10::ScalarType dtype) {
   switch (dtype) {
-    case torch::kFloat32: return std::numeric_limits<float>::lowest();
-    case torch::kBFloat16: return static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest());
-    case torch::kFloat16: return static_cast<double>(std::numeric_limits<c10::Half>::lowest());
-    default: return std::numeric_limits<double>::lowest();
+    case torch::kFloat32:
+      return std::numeric_limits<float>::lowest();
+    case torch::kBFloat16:
+      return static_cast<double>(std::numeric_limits<c10::BFloat16>::lowest());
+    case torch::kFloat16:
+      return static_cast<double>(std::numeric_limits<c10::Half>::lowest());
+    default:
+      return std::numeric_limits<double>::lowest();
   }
 }
 
@@ -115,7 +119,9 @@ torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key
   const int64_t batch = query.size(0), lk = key.size(1), kv_heads = key.size(2), head_dim = key.size(3);
   // K/V expanded (B, Lk, Hkv, groups, D) -> (B, Lk, H, D), in SmolVLA's (batch, length, heads, dim) layout.
   auto expand = [&](const torch::Tensor& x) {
-    return x.unsqueeze(3).expand({batch, lk, kv_heads, groups, head_dim}).reshape({batch, lk, kv_heads * groups, head_dim});
+    return x.unsqueeze(3)
+        .expand({batch, lk, kv_heads, groups, head_dim})
+        .reshape({batch, lk, kv_heads * groups, head_dim});
   };
   auto k = expand(key).to(torch::kFloat32).transpose(1, 2);
   auto v = expand(value);
@@ -123,7 +129,8 @@ torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key
   auto weights = torch::matmul(q, k.transpose(2, 3));
   weights.mul_(scale);
   if (mask.defined())
-    weights = torch::where(mask, weights, torch::scalar_tensor(std::numeric_limits<float>::lowest(), weights.options()));
+    weights =
+        torch::where(mask, weights, torch::scalar_tensor(std::numeric_limits<float>::lowest(), weights.options()));
   auto probs = torch::softmax(weights, -1).to(v.scalar_type());
   auto out = torch::matmul(probs, v.permute({0, 2, 1, 3}));
   return out.permute({0, 2, 1, 3}).reshape({batch, -1, kv_heads * groups * head_dim});
@@ -133,9 +140,12 @@ torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key
 
 const char* attention_kernel_name(AttentionKernel kernel) {
   switch (kernel) {
-    case AttentionKernel::sdpa: return "sdpa";
-    case AttentionKernel::eager: return "eager";
-    case AttentionKernel::smolvla_eager: return "smolvla_eager";
+    case AttentionKernel::sdpa:
+      return "sdpa";
+    case AttentionKernel::eager:
+      return "eager";
+    case AttentionKernel::smolvla_eager:
+      return "smolvla_eager";
   }
   return "?";
 }
@@ -148,9 +158,12 @@ torch::Tensor attend(const torch::Tensor& query, const torch::Tensor& key, const
   if (!m.defined() && options.causal && query.size(1) > 1 && options.kernel != AttentionKernel::sdpa)
     m = causal_mask(query.size(1), key.size(1), query.device()).view({1, 1, query.size(1), key.size(1)});
   switch (options.kernel) {
-    case AttentionKernel::sdpa: return sdpa(query, key, value, m, options.causal, scale, groups);
-    case AttentionKernel::eager: return transformers_eager(query, key, value, m, scale, groups);
-    case AttentionKernel::smolvla_eager: return smolvla_eager(query, key, value, m, scale, groups);
+    case AttentionKernel::sdpa:
+      return sdpa(query, key, value, m, options.causal, scale, groups);
+    case AttentionKernel::eager:
+      return transformers_eager(query, key, value, m, scale, groups);
+    case AttentionKernel::smolvla_eager:
+      return smolvla_eager(query, key, value, m, scale, groups);
   }
   throw util::ConfigError("attention: unknown kernel");
 }

@@ -27,10 +27,10 @@ double read_rope_theta(const nlohmann::json& object, const std::string& where, d
   };
   auto require_default = [&](const std::string& type, const std::string& key) {
     if (type != "default")
-      throw ConfigError(where + ": '" + key + "' has rope_type '" + type +
-                            "', but only the default rotary embedding is implemented",
-                        "scaled RoPE variants (linear, dynamic, yarn, llama3, ...) would change every position; "
-                        "use a model with rope_type 'default'");
+      throw ConfigError(
+          where + ": '" + key + "' has rope_type '" + type + "', but only the default rotary embedding is implemented",
+          "scaled RoPE variants (linear, dynamic, yarn, llama3, ...) would change every position; "
+          "use a model with rope_type 'default'");
   };
   double theta = fallback;
   config::ConfigReader reader(object, where);
@@ -40,8 +40,7 @@ double read_rope_theta(const nlohmann::json& object, const std::string& where, d
     require_default(rope_type_of(*it, "rope_scaling"), "rope_scaling");
   }
   if (auto it = object.find("rope_parameters"); it != object.end() && !it->is_null()) {
-    if (!it->is_object())
-      throw ConfigError(where + ": 'rope_parameters' must be an object or null, got " + it->dump());
+    if (!it->is_object()) throw ConfigError(where + ": 'rope_parameters' must be an object or null, got " + it->dump());
     require_default(rope_type_of(*it, "rope_parameters"), "rope_parameters");
     config::ConfigReader rope(*it, where + ": rope_parameters");
     theta = rope.positive_number("rope_theta", theta);
@@ -53,7 +52,8 @@ double read_rope_theta(const nlohmann::json& object, const std::string& where, d
 
 void LlamaConfig::validate(const std::string& where) const {
   auto positive = [&](const char* key, int64_t value) {
-    if (value <= 0) throw ConfigError(where + ": '" + key + "' must be a positive integer, got " + std::to_string(value));
+    if (value <= 0)
+      throw ConfigError(where + ": '" + key + "' must be a positive integer, got " + std::to_string(value));
   };
   positive("vocab_size", vocab_size);
   positive("hidden_size", hidden_size);

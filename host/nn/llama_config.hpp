@@ -21,9 +21,9 @@ struct LlamaConfig {
   int64_t num_key_value_heads = 32;  // transformers: defaults to num_attention_heads
   int64_t head_dim = 128;            // transformers: defaults to hidden_size / num_attention_heads
   double rms_norm_eps = 1e-6;
-  double rope_theta = 10000.0;  // rope_parameters.rope_theta (transformers 5) or rope_theta (older files)
-  bool attention_bias = false;  // q/k/v/o projections
-  bool mlp_bias = false;        // gate/up/down projections
+  double rope_theta = 10000.0;      // rope_parameters.rope_theta (transformers 5) or rope_theta (older files)
+  bool attention_bias = false;      // q/k/v/o projections
+  bool mlp_bias = false;            // gate/up/down projections
   std::string hidden_act = "silu";  // "silu" (Llama) or "gelu_pytorch_tanh" (Gemma-style MLPs)
   double initializer_range = 0.02;  // std of transformers' normal init (from-scratch modules only)
 

@@ -5,8 +5,8 @@ namespace lrhost::nn {
 
 LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& config) {
   self_attn = register_module("self_attn", LlamaAttention(config));
-  mlp = register_module("mlp", LlamaMLP(config.hidden_size, config.intermediate_size, config.mlp_bias,
-                                        config.hidden_act));
+  mlp = register_module("mlp",
+                        LlamaMLP(config.hidden_size, config.intermediate_size, config.mlp_bias, config.hidden_act));
   input_layernorm = register_module("input_layernorm", RMSNorm(config.hidden_size, config.rms_norm_eps));
   post_attention_layernorm =
       register_module("post_attention_layernorm", RMSNorm(config.hidden_size, config.rms_norm_eps));

@@ -42,10 +42,10 @@ RotaryTables LlamaRotaryEmbedding::tables(const torch::Tensor& position_ids, c10
   const int64_t batch = position_ids.size(0);
   // LlamaRotaryEmbedding.forward: (B, D/2, 1) @ (B, 1, L) in fp32, transposed; the batched matmul
   // is kept (not a broadcast multiply) so the rounding is the same kernel's.
-  auto inv_freq = inv_freq_.to(position_ids.device()).index({torch::indexing::None, torch::indexing::Slice(),
-                                                             torch::indexing::None});
-  auto freqs = torch::matmul(inv_freq.expand({batch, -1, 1}), position_ids.unsqueeze(1).to(torch::kFloat32))
-                   .transpose(1, 2);
+  auto inv_freq = inv_freq_.to(position_ids.device())
+                      .index({torch::indexing::None, torch::indexing::Slice(), torch::indexing::None});
+  auto freqs =
+      torch::matmul(inv_freq.expand({batch, -1, 1}), position_ids.unsqueeze(1).to(torch::kFloat32)).transpose(1, 2);
   auto angles = torch::cat({freqs, freqs}, -1);
   // transformers multiplies by attention_scaling, which is exactly 1.0 for the default rope type.
   return {angles.cos().to(dtype), angles.sin().to(dtype)};

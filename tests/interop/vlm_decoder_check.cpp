@@ -92,10 +92,10 @@ void check_case(const fs::path& folder) {
   report("smolvla eager attention", nn::attend(r("q"), r("k"), r("v"), mask, smolvla), r("smolvla_attn"), false);
   report("smolvla eager, fully masked rows", nn::attend(r("q"), r("k"), r("v"), r("fully_masked"), smolvla),
          r("smolvla_attn_fully_masked"), false);
-  report("smolvla eager attention (bf16)",
-         nn::attend(r("q").to(torch::kBFloat16), r("k").to(torch::kBFloat16), r("v").to(torch::kBFloat16), mask,
-                    smolvla),
-         r("smolvla_attn_bf16"), true);
+  report(
+      "smolvla eager attention (bf16)",
+      nn::attend(r("q").to(torch::kBFloat16), r("k").to(torch::kBFloat16), r("v").to(torch::kBFloat16), mask, smolvla),
+      r("smolvla_attn_bf16"), true);
 
   // Decoder layers loaded from the file, both transformers backends, fp32 then bf16.
   nn::LlamaModel model(config);
@@ -127,7 +127,8 @@ void check_case(const fs::path& folder) {
       // transformers' model.to(bf16) rounds inv_freq through bf16 (see rotary_embedding.hpp).
       nn::LlamaRotaryEmbedding rounded(config.head_dim, config.rope_theta);
       rounded.round_inv_freq_through(torch::kBFloat16);
-      report("layer0 sdpa_bf16, inv_freq via bf16", model->layer(0)->forward(xd, rounded.tables(positions, dtype), mask),
+      report("layer0 sdpa_bf16, inv_freq via bf16",
+             model->layer(0)->forward(xd, rounded.tables(positions, dtype), mask),
              r("layer0_sdpa_bf16_rounded_inv_freq"), true);
     }
   }

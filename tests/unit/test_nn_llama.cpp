@@ -137,7 +137,9 @@ TEST_CASE("the SwiGLU MLP is down(silu(gate(x)) * up(x)) with at::linear's round
   nn::LlamaMLP mlp(8, 12, /*bias=*/true);
   mlp->to(torch::kBFloat16);
   auto x = torch::randn({2, 5, 8}).to(torch::kBFloat16);
-  auto linear = [](const torch::nn::Linear& p, const torch::Tensor& in) { return torch::linear(in, p->weight, p->bias); };
+  auto linear = [](const torch::nn::Linear& p, const torch::Tensor& in) {
+    return torch::linear(in, p->weight, p->bias);
+  };
   auto expected = linear(mlp->down_proj, torch::silu(linear(mlp->gate_proj, x)) * linear(mlp->up_proj, x));
   // Bit-exact: Python's nn.Linear is at::linear (fused bias); the C++ frontend's Linear::forward on a
   // 3-D input adds the bias separately, which changes bf16 results (found by the interop check).
@@ -151,7 +153,8 @@ TEST_CASE("RoPE: position 0 is the identity and q.k depends only on the relative
   auto q = torch::randn({1, 1, 2, 16}), k = torch::randn({1, 1, 2, 16});
   auto at = [&](const torch::Tensor& x, int64_t position, bool smolvla) {
     auto pos = torch::full({1, 1}, position, torch::kInt64);
-    return smolvla ? nn::smolvla_apply_rope(x, pos, 100000) : nn::apply_rotary_pos_emb(x, rope.tables(pos, x.scalar_type()));
+    return smolvla ? nn::smolvla_apply_rope(x, pos, 100000)
+                   : nn::apply_rotary_pos_emb(x, rope.tables(pos, x.scalar_type()));
   };
   for (bool smolvla : {false, true}) {
     CAPTURE(smolvla);
