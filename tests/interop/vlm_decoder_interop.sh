@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Interop test of the Llama/SmolLM2 decoder parts (docs/vlm.md, "Decoder layer"):
+#
+#   vlm_decoder_interop.sh CHECK_EXE WORK_DIR
+#
+# vlm_decoder_oracle.py (transformers 5.5 + LeRobot 0.6.1, the oracle venv) writes tiny random Llama
+# models and reference outputs; CHECK_EXE (tests/interop/vlm_decoder_check.cpp) recomputes them with
+# lrhost's modules. Exits 77 (ctest's skip code) when the oracle's python is unavailable.
+# LRHOST_INTEROP_PYTHON overrides the python (for development before the oracle is installed).
+set -euo pipefail
+check="${1:?usage: vlm_decoder_interop.sh CHECK_EXE WORK_DIR}"
+work="${2:?work dir}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+if [ -n "${LRHOST_INTEROP_PYTHON:-}" ]; then
+  py="$LRHOST_INTEROP_PYTHON"
+else
+  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
+fi
+if ! "$py" -c 'import transformers, lerobot.policies.smolvla.smolvlm_with_expert' >/dev/null 2>&1; then
+  echo "oracle python $py lacks transformers or lerobot's SmolVLA; skipping"
+  exit 77
+fi
+
+rm -rf "$work"
+mkdir -p "$work"
+export OMP_NUM_THREADS=1
+"$py" "$here/vlm_decoder_oracle.py" "$work"
+"$check" "$work/plain" "$work/bias"
