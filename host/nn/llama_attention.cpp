@@ -1,6 +1,7 @@
 // LlamaAttention: projections, RoPE and the attention core.
 #include "host/nn/llama_attention.hpp"
 
+#include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::nn {
@@ -8,12 +9,6 @@ namespace lrhost::nn {
 namespace {
 torch::nn::Linear linear(int64_t in, int64_t out, bool bias) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
-}
-
-// at::linear, as Python's nn.Linear calls it. The C++ frontend's Linear::forward computes
-// matmul + bias in two roundings for inputs that are not 2-D, which differs from PyTorch in bf16.
-torch::Tensor at_linear(const torch::nn::Linear& projection, const torch::Tensor& x) {
-  return torch::linear(x, projection->weight, projection->bias);
 }
 }  // namespace
 
@@ -36,13 +31,13 @@ torch::Tensor LlamaAttentionImpl::split_heads(const torch::Tensor& x) const {
 }
 
 torch::Tensor LlamaAttentionImpl::project_query(const torch::Tensor& x) {
-  return split_heads(at_linear(q_proj, x));
+  return split_heads(apply_linear(q_proj, x));
 }
 torch::Tensor LlamaAttentionImpl::project_key(const torch::Tensor& x) {
-  return split_heads(at_linear(k_proj, x));
+  return split_heads(apply_linear(k_proj, x));
 }
 torch::Tensor LlamaAttentionImpl::project_value(const torch::Tensor& x) {
-  return split_heads(at_linear(v_proj, x));
+  return split_heads(apply_linear(v_proj, x));
 }
 
 QueryKeyValue LlamaAttentionImpl::project(const torch::Tensor& x) {
@@ -50,7 +45,7 @@ QueryKeyValue LlamaAttentionImpl::project(const torch::Tensor& x) {
 }
 
 torch::Tensor LlamaAttentionImpl::project_output(const torch::Tensor& attended) {
-  return at_linear(o_proj, attended);
+  return apply_linear(o_proj, attended);
 }
 
 torch::Tensor LlamaAttentionImpl::forward(const torch::Tensor& x, const RotaryTables& rope, const torch::Tensor& mask,

@@ -1,6 +1,7 @@
 // SwiGLU MLP with transformers' module names.
 #include "host/nn/llama_mlp.hpp"
 
+#include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::nn {
@@ -18,14 +19,9 @@ LlamaMLPImpl::LlamaMLPImpl(int64_t hidden_size, int64_t intermediate_size, bool 
 }
 
 torch::Tensor LlamaMLPImpl::forward(const torch::Tensor& x) {
-  // at::linear as Python's nn.Linear calls it: the C++ frontend's Linear::forward adds the bias in a
-  // separate rounding for inputs that are not 2-D, which differs from PyTorch in bf16.
-  auto apply = [](const torch::nn::Linear& projection, const torch::Tensor& input) {
-    return torch::linear(input, projection->weight, projection->bias);
-  };
-  auto gate = apply(gate_proj, x);
+  auto gate = apply_linear(gate_proj, x);
   auto activated = tanh_gelu_ ? torch::gelu(gate, "tanh") : torch::silu(gate);
-  return apply(down_proj, activated * apply(up_proj, x));
+  return apply_linear(down_proj, activated * apply_linear(up_proj, x));
 }
 
 }  // namespace lrhost::nn

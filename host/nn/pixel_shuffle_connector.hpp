@@ -7,6 +7,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include "host/nn/linear.hpp"
+
 namespace lrhost::nn {
 
 // (B, n·n, D) -> (B, n·n / s², D·s²), transformers' SmolVLMConnector.pixel_shuffle. n·n must be a
@@ -17,7 +19,7 @@ torch::Tensor pixel_shuffle_tokens(const torch::Tensor& x, int64_t scale_factor)
 class ModalityProjectionImpl : public torch::nn::Module {
  public:
   ModalityProjectionImpl(int64_t in_features, int64_t out_features);
-  torch::Tensor forward(const torch::Tensor& x) { return proj->forward(x); }
+  torch::Tensor forward(const torch::Tensor& x) { return apply_linear(proj, x); }
 
   torch::nn::Linear proj{nullptr};
 };

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "host/nn/linear.hpp"
+
 namespace lrhost::nn {
 
 SiglipAttentionImpl::SiglipAttentionImpl(const SiglipVisionConfig& config)
@@ -32,7 +34,7 @@ torch::Tensor SiglipAttentionImpl::forward(const torch::Tensor& hidden_states) {
   auto out = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, is_training() ? dropout_ : 0.0,
                                               /*is_causal=*/false, scale_);
   out = out.transpose(1, 2).contiguous().view({batch, length, num_heads_ * head_dim_});
-  return out_proj->forward(out);
+  return apply_linear(out_proj, out);
 }
 
 }  // namespace lrhost::nn

@@ -1,6 +1,8 @@
 // SigLIP MLP, pre-LN encoder layer and layer stack (see siglip_encoder.hpp).
 #include "host/nn/siglip_encoder.hpp"
 
+#include "host/nn/linear.hpp"
+
 namespace lrhost::nn {
 
 SiglipMLPImpl::SiglipMLPImpl(const SiglipVisionConfig& config)
@@ -10,11 +12,11 @@ SiglipMLPImpl::SiglipMLPImpl(const SiglipVisionConfig& config)
 }
 
 torch::Tensor SiglipMLPImpl::forward(const torch::Tensor& x) {
-  auto hidden = fc1->forward(x);
+  auto hidden = apply_linear(fc1, x);
   // In place when no graph is recorded (gelu's backward needs its input): one 4x-wide buffer less.
   hidden =
       torch::GradMode::is_enabled() ? torch::gelu(hidden, gelu_approximate_) : torch::gelu_(hidden, gelu_approximate_);
-  return fc2->forward(hidden);
+  return apply_linear(fc2, hidden);
 }
 
 SiglipEncoderLayerImpl::SiglipEncoderLayerImpl(const SiglipVisionConfig& config) {
