@@ -1,6 +1,9 @@
 // The tokenize subcommand; see tokenize_command.hpp.
 #include "host/cli/tokenize_command.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +35,9 @@ void add_tokenize_command(CLI::App& app, TokenizeCommand& command) {
   sub->add_flag("--stdin", command.stdin_lines, "also read texts from stdin, one JSON string per line");
   sub->add_flag("--describe", command.describe, "print a summary of the tokenizer to stderr");
   sub->add_flag("--decode", command.decode, "add \"decoded\": the ids decoded back to text (ByteLevel decoder)");
+  sub->add_option("--bench", command.bench_passes,
+                  "encode the texts N times on this thread and print tokens/s to stderr (no JSON output)")
+      ->check(CLI::PositiveNumber);
 }
 
 int run_tokenize_command(const TokenizeCommand& command) {
@@ -66,6 +72,27 @@ int run_tokenize_command(const TokenizeCommand& command) {
   options.padding_side = side(command.padding_side);
   options.truncation_side = side(command.truncation_side);
 
+  if (command.bench_passes > 0) {
+    // The first pass fills the word cache; the later ones show the steady state of a long-running process.
+    std::vector<double> seconds;
+    std::size_t tokens_per_pass = 0;
+    for (int pass = 0; pass < command.bench_passes; ++pass) {
+      auto start = std::chrono::steady_clock::now();
+      auto batch = tokenizer.encode_batch(texts, options);
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      tokens_per_pass = 0;
+      for (const auto& encoding : batch) tokens_per_pass += encoding.ids.size();
+    }
+    std::size_t skip = seconds.size() > 1 ? 1 : 0;
+    double steady_s = 0;
+    for (std::size_t i = skip; i < seconds.size(); ++i) steady_s += seconds[i];
+    double steady_tokens = static_cast<double>(tokens_per_pass) * static_cast<double>(seconds.size() - skip);
+    std::cerr << fmt::format("lrhost tokenize: {} texts, {} tokens per pass; first pass {:.0f} tokens/s; "
+                             "passes 2..{}: {:.0f} tokens/s\n",
+                             texts.size(), tokens_per_pass, static_cast<double>(tokens_per_pass) / seconds[0],
+                             seconds.size(), steady_tokens / steady_s);
+    return 0;
+  }
   auto encodings = tokenizer.encode_batch(texts, options);
   for (std::size_t i = 0; i < texts.size(); ++i) {
     json line = {{"text", texts[i]}, {"ids", encodings[i].ids}, {"attention_mask", encodings[i].attention_mask}};

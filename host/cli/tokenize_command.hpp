@@ -22,6 +22,7 @@ struct TokenizeCommand {
   bool stdin_lines = false;  // --stdin: read the texts as JSON strings, one per line
   bool describe = false;
   bool decode = false;
+  int bench_passes = 0;  // --bench N: encode the texts N times, print throughput to stderr instead of ids
 };
 
 void add_tokenize_command(CLI::App& app, TokenizeCommand& command);

@@ -70,11 +70,9 @@ void BpeModel::merge_word(std::string_view word, std::vector<std::int32_t>& symb
 void BpeModel::tokenize(std::string_view word, std::vector<std::int32_t>& ids) const {
   if (word.empty()) return;
   bool cacheable = word.size() <= max_cached_word_bytes;
-  std::string key;
   if (cacheable) {
-    key.assign(word);
     std::lock_guard lock(cache_mutex_);
-    if (auto found = cache_.find(key); found != cache_.end()) {
+    if (auto found = cache_.find(word); found != cache_.end()) {
       ids.insert(ids.end(), found->second.begin(), found->second.end());
       return;
     }
@@ -84,7 +82,7 @@ void BpeModel::tokenize(std::string_view word, std::vector<std::int32_t>& ids) c
   ids.insert(ids.end(), symbols.begin(), symbols.end());
   if (cacheable) {
     std::lock_guard lock(cache_mutex_);
-    if (cache_.size() < max_cached_words) cache_.emplace(std::move(key), std::move(symbols));
+    if (cache_.size() < max_cached_words) cache_.emplace(std::string(word), std::move(symbols));
   }
 }
 

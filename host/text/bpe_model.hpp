@@ -42,8 +42,13 @@ class BpeModel {
   // Finished words; capped so that a long-running process with unbounded input keeps bounded memory.
   static constexpr std::size_t max_cached_words = 100000;
   static constexpr std::size_t max_cached_word_bytes = 256;
+  // Looked up by string_view, without building a key string per word.
+  struct WordHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view word) const { return std::hash<std::string_view>{}(word); }
+  };
   mutable std::mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<std::int32_t>> cache_;
+  mutable std::unordered_map<std::string, std::vector<std::int32_t>, WordHash, std::equal_to<>> cache_;
 };
 
 }  // namespace lrhost::text

@@ -10,17 +10,19 @@ namespace {
 
 using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
 
-// The Isolated split: every match and every stretch between matches becomes a piece, empty ones dropped.
-void split_isolated(const UnicodeRegex& regex, std::string_view piece, Ranges& matches, std::vector<std::string>& out) {
+// The Isolated split of buffer[begin, end): every match and every stretch between matches becomes a range,
+// empty ones dropped.
+void split_isolated(const UnicodeRegex& regex, std::string_view buffer, std::size_t begin, std::size_t end,
+                    Ranges& matches, Ranges& out) {
   matches.clear();
-  regex.find_all(piece, matches);
-  std::size_t previous = 0;
-  for (const auto& [begin, end] : matches) {
-    if (begin > previous) out.emplace_back(piece.substr(previous, begin - previous));
-    if (end > begin) out.emplace_back(piece.substr(begin, end - begin));
-    previous = end;
+  regex.find_all(buffer.substr(begin, end - begin), matches);
+  std::size_t previous = begin;
+  for (const auto& [match_begin, match_end] : matches) {
+    if (begin + match_begin > previous) out.emplace_back(previous, begin + match_begin);
+    if (match_end > match_begin) out.emplace_back(begin + match_begin, begin + match_end);
+    previous = begin + match_end;
   }
-  if (previous < piece.size()) out.emplace_back(piece.substr(previous));
+  if (previous < end) out.emplace_back(previous, end);
 }
 
 std::shared_ptr<const UnicodeRegex> shared_regex(const std::string& pattern) {
@@ -39,35 +41,42 @@ void PreTokenizer::add_byte_level(bool add_prefix_space, bool use_regex) {
 
 void PreTokenizer::add_split(const std::string& pattern) { steps_.push_back({Kind::split, false, false, shared_regex(pattern)}); }
 
-void PreTokenizer::run(std::string_view text, std::vector<std::string>& pieces) const {
-  pieces.clear();
+void PreTokenizer::run(std::string_view text, Pieces& pieces) const {
+  pieces.buffer.assign(text);
+  pieces.ranges.clear();
   if (text.empty()) return;
-  pieces.emplace_back(text);
-  std::vector<std::string> next;
-  Ranges matches;
-  std::string prefixed;
+  pieces.ranges.emplace_back(0, text.size());
   for (const Step& step : steps_) {
-    next.clear();
-    for (const std::string& piece : pieces) {
-      std::string_view view = piece;
-      if (step.kind == Kind::byte_level && step.flag_a && view.front() != ' ') {
-        prefixed.clear();
-        prefixed.push_back(' ');
-        prefixed.append(view);
-        view = prefixed;
+    // A prefix space changes the bytes: copy every piece into a new buffer, with " " where one is missing.
+    if (step.kind == Kind::byte_level && step.flag_a) {
+      pieces.scratch.clear();
+      pieces.next_ranges.clear();
+      for (const auto& [begin, end] : pieces.ranges) {
+        std::size_t start = pieces.scratch.size();
+        if (pieces.buffer[begin] != ' ') pieces.scratch.push_back(' ');
+        pieces.scratch.append(pieces.buffer, begin, end - begin);
+        pieces.next_ranges.emplace_back(start, pieces.scratch.size());
       }
-      if (step.regex) split_isolated(*step.regex, view, matches, next);
-      else next.emplace_back(view);
+      pieces.buffer.swap(pieces.scratch);
+      pieces.ranges.swap(pieces.next_ranges);
+    }
+    if (step.regex) {
+      pieces.next_ranges.clear();
+      for (const auto& [begin, end] : pieces.ranges)
+        split_isolated(*step.regex, pieces.buffer, begin, end, pieces.matches, pieces.next_ranges);
+      pieces.ranges.swap(pieces.next_ranges);
     }
     if (step.kind == Kind::byte_level) {
-      for (std::string& piece : next) {
-        std::string mapped;
-        mapped.reserve(piece.size() * 2);
-        append_byte_level(mapped, piece);
-        piece = std::move(mapped);
+      pieces.scratch.clear();
+      pieces.next_ranges.clear();
+      for (const auto& [begin, end] : pieces.ranges) {
+        std::size_t start = pieces.scratch.size();
+        append_byte_level(pieces.scratch, std::string_view(pieces.buffer).substr(begin, end - begin));
+        pieces.next_ranges.emplace_back(start, pieces.scratch.size());
       }
+      pieces.buffer.swap(pieces.scratch);
+      pieces.ranges.swap(pieces.next_ranges);
     }
-    pieces.swap(next);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/text/unicode_regex.hpp"
@@ -28,8 +29,18 @@ class PreTokenizer {
   // pieces. Throws std::invalid_argument when the pattern does not compile.
   void add_split(const std::string& pattern);
 
+  // The pre-tokens of one text: views into `buffer`, which the steps rewrite only where they change bytes
+  // (the byte-level mapping, a prefix space); splitting only narrows views. Reused between calls.
+  struct Pieces {
+    std::string buffer, scratch;
+    std::vector<std::pair<std::size_t, std::size_t>> ranges, next_ranges, matches;  // [begin, end) in buffer
+    std::size_t size() const { return ranges.size(); }
+    std::string_view operator[](std::size_t i) const {
+      return std::string_view(buffer).substr(ranges[i].first, ranges[i].second - ranges[i].first);
+    }
+  };
   // Splits one span of text (valid UTF-8, no added tokens in it) into pre-tokens; empty pieces are dropped.
-  void run(std::string_view text, std::vector<std::string>& pieces) const;
+  void run(std::string_view text, Pieces& pieces) const;
   // "Digits(individual_digits=true) -> ByteLevel(add_prefix_space=false)" for diagnostics.
   std::string describe() const;
   bool empty() const { return steps_.empty(); }

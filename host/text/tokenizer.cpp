@@ -31,7 +31,7 @@ void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& id
   if (auto bad = find_invalid_utf8(text))
     throw util::DataError(fmt::format("tokenizer: the text is not valid UTF-8 (byte {} of {})", *bad, text.size()));
   thread_local std::vector<Segment> segments;
-  thread_local std::vector<std::string> pieces;
+  thread_local PreTokenizer::Pieces pieces;
   added_.split(text, segments);
   for (const Segment& segment : segments) {
     if (segment.id >= 0) {
@@ -39,9 +39,9 @@ void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& id
       continue;
     }
     pre_tokenizer_->run(segment.text, pieces);
-    for (const std::string& piece : pieces) {
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
       try {
-        model_->tokenize(piece, ids);
+        model_->tokenize(pieces[i], ids);
       } catch (const std::invalid_argument& error) {
         throw util::DataError(fmt::format("{}: {}", (folder_ / "tokenizer.json").string(), error.what()));
       }
