@@ -142,7 +142,7 @@ std::string Tokenizer::describe() const {
   std::size_t special = std::count_if(added_.tokens().begin(), added_.tokens().end(),
                                       [](const AddedToken& token) { return token.special; });
   return fmt::format(
-      "{}: BPE, {} tokens, {} merges, {} added tokens ({} special); pre-tokenizer {}{}; pad {} ; truncation {}, "
+      "{}: BPE, {} tokens, {} merges, {} added tokens ({} special); pre-tokenizer {}{}; pad {}; truncation {}, "
       "padding {}",
       folder_.string(), vocab_size(), model_->merge_count(), added_.tokens().size(), special, pre_tokenizer_->describe(),
       pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")",
