@@ -13,9 +13,10 @@
 namespace lrhost::cli {
 
 void add_tokenize_command(CLI::App& app, TokenizeCommand& command) {
-  command.command = app.add_subcommand(
-      "tokenize", "encode texts with a Hugging Face tokenizer folder (tokenizer.json, tokenizer_config.json); "
-                  "prints one JSON line per text with ids and attention_mask");
+  command.command =
+      app.add_subcommand("tokenize",
+                         "encode texts with a Hugging Face tokenizer folder (tokenizer.json, tokenizer_config.json); "
+                         "prints one JSON line per text with ids and attention_mask");
   auto* sub = command.command;
   sub->add_option("tokenizer_dir", command.folder, "folder holding tokenizer.json")->required();
   sub->add_option("texts", command.texts, "texts to encode");
@@ -87,10 +88,11 @@ int run_tokenize_command(const TokenizeCommand& command) {
     double steady_s = 0;
     for (std::size_t i = skip; i < seconds.size(); ++i) steady_s += seconds[i];
     double steady_tokens = static_cast<double>(tokens_per_pass) * static_cast<double>(seconds.size() - skip);
-    std::cerr << fmt::format("lrhost tokenize: {} texts, {} tokens per pass; first pass {:.0f} tokens/s; "
-                             "passes 2..{}: {:.0f} tokens/s\n",
-                             texts.size(), tokens_per_pass, static_cast<double>(tokens_per_pass) / seconds[0],
-                             seconds.size(), steady_tokens / steady_s);
+    std::cerr << fmt::format(
+        "lrhost tokenize: {} texts, {} tokens per pass; first pass {:.0f} tokens/s; "
+        "passes 2..{}: {:.0f} tokens/s\n",
+        texts.size(), tokens_per_pass, static_cast<double>(tokens_per_pass) / seconds[0], seconds.size(),
+        steady_tokens / steady_s);
     return 0;
   }
   auto encodings = tokenizer.encode_batch(texts, options);

@@ -55,8 +55,10 @@ void AddedVocabulary::split(std::string_view text, std::vector<Segment>& segment
   std::vector<Segment> first_pass;
   first_pass.swap(segments);
   for (const Segment& segment : first_pass) {
-    if (segment.id >= 0) segments.push_back(segment);
-    else split_with(normalized_, segment.text, segments);
+    if (segment.id >= 0)
+      segments.push_back(segment);
+    else
+      split_with(normalized_, segment.text, segments);
   }
 }
 

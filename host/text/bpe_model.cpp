@@ -17,8 +17,8 @@ BpeModel::BpeModel(std::unordered_map<std::string, std::int32_t> vocab,
     auto id_of = [&](const std::string& token, const char* what) {
       auto found = vocab_.find(token);
       if (found == vocab_.end())
-        throw std::invalid_argument("merge #" + std::to_string(rank) + " '" + left + " " + right + "': " + what +
-                                    " '" + token + "' is not in the vocabulary");
+        throw std::invalid_argument("merge #" + std::to_string(rank) + " '" + left + " " + right + "': " + what + " '" +
+                                    token + "' is not in the vocabulary");
       return found->second;
     };
     std::int32_t left_id = id_of(left, "left token");

@@ -11,7 +11,7 @@ namespace lrhost::text {
 namespace {
 
 struct ByteAlphabet {
-  std::array<std::string, 256> encoded;              // byte -> its character as UTF-8
+  std::array<std::string, 256> encoded;             // byte -> its character as UTF-8
   std::unordered_map<std::uint32_t, char> decoded;  // code point -> byte
   ByteAlphabet() {
     std::uint32_t next_extra = 0;
@@ -46,10 +46,13 @@ std::string byte_level_decode(std::string_view mapped) {
     // Decode the code point (the input comes from vocabulary strings, which are valid UTF-8).
     auto lead = static_cast<unsigned char>(mapped[i]);
     std::uint32_t code_point = length == 1 ? lead : lead & (0x7F >> length);
-    for (std::size_t k = 1; k < length; ++k) code_point = (code_point << 6) | (static_cast<unsigned char>(mapped[i + k]) & 0x3F);
+    for (std::size_t k = 1; k < length; ++k)
+      code_point = (code_point << 6) | (static_cast<unsigned char>(mapped[i + k]) & 0x3F);
     auto found = decoded.find(code_point);
-    if (found != decoded.end()) out += found->second;
-    else out.append(mapped.substr(i, length));
+    if (found != decoded.end())
+      out += found->second;
+    else
+      out.append(mapped.substr(i, length));
     i += length;
   }
   return out;

@@ -32,14 +32,18 @@ std::shared_ptr<const UnicodeRegex> shared_regex(const std::string& pattern) {
 }  // namespace
 
 void PreTokenizer::add_digits(bool individual_digits) {
-  steps_.push_back({Kind::digits, individual_digits, false, shared_regex(individual_digits ? R"(\p{N})" : R"(\p{N}+)")});
+  steps_.push_back(
+      {Kind::digits, individual_digits, false, shared_regex(individual_digits ? R"(\p{N})" : R"(\p{N}+)")});
 }
 
 void PreTokenizer::add_byte_level(bool add_prefix_space, bool use_regex) {
-  steps_.push_back({Kind::byte_level, add_prefix_space, use_regex, use_regex ? shared_regex(gpt2_split_pattern) : nullptr});
+  steps_.push_back(
+      {Kind::byte_level, add_prefix_space, use_regex, use_regex ? shared_regex(gpt2_split_pattern) : nullptr});
 }
 
-void PreTokenizer::add_split(const std::string& pattern) { steps_.push_back({Kind::split, false, false, shared_regex(pattern)}); }
+void PreTokenizer::add_split(const std::string& pattern) {
+  steps_.push_back({Kind::split, false, false, shared_regex(pattern)});
+}
 
 void PreTokenizer::run(std::string_view text, Pieces& pieces) const {
   pieces.buffer.assign(text);
@@ -85,12 +89,16 @@ std::string PreTokenizer::describe() const {
   for (const Step& step : steps_) {
     if (!text.empty()) text += " -> ";
     switch (step.kind) {
-      case Kind::digits: text += std::string("Digits(individual_digits=") + (step.flag_a ? "true" : "false") + ")"; break;
+      case Kind::digits:
+        text += std::string("Digits(individual_digits=") + (step.flag_a ? "true" : "false") + ")";
+        break;
       case Kind::byte_level:
         text += std::string("ByteLevel(add_prefix_space=") + (step.flag_a ? "true" : "false") +
                 ", use_regex=" + (step.flag_b ? "true" : "false") + ")";
         break;
-      case Kind::split: text += "Split(" + step.regex->pattern() + ", Isolated)"; break;
+      case Kind::split:
+        text += "Split(" + step.regex->pattern() + ", Isolated)";
+        break;
     }
   }
   return text.empty() ? "none" : text;

@@ -55,15 +55,16 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
-std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string>& texts, const BatchOptions& options) const {
+std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string>& texts,
+                                              const BatchOptions& options) const {
   std::optional<std::size_t> max_length = options.max_length;
   bool needs_length = options.truncation || options.padding == Padding::max_length;
   if (needs_length && !max_length && settings_.model_max_length)
     max_length = static_cast<std::size_t>(*settings_.model_max_length);
   if (needs_length && !max_length)
-    throw util::ConfigError(fmt::format(
-        "tokenizer: {} needs a max_length, and {} has no model_max_length",
-        options.truncation ? "truncation" : "padding to max_length", (folder_ / "tokenizer_config.json").string()));
+    throw util::ConfigError(fmt::format("tokenizer: {} needs a max_length, and {} has no model_max_length",
+                                        options.truncation ? "truncation" : "padding to max_length",
+                                        (folder_ / "tokenizer_config.json").string()));
   if (needs_length && *max_length == 0) throw util::ConfigError("tokenizer: max_length must be positive");
   Side truncation_side = options.truncation_side.value_or(settings_.truncation_side);
   Side padding_side = options.padding_side.value_or(settings_.padding_side);
@@ -75,8 +76,10 @@ std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string>& te
     encode_into(texts[i], ids);
     if (options.truncation && ids.size() > *max_length) {
       // Left truncation keeps the end of the text (the setting of SmolVLM2's tokenizer_config.json).
-      if (truncation_side == Side::left) ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(*max_length));
-      else ids.resize(*max_length);
+      if (truncation_side == Side::left)
+        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(*max_length));
+      else
+        ids.resize(*max_length);
     }
     batch[i].attention_mask.assign(ids.size(), 1);
     longest = std::max(longest, ids.size());
@@ -115,8 +118,8 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids) const {
       if (!byte_level_decoder_ && !first) pending += ' ';
       pending += id_to_token_[static_cast<std::size_t>(id)];
     } else {
-      throw util::DataError(fmt::format("tokenizer: id {} is not in the vocabulary of {}", id,
-                                        (folder_ / "tokenizer.json").string()));
+      throw util::DataError(
+          fmt::format("tokenizer: id {} is not in the vocabulary of {}", id, (folder_ / "tokenizer.json").string()));
     }
     first = false;
   }
@@ -144,10 +147,11 @@ std::string Tokenizer::describe() const {
   return fmt::format(
       "{}: BPE, {} tokens, {} merges, {} added tokens ({} special); pre-tokenizer {}{}; pad {}; truncation {}, "
       "padding {}",
-      folder_.string(), vocab_size(), model_->merge_count(), added_.tokens().size(), special, pre_tokenizer_->describe(),
-      pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")",
+      folder_.string(), vocab_size(), model_->merge_count(), added_.tokens().size(), special,
+      pre_tokenizer_->describe(), pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")",
       settings_.pad_token ? fmt::format("'{}' = {}", *settings_.pad_token, settings_.pad_id.value_or(-1)) : "none",
-      settings_.truncation_side == Side::left ? "left" : "right", settings_.padding_side == Side::left ? "left" : "right");
+      settings_.truncation_side == Side::left ? "left" : "right",
+      settings_.padding_side == Side::left ? "left" : "right");
 }
 
 }  // namespace lrhost::text

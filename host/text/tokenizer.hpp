@@ -29,9 +29,9 @@ enum class PipelineSource { transformers, file };
 
 // What tokenizer_config.json says (defaults as in transformers when a key or the file is absent).
 struct TokenizerSettings {
-  std::string tokenizer_class;            // empty when not given
-  std::optional<std::string> pad_token;   // content of pad_token
-  std::optional<std::int32_t> pad_id;     // its id
+  std::string tokenizer_class;           // empty when not given
+  std::optional<std::string> pad_token;  // content of pad_token
+  std::optional<std::int32_t> pad_id;    // its id
   Side truncation_side = Side::right;
   Side padding_side = Side::right;
   std::optional<std::int64_t> model_max_length;  // absent for transformers' "very large" placeholder
@@ -42,7 +42,7 @@ struct BatchOptions {
   std::optional<std::size_t> max_length;  // default: model_max_length when truncating or padding to it
   bool truncation = false;
   Padding padding = Padding::none;
-  std::optional<Side> padding_side;       // overrides the config (LeRobot passes padding_side="right")
+  std::optional<Side> padding_side;  // overrides the config (LeRobot passes padding_side="right")
   std::optional<Side> truncation_side;
 };
 

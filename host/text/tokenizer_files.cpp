@@ -85,7 +85,8 @@ void add_pre_tokenizer(const JsonFile& file, const json& node, const std::string
     if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string())
       file.fail(key + ".pattern", pattern, "unsupported Split pattern (supported: {\"Regex\": \"...\"})");
     std::string behavior = file.string_at(node, key, "behavior");
-    if (behavior != "Isolated") file.fail(key + ".behavior", behavior, "unsupported Split behavior (supported: Isolated)");
+    if (behavior != "Isolated")
+      file.fail(key + ".behavior", behavior, "unsupported Split behavior (supported: Isolated)");
     if (file.bool_at(node, key, "invert", false)) file.fail(key + ".invert", true, "unsupported (supported: false)");
     try {
       out.add_split(pattern["Regex"].get<std::string>());
@@ -106,7 +107,8 @@ void check_post_processor(const JsonFile& file, const json& node, const std::str
   if (type == "Sequence") {
     const json& steps = file.member(node, key, "processors");
     if (!steps.is_array()) file.fail(key + ".processors", steps, "expected an array");
-    for (std::size_t i = 0; i < steps.size(); ++i) check_post_processor(file, steps[i], fmt::format("{}.processors[{}]", key, i));
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      check_post_processor(file, steps[i], fmt::format("{}.processors[{}]", key, i));
     return;
   }
   if (type == "TemplateProcessing") {
@@ -116,7 +118,8 @@ void check_post_processor(const JsonFile& file, const json& node, const std::str
     if (plain) return;
     file.fail(key + ".single", single, "a post-processor that adds tokens is not supported (lrhost adds none)");
   }
-  file.fail(key + ".type", type, "unsupported post-processor (supported: ByteLevel, TemplateProcessing adding no tokens)");
+  file.fail(key + ".type", type,
+            "unsupported post-processor (supported: ByteLevel, TemplateProcessing adding no tokens)");
 }
 
 void check_decoder(const JsonFile& file, const json& node, const std::string& key, bool& byte_level) {
@@ -199,7 +202,8 @@ AddedVocabulary read_added_tokens(const JsonFile& file, const json& list) {
     const json& node = list[i];
     AddedToken token;
     const json& id = file.member(node, key, "id");
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0) file.fail(key + ".id", id, "expected a non-negative integer");
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
+      file.fail(key + ".id", id, "expected a non-negative integer");
     token.id = id.get<std::int32_t>();
     token.content = file.string_at(node, key, "content");
     token.special = file.bool_at(node, key, "special", false);
@@ -308,7 +312,8 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
 
   if (parts.settings.pad_token) {
     const std::string& pad = *parts.settings.pad_token;
-    if (auto id = parts.added.id_of(pad)) parts.settings.pad_id = *id;
+    if (auto id = parts.added.id_of(pad))
+      parts.settings.pad_id = *id;
     else if (auto found = parts.model->vocab().find(pad); found != parts.model->vocab().end())
       parts.settings.pad_id = found->second;
     else

@@ -44,8 +44,8 @@ UnicodeRegex::UnicodeRegex(const std::string& pattern) : pattern_(pattern) {
   regex_t* compiled = nullptr;
   OnigErrorInfo info{};
   const auto* begin = reinterpret_cast<const OnigUChar*>(pattern.data());
-  int code = onig_new(&compiled, begin, begin + pattern.size(), ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
-                      OnigDefaultSyntax, &info);
+  int code = onig_new(&compiled, begin, begin + pattern.size(), ONIG_OPTION_NONE, ONIG_ENCODING_UTF8, OnigDefaultSyntax,
+                      &info);
   if (code != ONIG_NORMAL) throw std::invalid_argument(error_text(code, &info));
   regex_ = compiled;
 }
@@ -64,7 +64,8 @@ void UnicodeRegex::find_all(std::string_view text, std::vector<std::pair<std::si
     onig_region_clear(region);
     auto found = onig_search(regex, start, end, start + position, end, region, ONIG_OPTION_NONE);
     if (found == ONIG_MISMATCH) break;
-    if (found < 0) throw std::runtime_error("regex '" + pattern_ + "' failed: " + error_text(static_cast<int>(found), nullptr));
+    if (found < 0)
+      throw std::runtime_error("regex '" + pattern_ + "' failed: " + error_text(static_cast<int>(found), nullptr));
     auto match_begin = static_cast<std::size_t>(region->beg[0]);
     auto match_end = static_cast<std::size_t>(region->end[0]);
     matches.emplace_back(match_begin, match_end);

@@ -13,10 +13,14 @@ std::optional<std::size_t> find_invalid_utf8(std::string_view text) {
     }
     std::size_t length = 0;
     std::uint32_t code_point = 0, minimum = 0;
-    if ((lead >> 5) == 0x6) length = 2, code_point = lead & 0x1F, minimum = 0x80;
-    else if ((lead >> 4) == 0xE) length = 3, code_point = lead & 0x0F, minimum = 0x800;
-    else if ((lead >> 3) == 0x1E) length = 4, code_point = lead & 0x07, minimum = 0x10000;
-    else return i;
+    if ((lead >> 5) == 0x6)
+      length = 2, code_point = lead & 0x1F, minimum = 0x80;
+    else if ((lead >> 4) == 0xE)
+      length = 3, code_point = lead & 0x0F, minimum = 0x800;
+    else if ((lead >> 3) == 0x1E)
+      length = 4, code_point = lead & 0x07, minimum = 0x10000;
+    else
+      return i;
     if (i + length > text.size()) return i;
     for (std::size_t k = 1; k < length; ++k) {
       auto next = static_cast<unsigned char>(text[i + k]);

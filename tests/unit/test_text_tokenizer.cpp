@@ -23,17 +23,27 @@ json base_tokenizer() {
       {"version", "1.0"},
       {"truncation", nullptr},
       {"padding", nullptr},
-      {"added_tokens",
-       json::array({{{"id", 0}, {"content", "<pad>"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                     {"normalized", false}, {"special", true}},
-                    {{"id", 1}, {"content", "<s>"}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                     {"normalized", false}, {"special", true}}})},
+      {"added_tokens", json::array({{{"id", 0},
+                                     {"content", "<pad>"},
+                                     {"single_word", false},
+                                     {"lstrip", false},
+                                     {"rstrip", false},
+                                     {"normalized", false},
+                                     {"special", true}},
+                                    {{"id", 1},
+                                     {"content", "<s>"},
+                                     {"single_word", false},
+                                     {"lstrip", false},
+                                     {"rstrip", false},
+                                     {"normalized", false},
+                                     {"special", true}}})},
       {"normalizer", nullptr},
       {"pre_tokenizer",
        {{"type", "Sequence"},
-        {"pretokenizers", json::array({{{"type", "Digits"}, {"individual_digits", true}},
-                                       {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
-                                        {"use_regex", true}}})}}},
+        {"pretokenizers",
+         json::array(
+             {{{"type", "Digits"}, {"individual_digits", true}},
+              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}})}}},
       {"post_processor", nullptr},
       {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
       {"model",
@@ -46,8 +56,21 @@ json base_tokenizer() {
         {"byte_fallback", false},
         {"ignore_merges", false},
         {"vocab",
-         {{"<pad>", 0}, {"<s>", 1}, {"a", 2}, {"b", 3}, {"c", 4}, {"\u0120", 5}, {"1", 6}, {"2", 7}, {"3", 8},
-          {"ab", 9}, {"abc", 10}, {"\u0120a", 11}, {"bc", 12}, {"\u010a", 13}, {"12", 14}}},
+         {{"<pad>", 0},
+          {"<s>", 1},
+          {"a", 2},
+          {"b", 3},
+          {"c", 4},
+          {"\u0120", 5},
+          {"1", 6},
+          {"2", 7},
+          {"3", 8},
+          {"ab", 9},
+          {"abc", 10},
+          {"\u0120a", 11},
+          {"bc", 12},
+          {"\u010a", 13},
+          {"12", 14}}},
         {"merges", json::array({"a b", "ab c", "\u0120 a", "b c", "1 2"})}}},
   };
 }
@@ -69,12 +92,13 @@ struct Folder {
 TEST_CASE("BPE merges by rank, lowest first") {
   Folder folder(base_tokenizer());
   auto tokenizer = folder.load();
-  CHECK(tokenizer.encode("abc") == Ids{10});           // a b -> ab (rank 0), ab c -> abc (rank 1)
+  CHECK(tokenizer.encode("abc") == Ids{10});          // a b -> ab (rank 0), ab c -> abc (rank 1)
   CHECK(tokenizer.encode("a abc") == Ids{2, 5, 10});  // in "Ġabc", a b (rank 0) beats Ġ a (rank 2)
   CHECK(tokenizer.encode("") == Ids{});
 
   json reordered = base_tokenizer();  // b c first: "abc" -> a + bc, and no merge "a bc" exists
-  reordered["model"]["merges"] = json::array({json::array({"b", "c"}), json::array({"a", "b"}), json::array({"ab", "c"})});
+  reordered["model"]["merges"] =
+      json::array({json::array({"b", "c"}), json::array({"a", "b"}), json::array({"ab", "c"})});
   Folder other(reordered);
   CHECK(other.load().encode("abc") == Ids{2, 12});
 }
@@ -101,8 +125,11 @@ TEST_CASE("Digits splits every digit before the ByteLevel regex; without it 12 m
 }
 
 TEST_CASE("truncation and padding follow tokenizer_config.json's sides; options override them") {
-  json config = {{"pad_token", "<pad>"}, {"truncation_side", "left"}, {"padding_side", "left"},
-                 {"model_max_length", 3}, {"tokenizer_class", "PreTrainedTokenizerFast"}};
+  json config = {{"pad_token", "<pad>"},
+                 {"truncation_side", "left"},
+                 {"padding_side", "left"},
+                 {"model_max_length", 3},
+                 {"tokenizer_class", "PreTrainedTokenizerFast"}};
   Folder folder(base_tokenizer(), config);
   auto tokenizer = folder.load();
   CHECK(tokenizer.settings().pad_id == 0);
@@ -131,7 +158,8 @@ TEST_CASE("truncation and padding follow tokenizer_config.json's sides; options 
 TEST_CASE("decode maps byte-level tokens back to the text") {
   Folder folder(base_tokenizer());
   auto tokenizer = folder.load();
-  for (std::string sample : {"a bc\n", "<s>abc 12\n\n", "  c"}) CHECK(tokenizer.decode(tokenizer.encode(sample)) == sample);
+  for (std::string sample : {"a bc\n", "<s>abc 12\n\n", "  c"})
+    CHECK(tokenizer.decode(tokenizer.encode(sample)) == sample);
   CHECK_THROWS_WITH_AS(tokenizer.decode({99}), doctest::Contains("id 99"), util::DataError);
 }
 
@@ -190,7 +218,8 @@ TEST_CASE("malformed JSON and missing files") {
   folder.write("tokenizer.json", base_tokenizer().dump());
   folder.write("tokenizer_config.json", "[1, 2");
   CHECK_THROWS_WITH_AS(folder.load(), doctest::Contains("tokenizer_config.json: malformed JSON"), util::DataError);
-  CHECK_THROWS_WITH_AS(Tokenizer::load(folder.dir / "absent"), doctest::Contains("absent does not exist"), util::IoError);
+  CHECK_THROWS_WITH_AS(Tokenizer::load(folder.dir / "absent"), doctest::Contains("absent does not exist"),
+                       util::IoError);
   test::TempDir empty{"tokenizer_empty"};
   CHECK_THROWS_WITH_AS(Tokenizer::load(empty.path), doctest::Contains("tokenizer.json not found"), util::IoError);
 }
