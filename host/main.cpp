@@ -5,6 +5,7 @@
 //   lrhost dataset synth|info|verify ...    write the built-in dataset / describe / check a dataset
 //   lrhost checkpoint info DIR              describe a checkpoint (step, policy, sizes, completeness)
 //   lrhost resume CHECKPOINT_DIR [flags] [key=value ...]   re-run a checkpoint's recipe copy from it
+//   lrhost tokenize TOKENIZER_DIR [--max-length N] [--padding ...] TEXT...   token ids as JSON lines
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -19,6 +20,7 @@
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
+#include "host/cli/tokenize_command.hpp"
 #include "host/cli/version.hpp"
 #include "host/dist/comm.hpp"
 #include "host/launch/error_file.hpp"
@@ -191,6 +193,8 @@ int main(int argc, char** argv) {
   lrhost::cli::add_dataset_command(app, dataset_command);
   lrhost::cli::CheckpointCommand checkpoint_command;
   lrhost::cli::add_checkpoint_command(app, checkpoint_command);
+  lrhost::cli::TokenizeCommand tokenize_command;
+  lrhost::cli::add_tokenize_command(app, tokenize_command);
   // `resume` takes run's flags; the recipe and overrides come from the checkpoint.
   RecipeArguments resume_args;
   LaunchArguments resume_launch;
@@ -209,7 +213,7 @@ int main(int argc, char** argv) {
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
-      arguments[0] != "checkpoint" && arguments[0] != "resume" &&
+      arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" &&
       arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
@@ -232,6 +236,7 @@ int main(int argc, char** argv) {
     }
     if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;
     if (int code = lrhost::cli::run_checkpoint_command(checkpoint_command); code >= 0) return code;
+    if (int code = lrhost::cli::run_tokenize_command(tokenize_command); code >= 0) return code;
     if (resume_command->parsed()) {
       auto plan = lrhost::cli::plan_resume(resume_from);
       // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
