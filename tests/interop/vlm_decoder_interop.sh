@@ -27,4 +27,9 @@ rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1
 "$py" "$here/vlm_decoder_oracle.py" "$work"
+# Twice: with PyTorch's own at::linear (bit-for-bit comparable to transformers) and with the default
+# oneDNN reordered-weight CPU Linear path (host/nn/linear.hpp).
+echo "== apply_linear through at::linear (LRHOST_CPU_PACKED_LINEAR=0)"
+LRHOST_CPU_PACKED_LINEAR=0 "$check" "$work/plain" "$work/bias"
+echo "== apply_linear with the default CPU reordered-weight path"
 "$check" "$work/plain" "$work/bias"

@@ -1,0 +1,62 @@
+// Unit tests of nn::apply_linear (host/nn/linear): equal to at::linear; the oneDNN reordered-weight
+// CPU path taken only without autograd, cached per weight, rebuilt when the weight changes, and off
+// when switched off.
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include "host/nn/linear.hpp"
+
+using namespace lrhost;
+
+namespace {
+struct PackedLinearSetting {  // restores the process-wide switch after a test
+  explicit PackedLinearSetting(bool enabled) : previous(nn::set_cpu_packed_linear(enabled)) {}
+  ~PackedLinearSetting() { nn::set_cpu_packed_linear(previous); }
+  bool previous;
+};
+}  // namespace
+
+TEST_CASE("apply_linear equals at::linear with autograd, in bf16 and with the switch off (bit for bit)") {
+  torch::manual_seed(0);
+  torch::nn::Linear layer(torch::nn::LinearOptions(24, 40));
+  const auto x = torch::randn({2, 7, 24});
+  CHECK(torch::equal(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias)));
+  CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, x));  // grad mode on
+  torch::NoGradGuard no_grad;
+  {
+    PackedLinearSetting off(false);
+    CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, x));
+    CHECK(torch::equal(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias)));
+  }
+  layer->to(torch::kBFloat16);
+  const auto xb = x.to(torch::kBFloat16);
+  CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, xb));
+  CHECK(torch::equal(nn::apply_linear(layer, xb), torch::linear(xb, layer->weight, layer->bias)));
+}
+
+TEST_CASE("without autograd, fp32 CPU Linears use a cached reordered weight that follows weight changes") {
+  PackedLinearSetting on(true);
+  torch::manual_seed(1);
+  torch::nn::Linear layer(torch::nn::LinearOptions(64, 96));
+  torch::nn::Linear no_bias(torch::nn::LinearOptions(64, 32).bias(false));
+  const auto x = torch::randn({3, 5, 64});
+  torch::NoGradGuard no_grad;
+  if (!nn::uses_cpu_packed_linear(layer->weight, x)) {
+    MESSAGE("this LibTorch has no oneDNN linear operators; the packed path is not exercised");
+    return;
+  }
+  const auto before = nn::cpu_packed_linear_cache_size();
+  auto out = nn::apply_linear(layer, x);
+  CHECK(torch::allclose(out, torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
+  CHECK(nn::cpu_packed_linear_cache_size() == before + 1);
+  nn::apply_linear(layer, x);
+  CHECK(nn::cpu_packed_linear_cache_size() == before + 1);  // reused, not packed again
+  CHECK(torch::allclose(nn::apply_linear(no_bias, x), torch::linear(x, no_bias->weight), 1e-5, 1e-6));
+  // An in-place change (an optimizer step, a weight load) bumps the version: the copy is rebuilt.
+  layer->weight.mul_(-2);
+  CHECK(torch::allclose(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
+  CHECK_FALSE(torch::allclose(nn::apply_linear(layer, x), out, 1e-3, 1e-3));
+  // 2-D input too.
+  const auto flat = x.reshape({15, 64});
+  CHECK(torch::allclose(nn::apply_linear(layer, flat), torch::linear(flat, layer->weight, layer->bias), 1e-5, 1e-6));
+}
