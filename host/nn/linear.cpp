@@ -67,8 +67,11 @@ const std::optional<OneDnnOps>& onednn_ops() {
 }  // namespace
 
 bool uses_cpu_packed_linear(const torch::Tensor& weight, const torch::Tensor& input) {
-  return packed_enabled().load(std::memory_order_relaxed) && !torch::GradMode::is_enabled() &&
-         input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
+  // oneDNN's operator has no backward: only where no graph would be recorded (no-grad mode, or a
+  // frozen weight applied to an input that needs no gradient, as a frozen tower in a training step).
+  const bool needs_graph = torch::GradMode::is_enabled() && (weight.requires_grad() || input.requires_grad());
+  return packed_enabled().load(std::memory_order_relaxed) && !needs_graph && input.device().is_cpu() &&
+         weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
          weight.scalar_type() == torch::kFloat32 && input.numel() > 0 && at::globalContext().userEnabledMkldnn() &&
          onednn_ops().has_value();
 }
@@ -95,7 +98,8 @@ torch::Tensor packed_weight(const torch::Tensor& weight) {
 
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& input) {
   const auto& weight = layer->weight;
-  if (!uses_cpu_packed_linear(weight, input)) return torch::linear(input, weight, layer->bias);
+  const bool bias_needs_graph = torch::GradMode::is_enabled() && layer->bias.defined() && layer->bias.requires_grad();
+  if (bias_needs_graph || !uses_cpu_packed_linear(weight, input)) return torch::linear(input, weight, layer->bias);
   const std::optional<at::Tensor> bias =
       layer->bias.defined() ? std::optional<at::Tensor>(layer->bias.contiguous()) : std::nullopt;
   return onednn_ops()->linear.call(input, packed_weight(weight), bias, "none", c10::List<std::optional<at::Scalar>>(),

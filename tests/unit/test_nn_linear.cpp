@@ -21,7 +21,22 @@ TEST_CASE("apply_linear equals at::linear with autograd, in bf16 and with the sw
   torch::nn::Linear layer(torch::nn::LinearOptions(24, 40));
   const auto x = torch::randn({2, 7, 24});
   CHECK(torch::equal(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias)));
-  CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, x));  // grad mode on
+  CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, x));  // grad mode on, weight trainable
+  {
+    // A frozen layer in a training step (grad mode on, nothing to differentiate) takes the fast path.
+    torch::nn::Linear frozen(torch::nn::LinearOptions(24, 40));
+    for (auto& p : frozen->parameters()) p.set_requires_grad(false);
+    if (nn::uses_cpu_packed_linear(frozen->weight, x)) {
+      const auto out = nn::apply_linear(frozen, x);
+      CHECK_FALSE(out.requires_grad());
+      CHECK(torch::allclose(out, torch::linear(x, frozen->weight, frozen->bias), 1e-5, 1e-6));
+    }
+    CHECK_FALSE(nn::uses_cpu_packed_linear(frozen->weight, x.clone().set_requires_grad(true)));
+    // A trainable bias on a frozen weight still needs the graph: at::linear, bit for bit.
+    frozen->bias.set_requires_grad(true);
+    CHECK(torch::equal(nn::apply_linear(frozen, x), torch::linear(x, frozen->weight, frozen->bias)));
+    CHECK(nn::apply_linear(frozen, x).requires_grad());
+  }
   torch::NoGradGuard no_grad;
   {
     PackedLinearSetting off(false);
@@ -45,13 +60,20 @@ TEST_CASE("without autograd, fp32 CPU Linears use a cached reordered weight that
     MESSAGE("this LibTorch has no oneDNN linear operators; the packed path is not exercised");
     return;
   }
-  const auto before = nn::cpu_packed_linear_cache_size();
   auto out = nn::apply_linear(layer, x);
   CHECK(torch::allclose(out, torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
-  CHECK(nn::cpu_packed_linear_cache_size() == before + 1);
+  const auto cached = nn::cpu_packed_linear_cache_size();  // inserting also drops freed weights' copies
+  CHECK(cached >= 1);
   nn::apply_linear(layer, x);
-  CHECK(nn::cpu_packed_linear_cache_size() == before + 1);  // reused, not packed again
+  CHECK(nn::cpu_packed_linear_cache_size() == cached);  // reused, not packed again
+  {
+    torch::nn::Linear temporary(torch::nn::LinearOptions(64, 8));
+    nn::apply_linear(temporary, x);
+    CHECK(nn::cpu_packed_linear_cache_size() == cached + 1);
+  }
+  // The temporary layer is gone: the next insertion drops its copy.
   CHECK(torch::allclose(nn::apply_linear(no_bias, x), torch::linear(x, no_bias->weight), 1e-5, 1e-6));
+  CHECK(nn::cpu_packed_linear_cache_size() == cached + 1);
   // An in-place change (an optimizer step, a weight load) bumps the version: the copy is rebuilt.
   layer->weight.mul_(-2);
   CHECK(torch::allclose(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
