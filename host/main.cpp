@@ -18,6 +18,7 @@
 
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
+#include "host/cli/number_checks.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/tokenize_command.hpp"
@@ -54,7 +55,7 @@ void add_recipe_arguments(CLI::App& command, RecipeArguments& args) {
   command.add_option("recipe", args.recipe, "Lua recipe file")->required();
   command.add_option("overrides", args.overrides, "config overrides: key=value or a.b.c=value");
   command.add_option("--threads", args.threads, "CPU threads for LibTorch ops (default: LibTorch's choice)")
-      ->check(CLI::PositiveNumber);
+      ->check(lrhost::cli::positive_number);
   command.add_flag("-v,--verbose", args.verbose, "debug-level logging");
 }
 
@@ -184,9 +185,9 @@ int main(int argc, char** argv) {
   add_recipe_arguments(*show_command, show_args);
   // Planning only: nothing starts, but lr.config's derive function sees this world size.
   show_command->add_option("--nproc", show_nproc, "plan for N ranks per node (e.g. to see the scaled lr)")
-      ->check(CLI::PositiveNumber);
-  show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(CLI::PositiveNumber);
-  show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(CLI::PositiveNumber);
+      ->check(lrhost::cli::positive_number);
+  show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(lrhost::cli::positive_number);
+  show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(lrhost::cli::positive_number);
   show_command->add_flag("--json", show_args.json, "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
 
   lrhost::cli::DatasetCommand dataset_command;
@@ -206,7 +207,8 @@ int main(int argc, char** argv) {
   resume_command->add_option("checkpoint", resume_from, "output dir, checkpoints dir or step dir")->required();
   resume_command->add_option("overrides", resume_overrides,
                              "key=value overrides applied after the stored ones (e.g. steps=40000 to train longer)");
-  resume_command->add_option("--threads", resume_args.threads, "CPU threads for LibTorch ops")->check(CLI::PositiveNumber);
+  resume_command->add_option("--threads", resume_args.threads, "CPU threads for LibTorch ops")
+      ->check(lrhost::cli::positive_number);
   resume_command->add_flag("-v,--verbose", resume_args.verbose, "debug-level logging");
   add_launch_arguments(*resume_command, resume_launch);
 

@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "host/cli/number_checks.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/dataset_verify.hpp"
 #include "host/data/video/video_reader.hpp"
@@ -96,8 +97,8 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.synth = dataset->add_subcommand("synth", "write the built-in 2-D pushing dataset (LeRobot v3.0)");
   auto& options = command.synth_options;
   command.synth->add_option("--out", command.out, "output folder (must not exist or be empty)")->required();
-  command.synth->add_option("--episodes", options.episodes, "number of episodes")->capture_default_str()->check(CLI::PositiveNumber);
-  command.synth->add_option("--fps", options.fps, "frames per second")->capture_default_str()->check(CLI::PositiveNumber);
+  command.synth->add_option("--episodes", options.episodes, "number of episodes")->capture_default_str()->check(positive_number);
+  command.synth->add_option("--fps", options.fps, "frames per second")->capture_default_str()->check(positive_number);
   command.synth->add_option("--image-size", options.image_size, "camera width and height in pixels (even)")->capture_default_str();
   command.synth->add_option("--max-length", options.max_episode_length, "longest episode in frames")->capture_default_str();
   command.synth->add_option("--seed", options.seed, "random seed of the start positions")->capture_default_str();
@@ -112,7 +113,7 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.verify->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
   command.verify->add_option("--tolerance-s", command.tolerance_s, "how far a video frame may lie from its timestamp")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number);
 }
 
 int run_dataset_command(const DatasetCommand& command) {

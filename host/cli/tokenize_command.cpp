@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "host/cli/number_checks.hpp"
 #include "host/text/tokenizer.hpp"
 #include "host/util/error.hpp"
 
@@ -21,7 +22,7 @@ void add_tokenize_command(CLI::App& app, TokenizeCommand& command) {
   sub->add_option("tokenizer_dir", command.folder, "folder holding tokenizer.json")->required();
   sub->add_option("texts", command.texts, "texts to encode");
   sub->add_option("--max-length", command.max_length, "truncate to N tokens (side from tokenizer_config.json)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number);
   sub->add_option("--padding", command.padding, "pad the batch: none, longest, or max_length (to --max-length)")
       ->check(CLI::IsMember({"none", "longest", "max_length"}))
       ->capture_default_str();
@@ -38,7 +39,7 @@ void add_tokenize_command(CLI::App& app, TokenizeCommand& command) {
   sub->add_flag("--decode", command.decode, "add \"decoded\": the ids decoded back to text (ByteLevel decoder)");
   sub->add_option("--bench", command.bench_passes,
                   "encode the texts N times on this thread and print tokens/s to stderr (no JSON output)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number);
 }
 
 int run_tokenize_command(const TokenizeCommand& command) {

@@ -95,3 +95,10 @@ foreach(case "ddp;ddp;act_ddp.lua" "fsdp;fsdp zero-3;act_fsdp.lua")
   set_tests_properties(lua.show_json_${name} PROPERTIES LABELS lua TIMEOUT 180
                        ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
 endforeach()
+# Number options say what they expect (not CLI11's "Value 0 not in range 0.000000 to 1.79e308").
+lrhost_expect_failure(show_gpus_zero "--gpus: expected a number greater than 0, got '0'" show cases/config_recipe.lua --gpus 0)
+# `lrhost tokenize`: bad folders and options name what was expected (the ids themselves are checked
+# against Hugging Face tokenizers by interop.tokenizer).
+lrhost_expect_failure(tokenize_missing_dir "tokenizer folder /nonexistent/lrhost_tok does not exist" tokenize /nonexistent/lrhost_tok hello)
+lrhost_expect_failure(tokenize_no_tokenizer_json "tokenizer.json not found" tokenize ${CMAKE_CURRENT_SOURCE_DIR} hello)
+lrhost_expect_failure(tokenize_max_length_zero "--max-length: expected a number greater than 0, got '0'" tokenize ${CMAKE_CURRENT_SOURCE_DIR} --max-length 0 hello)
