@@ -29,6 +29,7 @@ std::atomic<bool>& packed_enabled() {
 struct PackedWeight {
   c10::weak_intrusive_ptr<c10::TensorImpl> weight;
   uint32_t version = 0;
+  const void* data = nullptr;  // the storage it was packed from (set_data can swap it)
   torch::Tensor packed;
 };
 
@@ -67,11 +68,13 @@ const std::optional<OneDnnOps>& onednn_ops() {
 }  // namespace
 
 bool uses_cpu_packed_linear(const torch::Tensor& weight, const torch::Tensor& input) {
-  // oneDNN's operator has no backward: only where no graph would be recorded (no-grad mode, or a
-  // frozen weight applied to an input that needs no gradient, as a frozen tower in a training step).
-  const bool needs_graph = torch::GradMode::is_enabled() && (weight.requires_grad() || input.requires_grad());
-  return packed_enabled().load(std::memory_order_relaxed) && !needs_graph && input.device().is_cpu() &&
-         weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
+  // Frozen weights only. A trainable weight's values can change without its version counter moving
+  // (FSDP re-gathers updated shards into the same parameter through set_data), so a cached copy could
+  // go stale; a frozen one only changes by explicit loads (copy_, which bumps the version). And
+  // oneDNN's operator has no backward, so the input must need no gradient either.
+  const bool needs_graph = torch::GradMode::is_enabled() && input.requires_grad();
+  return packed_enabled().load(std::memory_order_relaxed) && !weight.requires_grad() && !needs_graph &&
+         input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
          weight.scalar_type() == torch::kFloat32 && input.numel() > 0 && at::globalContext().userEnabledMkldnn() &&
          onednn_ops().has_value();
 }
@@ -81,16 +84,18 @@ namespace {
 torch::Tensor packed_weight(const torch::Tensor& weight) {
   const auto* key = weight.unsafeGetTensorImpl();
   const uint32_t version = weight._version();
+  const void* data = weight.data_ptr();
   std::lock_guard<std::mutex> lock(cache_mutex);
   auto& entries = cache();
   auto found = entries.find(key);
-  if (found != entries.end() && !found->second.weight.expired() && found->second.version == version)
+  if (found != entries.end() && !found->second.weight.expired() && found->second.version == version &&
+      found->second.data == data)
     return found->second.packed;
   // Drop entries of freed weights (their address may be reused by the weight at hand).
   for (auto it = entries.begin(); it != entries.end();) it = it->second.weight.expired() ? entries.erase(it) : ++it;
   auto packed = onednn_ops()->reorder.call(weight.contiguous(), std::nullopt);
   entries.insert_or_assign(
-      key, PackedWeight{c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()), version, packed});
+      key, PackedWeight{c10::weak_intrusive_ptr<c10::TensorImpl>(weight.getIntrusivePtr()), version, data, packed});
   return packed;
 }
 
@@ -98,8 +103,8 @@ torch::Tensor packed_weight(const torch::Tensor& weight) {
 
 torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& input) {
   const auto& weight = layer->weight;
-  const bool bias_needs_graph = torch::GradMode::is_enabled() && layer->bias.defined() && layer->bias.requires_grad();
-  if (bias_needs_graph || !uses_cpu_packed_linear(weight, input)) return torch::linear(input, weight, layer->bias);
+  const bool trainable_bias = layer->bias.defined() && layer->bias.requires_grad();
+  if (trainable_bias || !uses_cpu_packed_linear(weight, input)) return torch::linear(input, weight, layer->bias);
   const std::optional<at::Tensor> bias =
       layer->bias.defined() ? std::optional<at::Tensor>(layer->bias.contiguous()) : std::nullopt;
   return onednn_ops()->linear.call(input, packed_weight(weight), bias, "none", c10::List<std::optional<at::Scalar>>(),

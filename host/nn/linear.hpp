@@ -3,14 +3,13 @@
 //    in two roundings for inputs that are not 2-D; PyTorch calls the fused at::linear, and in bf16
 //    the two differ by whole ulps. Every host/nn block that must equal its Hugging Face original
 //    goes through apply_linear.
-//  - Faster for frozen weights on CPU: where no graph is recorded (no-grad mode, or a weight that
-//    needs no gradient applied to an input that needs none: frozen towers, evaluation), an
-//    fp32 CPU Linear runs oneDNN's matmul on a copy of the weight reordered once into oneDNN's blocked
-//    layout (what torch.compile's CPU "freezing" does), instead of re-reading the plain weight every
-//    call. The copy is cached per weight and rebuilt when the weight changes (its version counter) or
-//    is freed; it costs as much memory as the weight. Results equal at::linear up to fp32 rounding (a different
-//    summation order: ~1e-6 relative), so the switch below turns it off where bit-exact equality with PyTorch is
-//    wanted.
+//  - Faster for frozen weights on CPU: a Linear whose parameters need no gradient (a frozen tower),
+//    applied in fp32 on CPU to an input that needs none, runs oneDNN's matmul on a copy of the weight
+//    reordered once into oneDNN's blocked layout (what torch.compile's CPU "freezing" does) instead
+//    of re-reading the plain weight every call. The copy is cached per weight and rebuilt when the
+//    weight changes (version counter or storage) or is freed; it costs as much memory as the weight.
+//    Results equal at::linear up to fp32 rounding (another summation order: ~1e-6 relative); the
+//    switch below turns it off where bit-exact equality with PyTorch is wanted.
 #pragma once
 #include <torch/nn/modules/linear.h>
 

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
   nn::PixelShuffleConnector connector(config.hidden_size, 960, 4);
   vision->eval();
   connector->eval();
+  // Frozen, as SmolVLA keeps its vision tower.
+  for (auto& parameter : vision->parameters()) parameter.set_requires_grad(false);
+  for (auto& parameter : connector->parameters()) parameter.set_requires_grad(false);
   torch::NoGradGuard no_grad;
   const auto pixels = torch::rand({batch, 3, 512, 512}) * 2 - 1;
   std::vector<double> ms;

@@ -108,6 +108,8 @@ void check_case(const fs::path& folder) {
   // Decoder layers loaded from the file, both transformers backends, fp32 then bf16.
   nn::LlamaModel model(config);
   model->eval();
+  // Frozen, as SmolVLA keeps its VLM layers (the reordered-weight CPU Linear serves frozen weights).
+  for (auto& parameter : model->parameters()) parameter.set_requires_grad(false);
   torch::NoGradGuard no_grad;
   for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
     const bool bf16 = dtype == torch::kBFloat16;

@@ -94,6 +94,9 @@ int main(int argc, char** argv) {
     nn::PixelShuffleConnector connector(vision_config.hidden_size, text_hidden, scale_factor);
     vision->eval();
     connector->eval();
+    // Frozen, as SmolVLA keeps its vision tower (the reordered-weight CPU Linear serves frozen weights).
+    for (auto& parameter : vision->parameters()) parameter.set_requires_grad(false);
+    for (auto& parameter : connector->parameters()) parameter.set_requires_grad(false);
     nn::load_module_weights(*vision, weights, weights_file.string(), {.prefix = "model.vision_model."});
     nn::load_module_weights(*connector, weights, weights_file.string(), {.prefix = "model.connector."});
 

@@ -9,6 +9,12 @@
 using namespace lrhost;
 
 namespace {
+torch::nn::Linear frozen_linear(torch::nn::LinearOptions options) {
+  torch::nn::Linear layer(options);
+  for (auto& parameter : layer->parameters()) parameter.set_requires_grad(false);
+  return layer;
+}
+
 struct PackedLinearSetting {  // restores the process-wide switch after a test
   explicit PackedLinearSetting(bool enabled) : previous(nn::set_cpu_packed_linear(enabled)) {}
   ~PackedLinearSetting() { nn::set_cpu_packed_linear(previous); }
@@ -24,8 +30,7 @@ TEST_CASE("apply_linear equals at::linear with autograd, in bf16 and with the sw
   CHECK_FALSE(nn::uses_cpu_packed_linear(layer->weight, x));  // grad mode on, weight trainable
   {
     // A frozen layer in a training step (grad mode on, nothing to differentiate) takes the fast path.
-    torch::nn::Linear frozen(torch::nn::LinearOptions(24, 40));
-    for (auto& p : frozen->parameters()) p.set_requires_grad(false);
+    auto frozen = frozen_linear(torch::nn::LinearOptions(24, 40));
     if (nn::uses_cpu_packed_linear(frozen->weight, x)) {
       const auto out = nn::apply_linear(frozen, x);
       CHECK_FALSE(out.requires_grad());
@@ -52,10 +57,13 @@ TEST_CASE("apply_linear equals at::linear with autograd, in bf16 and with the sw
 TEST_CASE("without autograd, fp32 CPU Linears use a cached reordered weight that follows weight changes") {
   PackedLinearSetting on(true);
   torch::manual_seed(1);
-  torch::nn::Linear layer(torch::nn::LinearOptions(64, 96));
-  torch::nn::Linear no_bias(torch::nn::LinearOptions(64, 32).bias(false));
+  auto layer = frozen_linear(torch::nn::LinearOptions(64, 96));
+  auto no_bias = frozen_linear(torch::nn::LinearOptions(64, 32).bias(false));
   const auto x = torch::randn({3, 5, 64});
   torch::NoGradGuard no_grad;
+  // A trainable weight never takes it, even without autograd: its values can change under FSDP's
+  // set_data re-gathers without its version counter moving, which a cached copy would not notice.
+  CHECK_FALSE(nn::uses_cpu_packed_linear(torch::nn::Linear(64, 96)->weight, x));
   if (!nn::uses_cpu_packed_linear(layer->weight, x)) {
     MESSAGE("this LibTorch has no oneDNN linear operators; the packed path is not exercised");
     return;
@@ -67,7 +75,7 @@ TEST_CASE("without autograd, fp32 CPU Linears use a cached reordered weight that
   nn::apply_linear(layer, x);
   CHECK(nn::cpu_packed_linear_cache_size() == cached);  // reused, not packed again
   {
-    torch::nn::Linear temporary(torch::nn::LinearOptions(64, 8));
+    auto temporary = frozen_linear(torch::nn::LinearOptions(64, 8));
     nn::apply_linear(temporary, x);
     CHECK(nn::cpu_packed_linear_cache_size() == cached + 1);
   }
@@ -78,6 +86,9 @@ TEST_CASE("without autograd, fp32 CPU Linears use a cached reordered weight that
   layer->weight.mul_(-2);
   CHECK(torch::allclose(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
   CHECK_FALSE(torch::allclose(nn::apply_linear(layer, x), out, 1e-3, 1e-3));
+  // set_data onto other storage (as FSDP swaps a parameter's data) is noticed too.
+  layer->weight.set_data(torch::randn({96, 64}));
+  CHECK(torch::allclose(nn::apply_linear(layer, x), torch::linear(x, layer->weight, layer->bias), 1e-5, 1e-6));
   // 2-D input too.
   const auto flat = x.reshape({15, 64});
   CHECK(torch::allclose(nn::apply_linear(layer, flat), torch::linear(flat, layer->weight, layer->bias), 1e-5, 1e-6));
