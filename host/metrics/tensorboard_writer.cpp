@@ -1,6 +1,7 @@
 // TensorBoard event-file writer: Event protobufs in TFRecord framing (see tensorboard_writer.hpp).
 #include "host/metrics/tensorboard_writer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -102,8 +103,8 @@ TensorBoardWriter::TensorBoardWriter(fs::path dir) : dir_(std::move(dir)) {
 }
 
 TensorBoardWriter::~TensorBoardWriter() {
-  // Nothing is buffered (every event is flushed), so a failing fclose loses no event.
-  if (stream_) std::fclose(stream_);
+  // Nothing is buffered in this process (each record went out with write(2)): closing loses nothing.
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void TensorBoardWriter::add_scalar(const std::string& tag, int64_t step, double value, double wall_time) {
@@ -143,15 +144,12 @@ void TensorBoardWriter::start_session(int64_t step, double wall_time) {
   write_event(event, wall_time);
 }
 
-void TensorBoardWriter::flush() {
-  if (stream_ && std::fflush(stream_) != 0)
-    throw util::IoError("cannot write TensorBoard event file '" + file_.string() + "': " + errno_text());
-}
+// Each record was handed to the kernel by write(2) when it was added; nothing is left to flush.
+void TensorBoardWriter::flush() {}
 
 void TensorBoardWriter::write_event(std::string_view event, double wall_time) {
-  if (!stream_) open_file(wall_time);
+  if (fd_ < 0) open_file(wall_time);
   write_record(event);
-  flush();
 }
 
 // The file_version event takes the wall time of the event that caused the open: TensorBoard shows
@@ -163,9 +161,9 @@ void TensorBoardWriter::open_file(double wall_time) {
   std::snprintf(stamp, sizeof(stamp), "%010lld", static_cast<long long>(seconds));
   const fs::path file = dir_ / ("events.out.tfevents." + std::string(stamp) + "." + host_name() + "." +
                                 std::to_string(::getpid()) + "." + std::to_string(file_counter++));
-  // "x": never append to or truncate another writer's file.
-  stream_ = std::fopen(file.c_str(), "wbx");
-  if (!stream_) throw util::IoError("cannot create TensorBoard event file '" + file.string() + "': " + errno_text());
+  // O_EXCL: never append to or truncate another writer's file.
+  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw util::IoError("cannot create TensorBoard event file '" + file.string() + "': " + errno_text());
   file_ = file;
   std::string event = event_header(0, wall_time);
   wire::put_bytes_field(event, event_field::file_version, kFileVersion);
@@ -179,8 +177,19 @@ void TensorBoardWriter::write_record(std::string_view data) {
   wire::put_fixed32(record, masked_crc32c(length));
   record.append(data);
   wire::put_fixed32(record, masked_crc32c(data));
-  if (std::fwrite(record.data(), 1, record.size(), stream_) != record.size())
-    throw util::IoError("cannot write TensorBoard event file '" + file_.string() + "': " + errno_text());
+  // One write(2) per record, repeated only for a partial write or a signal.
+  for (size_t written = 0; written < record.size();) {
+    const ssize_t count = ::write(fd_, record.data() + written, record.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) {
+      const std::string reason = count < 0 ? errno_text() : "nothing written";
+      // The file may now end in a partial record, where readers stop: the next event starts a new file.
+      ::close(fd_);
+      fd_ = -1;
+      throw util::IoError("cannot write TensorBoard event file '" + file_.string() + "': " + reason);
+    }
+    written += static_cast<size_t>(count);
+  }
 }
 
 }  // namespace lrhost::metrics

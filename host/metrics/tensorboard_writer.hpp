@@ -28,16 +28,17 @@
 //   - event_accumulator.py (the legacy EventAccumulator): every START purges, but only scalars,
 //     histograms, images and audio; text (tensor) events at steps >= k stay.
 //
-// Flush policy: every add_*/start_session call writes its record and flushes (one write(2) per
-// event, into the page cache, no fsync). Training logs a few events per second at most, so the cost
-// is negligible, TensorBoard sees each point as soon as it is logged, a crash loses nothing already
-// logged, and the destructor has no buffered data whose write could fail unseen.
+// Flush policy: no buffering. Every add_*/start_session call hands its whole record to the kernel
+// with one write(2) (page cache, no fsync). Training logs a few events per second at most, so the
+// cost is negligible, TensorBoard sees each point as soon as it is logged, a crashed process loses
+// nothing already logged, and the destructor has no buffered data whose write could fail unseen.
+// After a failed write the file may end in a partial record (readers stop there), so the writer
+// closes it and the next event starts a new file.
 //
 // Errors (folder cannot be created, file cannot be created or written) throw util::IoError naming the
 // path; an empty tag throws util::ConfigError.
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -59,7 +60,8 @@ class TensorBoardWriter {
   // SessionLog START at `step`: call once when a run starts (fresh: its first step; resumed: the
   // first step it will log again), before its first add_*; see the header comment for why.
   void start_session(int64_t step, double wall_time);
-  // Everything is flushed after each event already; kept for callers that want to say so.
+  // Nothing to do: each event is written out when it is added (see the flush policy above); kept so
+  // callers can say where they rely on it.
   void flush();
 
   const std::filesystem::path& dir() const { return dir_; }
@@ -73,7 +75,7 @@ class TensorBoardWriter {
 
   std::filesystem::path dir_;
   std::filesystem::path file_;
-  std::FILE* stream_ = nullptr;
+  int fd_ = -1;  // the open event file; -1 before the first write and after a failed one
 };
 
 // Seconds since the Unix epoch with sub-second precision, the wall_time TensorBoard expects.

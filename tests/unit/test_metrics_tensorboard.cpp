@@ -330,14 +330,14 @@ TEST_CASE("TensorBoardWriter: errors name the path") {
 TEST_CASE("TensorBoardWriter: a failed write throws IoError naming the file") {
   test::TempDir tmp("tb_write_fail");
   TensorBoardWriter writer(tmp.path);
-  writer.add_scalar("a", 1, 1.0, 1.0);  // opens the file (about 60 bytes)
+  writer.add_scalar("a", 1, 1.0, 1.0);  // opens the file
   // A file size limit makes the next write fail with EFBIG (SIGXFSZ ignored) for this process only;
   // restored before any check can stop the test.
   rlimit saved{};
   REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
   const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
   rlimit small = saved;
-  small.rlim_cur = 64;
+  small.rlim_cur = fs::file_size(writer.file()) + 20;  // the next record is written in part
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
   std::string message;
   try {
@@ -347,7 +347,17 @@ TEST_CASE("TensorBoardWriter: a failed write throws IoError naming the file") {
   }
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_handler);
-  CHECK(message == "cannot write TensorBoard event file '" + writer.file().string() + "': File too large");
+  const fs::path broken = writer.file();
+  CHECK(message == "cannot write TensorBoard event file '" + broken.string() + "': File too large");
+  std::string why;
+  CHECK_FALSE(read_records(read_file(broken), why).has_value());  // ends in a partial record
+  CHECK(why == "truncated data");
+
+  // The broken file is left alone: the next event starts a new, readable file.
+  writer.add_scalar("a", 10, 1.0, 1.0);
+  CHECK(writer.file() != broken);
+  CHECK(records_of(writer.file()).size() == 2);
+  CHECK(files_in(tmp.path).size() == 2);
 }
 
 TEST_CASE("TensorBoardWriter: scalars are rounded to float32, beyond its range to infinities") {
