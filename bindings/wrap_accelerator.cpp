@@ -1,11 +1,12 @@
 // Lua binding of the Accelerator: lr.accelerator(cfg) builds one from the resolved config and
 // the process's rank environment. Properties: rank, world_size, local_rank, device,
-// is_main_process, num_processes, effective_batch, gradient_accumulation_steps, sync_gradients,
+// is_main_process, effective_batch, gradient_accumulation_steps, sync_gradients,
 // mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...), nonfinite
 // ("error" | "skip"), max_skipped_steps.
 // Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
-// gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics), reduce_metrics(metrics),
+// gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
+// add_metrics_sink(sink), training_meter{...}, reduce_metrics(metrics),
 // to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
 // guard_context{next_step =, checkpoint =} (what the divergence error names), ddp_stats(), memory_stats([opt]),
 // fsdp_units(), device_memory(), reset_peak_memory(), loader(dataset, options)
@@ -16,10 +17,12 @@
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_dataset.hpp"
+#include "bindings/wrap_metrics.hpp"
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
+#include "host/util/status_line.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
@@ -71,7 +74,7 @@ int w_properties(lua_State* L) {
     auto& acc = check_accelerator(L, 1);
     std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
     if (key == "rank") lua_pushnumber(L, acc.rank());
-    else if (key == "world_size" || key == "num_processes") lua_pushnumber(L, acc.world_size());
+    else if (key == "world_size") lua_pushnumber(L, acc.world_size());
     else if (key == "local_rank") lua_pushnumber(L, acc.local_rank());
     else if (key == "device") lua_pushstring(L, acc.device().str().c_str());
     else if (key == "is_main_process") lua_pushboolean(L, acc.is_main_process());
@@ -84,7 +87,7 @@ int w_properties(lua_State* L) {
     else if (key == "max_skipped_steps") lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
     else
       throw util::ConfigError("Accelerator has no method or property '" + key +
-                              "' (properties: rank, world_size, num_processes, local_rank, device, is_main_process, "
+                              "' (properties: rank, world_size, local_rank, device, is_main_process, "
                               "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
                               "nonfinite, max_skipped_steps)");
     return 1;
@@ -288,16 +291,78 @@ int w_reduce_metrics(lua_State* L) {
   });
 }
 
-// acc:log(step, metrics): reduced across ranks (collective: every rank calls it), logged by main.
+// acc:log(step, metrics [, meter]): reduced across ranks (collective: every rank calls it; rules in
+// host/metrics/metric_reduction.hpp), then on the main process logged and written to every metric
+// sink. With a TrainingMeter, its window (phase timings, step_s, samples_per_s) joins the metrics,
+// the log line starts with the progress, and the status line shows the loss.
 int w_log(lua_State* L) {
   return lx_guard(L, "Accelerator:log", [&] {
     auto& acc = check_accelerator(L, 1);
     int64_t step = lx_check_integer(L, 2);
-    auto reduced = acc.reduce_metrics(check_metrics(L, 3));
-    std::string line = "step " + std::to_string(step);
-    for (const auto& [key, value] : reduced) line += " " + key + "=" + fmt::format("{:.4g}", value);
-    if (acc.is_main_process()) spdlog::info("{}", line);
+    auto metrics = check_metrics(L, 3);
+    metrics::TrainingMeter* meter = lua_isnoneornil(L, 4) ? nullptr : &lx_check<metrics::TrainingMeter>(L, 4);
+    if (meter != nullptr) {
+      for (const auto& [name, value] : meter->take_window()) {
+        if (metrics.count(name)) throw LxArgError(3, "metric '" + name + "' is also one of the meter's; rename it");
+        metrics[name] = value;
+      }
+    }
+    auto reduced = acc.reduce_metrics(metrics);
+    if (meter != nullptr && reduced.count("loss")) meter->set_last_loss(reduced.at("loss"));
+    if (acc.is_main_process()) acc.metrics_log().record(step, reduced, meter ? meter->progress_text(step) : "");
     push_metrics(L, reduced);
+    return 1;
+  });
+}
+
+// acc:log_text(tag, step, text_or_table): a text record for the sinks that keep text (TensorBoard),
+// main process only; a table (the resolved config, say) is written as indented JSON.
+int w_log_text(lua_State* L) {
+  return lx_guard(L, "Accelerator:log_text", [&] {
+    auto& acc = check_accelerator(L, 1);
+    std::string tag = lx_check_string(L, 2);
+    int64_t step = lx_check_integer(L, 3);
+    std::string text = lua_istable(L, 4) ? lx_to_json(L, 4, 4, "log_text").dump(2) : lx_check_string(L, 4);
+    if (acc.is_main_process()) acc.metrics_log().record_text(tag, step, text);
+    return 0;
+  });
+}
+
+// acc:add_metrics_sink(sink): acc:log writes every later record to it (main process only).
+int w_add_metrics_sink(lua_State* L) {
+  return lx_guard(L, "Accelerator:add_metrics_sink", [&] {
+    auto& acc = check_accelerator(L, 1);
+    acc.metrics_log().add_sink(lx_check_shared<metrics::MetricsSink>(L, 2));
+    return 0;
+  });
+}
+
+// acc:training_meter{total_steps = N, first_step = k, samples_per_step = b}: phase timings and
+// progress of this rank's loop (wrap_metrics.cpp); rank 0 draws the status line on a terminal.
+int w_training_meter(lua_State* L) {
+  return lx_guard(L, "Accelerator:training_meter", [&] {
+    auto& acc = check_accelerator(L, 1);
+    lx_check_table(L, 2, "options {total_steps =, first_step =, samples_per_step =}");
+    auto options_json = lx_to_json(L, 2, 2, "training_meter");
+    metrics::TrainingMeterOptions options;
+    for (const auto& [key, value] : options_json.items()) {
+      if (!value.is_number_integer())
+        throw LxArgError(2, key + " must be a whole number, got " + value.dump());
+      auto number = value.get<int64_t>();
+      if (key == "total_steps") options.total_steps = number;
+      else if (key == "first_step") options.first_step = number;
+      else if (key == "samples_per_step") options.samples_per_step = number;
+      else throw LxArgError(2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step)");
+    }
+    if (options.total_steps < 1) throw LxArgError(2, "total_steps must be >= 1");
+    if (options.first_step < 1) throw LxArgError(2, "first_step must be >= 1");
+    options.world_size = acc.world_size();
+    options.draw_status_line = acc.is_main_process() && util::StatusLine::instance().enabled();
+    if (acc.device().is_cuda()) {
+      int index = acc.device().index();
+      options.synchronize = [index] { torch::cuda::synchronize(index); };
+    }
+    lx_push(L, std::make_shared<metrics::TrainingMeter>(std::move(options)));
     return 1;
   });
 }
@@ -489,6 +554,8 @@ void open_accelerator(lua_State* L, int module) {
                               {"autocast", w_autocast}, {"unwrap", w_unwrap}, {"wait_for_everyone", w_wait_for_everyone},
                               {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
+                              {"log_text", w_log_text}, {"add_metrics_sink", w_add_metrics_sink},
+                              {"training_meter", w_training_meter},
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
                               {"skipped_nonfinite_steps", w_skipped_nonfinite_steps},

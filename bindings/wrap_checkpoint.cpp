@@ -4,8 +4,8 @@
 //     methods: resume() -> step (restores model, optimizer, scheduler, RNG and the loader position
 //     in one call, once everything is built; 0 when starting fresh), resume_step() (the step
 //     restored, LeRobot's `step`: the loop runs resume_step() + 1 .. steps), save(step) -> step
-//     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader)
-//     (alias set_loader), dir() -> the checkpoints folder, resumed_from() -> folder or nil
+//     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader),
+//     dir() -> the checkpoints folder, resumed_from() -> folder or nil
 //   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
 //   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
 // Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
@@ -330,8 +330,8 @@ int w_loader_state(lua_State* L) {
   });
 }
 
-int w_set_loader(lua_State* L) {
-  return lx_guard(L, "Checkpoint:set_loader", [&] {
+int w_track_loader(lua_State* L) {
+  return lx_guard(L, "Checkpoint:track_loader", [&] {
     auto& h = check_checkpoint(L, 1);
     h.loader = lx_check_shared<data::BatchLoader>(L, 2);
     h.check_loader();
@@ -402,8 +402,7 @@ void open_checkpoint(lua_State* L, int module) {
                               {"last_dir", w_last_dir},
                               {"dir", w_dir},
                               {"loader_state", w_loader_state},
-                              {"set_loader", w_set_loader},
-                              {"track_loader", w_set_loader},
+                              {"track_loader", w_track_loader},
                               {nullptr, nullptr}};
   lx_register_type(L, LxTraits<CheckpointHandle>::type, methods);
   const luaL_Reg functions[] = {{"checkpoint", w_checkpoint},

@@ -1,11 +1,14 @@
 // Lua binding of the module-level utilities: lr.manual_seed, lr.no_grad(fn), lr.clock(),
 // lr.set_num_threads / lr.num_threads, lr.version, lr.run_dir() (the job folder every rank shares)
-// and lr.log.{debug,info,warn,error} (through the rank-aware spdlog logger).
+// lr.write_json(path, table) (atomic, parent folders created) and lr.log.{debug,info,warn,error}
+// (through the rank-aware spdlog logger).
 #include <chrono>
 #include <cstdlib>
 
+#include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/util/error.hpp"
 #include "host/util/profiler_trace.hpp"
 
@@ -90,6 +93,19 @@ int w_log(lua_State* L) {
   });
 }
 
+// lr.write_json(path, table): the table as indented JSON (keys sorted), written to a temporary file
+// and renamed, so a reader never sees half a file; the parent folders are created.
+int w_write_json(lua_State* L) {
+  return lx_guard(L, "lr.write_json", [&] {
+    std::filesystem::path path = lx_check_string(L, 1);
+    lx_check_table(L, 2, "table");
+    auto json = lx_to_json(L, 2, 2, "write_json");
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    io::write_file_atomic(path, json.dump(2) + "\n");
+    return 0;
+  });
+}
+
 // The job's run folder (logs, errors), shared by every rank: the default home of checkpoints.
 int w_run_dir(lua_State* L) {
   return lx_guard(L, "lr.run_dir", [&] {
@@ -105,7 +121,7 @@ int w_run_dir(lua_State* L) {
 void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"profile", w_profile},
+                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"write_json", w_write_json}, {"profile", w_profile},
                                 {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);

@@ -19,6 +19,7 @@
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/number_checks.hpp"
+#include "host/cli/recipe_paths.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/tokenize_command.hpp"
@@ -212,10 +213,31 @@ int main(int argc, char** argv) {
   resume_command->add_flag("-v,--verbose", resume_args.verbose, "debug-level logging");
   add_launch_arguments(*resume_command, resume_launch);
 
+  // `eval` runs the shipped recipes/eval_policy.lua on a checkpoint (launch flags as for run).
+  RecipeArguments eval_args;
+  LaunchArguments eval_launch;
+  std::string eval_checkpoint;
+  int eval_episodes = 50, eval_videos = 4, eval_max_steps = 80;
+  auto* eval_command = app.add_subcommand(
+      "eval", "closed-loop evaluation on the built-in pushing task: success rate, returns and rollout videos "
+              "in <run>/eval/<step>/ (recipes/eval_policy.lua; launch flags as for run)");
+  eval_command->add_option("checkpoint", eval_checkpoint, "run folder, checkpoints/<step> folder or pretrained folder")
+      ->required();
+  eval_command->add_option("--episodes", eval_episodes, "episodes to roll out (split across the ranks)")
+      ->check(lrhost::cli::positive_number);
+  eval_command->add_option("--videos", eval_videos, "rollouts of the first episodes saved as mp4")
+      ->check(lrhost::cli::non_negative_number);
+  eval_command->add_option("--max-steps", eval_max_steps, "steps before an episode is cut off")
+      ->check(lrhost::cli::positive_number);
+  eval_command->add_option("--threads", eval_args.threads, "CPU threads for LibTorch ops")
+      ->check(lrhost::cli::positive_number);
+  eval_command->add_flag("-v,--verbose", eval_args.verbose, "debug-level logging");
+  add_launch_arguments(*eval_command, eval_launch);
+
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
-      arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" &&
+      arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" && arguments[0] != "eval" &&
       arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
@@ -239,6 +261,13 @@ int main(int argc, char** argv) {
     if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;
     if (int code = lrhost::cli::run_checkpoint_command(checkpoint_command); code >= 0) return code;
     if (int code = lrhost::cli::run_tokenize_command(tokenize_command); code >= 0) return code;
+    if (eval_command->parsed()) {
+      eval_args.recipe = (lrhost::cli::shipped_recipes_dir() / "eval_policy.lua").string();
+      std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();
+      eval_args.overrides = {"checkpoint=" + checkpoint, "episodes=" + std::to_string(eval_episodes),
+                             "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps)};
+      return run(eval_args, lrhost::cli::RecipeMode::run, &eval_launch);
+    }
     if (resume_command->parsed()) {
       auto plan = lrhost::cli::plan_resume(resume_from);
       // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "host/config/config_reader.hpp"
+#include "host/metrics/metric_reduction.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::accel {
@@ -385,9 +386,6 @@ std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
 
 std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::string, double>& metrics) {
   if (world_size() == 1) return metrics;
-  auto ends_with = [](const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
   // The key set must agree across ranks, or the reductions below would mix values up: compare a
   // hash of the keys (max and min of it agree only if every rank has the same one).
   std::size_t hash = 0;
@@ -398,8 +396,10 @@ std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::st
   auto values = check.cpu();
   if (values[0].item<double>() != -values[1].item<double>())
     throw util::ConfigError("acc:log / reduce_metrics: ranks passed different metric names; every rank must pass the same keys");
+  // Two collectives whatever the number of metrics: sums (means are sums divided afterwards) and maxes.
   std::vector<double> sums, maxes;
-  for (const auto& [key, value] : metrics) (ends_with(key, "_time") ? maxes : sums).push_back(value);
+  for (const auto& [key, value] : metrics)
+    (metrics::reduction_for(key) == metrics::Reduction::max ? maxes : sums).push_back(value);
   auto sum_tensor = torch::tensor(sums, options);
   auto max_tensor = torch::tensor(maxes, options);
   if (!sums.empty()) comm_->all_reduce(sum_tensor, dist::ReduceOp::sum);
@@ -409,12 +409,16 @@ std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::st
   std::map<std::string, double> reduced;
   int64_t s = 0, m = 0;
   for (const auto& [key, value] : metrics) {
-    if (ends_with(key, "_time")) {
-      reduced[key] = maxes_cpu[m++].item<double>();
-    } else {
-      double total = sums_cpu[s++].item<double>();
-      bool rate = ends_with(key, "_per_s") || ends_with(key, "/s");
-      reduced[key] = rate ? total : total / world_size();
+    switch (metrics::reduction_for(key)) {
+      case metrics::Reduction::max:
+        reduced[key] = maxes_cpu[m++].item<double>();
+        break;
+      case metrics::Reduction::sum:
+        reduced[key] = sums_cpu[s++].item<double>();
+        break;
+      case metrics::Reduction::mean:
+        reduced[key] = sums_cpu[s++].item<double>() / world_size();
+        break;
     }
   }
   return reduced;

@@ -22,6 +22,7 @@
 #include "host/dist/ddp_reducer.hpp"
 #include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/dist/rank_env.hpp"
+#include "host/metrics/metrics_log.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/policy/policy.hpp"
 
@@ -127,6 +128,8 @@ class Accelerator {
   void leave_main_only() { --main_only_depth_; }
 
   void wait_for_everyone() { comm_->barrier(); }
+  // Where acc:log's records go on the main process (the log line and the recipe's metric sinks).
+  metrics::MetricsLog& metrics_log() { return metrics_log_; }
 
  private:
   struct StepState;  // shared with the optimizer's step hooks
@@ -143,6 +146,7 @@ class Accelerator {
   std::vector<torch::Tensor> prepared_params_;
   int main_only_depth_ = 0;
   int64_t micro_step_ = 0;
+  metrics::MetricsLog metrics_log_;
 };
 
 }  // namespace lrhost::accel

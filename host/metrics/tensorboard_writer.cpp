@@ -90,10 +90,6 @@ std::string errno_text() {
 
 }  // namespace
 
-double unix_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 TensorBoardWriter::TensorBoardWriter(fs::path dir) : dir_(std::move(dir)) {
   std::error_code error;
   fs::create_directories(dir_, error);

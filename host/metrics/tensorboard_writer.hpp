@@ -78,7 +78,4 @@ class TensorBoardWriter {
   int fd_ = -1;  // the open event file; -1 before the first write and after a failed one
 };
 
-// Seconds since the Unix epoch with sub-second precision, the wall_time TensorBoard expects.
-double unix_time_now();
-
 }  // namespace lrhost::metrics

@@ -72,7 +72,7 @@ class Policy : public torch::nn::Module {
   // Optimizer groups; the default is one group holding every trainable parameter.
   virtual std::vector<ParamGroup> param_groups() const;
   // LeRobot's training preset: {"type": "adamw"|"adam", "lr", "weight_decay", "betas", "eps",
-  // "grad_clip_norm"} and the scheduler ({"kind", "warmup_steps", ...} as optim::ScheduleSpec reads
+  // "grad_clip_norm"} and the scheduler ({"type", "warmup_steps", ...} as optim::ScheduleSpec reads
   // it, or null for none). The defaults are AdamW(1e-3) and no scheduler.
   virtual nlohmann::ordered_json optimizer_preset() const;
   virtual nlohmann::ordered_json scheduler_preset() const { return nullptr; }

@@ -9,13 +9,35 @@
 #include <filesystem>
 
 #include "host/util/log_file.hpp"
+#include "host/util/status_line.hpp"
 
 namespace lrhost::util {
+namespace {
+// The console sink with the terminal's status line moved out of the way of every record.
+class StatusLineAwareSink final : public spdlog::sinks::sink {
+ public:
+  explicit StatusLineAwareSink(spdlog::sink_ptr console) : console_(std::move(console)) {}
+  void log(const spdlog::details::log_msg& message) override {
+    auto& line = StatusLine::instance();
+    line.erase_for_log();
+    console_->log(message);
+    line.redraw_after_log();
+  }
+  void flush() override { console_->flush(); }
+  void set_pattern(const std::string& pattern) override { console_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    console_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  spdlog::sink_ptr console_;
+};
+}  // namespace
 
 void setup_logging(const LogOptions& options) {
   const std::string tag = options.tag.empty() ? "rank" + std::to_string(options.rank) : options.tag;
   const std::string pattern = "[%H:%M:%S.%e] [" + tag + "] [%^%l%$] %v";
-  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  spdlog::sink_ptr console = std::make_shared<StatusLineAwareSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   // The launcher tag counts as a main rank: its lines are the job's status.
   bool main_rank = options.rank == 0 || !options.tag.empty();
   console->set_level(main_rank ? (options.verbose ? spdlog::level::debug : spdlog::level::info)

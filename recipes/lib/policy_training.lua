@@ -9,9 +9,68 @@
 -- saved (the accelerator's divergence guard names the step and the last checkpoint;
 -- accelerator.nonfinite = "skip" drops a bounded number of such steps instead), and a non-finite
 -- evaluation never passes.
+-- While it trains, rank 0 shows a live status line on a terminal (step k/N, %, steps/s, samples/s,
+-- elapsed, ETA, loss) and every log_freq steps logs the metrics with the phase timings (data wait,
+-- forward, backward, optimizer, checkpoint; max over ranks), which also go to <output>/metrics.jsonl
+-- and <output>/tensorboard/ (a resumed run continues both without duplicated steps).
 --   local training = require "policy_training"
---   training.run(lr, cfg)   -- cfg from lr.config (see recipes/act_ddp.lua for the fields)
+--   local cfg = lr.config(training.defaults { policy = lr.policy.defaults("act", {...}) })
+--   training.run(lr, cfg)
 local M = {}
+
+-- The fields every policy recipe shares, with their defaults; a recipe gives only what differs.
+local BASE = {
+  seed = 1000,
+  steps = 2000,
+  batch_size = 8,          -- per rank (LeRobot's default)
+  num_workers = 2,         -- loader threads per rank
+  log_freq = 50,
+  save_freq = 1000,        -- 0: only at the end
+  keep_last = 0,           -- 0 keeps every checkpoint
+  output_dir = "",         -- "": the run folder (outputs/lrhost/<time>_<recipe>)
+  resume = "auto",        -- false: always start at step 1; true: must resume; "auto": if a checkpoint exists
+  eval_episodes = 4,       -- the last episodes are held out
+  eval_batches = 32,
+  min_gain = 0.0,          -- fail unless baseline MSE / policy MSE reaches this (0: report only)
+  dataset = { root = "" }, -- "": the built-in task
+  optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
+  -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
+  -- ("skip", at most max_skipped_steps times).
+  accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
+                  max_skipped_steps = 10 },
+}
+
+local function is_list(t)
+  return type(t) == "table" and #t > 0
+end
+
+-- `base` with `changes` on top: tables merge key by key (a variant changes one accelerator field
+-- without restating the others), lists and plain values replace.
+local function merged(base, changes)
+  local out = {}
+  for k, v in pairs(base) do out[k] = type(v) == "table" and merged(v, {}) or v end
+  for k, v in pairs(changes) do
+    if type(v) == "table" and not is_list(v) and type(out[k]) == "table" and not is_list(out[k]) then
+      out[k] = merged(out[k], v)
+    else
+      out[k] = v
+    end
+  end
+  return out
+end
+
+-- The shared fields with a recipe's own on top, for lr.config: a variant is a few lines
+-- (recipes/act_fsdp.lua), and every field stays overridable from the command line.
+function M.defaults(changes)
+  if changes ~= nil and type(changes) ~= "table" then
+    error("policy_training.defaults: expected a table of fields, got " .. type(changes), 2)
+  end
+  local cfg = merged(BASE, changes or {})
+  if cfg.policy == nil then
+    error("policy_training.defaults: give the policy, e.g. policy = lr.policy.defaults(\"act\", {...})", 2)
+  end
+  return cfg
+end
 
 local function finite(x) return x == x and x > -math.huge and x < math.huge end
 
@@ -103,8 +162,11 @@ function M.run(lr, cfg)
   local kind, options, clip = optimizer_options(policy, cfg.optimizer)
   local opt = lr.optim[kind](policy, options)
   local sched_cfg = policy:scheduler_preset()
-  local sched = sched_cfg and lr.optim.scheduler(opt, { type = sched_cfg.kind, warmup_steps = sched_cfg.warmup_steps,
-                                                       total_steps = cfg.steps }) or nil
+  local sched = nil
+  if sched_cfg then
+    sched_cfg.total_steps = cfg.steps
+    sched = lr.optim.scheduler(opt, sched_cfg)
+  end
   policy, opt = acc:prepare(policy, opt)
 
   local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
@@ -120,12 +182,21 @@ function M.run(lr, cfg)
                             policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
                             kind, options.lr, output_dir))
 
+  -- Metrics go to the log, <output>/metrics.jsonl and <output>/tensorboard/; a resumed run drops
+  -- what the interrupted one logged after its checkpoint, so no step appears twice.
+  acc:add_metrics_sink(lr.metrics.jsonl(output_dir .. "/metrics.jsonl", { first_step = first }))
+  acc:add_metrics_sink(lr.metrics.tensorboard(output_dir .. "/tensorboard", { first_step = first }))
+  acc:log_text("config", first, cfg)
+
   -- What a divergence error names: this loop's step numbers and the last good checkpoint.
   acc:guard_context { next_step = first, checkpoint = ckpt:resumed_from() }
-  local window_start, window_steps = lr.clock(), 0
+  local meter = acc:training_meter { total_steps = cfg.steps, first_step = first, samples_per_step = cfg.batch_size }
   for step, batch in loader:steps(first, cfg.steps) do
+    meter:mark("data")
     local loss, parts = policy:forward(policy:preprocess(batch))
+    meter:mark("forward")
     acc:backward(loss)
+    meter:mark("backward")
     local grad_norm = acc:clip_grad_norm(clip)
     opt:step()
     if step == first then
@@ -136,20 +207,22 @@ function M.run(lr, cfg)
     end
     opt:zero_grad()
     if sched then sched:step() end
-    window_steps = window_steps + 1
+    meter:mark("optimizer")
+    meter:end_step(step)
     if step % cfg.log_freq == 0 or step == cfg.steps then
-      local now = lr.clock()
-      local metrics = { loss = loss, grdn = grad_norm, lr = opt:lr(), step_s = (now - window_start) / window_steps }
+      local metrics = { loss = loss, grdn = grad_norm, lr = opt:lr() }
       -- The same count on every rank (the guard's verdicts agree), so the metric keys agree too.
       if acc:skipped_nonfinite_steps() > 0 then metrics.skipped_steps = acc:skipped_nonfinite_steps() end
       for name, value in pairs(parts) do
         if name:match("_loss$") then metrics[name] = value end
       end
-      acc:log(step, metrics)
-      window_start, window_steps = now, 0
+      local device_memory = acc:device_memory()
+      if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end
+      acc:log(step, metrics, meter)  -- adds the phase timings, step_s, samples_per_s, peak_rss_gib
     end
     if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then
       acc:guard_context { checkpoint = ckpt:save(step) }
+      meter:mark("checkpoint")
     end
   end
 

@@ -29,9 +29,22 @@ local trimmed = acc:gather_for_metrics(acc:to_device(lr.full({ 2 }, r)), 2 * n -
 check(trimmed.shape[1] == 2 * n - 1, "gather_for_metrics drops padding")
 acc:wait_for_everyone()
 
--- metric reduction: mean by default, max for *_time, sum for rates
-local m = acc:reduce_metrics { loss = r, step_time = r, ["samples/s"] = 10 }
+-- metric reduction: mean by default, max for times (*_s, *_time) and memory (*_gib), sum for rates
+-- (*_per_s, */s) and counts (*_count)
+local m = acc:reduce_metrics { loss = r, step_time = r, ["samples/s"] = 10, step_s = r + 1, samples_per_s = r,
+                                frames_count = 1, peak_rss_gib = 2 * r }
 check(near(m.loss, (n - 1) / 2) and near(m.step_time, n - 1) and near(m["samples/s"], 10 * n), "reduce_metrics")
+check(near(m.step_s, n), "step_s is the slowest rank's, got " .. m.step_s)
+check(near(m.samples_per_s, n * (n - 1) / 2) and near(m.frames_count, n), "rates and counts add up")
+check(near(m.peak_rss_gib, 2 * (n - 1)), "memory is the fullest rank's")
+
+-- acc:log with a meter: the meter's timings join the metrics and are reduced too (every rank calls it)
+local meter = acc:training_meter { total_steps = 4, first_step = 1, samples_per_step = 2 }
+meter:mark("data")
+meter:end_step(1)
+local logged = acc:log(1, { loss = r }, meter)
+check(near(logged.loss, (n - 1) / 2) and logged.step_s ~= nil and logged.data_s ~= nil and logged.samples_per_s > 0,
+      "acc:log merges the meter's window")
 
 -- on_main: runs on the main process only; a collective inside raises there, others are not blocked
 local ran = acc:on_main(function() return "ran" end)

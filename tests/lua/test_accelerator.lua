@@ -17,7 +17,7 @@ do
   local acc = lr.accelerator { batch_size = 8, accelerator = { gradient_accumulation_steps = 3 } }
   t.eq(acc.rank, 0, "rank")
   t.eq(acc.world_size, 1, "world_size")
-  t.eq(acc.num_processes, 1, "num_processes")
+  t.raises(function() return acc.num_processes end, "Accelerator has no method or property 'num_processes'", "one name per property: world_size")
   t.eq(acc.is_main_process, true, "is_main_process")
   t.eq(acc.device, "cpu", "device")
   t.eq(acc.effective_batch, 24, "effective batch = 8 x 1 x 3")

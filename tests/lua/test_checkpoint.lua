@@ -133,7 +133,7 @@ for name, tensor in pairs(policy:state_dict()) do t.truthy(same(p2:state_dict()[
 t.eq(ck2:loader_state().start_index, saved_state.start_index, "saved loader position")
 t.raises(function() ck2:track_loader(ds:loader { batch_size = 4, num_workers = 1 }) end,
          "track the loader before ckpt:resume()")
-ck2:set_loader(ds:loader { batch_size = 4, num_workers = 1, state = ck2:loader_state() })
+ck2:track_loader(ds:loader { batch_size = 4, num_workers = 1, state = ck2:loader_state() })
 
 -- The loader can be built before or after the checkpoint: resume() moves it to the saved position,
 -- discarding the batches it had prepared from the start.

@@ -796,7 +796,7 @@ TEST_CASE("diffusion: LeRobot's presets, normalization and delta indices") {
   CHECK(opt["eps"].get<double>() == 1e-8);
   CHECK(opt["weight_decay"].get<double>() == 1e-6);
   CHECK(opt["grad_clip_norm"].get<double>() == 10.0);
-  CHECK(policy->scheduler_preset() == json({{"kind", "cosine_with_warmup"}, {"warmup_steps", 500}}));
+  CHECK(policy->scheduler_preset() == json({{"type", "cosine_with_warmup"}, {"warmup_steps", 500}}));
   CHECK((policy->normalization_mapping() ==
          std::map<std::string, std::string>{{"VISUAL", "MEAN_STD"}, {"STATE", "MIN_MAX"}, {"ACTION", "MIN_MAX"}}));
   auto deltas = policy->delta_indices();
@@ -813,7 +813,7 @@ TEST_CASE("diffusion: LeRobot's presets, normalization and delta indices") {
 
   auto linear = make_policy(small_config({{"scheduler_name", "linear"}, {"scheduler_warmup_steps", 7}}),
                             make_features(2, 2, 1, 32, 32));
-  CHECK(linear->scheduler_preset() == json({{"kind", "linear_with_warmup"}, {"warmup_steps", 7}}));
+  CHECK(linear->scheduler_preset() == json({{"type", "linear_with_warmup"}, {"warmup_steps", 7}}));
   auto odd = make_policy(small_config({{"scheduler_name", "cosine_with_restarts"}}), make_features(2, 2, 1, 32, 32));
   CHECK_THROWS_AS(odd->scheduler_preset(), lrhost::util::NotImplemented);
 }

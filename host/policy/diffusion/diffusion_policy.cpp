@@ -139,7 +139,7 @@ nlohmann::ordered_json DiffusionPolicy::scheduler_preset() const {
     throw util::NotImplemented("policy 'diffusion': scheduler_name '" + name + "' is not implemented",
                                "lrhost has 'cosine', 'linear', 'constant' and 'constant_with_warmup'");
   }
-  return {{"kind", kind}, {"warmup_steps", warmup}};
+  return {{"type", kind}, {"warmup_steps", warmup}};
 }
 
 std::map<std::string, std::string> DiffusionPolicy::normalization_mapping() const {
