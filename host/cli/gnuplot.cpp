@@ -6,11 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // Okabe-Ito colours (told apart with most colour-vision deficiencies); yellow last, it is faint on white.
-constexpr const char* kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#000000",
-                                    "#f0e442"};
+constexpr const char* kColours[] = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
+                                    "#cc79a7", "#56b4e9", "#000000", "#f0e442"};
 constexpr int kColourCount = static_cast<int>(sizeof(kColours) / sizeof(kColours[0]));
 // Curves with few points (evaluation metrics, short runs) get markers: a line alone hides single points.
 constexpr std::size_t kMarkersUpTo = 50;
@@ -35,8 +35,8 @@ std::string curve_style(const PlotCurve& curve) {
   std::size_t points = 0;
   for (const auto& segment : curve.segments) points += segment.size();
   // Past the palette, the colours repeat with another dash pattern, so every curve stays distinct.
-  std::string style = fmt::format("lw 1.5 lc rgb '{}' dt {}", kColours[curve.colour % kColourCount],
-                                  curve.colour / kColourCount + 1);
+  std::string style =
+      fmt::format("lw 1.5 lc rgb '{}' dt {}", kColours[curve.colour % kColourCount], curve.colour / kColourCount + 1);
   return points <= kMarkersUpTo ? "with linespoints pt 7 ps 0.6 " + style : "with lines " + style;
 }
 
@@ -157,7 +157,8 @@ GnuplotRun run_gnuplot(const fs::path& gnuplot, const fs::path& script_file, con
   for (;;) {
     pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (done < 0 && errno != EINTR) throw util::IoError(fmt::format("waiting for {}: {}", program, std::strerror(errno)));
+    if (done < 0 && errno != EINTR)
+      throw util::IoError(fmt::format("waiting for {}: {}", program, std::strerror(errno)));
     if (std::chrono::steady_clock::now() >= deadline) {
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

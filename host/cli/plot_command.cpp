@@ -4,12 +4,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -32,7 +32,7 @@ constexpr int kMinPixels = 100, kMaxPixels = 16384;
 const std::set<std::string> kNotMetrics = {"step", "time", "elapsed_s"};
 
 struct Run {
-  fs::path folder;  // where the default plot.png goes
+  fs::path folder;   // where the default plot.png goes
   std::string name;  // the folder's name, the first part of each curve's title
   metrics::MetricsFile metrics;
 };
@@ -56,9 +56,10 @@ Run open_run(const std::string& argument) {
     run.folder = given;
     file = given / "metrics.jsonl";
     if (!fs::is_regular_file(file, error))
-      throw util::IoError("plot: " + file.string() + " not found",
-                          "training runs write metrics.jsonl (one JSON line per logged step) into their output folder "
-                          "since lrhost 0.1.0; runs from earlier versions, and runs that have not logged yet, have none");
+      throw util::IoError(
+          "plot: " + file.string() + " not found",
+          "training runs write metrics.jsonl (one JSON line per logged step) into their output folder "
+          "since lrhost 0.1.0; runs from earlier versions, and runs that have not logged yet, have none");
   } else {
     file = given;
     run.folder = given.parent_path().empty() ? fs::path(".") : given.parent_path();
@@ -70,10 +71,10 @@ Run open_run(const std::string& argument) {
   run.metrics = metrics::read_metrics_jsonl(file);
   for (const auto& warning : run.metrics.warnings) std::cerr << "lrhost plot: warning: " << warning << "\n";
   if (run.metrics.rows.empty())
-    throw util::DataError("plot: " + file.string() + " has no data lines" +
-                              (run.metrics.partial_last_line ? " (its only line is incomplete: training is writing it)"
-                                                             : ""),
-                          "training writes a line every log_freq steps; plot again after the first one");
+    throw util::DataError(
+        "plot: " + file.string() + " has no data lines" +
+            (run.metrics.partial_last_line ? " (its only line is incomplete: training is writing it)" : ""),
+        "training writes a line every log_freq steps; plot again after the first one");
   return run;
 }
 
@@ -318,7 +319,9 @@ int run_plot_command(const PlotCommand& command) {
                                metric);
     if (panel.curves.empty())
       throw util::DataError("plot: no run has a value of '" + metric + "' to draw" +
-                                (command.log_y ? " above 0 (--log-y)" : command.x == "time" ? " with a time" : ""),
+                                (command.log_y         ? " above 0 (--log-y)"
+                                 : command.x == "time" ? " with a time"
+                                                       : ""),
                             command.log_y ? "drop --log-y for this metric" : "");
     spec.panels.push_back(std::move(panel));
   }

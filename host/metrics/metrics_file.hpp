@@ -13,7 +13,7 @@
 namespace lrhost::metrics {
 
 struct MetricsRow {
-  std::size_t line = 0;                  // 1-based line number in the file (for messages)
+  std::size_t line = 0;  // 1-based line number in the file (for messages)
   int64_t step = 0;
   std::map<std::string, double> values;  // every numeric key of the line but "step"
 };

@@ -68,8 +68,8 @@ struct ColourHits {
 };
 ColourHits find_colour(const torch::Tensor& chw, int r, int g, int b, int64_t top, int64_t bottom, int tolerance = 40) {
   auto image = chw.slice(1, top, bottom).to(torch::kInt32);
-  auto near = (image[0] - r).abs().le(tolerance) & (image[1] - g).abs().le(tolerance) &
-              (image[2] - b).abs().le(tolerance);
+  auto near =
+      (image[0] - r).abs().le(tolerance) & (image[1] - g).abs().le(tolerance) & (image[2] - b).abs().le(tolerance);
   ColourHits hits;
   hits.pixels = near.sum().item<int64_t>();
   auto columns = near.any(0).nonzero();
@@ -126,8 +126,8 @@ TEST_CASE("plot: two runs, two metrics stacked, drawn to the requested size with
   // Each run has its colour (Okabe-Ito blue, then orange) in both plots: the loss plot in the top half,
   // l1_loss in the bottom half. A curve spans most of the width; the legend's sample line alone would not.
   for (auto [top, bottom] : {std::pair<int64_t, int64_t>{0, 240}, {240, 480}}) {
-    for (auto [name, r, g, b] : {std::tuple<const char*, int, int, int>{"run 'a\"", 0x00, 0x72, 0xb2},
-                                 {"run_b", 0xe6, 0x9f, 0x00}}) {
+    for (auto [name, r, g, b] :
+         {std::tuple<const char*, int, int, int>{"run 'a\"", 0x00, 0x72, 0xb2}, {"run_b", 0xe6, 0x9f, 0x00}}) {
       CAPTURE(name);
       CAPTURE(top);
       ColourHits hits = find_colour(image, r, g, b, top, bottom);
