@@ -6,6 +6,7 @@
 //   lrhost checkpoint info DIR              describe a checkpoint (step, policy, sizes, completeness)
 //   lrhost resume CHECKPOINT_DIR [flags] [key=value ...]   re-run a checkpoint's recipe copy from it
 //   lrhost tokenize TOKENIZER_DIR [--max-length N] [--padding ...] TEXT...   token ids as JSON lines
+//   lrhost plot RUN_DIR... [--out FILE.png] [--metrics a,b] [--x step|time]   training curves as a PNG
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -19,6 +20,7 @@
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/number_checks.hpp"
+#include "host/cli/plot_command.hpp"
 #include "host/cli/recipe_paths.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
@@ -197,6 +199,8 @@ int main(int argc, char** argv) {
   lrhost::cli::add_checkpoint_command(app, checkpoint_command);
   lrhost::cli::TokenizeCommand tokenize_command;
   lrhost::cli::add_tokenize_command(app, tokenize_command);
+  lrhost::cli::PlotCommand plot_command;
+  lrhost::cli::add_plot_command(app, plot_command);
   // `resume` takes run's flags; the recipe and overrides come from the checkpoint.
   RecipeArguments resume_args;
   LaunchArguments resume_launch;
@@ -237,8 +241,8 @@ int main(int argc, char** argv) {
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
-      arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" && arguments[0] != "eval" &&
-      arguments[0] != "--version" &&
+      arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" &&
+      arguments[0] != "plot" && arguments[0] != "eval" && arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last-first
@@ -261,6 +265,7 @@ int main(int argc, char** argv) {
     if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;
     if (int code = lrhost::cli::run_checkpoint_command(checkpoint_command); code >= 0) return code;
     if (int code = lrhost::cli::run_tokenize_command(tokenize_command); code >= 0) return code;
+    if (int code = lrhost::cli::run_plot_command(plot_command); code >= 0) return code;
     if (eval_command->parsed()) {
       eval_args.recipe = (lrhost::cli::shipped_recipes_dir() / "eval_policy.lua").string();
       std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();

@@ -102,3 +102,31 @@ lrhost_expect_failure(show_gpus_zero "--gpus: expected a number greater than 0, 
 lrhost_expect_failure(tokenize_missing_dir "tokenizer folder /nonexistent/lrhost_tok does not exist" tokenize /nonexistent/lrhost_tok hello)
 lrhost_expect_failure(tokenize_no_tokenizer_json "tokenizer.json not found" tokenize ${CMAKE_CURRENT_SOURCE_DIR} hello)
 lrhost_expect_failure(tokenize_max_length_zero "--max-length: expected a number greater than 0, got '0'" tokenize ${CMAKE_CURRENT_SOURCE_DIR} --max-length 0 hello)
+# `lrhost plot`: each bad input names the path or option and what was expected (the drawing itself is
+# checked by unit.test_cli_plot, which decodes the PNG).
+set(PLOT_RUNS ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/metrics)
+lrhost_expect_failure(plot_missing_dir "run folder /nonexistent/lrhost_run does not exist" plot /nonexistent/lrhost_run)
+lrhost_expect_failure(plot_no_metrics_file "fixtures/metrics.jsonl not found.*write metrics.jsonl .* since lrhost 0.1.0"
+                      plot ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
+lrhost_expect_failure(plot_empty_file "empty/metrics.jsonl has no data lines" plot ${PLOT_RUNS}/empty)
+lrhost_expect_failure(plot_bad_middle_line "bad_middle/metrics.jsonl:2: not valid JSON" plot ${PLOT_RUNS}/bad_middle)
+lrhost_expect_failure(plot_unknown_metric
+                      "no run has a metric named 'nope'.*metrics in these runs: elapsed_s, eval/success_rate, l1_loss, loss, lr, time"
+                      plot ${PLOT_RUNS}/run_a ${PLOT_RUNS}/run_b --metrics loss,nope)
+lrhost_expect_failure(plot_width_zero "--width: expected a number greater than 0, got '0'" plot ${PLOT_RUNS}/run_a --width 0)
+lrhost_expect_failure(plot_height_huge "--height: expected a number of pixels from 100 to 16384, got 100000"
+                      plot ${PLOT_RUNS}/run_a --height 100000)
+lrhost_expect_failure(plot_out_missing_folder "cannot write the plot to /nonexistent/lrhost_plot/x.png: folder /nonexistent/lrhost_plot does not exist"
+                      plot ${PLOT_RUNS}/run_a --out /nonexistent/lrhost_plot/x.png)
+lrhost_expect_failure(plot_out_unwritable "cannot write the plot to /proc/lrhost_plot.png: "
+                      plot ${PLOT_RUNS}/run_a --out /proc/lrhost_plot.png)
+lrhost_expect_failure(plot_no_gnuplot "gnuplot not found on PATH.*sudo apt-get install gnuplot-nox"
+                      plot ${PLOT_RUNS}/run_a --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_no_gnuplot.png)
+set_property(TEST lua.fail.plot_no_gnuplot APPEND PROPERTY ENVIRONMENT "PATH=/nonexistent")
+lrhost_expect_failure(plot_gnuplot_fails "gnuplot \\(.*failing_gnuplot/gnuplot\\) failed with exit code 1; its output:\nfake gnuplot: line 1: unknown terminal type"
+                      plot ${PLOT_RUNS}/run_a --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_gnuplot_fails.png)
+set_property(TEST lua.fail.plot_gnuplot_fails APPEND PROPERTY ENVIRONMENT "PATH=${PLOT_RUNS}/failing_gnuplot")
+# Two runs (the second with a half-written last line), every default, through the real binary: prints the path.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/runs)
+lrhost_expect_success(plot_two_runs "^[^\n]*runs/plot_two_runs.png\n$"
+                      plot ${PLOT_RUNS}/run_a ${PLOT_RUNS}/run_b --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_two_runs.png)
