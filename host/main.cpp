@@ -7,6 +7,7 @@
 //   lrhost resume CHECKPOINT_DIR [flags] [key=value ...]   re-run a checkpoint's recipe copy from it
 //   lrhost tokenize TOKENIZER_DIR [--max-length N] [--padding ...] TEXT...   token ids as JSON lines
 //   lrhost plot RUN_DIR... [--out FILE.png] [--metrics a,b] [--x step|time]   training curves as a PNG
+//   lrhost eval CHECKPOINT_DIR [--episodes N] [--videos N] [--nproc N]   closed-loop evaluation (push task)
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>

@@ -16,6 +16,8 @@
 --   local training = require "policy_training"
 --   local cfg = lr.config(training.defaults { policy = lr.policy.defaults("act", {...}) })
 --   training.run(lr, cfg)
+local closed_loop = require "closed_loop_eval"
+
 local M = {}
 
 -- The fields every policy recipe shares, with their defaults; a recipe gives only what differs.
@@ -32,6 +34,10 @@ local BASE = {
   eval_episodes = 4,       -- the last episodes are held out
   eval_batches = 32,
   min_gain = 0.0,          -- fail unless baseline MSE / policy MSE reaches this (0: report only)
+  -- Closed-loop evaluation in the built-in task's simulator every eval_freq steps and at the end
+  -- (0: off), episodes shared by all ranks; results in eval/<step>/ and the metrics (eval/...).
+  eval_freq = 0,
+  eval = { episodes = 20, videos = 2, max_steps = 80 },
   dataset = { root = "" }, -- "": the built-in task
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
   -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
@@ -147,7 +153,13 @@ function M.run(lr, cfg)
   local acc = lr.accelerator(cfg)
   lr.manual_seed(cfg.seed)
   local root = cfg.dataset.root ~= "" and cfg.dataset.root or lr.default_dataset()
-  local total = lr.dataset.lerobot({ root = root, keys = {} }):meta().total_episodes
+  local meta = lr.dataset.lerobot({ root = root, keys = {} }):meta()
+  local total = meta.total_episodes
+  if cfg.eval_freq > 0 and meta.robot_type ~= "lrhost_push2d" then
+    error(string.format("eval_freq = %d: closed-loop evaluation needs a simulator, and only the built-in pushing "
+                        .. "task has one (dataset %s is robot_type '%s'); set eval_freq=0", cfg.eval_freq, root,
+                        meta.robot_type), 2)
+  end
   local train_episodes, eval_episodes = split_episodes(total, cfg.eval_episodes)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
@@ -159,6 +171,12 @@ function M.run(lr, cfg)
   local mean_action = plain:column("action"):mean(0)
   plain = nil
 
+  if cfg.eval_freq > 0 and acc.strategy:find("^fsdp") then
+    -- Episodes end at different steps on different ranks, but a sharded policy's forward is a
+    -- collective: every rank would have to run the same number of forwards.
+    error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end at "
+          .. "different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` instead", 2)
+  end
   local kind, options, clip = optimizer_options(policy, cfg.optimizer)
   local opt = lr.optim[kind](policy, options)
   local sched_cfg = policy:scheduler_preset()
@@ -223,6 +241,13 @@ function M.run(lr, cfg)
     if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then
       acc:guard_context { checkpoint = ckpt:save(step) }
       meter:mark("checkpoint")
+    end
+    if cfg.eval_freq > 0 and (step % cfg.eval_freq == 0 or step == cfg.steps) then
+      local summary = closed_loop.run(lr, acc, acc:unwrap(policy), {
+        episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
+        out_dir = string.format("%s/eval/%07d", output_dir, step) })
+      acc:log(step, closed_loop.metrics(summary))
+      meter:mark("eval")
     end
   end
 
