@@ -16,5 +16,6 @@ void open_scheduler(lua_State* L, int module);         // wrap_scheduler.cpp: lr
 void open_accelerator(lua_State* L, int module);       // wrap_accelerator.cpp: lr.accelerator
 void open_dataset(lua_State* L, int module);           // wrap_dataset.cpp: lr.dataset, lr.default_dataset
 void open_loader(lua_State* L, int module);            // wrap_loader.cpp: Loader
+void open_env(lua_State* L, int module);               // wrap_env.cpp: lr.env.push, lr.video.write
 
 }  // namespace lrhost::bindings
