@@ -66,10 +66,11 @@ StepResult PushEnv::step(const std::array<float, 2>& action) {
                           " is not finite: " + show_action(action));
   // Out-of-range actions are not errors: like the expert's, they are scaled to norm kMaxSpeed.
   std::array<float, 2> clipped = action;
-  float norm = std::hypot(action[0], action[1]);
-  if (norm > kMaxSpeed * kClipMargin) {
-    float scale = kMaxSpeed / norm;
-    clipped = {action[0] * scale, action[1] * scale};
+  // In double, so that huge finite actions (1e38) keep their direction instead of overflowing.
+  double norm = std::hypot(static_cast<double>(action[0]), static_cast<double>(action[1]));
+  if (norm > static_cast<double>(kMaxSpeed * kClipMargin)) {
+    double scale = kMaxSpeed / norm;
+    clipped = {static_cast<float>(action[0] * scale), static_cast<float>(action[1] * scale)};
   }
   StepResult result;
   float before = block_goal_distance(world_);

@@ -173,6 +173,10 @@ TEST_CASE("push env: actions faster than kMaxSpeed are clipped to it, keeping th
   CHECK(env.world().agent[0] == doctest::Approx(0.5f - 0.6f * sim::kMaxSpeed));
   CHECK(env.world().agent[1] == doctest::Approx(0.5f - 0.8f * sim::kMaxSpeed));
   env.reset_to(central_world());
+  env.step({3e38f, 3e38f});  // huge but finite: still clipped along its direction
+  CHECK(env.world().agent[0] == doctest::Approx(0.5f + std::sqrt(0.5f) * sim::kMaxSpeed));
+  CHECK(env.world().agent[1] == doctest::Approx(0.5f + std::sqrt(0.5f) * sim::kMaxSpeed));
+  env.reset_to(central_world());
   env.step({0.01f, -0.02f});  // slow enough: taken as given
   CHECK(env.world().agent[0] == 0.5f + 0.01f);
   CHECK(env.world().agent[1] == 0.5f - 0.02f);
