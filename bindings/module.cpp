@@ -21,6 +21,7 @@ int luaopen_lrhost(lua_State* L) {
   open_dataset(L, module);
   open_loader(L, module);
   open_metrics(L, module);
+  open_env(L, module);
   for (const EmbeddedLua* file = embedded_lua_files; file->name != nullptr; ++file) {
     std::string chunk_name = std::string("=[lrhost]/") + file->name + ".lua";
     if (luaL_loadbuffer(L, file->source, file->size, chunk_name.c_str()) != 0) return lua_error(L);

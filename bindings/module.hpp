@@ -17,5 +17,6 @@ void open_accelerator(lua_State* L, int module);       // wrap_accelerator.cpp: 
 void open_dataset(lua_State* L, int module);           // wrap_dataset.cpp: lr.dataset, lr.default_dataset
 void open_loader(lua_State* L, int module);            // wrap_loader.cpp: Loader
 void open_metrics(lua_State* L, int module);           // wrap_metrics.cpp: lr.metrics, MetricsSink, TrainingMeter
+void open_env(lua_State* L, int module);               // wrap_env.cpp: lr.env.push, lr.video.write
 
 }  // namespace lrhost::bindings

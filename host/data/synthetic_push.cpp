@@ -1,4 +1,5 @@
-// Simulation, expert, rendering and writing of the built-in pushing dataset; see synthetic_push.hpp.
+// Writing of the built-in pushing dataset: episodes of the scripted expert in the simulation of
+// host/sim/push_world, recorded frame by frame; see synthetic_push.hpp.
 #include "host/data/synthetic_push.hpp"
 
 #include <fcntl.h>
@@ -10,92 +11,11 @@
 #include <random>
 
 #include "host/data/dataset_writer.hpp"
+#include "host/sim/push_world.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::data {
 namespace fs = std::filesystem;
-
-namespace {
-constexpr float kAgentRadius = 0.05f, kBlockHalf = 0.06f, kGoalRadius = 0.07f, kMaxSpeed = 0.06f;
-
-struct World {
-  float agent[2], block[2], goal[2];
-};
-
-float clamp01(float v, float margin) { return std::clamp(v, margin, 1.0f - margin); }
-
-// Expert: go to the point behind the block (opposite the goal), then push through it.
-void expert_action(const World& w, float out[2]) {
-  float to_goal[2] = {w.goal[0] - w.block[0], w.goal[1] - w.block[1]};
-  float distance = std::hypot(to_goal[0], to_goal[1]) + 1e-6f;
-  float direction[2] = {to_goal[0] / distance, to_goal[1] / distance};
-  float standoff = kBlockHalf + kAgentRadius + 0.01f;
-  float behind[2] = {w.block[0] - direction[0] * standoff, w.block[1] - direction[1] * standoff};
-  // Agent relative to the block, split into "behind the block" (along) and sideways (lateral).
-  float relative[2] = {w.agent[0] - w.block[0], w.agent[1] - w.block[1]};
-  float along = -(relative[0] * direction[0] + relative[1] * direction[1]);
-  float lateral[2] = {relative[0] + along * direction[0], relative[1] + along * direction[1]};
-  // Blend continuously from "approach the point behind the block" to "push toward the goal" as the
-  // agent lines up behind the block: a continuous expert is one a small policy can learn.
-  float lateral_distance = std::hypot(lateral[0], lateral[1]);
-  float aligned = std::clamp(along / standoff, 0.0f, 1.0f) * std::clamp(1.0f - lateral_distance / 0.05f, 0.0f, 1.0f);
-  float target[2];
-  for (int axis = 0; axis < 2; ++axis) {
-    float approach = behind[axis] - w.agent[axis];
-    float push = direction[axis] * kMaxSpeed - lateral[axis];
-    target[axis] = (1.0f - aligned) * approach + aligned * push;
-  }
-  float norm = std::hypot(target[0], target[1]);
-  float scale = norm > kMaxSpeed ? kMaxSpeed / norm : 1.0f;
-  out[0] = target[0] * scale;
-  out[1] = target[1] * scale;
-}
-
-// Kinematic step: the agent moves; if it now overlaps the block, the block is pushed out along the
-// agent's motion.
-void step(World& w, const float action[2]) {
-  w.agent[0] = clamp01(w.agent[0] + action[0], kAgentRadius);
-  w.agent[1] = clamp01(w.agent[1] + action[1], kAgentRadius);
-  float dx = w.block[0] - w.agent[0], dy = w.block[1] - w.agent[1];
-  float reach = kBlockHalf + kAgentRadius;
-  if (std::abs(dx) < reach && std::abs(dy) < reach) {
-    float norm = std::hypot(action[0], action[1]);
-    if (norm > 1e-6f) {
-      w.block[0] = clamp01(w.block[0] + action[0], kBlockHalf);
-      w.block[1] = clamp01(w.block[1] + action[1], kBlockHalf);
-    }
-  }
-}
-
-// Top-down camera: gray floor with a light gradient, green goal, blue block, red agent.
-void render(const World& w, int size, uint8_t* hwc) {
-  for (int y = 0; y < size; ++y) {
-    for (int x = 0; x < size; ++x) {
-      float px = (x + 0.5f) / size, py = (y + 0.5f) / size;
-      uint8_t* p = hwc + (static_cast<std::size_t>(y) * size + x) * 3;
-      uint8_t floor = static_cast<uint8_t>(90 + 60 * py);
-      p[0] = p[1] = p[2] = floor;
-      if (std::hypot(px - w.goal[0], py - w.goal[1]) < kGoalRadius) {
-        p[0] = 40, p[1] = 200, p[2] = 60;
-      }
-      if (std::abs(px - w.block[0]) < kBlockHalf && std::abs(py - w.block[1]) < kBlockHalf) {
-        p[0] = 40, p[1] = 70, p[2] = 220;
-      }
-      if (std::hypot(px - w.agent[0], py - w.agent[1]) < kAgentRadius) {
-        p[0] = 230, p[1] = 40, p[2] = 40;
-      }
-    }
-  }
-}
-
-// Second camera: a 2x zoomed view centred on the agent (what a wrist camera would see).
-void render_wrist(const World& w, int size, uint8_t* hwc) {
-  World shifted = w;
-  for (float* point : {shifted.agent, shifted.block, shifted.goal})
-    for (int axis = 0; axis < 2; ++axis) point[axis] = (point[axis] - w.agent[axis]) * 2.0f + 0.5f;
-  render(shifted, size, hwc);
-}
-}  // namespace
 
 int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& options) {
   if (options.episodes < 1) throw util::ConfigError("--episodes must be >= 1, got " + std::to_string(options.episodes));
@@ -114,31 +34,28 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
   writer_options.robot_type = "lrhost_push2d";
   DatasetWriter writer(root, options.fps, features, writer_options);
 
-  std::mt19937_64 rng(options.seed);
-  std::uniform_real_distribution<float> uniform(0.15f, 0.85f);
+  std::mt19937_64 rng(options.seed);  // one stream for all episodes' starts, drawn in order
   int64_t frames = 0;
   for (int episode = 0; episode < options.episodes; ++episode) {
-    World w{};
-    do {
-      for (float* point : {w.agent, w.block, w.goal}) point[0] = uniform(rng), point[1] = uniform(rng);
-    } while (std::hypot(w.block[0] - w.goal[0], w.block[1] - w.goal[1]) < 0.25f ||
-             std::hypot(w.block[0] - w.agent[0], w.block[1] - w.agent[1]) < 0.15f);
+    sim::World w = sim::sample_world(rng);
     std::vector<float> states, actions;
     std::vector<uint8_t> top, wrist;
     int length = 0;
     for (; length < options.max_episode_length; ++length) {
       float action[2];
-      expert_action(w, action);
+      sim::expert_action(w, action);
       states.insert(states.end(), {w.agent[0], w.agent[1], w.block[0], w.block[1], w.goal[0], w.goal[1]});
       actions.insert(actions.end(), {action[0], action[1]});
       top.resize(top.size() + size * size * 3);
-      render(w, static_cast<int>(size), top.data() + top.size() - size * size * 3);
+      sim::render_top(w, static_cast<int>(size), top.data() + top.size() - size * size * 3);
       if (options.second_camera) {
         wrist.resize(wrist.size() + size * size * 3);
-        render_wrist(w, static_cast<int>(size), wrist.data() + wrist.size() - size * size * 3);
+        sim::render_wrist(w, static_cast<int>(size), wrist.data() + wrist.size() - size * size * 3);
       }
-      step(w, action);
-      if (std::hypot(w.block[0] - w.goal[0], w.block[1] - w.goal[1]) < kGoalRadius * 0.5f && length >= 1) {
+      sim::step_world(w, action);
+      // The demonstrations go on to half the goal radius (the environment counts success at the
+      // full radius), so they end with the block well inside the goal.
+      if (sim::block_goal_distance(w) < sim::kGoalRadius * 0.5f && length >= 1) {
         ++length;
         break;
       }
