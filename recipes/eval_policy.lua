@@ -2,7 +2,8 @@
 -- Loads the policy from a checkpoint (a run folder, its checkpoints/<step> or `last`, or a LeRobot
 -- pretrained folder), rolls it out for `episodes` episodes split across the ranks, and writes
 -- eval/<step>/summary.json (success rate with its 95 % interval, mean return, mean final distance,
--- per-episode results) and the first `videos` rollouts as mp4 next to it.
+-- per-episode results) and the first `videos` rollouts as mp4 next to it (eval/<step>_2, ... when that
+-- step was evaluated before: nothing earlier is replaced).
 --   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2
 --   lrhost recipes/eval_policy.lua checkpoint=outputs/lrhost/<run>/checkpoints/last episodes=20
 local lr = require "lrhost"
@@ -44,8 +45,8 @@ local out_dir = cfg.out_dir ~= "" and cfg.out_dir or default_out
 local acc = lr.accelerator(cfg)
 local policy = lr.policy.load(pretrained)
 policy:to(acc.device)
-lr.log.info(string.format("evaluating %s (%s, step %s) on %d episodes over %d rank(s) -> %s", pretrained,
-                          policy:type_name(), step or "?", cfg.episodes, acc.world_size, out_dir))
+lr.log.info(string.format("evaluating %s (%s, step %s) on %d episodes over %d rank(s)", pretrained,
+                          policy:type_name(), step or "?", cfg.episodes, acc.world_size))
 local started = lr.clock()
 local summary = eval.run(lr, acc, policy, { episodes = cfg.episodes, videos = cfg.videos, seed = cfg.seed,
                                             max_steps = cfg.max_steps, out_dir = out_dir })
@@ -54,5 +55,5 @@ acc:on_main(function()
                             .. "mean final distance %.3f, %.1f s; summary: %s/summary.json", summary.successes,
                             summary.episodes, 100 * summary.success_rate, 100 * summary.success_ci95[1],
                             100 * summary.success_ci95[2], summary.mean_return, summary.mean_final_distance,
-                            lr.clock() - started, out_dir))
+                            lr.clock() - started, summary.out_dir))
 end)

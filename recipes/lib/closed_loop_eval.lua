@@ -21,7 +21,10 @@ function M.wilson_interval(successes, n)
   local denominator = 1 + z * z / n
   local centre = (p + z * z / (2 * n)) / denominator
   local half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-  return { math.max(0, centre - half), math.min(1, centre + half) }
+  -- Exact bounds at 0 and n successes (the formula gives them up to rounding, e.g. 5.6e-17).
+  local low = successes == 0 and 0 or math.max(0, centre - half)
+  local high = successes == n and 1 or math.min(1, centre + half)
+  return { low, high }
 end
 
 -- The simulator's observation keys; a policy that needs anything else cannot be evaluated here.
@@ -86,8 +89,23 @@ local function play(lr, acc, policy, env, video, fps)
   return env:is_success() and 1 or 0, episode_return, env:final_distance(), env:steps()
 end
 
+-- `dir`, or dir_2, dir_3, ... when an earlier evaluation already wrote a summary there: a new
+-- evaluation of the same step never replaces an earlier one. Every rank decides before any rank can
+-- write a summary (that happens after the collective that ends the evaluation), so all agree.
+local function unused_dir(dir)
+  local candidate, n = dir, 1
+  while true do
+    local f = io.open(candidate .. "/summary.json", "r")
+    if not f then return candidate end
+    f:close()
+    n = n + 1
+    candidate = dir .. "_" .. n
+  end
+end
+
 function M.run(lr, acc, policy, options)
   local o = options_with_defaults(options)
+  if o.out_dir then o.out_dir = unused_dir(o.out_dir) end
   local image_size, wrist = camera_settings(policy)
   local was_training = policy:is_training()
   policy:eval()
@@ -117,7 +135,7 @@ function M.run(lr, acc, policy, options)
     episodes = o.episodes, successes = math.floor(successes + 0.5), success_rate = successes / o.episodes,
     success_ci95 = M.wilson_interval(successes, o.episodes), mean_return = returns / o.episodes,
     mean_final_distance = distances / o.episodes, max_steps = o.max_steps, seed = o.seed,
-    per_episode = episodes,
+    per_episode = episodes, out_dir = o.out_dir,
   }
   if o.out_dir and acc.is_main_process then lr.write_json(o.out_dir .. "/summary.json", summary) end
   return summary

@@ -77,5 +77,16 @@ do
   t.raises(function() training.defaults(5) end, "expected a table of fields, got number")
 end
 
+-- the success rate's 95 % interval (Wilson): exact ends at 0 and n successes, textbook values between
+do
+  local wilson = require("closed_loop_eval").wilson_interval
+  local none, half, all = wilson(0, 10), wilson(5, 10), wilson(10, 10)
+  t.eq(none[1], 0, "0/10: the interval starts at 0")
+  t.near(none[2], 0.27753, 1e-4, "0/10 upper bound")
+  t.near(half[1], 0.23659, 1e-4, "5/10 lower bound")
+  t.near(half[2], 0.76341, 1e-4, "5/10 upper bound")
+  t.eq(all[2], 1, "10/10: the interval ends at 1")
+end
+
 os.execute("rm -rf '" .. work .. "'")
 t.done()
