@@ -4,7 +4,7 @@
 //   acc:add_metrics_sink(sink)  (wrap_accelerator.cpp)    acc:log then feeds it on the main process
 // and the TrainingMeter that acc:training_meter{...} builds:
 //   meter:mark(phase)  meter:end_step(step)  meter:window() -> {<phase>_s, step_s, samples_per_s}
-//   meter:progress(step) -> "step k/N (x%) | ..."  meter:elapsed_s()
+//   meter:progress(step) -> "step k/N (x%) | ..."  meter:elapsed_s()  meter:finish() (status line off)
 #include "bindings/wrap_metrics.hpp"
 
 #include "bindings/json_convert.hpp"
@@ -86,6 +86,13 @@ int w_progress(lua_State* L) {
   });
 }
 
+int w_finish(lua_State* L) {
+  return lx_guard(L, "TrainingMeter:finish", [&] {
+    check_meter(L, 1).finish();
+    return 0;
+  });
+}
+
 int w_elapsed_s(lua_State* L) {
   return lx_guard(L, "TrainingMeter:elapsed_s", [&] {
     lua_pushnumber(L, check_meter(L, 1).elapsed_s());
@@ -99,7 +106,8 @@ void open_metrics(lua_State* L, int module) {
   const luaL_Reg no_methods[] = {{nullptr, nullptr}};
   lx_register_type(L, LxTraits<metrics::MetricsSink>::type, no_methods);
   const luaL_Reg meter_methods[] = {{"mark", w_mark},         {"end_step", w_end_step}, {"window", w_window},
-                                    {"progress", w_progress}, {"elapsed_s", w_elapsed_s}, {nullptr, nullptr}};
+                                    {"progress", w_progress}, {"elapsed_s", w_elapsed_s},
+                                    {"finish", w_finish},     {nullptr, nullptr}};
   lx_register_type(L, LxTraits<metrics::TrainingMeter>::type, meter_methods);
   lua_newtable(L);
   const luaL_Reg functions[] = {{"jsonl", w_jsonl}, {"tensorboard", w_tensorboard}, {nullptr, nullptr}};

@@ -29,8 +29,11 @@ TrainingMeter::TrainingMeter(TrainingMeterOptions options) : options_(std::move(
   last_step_ = options_.first_step - 1;
 }
 
-TrainingMeter::~TrainingMeter() {
+TrainingMeter::~TrainingMeter() { finish(); }
+
+void TrainingMeter::finish() {
   if (options_.draw_status_line) util::StatusLine::instance().clear();
+  options_.draw_status_line = false;
 }
 
 void TrainingMeter::mark(const std::string& phase) {

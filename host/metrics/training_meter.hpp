@@ -35,12 +35,14 @@ class TrainingMeter {
   using Clock = std::chrono::steady_clock;
 
   explicit TrainingMeter(TrainingMeterOptions options);
-  ~TrainingMeter();  // clears the status line
+  ~TrainingMeter();  // finish()
 
   // Ends phase `phase`: the time since the previous mark (or the window start) is charged to it.
   void mark(const std::string& phase);
   // Ends training step `step`: counts it, and redraws the status line when due.
   void end_step(int64_t step);
+  // The loop is over: removes the status line (later log lines print without it).
+  void finish();
   // The loss shown on the status line (the last logged one).
   void set_last_loss(double loss) { last_loss_ = loss; has_loss_ = true; }
 

@@ -250,6 +250,7 @@ function M.run(lr, cfg)
       meter:mark("eval")
     end
   end
+  meter:finish()
 
   local policy_mse, baseline_mse = evaluate(lr, acc, acc:unwrap(policy), held_out, cfg, mean_action)
   local gain = baseline_mse / policy_mse

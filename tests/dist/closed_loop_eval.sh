@@ -80,6 +80,26 @@ assert one["per_episode"] == two["per_episode"], (one, two)
 assert one["episodes"] == 4
 PY
 
+# On a terminal (script(1) gives the job one): rank 0 redraws one status line in place, and removes it
+# when the loop ends, so the lines after training print without it.
+command=$(printf '%q ' "$exe" --nproc 2 --device cpu --run-dir "$work/tty.run" "$repo/recipes/act_ddp.lua" \
+  "${tiny[@]}" steps=6 log_freq=3 output_dir="$work/tty")
+timeout -k 5 240 script -qfec "$command" "$work/tty.typescript" >/dev/null 2>&1 ||
+  fail "the run on a terminal failed: $(tail -5 "$work/tty.typescript")"
+python3 - "$work/tty.typescript" <<'PY' || fail "the status line on a terminal is wrong"
+import re, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
+found = list(re.finditer(r"\r\x1b\[Kstep ([1-6])/6 \(", text))
+draws = [m.start() for m in found]
+steps = [int(m.group(1)) for m in found]
+assert len(draws) >= 2, text[-2000:]
+assert "step 6/6 (100.0%)" in text, text[-2000:]
+# One drawer: the steps shown never go back (two ranks drawing would interleave their steps).
+assert steps == sorted(steps), steps
+held_out = text.index("held-out action MSE")
+assert draws[-1] < held_out, "the status line was redrawn after the loop ended"
+PY
+
 out=$(lrhost "$repo/recipes/act_fsdp.lua" "${tiny[@]}" steps=2 eval_freq=1 output_dir="$work/fsdp" --run-dir "$work/fsdp.run" 2>&1) \
   && fail "eval_freq with FSDP was accepted"
 grep -q "eval_freq > 0 is not supported with FSDP" <<<"$out" || fail "unclear FSDP error: $out"
