@@ -1264,7 +1264,7 @@ TEST_CASE("dataset: default_dataset is created once in LRHOST_CACHE") {
   } restore{previous != nullptr, saved};
 
   fs::path root = default_dataset();
-  CHECK(root == tmp.path / "datasets" / "lrhost_push2d_v1");
+  CHECK(root == tmp.path / "datasets" / "lrhost_push2d_v2");
   REQUIRE(fs::exists(root / "meta" / "info.json"));
   auto written = fs::last_write_time(root / "meta" / "info.json");
   // no temporary folder left behind
