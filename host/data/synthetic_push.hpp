@@ -27,7 +27,8 @@ struct SyntheticPushOptions {
 // Writes the dataset to `root` (which must not exist or be empty) and returns the number of frames.
 int64_t write_synthetic_push(const std::filesystem::path& root, const SyntheticPushOptions& options);
 
-// The default dataset's folder in the cache ($LRHOST_CACHE or ~/.cache/lrhost)/datasets/...; created
+// The default dataset (200 episodes of seed 0, otherwise SyntheticPushOptions' defaults): its folder
+// in the cache ($LRHOST_CACHE or ~/.cache/lrhost)/datasets/...; created
 // on first use under a file lock, written to a temporary folder and renamed, so concurrent ranks and
 // interrupted runs never see a half-written dataset.
 std::filesystem::path default_dataset();

@@ -1278,8 +1278,8 @@ TEST_CASE("dataset: default_dataset is created once in LRHOST_CACHE") {
   CHECK(fs::last_write_time(root / "meta" / "info.json") == written);
 
   LeRobotDataset dataset(root);
-  CHECK(dataset.meta().info.total_episodes == 40);
-  CHECK(dataset.size() > 40);
+  CHECK(dataset.meta().info.total_episodes == 200);
+  CHECK(dataset.size() == 3458);
 }
 
 
