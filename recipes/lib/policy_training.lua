@@ -12,7 +12,8 @@
 -- While it trains, rank 0 shows a live status line on a terminal (step k/N, %, steps/s, samples/s,
 -- elapsed, ETA, loss) and every log_freq steps logs the metrics with the phase timings (data wait,
 -- forward, backward, optimizer, checkpoint; max over ranks), which also go to <output>/metrics.jsonl
--- and <output>/tensorboard/ (a resumed run continues both without duplicated steps).
+-- and <output>/tensorboard/ (a resumed run continues both without duplicated steps). With eval_freq
+-- it also rolls the policy out in the built-in task's simulator (recipes/lib/closed_loop_eval.lua).
 --   local training = require "policy_training"
 --   local cfg = lr.config(training.defaults { policy = lr.policy.defaults("act", {...}) })
 --   training.run(lr, cfg)
@@ -31,11 +32,12 @@ local BASE = {
   keep_last = 0,           -- 0 keeps every checkpoint
   output_dir = "",         -- "": the run folder (outputs/lrhost/<time>_<recipe>)
   resume = "auto",        -- false: always start at step 1; true: must resume; "auto": if a checkpoint exists
-  eval_episodes = 4,       -- the last episodes are held out
-  eval_batches = 32,
+  eval_episodes = 4,       -- the last dataset episodes are held out for the action-MSE evaluation at the end
+  eval_batches = 32,       -- ... over at most this many batches
   min_gain = 0.0,          -- fail unless baseline MSE / policy MSE reaches this (0: report only)
-  -- Closed-loop evaluation in the built-in task's simulator every eval_freq steps and at the end
-  -- (0: off), episodes shared by all ranks; results in eval/<step>/ and the metrics (eval/...).
+  -- Closed-loop evaluation (rollouts in the built-in task's simulator, not the held-out episodes)
+  -- every eval_freq steps and at the end (0: off), `eval.episodes` shared by all ranks; results in
+  -- <output>/eval/<step>/ and the metrics (eval/success_rate, ...).
   eval_freq = 0,
   eval = { episodes = 20, videos = 2, max_steps = 80 },
   dataset = { root = "" }, -- "": the built-in task
@@ -160,6 +162,12 @@ function M.run(lr, cfg)
                         .. "task has one (dataset %s is robot_type '%s'); set eval_freq=0", cfg.eval_freq, root,
                         meta.robot_type), 2)
   end
+  if cfg.eval_freq > 0 and acc.strategy:find("^fsdp") then
+    -- Episodes end at different steps on different ranks, but a sharded policy's forward is a
+    -- collective: every rank would have to run the same number of forwards.
+    error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end at "
+          .. "different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` instead", 2)
+  end
   local train_episodes, eval_episodes = split_episodes(total, cfg.eval_episodes)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
@@ -171,12 +179,6 @@ function M.run(lr, cfg)
   local mean_action = plain:column("action"):mean(0)
   plain = nil
 
-  if cfg.eval_freq > 0 and acc.strategy:find("^fsdp") then
-    -- Episodes end at different steps on different ranks, but a sharded policy's forward is a
-    -- collective: every rank would have to run the same number of forwards.
-    error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end at "
-          .. "different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` instead", 2)
-  end
   local kind, options, clip = optimizer_options(policy, cfg.optimizer)
   local opt = lr.optim[kind](policy, options)
   local sched_cfg = policy:scheduler_preset()

@@ -103,6 +103,12 @@ PY
 out=$(lrhost "$repo/recipes/act_fsdp.lua" "${tiny[@]}" steps=2 eval_freq=1 output_dir="$work/fsdp" --run-dir "$work/fsdp.run" 2>&1) \
   && fail "eval_freq with FSDP was accepted"
 grep -q "eval_freq > 0 is not supported with FSDP" <<<"$out" || fail "unclear FSDP error: $out"
+lrhost dataset synth --out "$work/other" --episodes 4 --max-length 12 >/dev/null 2>&1 || fail "dataset synth failed"
+sed -i 's/"robot_type": *"lrhost_push2d"/"robot_type": "so100"/' "$work/other/meta/info.json"
+out=$(lrhost "$repo/recipes/act_ddp.lua" "${tiny[@]}" steps=2 eval_freq=1 eval_episodes=1 dataset.root="$work/other" \
+  output_dir="$work/other_run" --run-dir "$work/other.run" 2>&1) && fail "eval_freq on a dataset without a simulator was accepted"
+grep -q "only the built-in pushing task has one (dataset $work/other is robot_type 'so100')" <<<"$out" ||
+  fail "unclear error for a dataset without a simulator: $out"
 out=$(lrhost eval "$work" --run-dir "$work/bad.run" 2>&1) && fail "eval of a non-checkpoint folder succeeded"
 grep -q "not a run folder, checkpoint step folder or pretrained folder" <<<"$out" || fail "unclear error: $out"
 echo "closed-loop evaluation, metrics files and resume: ok"
