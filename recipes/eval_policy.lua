@@ -1,7 +1,7 @@
 -- Closed-loop evaluation of a trained policy on the built-in pushing task: what `lrhost eval` runs.
 -- Loads the policy from a checkpoint (a run folder, its checkpoints/<step> or `last`, or a LeRobot
 -- pretrained folder), rolls it out for `episodes` episodes split across the ranks, and writes
--- eval/<step>/summary.json (success rate with its 95 % interval, mean return, mean final distance,
+-- eval/<step>/summary.json (<step> named as its checkpoints/<step> folder) (success rate with its 95 % interval, mean return, mean final distance,
 -- per-episode results) and the first `videos` rollouts as mp4 next to it (eval/<step>_2, ... when that
 -- step was evaluated before: nothing earlier is replaced).
 --   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2
@@ -30,9 +30,9 @@ local function locate(dir)
   if exists(dir .. "/checkpoints/last/pretrained_model/config.json") then dir = dir .. "/checkpoints/last" end
   if exists(dir .. "/pretrained_model/config.json") then
     local real = io.popen("readlink -f '" .. dir:gsub("'", "'\\''") .. "'"):read("*l") or dir
-    local step = tonumber(real:match("([^/]+)$"))
+    local name = real:match("([^/]+)$")
     local run = real:match("^(.*)/checkpoints/[^/]+$") or real
-    return dir .. "/pretrained_model", step, string.format("%s/eval/%07d", run, step or 0)
+    return dir .. "/pretrained_model", tonumber(name), run .. "/eval/" .. name
   end
   if exists(dir .. "/config.json") then return dir, nil, dir .. "/eval" end
   error(string.format("checkpoint=%s: not a run folder, checkpoint step folder or pretrained folder (no "

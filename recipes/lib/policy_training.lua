@@ -67,6 +67,12 @@ local function merged(base, changes)
   return out
 end
 
+-- A step's folder name, as LeRobot names checkpoints (checkpoints/000200): zero-padded to at least 6
+-- digits, more when the run's last step needs them. eval/<name> sits beside checkpoints/<name>.
+function M.step_name(step, total_steps)
+  return string.format("%0" .. math.max(6, #tostring(total_steps)) .. "d", step)
+end
+
 -- The shared fields with a recipe's own on top, for lr.config: a variant is a few lines
 -- (recipes/act_fsdp.lua), and every field stays overridable from the command line.
 function M.defaults(changes)
@@ -247,7 +253,7 @@ function M.run(lr, cfg)
     if cfg.eval_freq > 0 and (step % cfg.eval_freq == 0 or step == cfg.steps) then
       local summary = closed_loop.run(lr, acc, acc:unwrap(policy), {
         episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
-        out_dir = string.format("%s/eval/%07d", output_dir, step) })
+        out_dir = string.format("%s/eval/%s", output_dir, M.step_name(step, cfg.steps)) })
       acc:log(step, closed_loop.metrics(summary))
       meter:mark("eval")
     end

@@ -42,13 +42,13 @@ for r in train:
     phases = [v for k, v in r.items() if k.endswith("_s") and k not in ("step_s", "samples_per_s")]
     assert all(p <= r["step_s"] * (1 + 1e-9) for p in phases), r
     assert sum(phases) >= r["step_s"] * (1 - 1e-6), r
-summary = json.load(open(os.path.join(run, "eval", "0000004", "summary.json")))
+summary = json.load(open(os.path.join(run, "eval", "000004", "summary.json")))
 assert summary["episodes"] == 3 and len(summary["per_episode"]) == 3, summary
 assert [e["seed"] for e in summary["per_episode"]] == [100000, 100001, 100002], summary
 low, high = summary["success_ci95"]
 assert 0 <= low <= summary["success_rate"] <= high <= 1, summary
-assert os.path.getsize(os.path.join(run, "eval", "0000002", "videos", "episode_000.mp4")) > 1000
-assert not os.path.exists(os.path.join(run, "eval", "0000002", "videos", "episode_001.mp4"))
+assert os.path.getsize(os.path.join(run, "eval", "000002", "videos", "episode_000.mp4")) > 1000
+assert not os.path.exists(os.path.join(run, "eval", "000002", "videos", "episode_001.mp4"))
 assert any(f.startswith("events.out.tfevents.") for f in os.listdir(os.path.join(run, "tensorboard")))
 PY
 
@@ -65,16 +65,16 @@ assert all(r.get("loss") != 12345 for r in records), records
 PY
 
 # lrhost eval: the same episodes on 1 and 2 ranks; training already evaluated step 6 (eval_freq), so
-# these go to 0000006_2 and 0000006_3
+# these go to 000006_2 and 000006_3
 lrhost eval "$run" --episodes 4 --videos 0 --run-dir "$work/eval1.run" >"$work/eval1.out" 2>&1 || fail "eval on 1 rank failed: $(cat "$work/eval1.out")"
 lrhost eval "$run" --episodes 4 --videos 0 --nproc 2 --device cpu --run-dir "$work/eval2.run" >"$work/eval2.out" 2>&1 \
   || fail "eval on 2 ranks failed: $(cat "$work/eval2.out")"
-grep -q "success [0-9]/4 = .*summary: $run/eval/0000006_2/summary.json" "$work/eval1.out" || fail "$(cat "$work/eval1.out")"
+grep -q "success [0-9]/4 = .*summary: $run/eval/000006_2/summary.json" "$work/eval1.out" || fail "$(cat "$work/eval1.out")"
 python3 - "$run" <<'PY' || fail "1 and 2 ranks disagree"
 import json, os, sys
-one = json.load(open(os.path.join(sys.argv[1], "eval", "0000006_2", "summary.json")))
-two = json.load(open(os.path.join(sys.argv[1], "eval", "0000006_3", "summary.json")))
-during_training = json.load(open(os.path.join(sys.argv[1], "eval", "0000006", "summary.json")))
+one = json.load(open(os.path.join(sys.argv[1], "eval", "000006_2", "summary.json")))
+two = json.load(open(os.path.join(sys.argv[1], "eval", "000006_3", "summary.json")))
+during_training = json.load(open(os.path.join(sys.argv[1], "eval", "000006", "summary.json")))
 assert during_training["episodes"] == 3, during_training
 assert one["per_episode"] == two["per_episode"], (one, two)
 assert one["episodes"] == 4
