@@ -130,3 +130,10 @@ set_property(TEST lua.fail.plot_gnuplot_fails APPEND PROPERTY ENVIRONMENT "PATH=
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/runs)
 lrhost_expect_success(plot_two_runs "^[^\n]*runs/plot_two_runs.png\n$"
                       plot ${PLOT_RUNS}/run_a ${PLOT_RUNS}/run_b --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_two_runs.png)
+# `lrhost eval`: bad arguments name the option or folder (the evaluation itself: dist.closed_loop_eval).
+lrhost_expect_failure(eval_no_checkpoint "checkpoint is required" eval)
+lrhost_expect_failure(eval_episodes_zero "--episodes: expected a number greater than 0, got '0'" eval ${CMAKE_CURRENT_SOURCE_DIR} --episodes 0)
+lrhost_expect_failure(eval_videos_negative "--videos: expected a number of 0 or more, got '-1'" eval ${CMAKE_CURRENT_SOURCE_DIR} --videos -1)
+lrhost_expect_failure(eval_not_a_checkpoint "checkpoint=.*/tests: not a run folder, checkpoint step folder or pretrained folder"
+                      eval ${CMAKE_CURRENT_SOURCE_DIR} --run-dir ${CMAKE_CURRENT_BINARY_DIR}/runs/eval_not_a_checkpoint)
+lrhost_expect_success(help_eval "--episodes.*--videos.*--max-steps.*--nproc" eval --help)
