@@ -1,0 +1,108 @@
+// Unit tests of host/io/hf_cache: which cache folder the environment names, hub-id syntax, and
+// resolving a folder or a hub id (ref or commit) through a cache laid out as huggingface_hub does,
+// with the error that names the id, the folders and the `hf download` command.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "host/io/hf_cache.hpp"
+#include "host/util/error.hpp"
+
+namespace fs = std::filesystem;
+using lrhost::io::resolve_model_dir;
+
+namespace {
+// Sets (or unsets) environment variables for one test and restores them after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+fs::path make_cache(const std::string& name) {
+  fs::path root = fs::temp_directory_path() / ("lrhost_test_hf_cache_" + name + "_" + std::to_string(::getpid()));
+  fs::path repo = root / "models--lerobot--smolvla_base";
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / "0123abcd");
+  fs::create_directories(repo / "snapshots" / "89efcafe");
+  std::ofstream(repo / "refs" / "main") << "0123abcd";  // huggingface_hub writes no newline
+  std::ofstream(repo / "refs" / "v1") << "89efcafe\n";
+  return root;
+}
+}  // namespace
+
+TEST_CASE("hf cache: the folder comes from HF_HUB_CACHE, then HF_HOME, then ~/.cache") {
+  ScopedEnv legacy("HUGGINGFACE_HUB_CACHE", std::nullopt);
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  {
+    ScopedEnv cache("HF_HUB_CACHE", "/data/hub");
+    ScopedEnv home("HF_HOME", "/data/hf");
+    CHECK(lrhost::io::hf_hub_cache_dir() == fs::path("/data/hub"));
+  }
+  {
+    ScopedEnv cache("HF_HUB_CACHE", std::nullopt);
+    ScopedEnv home("HF_HOME", "/data/hf");
+    CHECK(lrhost::io::hf_hub_cache_dir() == fs::path("/data/hf/hub"));
+  }
+  ScopedEnv cache("HF_HUB_CACHE", std::nullopt);
+  ScopedEnv home("HF_HOME", std::nullopt);
+  ScopedEnv user_home("HOME", "/home/robot");
+  CHECK(lrhost::io::hf_hub_cache_dir() == fs::path("/home/robot/.cache/huggingface/hub"));
+}
+
+TEST_CASE("hf cache: hub ids") {
+  CHECK(lrhost::io::looks_like_hub_id("lerobot/smolvla_base"));
+  CHECK(lrhost::io::looks_like_hub_id("HuggingFaceTB/SmolVLM2-500M-Video-Instruct"));
+  CHECK(lrhost::io::looks_like_hub_id("gpt2"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id("a/b/c"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id("/abs/path"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id("org/../x"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id("org/name with space"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id("org/-name"));
+  CHECK_FALSE(lrhost::io::looks_like_hub_id(""));
+}
+
+TEST_CASE("hf cache: a folder wins; a hub id resolves to its snapshot by ref or commit") {
+  fs::path cache = make_cache("resolve");
+  ScopedEnv env("HF_HUB_CACHE", cache.string());
+  CHECK(resolve_model_dir(cache.string(), "policy.pretrained_path") == cache);
+  fs::path repo = cache / "models--lerobot--smolvla_base";
+  CHECK(resolve_model_dir("lerobot/smolvla_base", "policy.pretrained_path") == repo / "snapshots" / "0123abcd");
+  CHECK(resolve_model_dir("lerobot/smolvla_base", "x", "v1") == repo / "snapshots" / "89efcafe");
+  CHECK(resolve_model_dir("lerobot/smolvla_base", "x", "89efcafe") == repo / "snapshots" / "89efcafe");
+}
+
+TEST_CASE("hf cache: what is missing is an error naming the id, the folders and the download command") {
+  fs::path cache = make_cache("missing");
+  ScopedEnv env("HF_HUB_CACHE", cache.string());
+  try {
+    resolve_model_dir("HuggingFaceTB/SmolVLM2-500M-Video-Instruct", "vlm_model_name");
+    FAIL("no error for an id that is not in the cache");
+  } catch (const lrhost::util::ConfigError& error) {
+    std::string message = error.what();
+    CHECK(message.find("vlm_model_name = 'HuggingFaceTB/SmolVLM2-500M-Video-Instruct'") != std::string::npos);
+    CHECK(message.find((cache / "models--HuggingFaceTB--SmolVLM2-500M-Video-Instruct" / "snapshots").string()) !=
+          std::string::npos);
+    CHECK(message.find("never downloads") != std::string::npos);
+    CHECK(error.hint().find("hf download HuggingFaceTB/SmolVLM2-500M-Video-Instruct") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(resolve_model_dir("lerobot/smolvla_base", "x", "v2"), doctest::Contains("revision 'v2'"),
+                       lrhost::util::ConfigError);
+  CHECK_THROWS_WITH_AS(resolve_model_dir("./no/such/folder", "policy.pretrained_path"),
+                       doctest::Contains("no such folder, and not a Hugging Face hub id"), lrhost::util::ConfigError);
+}
