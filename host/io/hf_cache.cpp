@@ -52,7 +52,7 @@ bool looks_like_hub_id(const std::string& text) {
 fs::path resolve_model_dir(const std::string& path_or_id, const std::string& what, const std::string& revision) {
   std::error_code error;
   if (fs::is_directory(path_or_id, error)) return path_or_id;
-  if (!looks_like_hub_id(path_or_id) || path_or_id.rfind('.', 0) == 0)
+  if (!looks_like_hub_id(path_or_id))
     throw util::ConfigError(what + " = '" + path_or_id + "': no such folder, and not a Hugging Face hub id (org/name)");
   fs::path cache = hf_hub_cache_dir();
   std::string folder_name = "models--" + path_or_id;

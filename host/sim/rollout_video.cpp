@@ -9,20 +9,12 @@
 
 namespace lrhost::sim {
 
-namespace {
-std::string shape_text(const torch::Tensor& tensor) {
-  std::string text = "[";
-  for (int64_t d = 0; d < tensor.dim(); ++d) text += (d ? ", " : "") + std::to_string(tensor.size(d));
-  return text + "]";
-}
-}  // namespace
-
 int64_t write_rollout_video(const std::filesystem::path& file, const torch::Tensor& frames, int fps) {
   const std::string name = "video '" + file.string() + "'";
   if (!frames.defined()) throw util::DataError(name + ": no frames given");
   if (frames.scalar_type() != torch::kByte || frames.dim() != 4 || frames.size(3) != 3 || frames.size(0) < 1)
     throw util::DataError(name + ": frames must be a uint8 tensor [T, H, W, 3] (RGB) with T >= 1, got " +
-                          std::string(c10::toString(frames.scalar_type())) + " " + shape_text(frames));
+                          std::string(c10::toString(frames.scalar_type())) + " " + c10::str(frames.sizes()));
   if (fps < 1) throw util::ConfigError(name + ": fps must be >= 1, got " + std::to_string(fps));
   if (file.has_parent_path()) {
     std::error_code error;

@@ -50,19 +50,7 @@ namespace {
 using lrhost::test::remove_tree;
 using lrhost::test::TempDir;
 
-// The message and hint of the error `f` throws, which must be an `E`; fails the test otherwise.
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& error) {
-    return std::string(error.what()) + " || " + error.hint();
-  } catch (const std::exception& error) {
-    FAIL("threw the wrong exception type: " << error.what());
-  }
-  FAIL("no exception was thrown");
-  return {};
-}
+using lrhost::test::error_of;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 #define CHECK_HAS(text, part) CHECK_MESSAGE(contains(text, part), "'" << (part) << "' not in: " << (text))

@@ -2,7 +2,6 @@
 // resolving a folder or a hub id (ref or commit) through a cache laid out as huggingface_hub does,
 // with the error that names the id, the folders and the `hf download` command.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "host/io/hf_cache.hpp"
 #include "host/util/error.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using lrhost::io::resolve_model_dir;
@@ -34,15 +34,14 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-fs::path make_cache(const std::string& name) {
-  fs::path root = fs::temp_directory_path() / ("lrhost_test_hf_cache_" + name + "_" + std::to_string(::getpid()));
+// A cache holding lerobot/smolvla_base at two commits, refs main and v1 (huggingface_hub's layout).
+void fill_cache(const fs::path& root) {
   fs::path repo = root / "models--lerobot--smolvla_base";
   fs::create_directories(repo / "refs");
   fs::create_directories(repo / "snapshots" / "0123abcd");
   fs::create_directories(repo / "snapshots" / "89efcafe");
   std::ofstream(repo / "refs" / "main") << "0123abcd";  // huggingface_hub writes no newline
   std::ofstream(repo / "refs" / "v1") << "89efcafe\n";
-  return root;
 }
 }  // namespace
 
@@ -78,7 +77,9 @@ TEST_CASE("hf cache: hub ids") {
 }
 
 TEST_CASE("hf cache: a folder wins; a hub id resolves to its snapshot by ref or commit") {
-  fs::path cache = make_cache("resolve");
+  lrhost::test::TempDir scratch("hf_cache_resolve");
+  const fs::path& cache = scratch.path;
+  fill_cache(cache);
   ScopedEnv env("HF_HUB_CACHE", cache.string());
   CHECK(resolve_model_dir(cache.string(), "policy.pretrained_path") == cache);
   fs::path repo = cache / "models--lerobot--smolvla_base";
@@ -88,7 +89,9 @@ TEST_CASE("hf cache: a folder wins; a hub id resolves to its snapshot by ref or 
 }
 
 TEST_CASE("hf cache: what is missing is an error naming the id, the folders and the download command") {
-  fs::path cache = make_cache("missing");
+  lrhost::test::TempDir scratch("hf_cache_missing");
+  const fs::path& cache = scratch.path;
+  fill_cache(cache);
   ScopedEnv env("HF_HUB_CACHE", cache.string());
   try {
     resolve_model_dir("HuggingFaceTB/SmolVLM2-500M-Video-Instruct", "vlm_model_name");

@@ -2,7 +2,6 @@
 // progress text, metrics.jsonl (resume without duplicated steps, partial lines, errors) and the
 // fan-out of a logged record.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -16,20 +15,13 @@
 #include "host/metrics/training_meter.hpp"
 #include "host/util/error.hpp"
 #include "host/util/status_line.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using lrhost::metrics::Reduction;
 using lrhost::metrics::reduction_for;
 
 namespace {
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("lrhost_test_metrics_" + name + "_" + std::to_string(::getpid()));
-  std::error_code ignored;
-  fs::remove(dir / "metrics.jsonl", ignored);
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::vector<nlohmann::json> read_records(const fs::path& path) {
   std::vector<nlohmann::json> records;
   std::ifstream in(path);
@@ -149,7 +141,8 @@ TEST_CASE("metrics: the status line redraws in place, stays one line and steps a
 }
 
 TEST_CASE("metrics: metrics.jsonl holds one flushed record per logged step") {
-  fs::path dir = fresh_dir("write");
+  lrhost::test::TempDir scratch("metrics_write");
+  const fs::path& dir = scratch.path;
   fs::path path = dir / "sub" / "metrics.jsonl";
   lrhost::metrics::JsonlSink sink(path, 1);
   CHECK_FALSE(fs::exists(path));  // opened on the first write
@@ -169,7 +162,8 @@ TEST_CASE("metrics: metrics.jsonl holds one flushed record per logged step") {
 }
 
 TEST_CASE("metrics: a resumed run continues metrics.jsonl without duplicated steps") {
-  fs::path dir = fresh_dir("resume");
+  lrhost::test::TempDir scratch("metrics_resume");
+  const fs::path& dir = scratch.path;
   fs::path path = dir / "metrics.jsonl";
   {
     lrhost::metrics::JsonlSink first_run(path, 1);
@@ -191,7 +185,8 @@ TEST_CASE("metrics: a resumed run continues metrics.jsonl without duplicated ste
 }
 
 TEST_CASE("metrics: an unwritable metrics file is an error naming it") {
-  fs::path dir = fresh_dir("unwritable");
+  lrhost::test::TempDir scratch("metrics_unwritable");
+  const fs::path& dir = scratch.path;
   fs::path blocker = dir / "not_a_folder";
   std::ofstream(blocker) << "x";
   lrhost::metrics::JsonlSink sink(blocker / "metrics.jsonl", 1);

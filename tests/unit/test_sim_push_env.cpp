@@ -22,19 +22,9 @@ using namespace lrhost;
 using sim::PushEnv;
 using sim::PushEnvOptions;
 
+using lrhost::test::error_of;
+
 namespace {
-template <typename E, typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& error) {
-    return std::string(error.what()) + " || " + error.hint();
-  } catch (const std::exception& error) {
-    FAIL("threw the wrong exception type: " << error.what());
-  }
-  FAIL("no exception was thrown");
-  return {};
-}
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

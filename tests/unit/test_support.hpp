@@ -1,6 +1,7 @@
 // Shared helpers of the unit tests: committed fixture files, and scratch folders (a fresh folder
 // under the system temp folder, removed with everything in it at scope exit).
 #pragma once
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +21,20 @@ inline void remove_tree(const std::filesystem::path& root) {
     io::remove_tree(root);
   } catch (const std::exception&) {
   }
+}
+
+// The message and hint of the error `f` throws, which must be an `E`; fails the test otherwise.
+template <typename E, typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& error) {
+    return std::string(error.what()) + " || " + error.hint();
+  } catch (const std::exception& error) {
+    FAIL("threw the wrong exception type: " << error.what());
+  }
+  FAIL("no exception was thrown");
+  return {};
 }
 
 struct TempDir {
