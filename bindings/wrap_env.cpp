@@ -1,6 +1,7 @@
 // Lua binding of evaluation environments and rollout videos:
 //   lr.env.push{seed =, max_steps =, image_size =, second_camera =} -> PushEnv with reset([seed]),
-//   step(action), render(), expert_action(), is_success(), final_distance(), steps();
+//   step(action), render(), expert_action(), is_success(), final_distance(), steps(), task() (the
+//   episode's instruction, as the dataset's meta/tasks phrases it);
 //   lr.video.write(path, frames, fps) -> number of frames written.
 // Observations are tables of unbatched tensors keyed like a dataset item ("observation.state", ...).
 #include <array>
@@ -124,6 +125,13 @@ int w_is_success(lua_State* L) {
   });
 }
 
+int w_task(lua_State* L) {
+  return lx_guard(L, "PushEnv:task", [&] {
+    lua_pushstring(L, sim::task_instruction(check_env(L, 1).world()));
+    return 1;
+  });
+}
+
 int w_final_distance(lua_State* L) {
   return lx_guard(L, "PushEnv:final_distance", [&] {
     lua_pushnumber(L, check_env(L, 1).final_distance());
@@ -158,7 +166,7 @@ int w_video_write(lua_State* L) {
 void open_env(lua_State* L, int module) {
   const luaL_Reg methods[] = {{"reset", w_reset},           {"step", w_step},
                               {"render", w_render},         {"expert_action", w_expert_action},
-                              {"is_success", w_is_success}, {"final_distance", w_final_distance},
+                              {"is_success", w_is_success}, {"final_distance", w_final_distance}, {"task", w_task},
                               {"steps", w_steps},           {nullptr, nullptr}};
   lx_register_type(L, LxTraits<sim::PushEnv>::type, methods);
 

@@ -1,6 +1,6 @@
 // Lua binding of the module-level utilities: lr.manual_seed, lr.no_grad(fn), lr.clock(),
 // lr.set_num_threads / lr.num_threads, lr.version, lr.run_dir() (the job folder every rank shares)
-// lr.write_json(path, table) (atomic, parent folders created) and lr.log.{debug,info,warn,error}
+// lr.write_json(path, table) (atomic, parent folders created), lr.read_json(path) and lr.log.{debug,info,warn,error}
 // (through the rank-aware spdlog logger).
 #include <chrono>
 #include <cstdlib>
@@ -106,6 +106,16 @@ int w_write_json(lua_State* L) {
   });
 }
 
+// lr.read_json(path) -> the file's JSON as Lua values (objects become tables, arrays lists); errors
+// name the file.
+int w_read_json(lua_State* L) {
+  return lx_guard(L, "lr.read_json", [&] {
+    std::filesystem::path path = lx_check_string(L, 1);
+    lx_push_json(L, nlohmann::json::parse(io::read_json_file(path, {}).dump()));
+    return 1;
+  });
+}
+
 // The job's run folder (logs, errors), shared by every rank: the default home of checkpoints.
 int w_run_dir(lua_State* L) {
   return lx_guard(L, "lr.run_dir", [&] {
@@ -121,7 +131,8 @@ int w_run_dir(lua_State* L) {
 void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"write_json", w_write_json}, {"profile", w_profile},
+                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"write_json", w_write_json}, {"read_json", w_read_json},
+                                {"profile", w_profile},
                                 {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);

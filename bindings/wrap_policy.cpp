@@ -4,12 +4,18 @@
 //     stats (cameras get ImageNet mean/std unless use_imagenet_stats = false), as LeRobot's
 //     make_pre_post_processors; normalization_mapping ({STATE = "MEAN_STD", ...}) replaces the
 //     policy's own mapping (mlp has none).
-//   lr.policy.load(dir [, {strict = true}]) reads a LeRobot pretrained folder (config.json,
-//     model.safetensors, processors).
+//   lr.policy.load(dir [, {strict = true, rename_map = {[dataset key] = policy key}}]) reads a LeRobot
+//     pretrained folder (config.json, model.safetensors, processors); rename_map goes into the
+//     preprocessor's rename step (LeRobot's --rename_map).
 //   lr.policy.types()
 // Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
-// preprocess(batch) -> normalized batch, postprocess(action) -> unnormalized action,
-// save_pretrained(dir), state_dict() -> {name = Tensor}, parameters(), named_parameters(),
+// preprocess(batch [, tasks]) -> normalized batch (language policies: tokens from task_index via the
+// task table, or from the task strings given), set_tasks(Dataset | {task, ...}) (the task table),
+// use_dataset(Dataset) (fine-tuning: the dataset's stats and tasks in the processors),
+// enable_vision_cache(dir, Dataset [, {augmentation =}]), vision_cache_stats() (SmolVLA),
+// needs_task(), postprocess(action) -> unnormalized action,
+// save_pretrained(dir), state_dict() -> {name = Tensor}, weight_table() (ordered rows: name, shape,
+// dtype, numel, parameter, trainable), parameters(), named_parameters(),
 // param_groups(), optimizer_preset(), scheduler_preset(), delta_indices(), delta_timestamps(fps),
 // features(), normalization_mapping(), has_processors(), train(), eval(), is_training(), to(device),
 // num_parameters(), config(), type_name().
@@ -27,6 +33,7 @@
 #include "host/policy/processors.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/registry.hpp"
+#include "host/policy/smolvla/smolvla_policy.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -96,6 +103,7 @@ int w_policy_new(lua_State* L) {
     }
     reader.reject_unknown();
     auto policy = policy::create_policy(config, features);
+    policy->load_pretrained_parts();
     if (lx_is<data::LeRobotDataset>(L, 2)) {
       const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
       data::DatasetStats stats = meta.stats.value_or(data::DatasetStats{});
@@ -107,6 +115,7 @@ int w_policy_new(lua_State* L) {
         auto policy_features = policy->features().empty() ? features : policy->features();
         processors = policy::PolicyProcessors::build(policy_features, mapping_override, stats, processors.device());
       }
+      if (processors.has_language()) processors.set_task_table(meta.tasks);
       policy->set_processors(std::make_shared<policy::PolicyProcessors>(std::move(processors)));
     } else if (!lua_isnoneornil(L, 3)) {
       throw LxArgError(3, "options need a Dataset as argument #2 (its stats build the processors)");
@@ -120,11 +129,28 @@ int w_policy_load(lua_State* L) {
   return lx_guard(L, "lr.policy.load", [&] {
     ensure_not_show_mode(L, "lr.policy.load");
     std::string dir = lx_check_string(L, 1);
-    auto options = check_options(L, 2, "load options {strict =}");
+    auto options = check_options(L, 2, "load options {strict =, rename_map =}");
     config::ConfigReader reader(options, "lr.policy.load options");
     bool strict = reader.boolean("strict", true);
+    reader.allow("rename_map");
     reader.reject_unknown();
-    lx_push(L, ckpt::load_pretrained(dir, strict));
+    auto policy = ckpt::load_pretrained(dir, strict);
+    if (options.contains("rename_map")) {
+      const auto& renames = options["rename_map"];
+      if (!renames.is_object() && !(renames.is_array() && renames.empty()))
+        throw LxArgError(2, "rename_map must be a table {[\"dataset key\"] = \"policy key\", ...}");
+      std::map<std::string, std::string> map;
+      for (const auto& [from, to] : renames.items()) {
+        if (!to.is_string()) throw LxArgError(2, "rename_map['" + from + "'] must be a key name");
+        map[from] = to.get<std::string>();
+      }
+      if (!policy->processors())
+        throw LxArgError(2, "rename_map needs the policy's processors, and " + dir + " has no processor files");
+      auto processors = std::make_shared<policy::PolicyProcessors>(*policy->processors());
+      processors->set_rename_map(map);
+      policy->set_processors(std::move(processors));
+    }
+    lx_push(L, policy);
     return 1;
   });
 }
@@ -136,11 +162,103 @@ const policy::PolicyProcessors& require_processors(const policy::Policy& p, cons
   return *p.processors();
 }
 
+// A list of strings at `index` (task strings).
+std::vector<std::string> check_string_list(lua_State* L, int index, const char* what) {
+  lx_check_table(L, index, what);
+  auto list = lx_to_json(L, index, index, what);
+  std::vector<std::string> strings;
+  if (!list.is_array()) throw LxArgError(index, std::string("expected ") + what);
+  for (const auto& item : list) {
+    if (!item.is_string()) throw LxArgError(index, std::string("expected ") + what + ", got an element " + item.dump());
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
 int w_preprocess(lua_State* L) {
   return lx_guard(L, "Policy:preprocess", [&] {
     auto& p = check_policy(L, 1);
-    push_batch(L, require_processors(p, "Policy:preprocess").normalize(check_batch(L, 2)));
+    const auto& processors = require_processors(p, "Policy:preprocess");
+    auto batch = check_batch(L, 2);
+    if (lua_isnoneornil(L, 3))
+      push_batch(L, processors.normalize(batch));
+    else
+      push_batch(L, processors.normalize(batch, check_string_list(L, 3, "a list of task strings, one per row")));
     return 1;
+  });
+}
+
+// Policy:use_dataset(Dataset): fine-tuning a loaded policy on a dataset, as lerobot-train does with
+// --policy.path: the processors' stats become the dataset's (ImageNet stats for cameras, as
+// lr.policy.new), the rename map and language steps stay, and the task table is the dataset's.
+int w_use_dataset(lua_State* L) {
+  return lx_guard(L, "Policy:use_dataset", [&] {
+    auto& p = check_policy(L, 1);
+    const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
+    if (!meta.stats) throw LxArgError(2, "the dataset has no stats.json, so its statistics cannot normalize");
+    data::DatasetStats stats = *meta.stats;
+    data::apply_imagenet_stats(stats, meta.info.camera_keys());
+    auto processors = std::make_shared<policy::PolicyProcessors>(
+        policy::PolicyProcessors::for_policy(p, policy::PolicyFeatures::from_dataset(meta.info), stats));
+    if (p.processors()) processors->set_rename_map(p.processors()->rename_map());
+    if (processors->has_language()) processors->set_task_table(meta.tasks);
+    p.set_processors(std::move(processors));
+    return 0;
+  });
+}
+
+// Policy:enable_vision_cache(dir, Dataset [, {augmentation = false}]) or (dir, {num_frames =, dataset_id =}):
+// SmolVLA's frozen vision tower output cached per (camera, frame) under dir (vision_feature_cache.hpp).
+int w_enable_vision_cache(lua_State* L) {
+  return lx_guard(L, "Policy:enable_vision_cache", [&] {
+    auto* smolvla = dynamic_cast<policy::smolvla::SmolVLAPolicy*>(&check_policy(L, 1));
+    if (!smolvla) throw LxArgError(1, "the vision feature cache is SmolVLA's (policy type 'smolvla')");
+    std::string dir = lx_check_string(L, 2);
+    int64_t num_frames = 0;
+    std::string dataset_id;
+    int options_index = 4;
+    if (lx_is<data::LeRobotDataset>(L, 3)) {
+      const auto& meta = lx_check<data::LeRobotDataset>(L, 3).meta();
+      num_frames = meta.info.total_frames;
+      dataset_id = meta.root.string();
+    } else {
+      options_index = 3;  // no dataset: the frame count and an id come in the options (benchmarks)
+    }
+    auto options = check_options(L, options_index, "options {augmentation =, num_frames =, dataset_id =}");
+    config::ConfigReader reader(options, "Policy:enable_vision_cache options");
+    bool augmentation = reader.boolean("augmentation", false);
+    num_frames = reader.integer("num_frames", num_frames);
+    dataset_id = reader.string("dataset_id", dataset_id);
+    reader.reject_unknown();
+    if (num_frames <= 0 || dataset_id.empty())
+      throw LxArgError(3, "expected a Dataset, or options with num_frames and dataset_id");
+    smolvla->enable_vision_cache(dir, num_frames, dataset_id, augmentation);
+    return 0;
+  });
+}
+
+// Policy:vision_cache_stats() -> {hits =, misses =} or nil without a cache.
+int w_vision_cache_stats(lua_State* L) {
+  return lx_guard(L, "Policy:vision_cache_stats", [&] {
+    auto* smolvla = dynamic_cast<policy::smolvla::SmolVLAPolicy*>(&check_policy(L, 1));
+    if (!smolvla || !smolvla->vision_cache()) {
+      lua_pushnil(L);
+      return 1;
+    }
+    lx_push_json(L, {{"hits", smolvla->vision_cache()->hits()}, {"misses", smolvla->vision_cache()->misses()}});
+    return 1;
+  });
+}
+
+int w_set_tasks(lua_State* L) {
+  return lx_guard(L, "Policy:set_tasks", [&] {
+    auto& p = check_policy(L, 1);
+    const auto& processors = require_processors(p, "Policy:set_tasks");
+    if (lx_is<data::LeRobotDataset>(L, 2))
+      processors.set_task_table(lx_check<data::LeRobotDataset>(L, 2).meta().tasks);
+    else
+      processors.set_task_table(check_string_list(L, 2, "a Dataset or a list of task strings by task_index"));
+    return 0;
   });
 }
 
@@ -148,6 +266,15 @@ int w_postprocess(lua_State* L) {
   return lx_guard(L, "Policy:postprocess", [&] {
     auto& p = check_policy(L, 1);
     push_tensor(L, require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2)));
+    return 1;
+  });
+}
+
+// Policy:needs_task(): whether its preprocessor tokenizes a task (SmolVLA).
+int w_needs_task(lua_State* L) {
+  return lx_guard(L, "Policy:needs_task", [&] {
+    const auto& p = check_policy(L, 1);
+    lua_pushboolean(L, p.processors() != nullptr && p.processors()->has_language());
     return 1;
   });
 }
@@ -189,6 +316,27 @@ int w_state_dict(lua_State* L) {
       push_tensor(L, tensor);
       lua_setfield(L, -2, name.c_str());
     }
+    return 1;
+  });
+}
+
+// Policy:weight_table() -> {{name =, shape = {...}, dtype =, numel =, parameter =, trainable =}, ...}:
+// parameters then buffers in registration order (the order of LeRobot's state_dict).
+int w_weight_table(lua_State* L) {
+  return lx_guard(L, "Policy:weight_table", [&] {
+    auto& p = check_policy(L, 1);
+    nlohmann::json rows = nlohmann::json::array();
+    auto add = [&](const std::string& name, const torch::Tensor& t, bool parameter) {
+      rows.push_back({{"name", name},
+                      {"shape", t.sizes().vec()},
+                      {"dtype", util::dtype_name(t.scalar_type())},
+                      {"numel", t.numel()},
+                      {"parameter", parameter},
+                      {"trainable", parameter && t.requires_grad()}});
+    };
+    for (const auto& item : p.named_parameters()) add(item.key(), item.value(), true);
+    for (const auto& item : p.named_buffers()) add(item.key(), item.value(), false);
+    lx_push_json(L, rows);
     return 1;
   });
 }
@@ -437,8 +585,14 @@ void open_policy(lua_State* L, int module) {
                               {"predict_action_chunk", w_predict_action_chunk},
                               {"reset", w_reset},
                               {"preprocess", w_preprocess},
+                              {"set_tasks", w_set_tasks},
+                              {"use_dataset", w_use_dataset},
+                              {"enable_vision_cache", w_enable_vision_cache},
+                              {"vision_cache_stats", w_vision_cache_stats},
+                              {"weight_table", w_weight_table},
                               {"postprocess", w_postprocess},
                               {"has_processors", w_has_processors},
+                              {"needs_task", w_needs_task},
                               {"save_pretrained", w_save_pretrained},
                               {"state_dict", w_state_dict},
                               {"parameters", w_parameters},

@@ -8,6 +8,7 @@
 
 #include "host/accel/accelerator.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
+#include "host/optim/scheduler.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::accel {
@@ -20,6 +21,29 @@ int64_t optimizer_bytes_per_element(const std::string& kind, const nlohmann::jso
     return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 12 : 8;
   double momentum = options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
   return momentum > 0 ? 4 : 0;
+}
+
+// One line on the policy's scheduler preset as the recipes apply it (total_steps = config.steps).
+std::string describe_schedule(const policy::Policy& policy, const nlohmann::json& config) {
+  auto preset = nlohmann::json(policy.scheduler_preset());
+  if (!preset.is_object()) return {};
+  const int64_t steps = config.contains("steps") && config["steps"].is_number_integer() ? config["steps"].get<int64_t>() : 0;
+  if (steps > 0) preset["total_steps"] = steps;
+  auto spec = optim::ScheduleSpec::from_json(preset);
+  std::ostringstream out;
+  out << spec.kind;
+  if (spec.kind == "cosine_decay_with_warmup") {
+    auto [warmup, decay] = spec.effective_warmup_and_decay();
+    out << ": warmup " << warmup << " steps, cosine decay over " << decay << " steps to " << spec.decay_lr_ratio
+        << " x lr";
+    if (decay != spec.decay_steps)
+      out << " (steps = " << steps << " < decay_steps = " << spec.decay_steps << ": warmup " << spec.warmup_steps
+          << " -> " << warmup << ", decay " << spec.decay_steps << " -> " << decay << ", as LeRobot shrinks them)";
+  } else {
+    out << ": warmup " << spec.warmup_steps << " steps";
+    if (spec.total_steps > 0) out << ", " << spec.total_steps << " steps in all";
+  }
+  return out.str();
 }
 
 std::string mib(int64_t bytes) {
@@ -76,6 +100,7 @@ MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config
   std::string prefix = accel.fsdp() && accel.dp_replicate > 1 ? "hybrid " : "";
   auto zero3 = sharded(prefix + "zero-3", true), zero2 = sharded(prefix + "zero-2", false);
   plan.strategy = accel.strategy_name(world_size);
+  plan.schedule = describe_schedule(policy, config);
   if (!accel.fsdp())
     plan.strategies = {ddp, zero3, zero2};
   else if (accel.reshard_after_forward)
@@ -92,6 +117,7 @@ std::string render_memory_plan(const MemoryPlan& plan) {
       << ", lr " << plan.lr;
   if (plan.effective_batch > 0) out << "; effective batch " << plan.effective_batch;
   out << "\n";
+  if (!plan.schedule.empty()) out << "  lr schedule: " << plan.schedule << "\n";
   // Units grouped by module type, in first-appearance order.
   std::vector<std::string> order;
   std::map<std::string, std::pair<int64_t, int64_t>> by_type;  // count, elements
@@ -133,6 +159,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["effective_batch"] = plan.effective_batch;
   json["parameters"] = plan.parameters;
   json["trainable"] = plan.trainable;
+  json["schedule"] = plan.schedule;
   auto units = nlohmann::ordered_json::array();
   for (const auto& unit : plan.units)
     units.push_back({{"name", unit.name}, {"type", unit.module_type}, {"numel", unit.numel()}, {"shard_numel", unit.shard_numel()}});

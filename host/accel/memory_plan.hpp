@@ -35,6 +35,9 @@ struct MemoryPlan {
   int64_t trainable = 0;
   std::vector<dist::fsdp::UnitLayout> units;  // for the selected (or, under DDP, world-size) shard group
   std::vector<StrategyMemory> strategies;     // the selected one first
+  // The learning-rate schedule of the policy's preset for the config's `steps` (empty: none), e.g.
+  // SmolVLA's cosine decay with LeRobot's shrinking of warmup and decay for short runs.
+  std::string schedule;
 };
 
 // `config`: the resolved recipe config (batch_size, accelerator, parallelism, optimizer); the policy

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -106,14 +107,21 @@ LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, b
   return report;
 }
 
-std::shared_ptr<policy::Policy> load_pretrained(const fs::path& dir, bool strict) {
+fs::path resolve_pretrained_dir(const fs::path& path_or_id) {
   std::error_code ec;
+  // A hub id ("lerobot/smolvla_base") is looked up in the local Hugging Face cache, never downloaded.
+  const fs::path dir = !fs::is_directory(path_or_id, ec) && io::looks_like_hub_id(path_or_id.string())
+                           ? io::resolve_model_dir(path_or_id.string(), "pretrained policy")
+                           : path_or_id;
   if (!fs::is_directory(dir, ec))
     throw util::IoError(dir.string() + ": no such folder",
                         "give a folder written by save_pretrained (config.json, "
                         "model.safetensors)");
+  return dir;
+}
+
+std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir) {
   auto config = read_config_json(dir);
-  std::shared_ptr<policy::Policy> policy;
   try {
     // Features go in as ordered lists: their order is the camera order, which a sorted json object
     // would lose.
@@ -130,10 +138,15 @@ std::shared_ptr<policy::Policy> load_pretrained(const fs::path& dir, bool strict
                    (dir / kConfigFile).string(), config["pretrained_backbone_weights"].dump(), kModelFile);
       config["pretrained_backbone_weights"] = nullptr;
     }
-    policy = policy::create_policy(nlohmann::json(config), features);
+    return policy::create_policy(nlohmann::json(config), features);
   } catch (const util::Error& error) {
     throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
   }
+}
+
+std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict) {
+  const fs::path dir = resolve_pretrained_dir(path_or_id);
+  auto policy = build_from_config(dir);
   load_state_dict(*policy, dir / kModelFile, strict);
   if (policy::PolicyProcessors::present(dir))
     policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(dir)));

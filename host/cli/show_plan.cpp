@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "host/accel/memory_plan.hpp"
+#include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/atomic_dir.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/synthetic_push.hpp"
@@ -23,9 +24,20 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   if (config.contains("dataset") && config["dataset"].is_object() && config["dataset"].contains("root") &&
       config["dataset"]["root"].is_string())
     root = config["dataset"]["root"].get<std::string>();
-  auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
-  auto features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
-  auto policy = policy::create_policy(config["policy"], features);
+  std::shared_ptr<policy::Policy> policy;
+  const auto& policy_config = config["policy"];
+  if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
+      !policy_config["pretrained_path"].get<std::string>().empty()) {
+    // Fine-tuning: the pretrained folder's config.json is the policy (weights are not read).
+    policy = ckpt::build_from_config(
+        ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>()));
+  } else {
+    auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
+    auto features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
+    auto table = policy_config;
+    if (table.contains("pretrained_path")) table.erase("pretrained_path");  // "" = none
+    policy = policy::create_policy(table, features);
+  }
   auto plan = accel::make_memory_plan(*policy, config, world_size);
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)

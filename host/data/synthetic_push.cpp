@@ -69,8 +69,7 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
     if (options.second_camera)
       data.values["observation.images.wrist"] = torch::from_blob(wrist.data(), {length, size, size, 3}, torch::kByte).clone();
     // Two phrasings by goal side exercise the task table.
-    data.tasks = {w.goal[0] < 0.5f ? "push the blue block onto the green target on the left"
-                                   : "push the blue block onto the green target on the right"};
+    data.tasks = {sim::task_instruction(w)};
     writer.add_episode(data);
     frames += length;
   }

@@ -3,8 +3,8 @@
 
 namespace lrhost::nn {
 
-LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& config) {
-  self_attn = register_module("self_attn", LlamaAttention(config));
+LlamaDecoderLayerImpl::LlamaDecoderLayerImpl(const LlamaConfig& config, int64_t kv_input_size) {
+  self_attn = register_module("self_attn", LlamaAttention(config, kv_input_size));
   mlp = register_module("mlp",
                         LlamaMLP(config.hidden_size, config.intermediate_size, config.mlp_bias, config.hidden_act));
   input_layernorm = register_module("input_layernorm", RMSNorm(config.hidden_size, config.rms_norm_eps));

@@ -14,7 +14,8 @@ namespace lrhost::nn {
 
 class LlamaDecoderLayerImpl : public torch::nn::Module {
  public:
-  explicit LlamaDecoderLayerImpl(const LlamaConfig& config);
+  // kv_input_size: the width k_proj/v_proj read (0 = hidden_size); see LlamaAttentionImpl.
+  explicit LlamaDecoderLayerImpl(const LlamaConfig& config, int64_t kv_input_size = 0);
   // x (B, L, hidden); rope from LlamaRotaryEmbedding::tables(position_ids, x.dtype());
   // mask and options as for attend() (attention_core.hpp).
   torch::Tensor forward(const torch::Tensor& x, const RotaryTables& rope, const torch::Tensor& mask = {},

@@ -5,9 +5,14 @@
 //   constant_with_warmup     step/warmup during warmup, then 1
 //   linear_with_warmup       warmup, then linear decay to 0 at total_steps
 //   cosine_with_warmup       warmup, then half a cosine from 1 to 0 at total_steps (num_cycles 0.5)
+//   cosine_decay_with_warmup LeRobot's CosineDecayWithWarmupSchedulerConfig (pi0, SmolVLA): warmup from
+//                            1/(warmup+1) to 1, then a cosine from 1 down to decay_lr_ratio at decay_steps,
+//                            flat after. When total_steps < decay_steps both are shrunk as LeRobot's
+//                            build() does: warmup = int(warmup·total/decay), decay = total.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/optim/optimizer.hpp"
@@ -19,8 +24,14 @@ struct ScheduleSpec {
   int64_t warmup_steps = 0;
   int64_t total_steps = 0;  // required by the decaying schedules
   double num_cycles = 0.5;  // cosine only
+  // cosine_decay_with_warmup only: the configured decay length and the final lr over the peak lr.
+  int64_t decay_steps = 0;
+  double decay_lr_ratio = 0.0;
 
   static ScheduleSpec from_json(const nlohmann::json& table);
+  // cosine_decay_with_warmup: the warmup and decay lengths actually used (LeRobot's auto-scaling when
+  // the run is shorter than decay_steps); other kinds: warmup_steps and total_steps unchanged.
+  std::pair<int64_t, int64_t> effective_warmup_and_decay() const;
   static const std::vector<std::string>& kinds();
   // The lr multiplier after `step` scheduler steps.
   double factor(int64_t step) const;

@@ -6,6 +6,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -34,6 +35,16 @@ struct ParamGroup {
 };
 
 class PolicyProcessors;
+
+// How a policy's preprocessor turns task strings into language tokens (LeRobot's
+// TokenizerProcessorStep): the tokenizer (name as config.json says it, and its resolved folder),
+// max_length and padding ("longest" | "max_length"); padding on the right, truncation on.
+struct LanguageSettings {
+  std::string tokenizer_name;
+  std::filesystem::path tokenizer_dir;
+  int64_t max_length = 48;
+  std::string padding = "longest";
+};
 
 // Set by FSDP while the policy's parameters hold shards: state_dict() then returns the gathered
 // full tensors (a collective: every rank must call it) and num_parameters() the unsharded count.
@@ -88,6 +99,12 @@ class Policy : public torch::nn::Module {
   // Module type names (LeRobot's Python class names, e.g. "ACTEncoderLayer") whose instances are
   // FSDP wrap units; empty when the policy declares none.
   virtual std::vector<std::string> fsdp_wrap_module_types() const { return {}; }
+  // Set for policies fed with language (SmolVLA): their processors tokenize the task.
+  virtual std::optional<LanguageSettings> language_settings() const { return std::nullopt; }
+  // Loads weights that a new policy takes from elsewhere than its own model.safetensors (SmolVLA with
+  // load_vlm_weights: the VLM's checkpoint). Called by lr.policy.new, never when a pretrained policy
+  // folder is loaded (its file holds every weight).
+  virtual void load_pretrained_parts() {}
 
   // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
   // Under FSDP, full tensors gathered from every rank (all ranks must call it together).

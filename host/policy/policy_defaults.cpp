@@ -5,6 +5,7 @@
 #include "host/policy/diffusion/diffusion_config.hpp"
 #include "host/policy/mlp/mlp_policy.hpp"
 #include "host/policy/registry.hpp"
+#include "host/policy/smolvla/smolvla_config.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -15,6 +16,7 @@ nlohmann::ordered_json default_policy_config_with_nulls(const std::string& type)
   if (type == "act") full = act::ACTConfig{}.to_json();
   else if (type == "diffusion") full = diffusion::DiffusionConfig{}.to_json();
   else if (type == "mlp") full = MlpConfig{}.to_json();
+  else if (type == "smolvla") full = smolvla::SmolVLAConfig{}.to_recipe_json();
   else
     throw util::ConfigError("unknown policy type '" + type + "'",
                             "registered types: " + util::quoted_list(registered_policy_types()));

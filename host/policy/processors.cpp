@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/util/error.hpp"
 
@@ -18,6 +19,10 @@ constexpr const char* kPreName = "policy_preprocessor";
 constexpr const char* kPostName = "policy_postprocessor";
 const std::vector<std::string> kPreSteps{"rename_observations_processor", "to_batch_processor", "device_processor",
                                          "normalizer_processor"};
+// make_smolvla_pre_post_processors: new-line and tokenizer steps after to_batch.
+const std::vector<std::string> kLanguagePreSteps{"rename_observations_processor", "to_batch_processor",
+                                                 "smolvla_new_line_processor",    "tokenizer_processor",
+                                                 "device_processor",              "normalizer_processor"};
 const std::vector<std::string> kPostSteps{"unnormalizer_processor", "device_processor"};
 
 // LeRobot keeps every stat as a float32 tensor (to_tensor(stats, dtype=float32)) and reshapes flat
@@ -84,8 +89,8 @@ const ordered_json& checked_steps(const ordered_json& doc, const fs::path& file,
   for (const auto& e : expected) expected_list += (expected_list.empty() ? "" : ", ") + e;
   if (!steps.is_array() || steps.size() != expected.size())
     throw util::DataError(where + ": expected " + std::to_string(expected.size()) + " steps (" + expected_list + ")",
-                          "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion); other step lists are "
-                          "not supported");
+                          "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion) and SmolVLA's; other "
+                          "step lists are not supported");
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const auto& step = steps[i];
     std::string registry = step.is_object() && step.contains("registry_name") && step["registry_name"].is_string()
@@ -94,7 +99,7 @@ const ordered_json& checked_steps(const ordered_json& doc, const fs::path& file,
     if (registry != expected[i])
       throw util::DataError(where + ": step " + std::to_string(i) + " is '" + registry + "', expected '" + expected[i] +
                                 "' (steps: " + expected_list + ")",
-                            "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion)");
+                            "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion) and SmolVLA's");
     if (!step.contains("config") || !step["config"].is_object())
       throw util::DataError(where + ": step " + std::to_string(i) + " ('" + registry + "') has no 'config' object");
   }
@@ -186,7 +191,8 @@ data::NormMode NormalizerStep::mode_of(const std::string& type) const {
 
 PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
                                          const std::vector<std::pair<std::string, std::string>>& norm_map,
-                                         const data::DatasetStats& stats, const std::string& device) {
+                                         const data::DatasetStats& stats, const std::string& device,
+                                         const std::optional<LanguageSettings>& language) {
   for (const auto& [type, mode] : norm_map) {
     if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end())
       throw util::ConfigError("normalization_mapping: unknown feature type '" + type +
@@ -202,6 +208,7 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
   p.unnormalizer_.features = features.outputs;
   p.unnormalizer_.norm_map = norm_map;
   p.unnormalizer_.stats = as_float32(stats, p.unnormalizer_.features);
+  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language);
   return p;
 }
 
@@ -221,11 +228,55 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
       norm_map.emplace_back(type, mode);
   std::string device =
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
-  return build(features, norm_map, stats, device);
+  return build(features, norm_map, stats, device, policy.language_settings());
+}
+
+Batch PolicyProcessors::renamed(const Batch& batch) const {
+  if (rename_map_.empty()) return batch;
+  Batch out;
+  for (const auto& [key, tensor] : batch) {
+    auto rename = rename_map_.find(key);
+    out[rename == rename_map_.end() ? key : rename->second] = tensor;
+  }
+  return out;
+}
+
+void PolicyProcessors::set_rename_map(const std::map<std::string, std::string>& renames) { rename_map_ = renames; }
+
+void PolicyProcessors::set_task_table(const std::vector<std::string>& tasks) const {
+  if (!language_)
+    throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no tasks");
+  language_->set_task_table(tasks);
 }
 
 Batch PolicyProcessors::normalize(const Batch& batch) const {
-  Batch out = batch;
+  Batch out = renamed(batch);
+  if (language_ && !out.count("observation.language.tokens")) {
+    auto task_index = out.find("task_index");
+    if (task_index == out.end())
+      throw util::ConfigError("the policy's preprocessor tokenizes the task, but the batch has neither "
+                              "'observation.language.tokens' nor 'task_index'",
+                              "give the task strings: policy:preprocess(batch, {\"pick up the cube\", ...})");
+    auto tokens = language_->tokenize_indices(task_index->second);
+    auto device = task_index->second.device();
+    out["observation.language.tokens"] = tokens.tokens.to(device);
+    out["observation.language.attention_mask"] = tokens.attention_mask.to(device);
+  }
+  return normalized(std::move(out));
+}
+
+Batch PolicyProcessors::normalize(const Batch& batch, const std::vector<std::string>& tasks) const {
+  if (!language_)
+    throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no task strings");
+  Batch out = renamed(batch);
+  auto tokens = language_->tokenize(tasks);
+  torch::Device device = out.empty() ? torch::Device(torch::kCPU) : out.begin()->second.device();
+  out["observation.language.tokens"] = tokens.tokens.to(device);
+  out["observation.language.attention_mask"] = tokens.attention_mask.to(device);
+  return normalized(std::move(out));
+}
+
+Batch PolicyProcessors::normalized(Batch out) const {
   for (const auto& feature : normalizer_.features) {
     if (feature.type == "ACTION") continue;
     auto entry = out.find(feature.key);
@@ -250,12 +301,25 @@ torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action) const {
 ordered_json PolicyProcessors::preprocessor_json() const {
   ordered_json steps = ordered_json::array();
   ordered_json rename;
-  rename["rename_map"] = rename_map_;
-  steps.push_back(step_entry(kPreSteps[0], rename));
-  steps.push_back(step_entry(kPreSteps[1], ordered_json::object()));
-  steps.push_back(step_entry(kPreSteps[2], {{"device", device_}, {"float_dtype", nullptr}}));
-  steps.push_back(step_entry(kPreSteps[3], normalizer_config(normalizer_),
-                             normalizer_.stats.empty() ? nullptr : kNormalizerStateFile));
+  rename["rename_map"] = ordered_json::object();
+  for (const auto& [from, to] : rename_map_) rename["rename_map"][from] = to;
+  steps.push_back(step_entry("rename_observations_processor", rename));
+  steps.push_back(step_entry("to_batch_processor", ordered_json::object()));
+  if (language_) {
+    const auto& settings = language_->settings();
+    steps.push_back(step_entry("smolvla_new_line_processor", ordered_json::object()));
+    steps.push_back(step_entry("tokenizer_processor", {{"max_length", settings.max_length},
+                                                       {"task_key", "task"},
+                                                       {"padding_side", "right"},
+                                                       {"padding", settings.padding},
+                                                       {"truncation", true},
+                                                       {"tokenizer_name", settings.tokenizer_name}}));
+  }
+  steps.push_back(step_entry("device_processor", {{"device", device_}, {"float_dtype", nullptr}}));
+  steps.push_back(step_entry("normalizer_processor", normalizer_config(normalizer_),
+                             normalizer_.stats.empty() ? nullptr
+                             : language_             ? kLanguageNormalizerStateFile
+                                                     : kNormalizerStateFile));
   ordered_json doc;
   doc["name"] = kPreName;
   doc["steps"] = steps;
@@ -275,7 +339,8 @@ ordered_json PolicyProcessors::postprocessor_json() const {
 
 void PolicyProcessors::save(const fs::path& dir) const {
   // State files first: a JSON file that names its state file is only written once that file exists.
-  if (!normalizer_.stats.empty()) io::write_safetensors(dir / kNormalizerStateFile, normalizer_.state());
+  if (!normalizer_.stats.empty())
+    io::write_safetensors(dir / (language_ ? kLanguageNormalizerStateFile : kNormalizerStateFile), normalizer_.state());
   if (!unnormalizer_.stats.empty()) io::write_safetensors(dir / kUnnormalizerStateFile, unnormalizer_.state());
   io::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
   io::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
@@ -290,16 +355,58 @@ PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
   PolicyProcessors p;
   const fs::path pre_file = dir / kPreprocessorFile, post_file = dir / kPostprocessorFile;
   ordered_json pre = parse_json_file(pre_file);
-  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, kPreSteps);
+  // A language pipeline (SmolVLA) has the new-line step third.
+  const bool language = pre.is_object() && pre.contains("steps") && pre["steps"].is_array() &&
+                        pre["steps"].size() == kLanguagePreSteps.size() && pre["steps"][2].is_object() &&
+                        pre["steps"][2].value("registry_name", "") == kLanguagePreSteps[2];
+  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, language ? kLanguagePreSteps : kPreSteps);
   const auto& rename = pre_steps[0]["config"];
-  if (!rename.contains("rename_map") || !rename["rename_map"].is_object() || !rename["rename_map"].empty())
-    throw util::DataError(pre_file.string() + ": step 0 renames observations (" + rename.dump() + ")",
-                          "renaming is not supported; only an empty rename_map is");
-  const auto& device_config = pre_steps[2]["config"];
+  if (!rename.contains("rename_map") || !rename["rename_map"].is_object())
+    throw util::DataError(pre_file.string() + ": step 0 (rename_observations_processor) needs a 'rename_map' object");
+  for (const auto& [from, to] : rename["rename_map"].items()) {
+    if (!to.is_string())
+      throw util::DataError(pre_file.string() + ": rename_map['" + from + "'] must be a key name, got " + to.dump());
+    p.rename_map_[from] = to.get<std::string>();
+  }
+  const std::size_t device_step = language ? 4 : 2;
+  if (language) {
+    const std::string where = pre_file.string() + " step 3 (tokenizer_processor)";
+    const auto& config = pre_steps[3]["config"];
+    auto get = [&](const char* key, auto check, const char* expected) -> const ordered_json& {
+      const auto& value = field(config, key, where);
+      if (!check(value)) throw util::DataError(where + ": '" + key + "' must be " + expected + ", got " + value.dump());
+      return value;
+    };
+    auto is_string = [](const ordered_json& v) { return v.is_string(); };
+    LanguageSettings settings;
+    settings.max_length = get("max_length", [](const ordered_json& v) { return v.is_number_integer() && v.get<int64_t>() > 0; },
+                              "a positive integer").get<int64_t>();
+    settings.padding = get("padding", [](const ordered_json& v) {
+                         return v.is_string() && (v == "longest" || v == "max_length");
+                       }, "'longest' or 'max_length'").get<std::string>();
+    get("task_key", [](const ordered_json& v) { return v == "task"; }, "\"task\" (lrhost reads the task of each frame)");
+    get("padding_side", [](const ordered_json& v) { return v == "right"; }, "\"right\"");
+    get("truncation", [](const ordered_json& v) { return v == true; }, "true");
+    if (!config.contains("tokenizer_name"))
+      throw util::DataError(where + ": no 'tokenizer_name' (LeRobot leaves it out when the step was given a tokenizer "
+                                    "object)",
+                            "set tokenizer_name to the VLM's folder or hub id, e.g. \"HuggingFaceTB/SmolVLM2-500M-Video-Instruct\"");
+    settings.tokenizer_name = get("tokenizer_name", is_string, "a folder or hub id").get<std::string>();
+    for (const auto& [key, value] : config.items())
+      if (key != "max_length" && key != "task_key" && key != "padding_side" && key != "padding" && key != "truncation" &&
+          key != "tokenizer_name")
+        throw util::DataError(where + ": unknown config key '" + key + "'");
+    settings.tokenizer_dir = io::resolve_model_dir(settings.tokenizer_name, where + " tokenizer_name");
+    p.language_ = std::make_shared<TaskTokenizer>(settings);
+  }
+  const auto& device_config = pre_steps[device_step]["config"];
   if (!device_config.contains("device") || !device_config["device"].is_string())
-    throw util::DataError(pre_file.string() + ": step 2 (device_processor) needs a string 'device'");
+    throw util::DataError(pre_file.string() + ": step " + std::to_string(device_step) +
+                          " (device_processor) needs a string 'device'");
   p.device_ = device_config["device"].get<std::string>();
-  p.normalizer_ = parse_normalizer(pre_steps[3], dir, pre_file, 3, kNormalizerStateFile);
+  const int normalizer_step = language ? 5 : 3;
+  p.normalizer_ = parse_normalizer(pre_steps[static_cast<std::size_t>(normalizer_step)], dir, pre_file, normalizer_step,
+                                   language ? kLanguageNormalizerStateFile : kNormalizerStateFile);
   ordered_json post = parse_json_file(post_file);
   const auto& post_steps = checked_steps(post, post_file, kPostName, kPostSteps);
   p.unnormalizer_ = parse_normalizer(post_steps[0], dir, post_file, 0, kUnnormalizerStateFile);
@@ -307,8 +414,13 @@ PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
 }
 
 bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
-  return device_ == other.device_ && steps_equal(normalizer_, other.normalizer_) &&
-         steps_equal(unnormalizer_, other.unnormalizer_);
+  auto language_equal = [&] {
+    if (!language_ || !other.language_) return !language_ && !other.language_;
+    const auto &a = language_->settings(), &b = other.language_->settings();
+    return a.tokenizer_name == b.tokenizer_name && a.max_length == b.max_length && a.padding == b.padding;
+  };
+  return device_ == other.device_ && rename_map_ == other.rename_map_ && language_equal() &&
+         steps_equal(normalizer_, other.normalizer_) && steps_equal(unnormalizer_, other.unnormalizer_);
 }
 
 }  // namespace lrhost::policy

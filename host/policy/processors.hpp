@@ -1,15 +1,20 @@
 // The normalization pipelines a policy carries, as LeRobot's make_default_pre_post_processors builds
 // them: the preprocessor (rename -> to_batch -> device -> normalizer) normalizes observations and
 // the action with dataset statistics, the postprocessor (unnormalizer -> device cpu) maps predicted
-// actions back. Only the normalizer steps compute anything here (batches are already batched and on
-// the device), but every step is kept so that policy_preprocessor.json / policy_postprocessor.json
-// and their *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes
-// them and LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
+// actions back. Policies fed with language (SmolVLA, make_smolvla_pre_post_processors) have two more
+// steps after to_batch: smolvla_new_line and tokenizer (task_tokenizer.hpp), and their normalizer is
+// step 5. The rename step renames batch keys (rename_map: dataset name -> policy name); to_batch and
+// device change nothing here (batches are already batched and on the device), but every step is
+// kept so that policy_preprocessor.json / policy_postprocessor.json and their
+// *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
+// LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
 #pragma once
 #include <torch/torch.h>
 
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,6 +23,7 @@
 #include "host/data/stats/normalizer.hpp"
 #include "host/policy/policy.hpp"
 #include "host/policy/policy_features.hpp"
+#include "host/policy/task_tokenizer.hpp"
 
 namespace lrhost::policy {
 
@@ -43,15 +49,27 @@ class PolicyProcessors {
   // is the preprocessor's device step ("cpu" / "cuda", the policy config's device).
   static PolicyProcessors build(const PolicyFeatures& features,
                                 const std::vector<std::pair<std::string, std::string>>& norm_map,
-                                const data::DatasetStats& stats, const std::string& device = "cpu");
+                                const data::DatasetStats& stats, const std::string& device = "cpu",
+                                const std::optional<LanguageSettings>& language = std::nullopt);
   // The same for a policy: its features (or `fallback` when it declares none, e.g. mlp), its
   // normalization mapping in config.json order, and its config's "device" (cpu when absent).
   static PolicyProcessors for_policy(const Policy& policy, const PolicyFeatures& fallback,
                                      const data::DatasetStats& stats);
 
-  // Preprocessor: normalizes every non-ACTION input feature present in the batch and "action";
-  // other entries pass through unchanged. Returns a new batch.
+  // Preprocessor: renames keys per rename_map, adds the language tokens (language pipelines: from
+  // `task_index` through the task table, unless the batch already has tokens), normalizes every
+  // non-ACTION input feature present in the batch and "action"; other entries pass through unchanged.
+  // Returns a new batch.
   Batch normalize(const Batch& batch) const;
+  // The same with the task strings of the batch's rows given (language pipelines only).
+  Batch normalize(const Batch& batch, const std::vector<std::string>& tasks) const;
+  // Tokenizes a dataset's tasks once (by task_index) for normalize(batch). The table is a cache of the
+  // tokenizer's output, not saved state, hence const. ConfigError when the pipeline has no language.
+  void set_task_table(const std::vector<std::string>& tasks) const;
+  bool has_language() const { return language_ != nullptr; }
+  // Dataset key -> policy key renames applied first (LeRobot's rename_observations_processor).
+  void set_rename_map(const std::map<std::string, std::string>& renames);
+  const std::map<std::string, std::string>& rename_map() const { return rename_map_; }
   // Postprocessor: unnormalizes an action tensor (the "action" feature).
   torch::Tensor unnormalize(const torch::Tensor& action) const;
 
@@ -73,14 +91,19 @@ class PolicyProcessors {
   bool operator==(const PolicyProcessors& other) const;
 
  private:
+  Batch renamed(const Batch& batch) const;
+  Batch normalized(Batch batch) const;
+
   NormalizerStep normalizer_, unnormalizer_;
   std::string device_ = "cpu";
-  nlohmann::ordered_json rename_map_ = nlohmann::ordered_json::object();
+  std::map<std::string, std::string> rename_map_;
+  std::shared_ptr<TaskTokenizer> language_;
 };
 
 inline constexpr const char* kPreprocessorFile = "policy_preprocessor.json";
 inline constexpr const char* kPostprocessorFile = "policy_postprocessor.json";
 inline constexpr const char* kNormalizerStateFile = "policy_preprocessor_step_3_normalizer_processor.safetensors";
+inline constexpr const char* kLanguageNormalizerStateFile = "policy_preprocessor_step_5_normalizer_processor.safetensors";
 inline constexpr const char* kUnnormalizerStateFile = "policy_postprocessor_step_0_unnormalizer_processor.safetensors";
 
 }  // namespace lrhost::policy

@@ -6,6 +6,7 @@
 #include "host/policy/act/act_policy.hpp"
 #include "host/policy/diffusion/diffusion_policy.hpp"
 #include "host/policy/mlp/mlp_policy.hpp"
+#include "host/policy/smolvla/smolvla_policy.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -16,6 +17,7 @@ const std::map<std::string, PolicyFactory>& factories() {
       {"act", act::make_act_policy},
       {"diffusion", diffusion::make_diffusion_policy},
       {"mlp", make_mlp_policy},
+      {"smolvla", smolvla::make_smolvla_policy},
   };
   return table;
 }

@@ -1,4 +1,4 @@
-// The policy registry: maps a config's `type` ("mlp", "act", "diffusion") to its factory.
+// The policy registry: maps a config's `type` ("mlp", "act", "diffusion", "smolvla") to its factory.
 // The table is explicit (one line per built-in type in registry.cpp) rather than filled by static
 // initialisers, which a static library link would silently drop.
 #pragma once

@@ -150,4 +150,9 @@ void render_wrist(const World& w, int size, uint8_t* hwc) {
   render_top(shifted, size, hwc);
 }
 
+const char* task_instruction(const World& w) {
+  return w.goal[0] < 0.5f ? "push the blue block onto the green target on the left"
+                          : "push the blue block onto the green target on the right";
+}
+
 }  // namespace lrhost::sim

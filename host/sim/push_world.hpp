@@ -25,6 +25,9 @@ World sample_world(std::mt19937_64& rng);
 // Distance from the block's centre to the goal's centre.
 float block_goal_distance(const World& w);
 
+// The task instruction of an episode (the dataset's meta/tasks): two phrasings, by the goal's side.
+const char* task_instruction(const World& w);
+
 // The scripted expert's velocity command for `w` (norm at most kMaxSpeed). It goes around the block
 // on a circle clear of it to the point behind the block (opposite the goal), blending into a push
 // toward the goal that steers the agent onto the goal-block line and slows down to land the block on

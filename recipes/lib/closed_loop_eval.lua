@@ -71,13 +71,15 @@ end
 local function play(lr, acc, policy, env, video, fps)
   policy:reset()
   local observation = env:reset()
+  -- Language policies (SmolVLA) get the episode's instruction, phrased as in the dataset.
+  local tasks = policy:needs_task() and { env:task() } or nil
   local frames = video and { env:render() } or nil
   local episode_return, done = 0, false
   while not done do
     local batch = {}
     for key, value in pairs(observation) do batch[key] = acc:to_device(value:unsqueeze(0)) end
     local action = lr.no_grad(function()
-      return policy:postprocess(policy:select_action(policy:preprocess(batch)))
+      return policy:postprocess(policy:select_action(policy:preprocess(batch, tasks)))
     end)
     local reward, terminated, truncated
     observation, reward, terminated, truncated = env:step(action:to("cpu"))

@@ -157,6 +157,32 @@ local function evaluate(lr, acc, policy, held_out, cfg, mean_action)
   return policy_mse, baseline_mse
 end
 
+-- The policy to train: a new one from cfg.policy, or, with cfg.policy.pretrained_path (a folder or a
+-- hub id in the local Hugging Face cache), the pretrained one fine-tuned as lerobot-train
+-- --policy.path does: its config.json and weights, the dataset's normalization stats and tasks, and
+-- cfg.rename_map (dataset key -> policy key) in front of its preprocessor. In that case the other
+-- policy.* fields of the recipe are not used: the folder's config.json says what the policy is.
+function M.make_policy(lr, cfg, dataset)
+  local pretrained = cfg.policy.pretrained_path
+  local renames = cfg.rename_map or {}
+  if pretrained ~= nil and pretrained ~= "" then
+    local policy = lr.policy.load(pretrained, { rename_map = renames })
+    policy:use_dataset(dataset)
+    policy:train()
+    lr.log.info(string.format("fine-tuning %s from %s (its config.json; the recipe's other policy fields are not used)",
+                              policy:type_name(), pretrained))
+    return policy
+  end
+  if next(renames) ~= nil then
+    error("rename_map maps dataset keys onto a pretrained policy's; set policy.pretrained_path, or name the "
+          .. "features as the dataset does", 2)
+  end
+  local policy_cfg = {}
+  for k, v in pairs(cfg.policy) do policy_cfg[k] = v end
+  if policy_cfg.pretrained_path == "" then policy_cfg.pretrained_path = nil end
+  return lr.policy.new(policy_cfg, dataset)
+end
+
 function M.run(lr, cfg)
   local acc = lr.accelerator(cfg)
   lr.manual_seed(cfg.seed)
@@ -178,7 +204,7 @@ function M.run(lr, cfg)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
   local plain = lr.dataset.lerobot { root = root, episodes = train_episodes }
-  local policy = lr.policy.new(cfg.policy, plain)
+  local policy = M.make_policy(lr, cfg, plain)
   local deltas = policy:delta_timestamps(plain:meta().fps)
   local train = lr.dataset.lerobot { root = root, episodes = train_episodes, delta_timestamps = deltas }
   local held_out = lr.dataset.lerobot { root = root, episodes = eval_episodes, delta_timestamps = deltas }
@@ -196,6 +222,13 @@ function M.run(lr, cfg)
   policy, opt = acc:prepare(policy, opt)
 
   local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
+  if cfg.policy.cache_vision_features then
+    -- SmolVLA: the frozen vision tower's output per (camera, frame), shared by the ranks and kept
+    -- with the run (reused across epochs and resumes); refused with augmentation.
+    local transforms = cfg.dataset.image_transforms
+    acc:unwrap(policy):enable_vision_cache(output_dir .. "/cache/vision_features", train,
+                                           { augmentation = transforms ~= nil and transforms.enable == true })
+  end
   local loader = acc:loader(train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
                                      drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
   local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,
@@ -241,6 +274,11 @@ function M.run(lr, cfg)
       if acc:skipped_nonfinite_steps() > 0 then metrics.skipped_steps = acc:skipped_nonfinite_steps() end
       for name, value in pairs(parts) do
         if name:match("_loss$") then metrics[name] = value end
+      end
+      local vision_cache = acc:unwrap(policy):vision_cache_stats()
+      if vision_cache then
+        metrics.vision_cache_hit_count = vision_cache.hits
+        metrics.vision_cache_miss_count = vision_cache.misses
       end
       local device_memory = acc:device_memory()
       if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end

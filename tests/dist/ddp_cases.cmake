@@ -33,3 +33,10 @@ foreach(n 2 3 4)
   lrhost_dist_case(loader_sharding_${n} --match "rank 0/${n}: loader sharding ok"
     -- --nproc ${n} --device cpu --run-dir @RUN@ ${D}/loader_sharding.lua)
 endforeach()
+# SmolVLA: DDP on the trainable parameters only; N ranks == one process on the global batch, the
+# frozen VLM unchanged and without gradients (tests/dist/smolvla_equivalence.lua).
+foreach(n 2 4)
+  lrhost_dist_case(smolvla_ddp_equivalence_${n} --match "smolvla ddp equivalence ok: ${n} ranks"
+    -- --nproc ${n} --device cpu --run-dir @RUN@ ${D}/smolvla_equivalence.lua
+       vlm=${PROJECT_SOURCE_DIR}/recipes/assets/smolvla_tiny_vlm)
+endforeach()

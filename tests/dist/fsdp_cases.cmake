@@ -33,6 +33,13 @@ lrhost_dist_case(fsdp_act_hybrid_2x2 --match "fsdp equivalence ok: act, fsdp zer
 # Diffusion draws noise and timesteps per rank, so it is compared with DDP only (same draws per rank).
 lrhost_dist_case(fsdp_diffusion_zero3_2 --match "fsdp equivalence ok: diffusion, fsdp zero-3 .* 2 ranks x 4 rows x 1 accum, 3 steps, 9 units"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=diffusion global_batch=8 optimizer=sgd)
+# SmolVLA: the expert's decoder layers are units (the loop runs each layer index inside their hooks),
+# the frozen VLM stays whole and gets no gradient; ZeRO-3 and ZeRO-2 equal DDP and one process.
+lrhost_dist_case(fsdp_smolvla_zero3_2 --match "fsdp equivalence ok: smolvla, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd atol=2e-6)
+lrhost_dist_case(fsdp_smolvla_zero2_2 --match "fsdp equivalence ok: smolvla, fsdp zero-2 .* 2 ranks x 2 rows x 1 accum"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd atol=2e-6
+     reshard_after_forward=false)
 # bf16: gathered parameters in bf16 over fp32 shards; a loose check that training stays close to fp32.
 lrhost_dist_case(fsdp_bf16_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 2 ranks"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)

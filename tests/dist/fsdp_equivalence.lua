@@ -6,7 +6,8 @@
 -- gathers the shards (a collective). policy=mlp (every linear layer a unit, no root unit) or
 -- policy=act (a small ACT on random batches: encoder/decoder layers are units, the backbone,
 -- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic), or
--- policy=diffusion (residual blocks are units).
+-- policy=diffusion (residual blocks are units), or policy=smolvla (the expert's decoder layers are
+-- units; the frozen VLM is not sharded and gets no gradient).
 -- Tolerance: elementwise |fsdp - reference| <= atol + rtol |reference|, fp32 (rtol 1e-5, atol 1e-7).
 -- Also checks the ZeRO-3 memory bound: persistent bytes per rank <= total / N + the largest unit.
 local lr = require "lrhost"
@@ -76,8 +77,34 @@ elseif cfg.policy == "act" or cfg.policy == "diffusion" then
     for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
     return slice
   end
+elseif cfg.policy == "smolvla" then
+  -- A tiny SmolVLA on the VLM folder shipped for the CPU recipe: the expert's decoder layers are units,
+  -- the heads the root unit, the frozen VLM stays whole on every rank. Batches carry language tokens
+  -- and the flow-matching noise and time, so every run sees the same inputs.
+  local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+  local features = { inputs = { ["observation.state"] = { 3 }, ["observation.images.top"] = { 3, 32, 32 } },
+                     outputs = { action = { 2 } } }
+  local policy_cfg = lr.policy.defaults("smolvla", { vlm_model_name = here .. "/../../recipes/assets/smolvla_tiny_vlm",
+                                                     chunk_size = 4, n_action_steps = 4, num_vlm_layers = 4,
+                                                     resize_imgs_with_padding = { 64, 64 } })
+  make_policy = function()
+    lr.manual_seed(cfg.seed)
+    return lr.policy.new(policy_cfg, features)
+  end
+  local rows = cfg.steps * per_step
+  lr.manual_seed(123)
+  local all = { ["observation.state"] = lr.randn(rows, 3), ["observation.images.top"] = lr.rand(rows, 3, 32, 32),
+                ["observation.language.tokens"] = lr.randint(0, 500, { rows, 6 }),
+                ["observation.language.attention_mask"] = lr.ones(rows, 6, { dtype = "bool" }),
+                action = lr.randn(rows, 4, 2), action_is_pad = lr.zeros(rows, 4, { dtype = "bool" }),
+                noise = lr.randn(rows, 4, 32), time = lr.rand(rows) * 0.9 + 0.05 }
+  batch = function(first, count)
+    local slice = {}
+    for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
+    return slice
+  end
 else
-  error("policy must be mlp, act or diffusion, got " .. tostring(cfg.policy))
+  error("policy must be mlp, act, diffusion or smolvla, got " .. tostring(cfg.policy))
 end
 
 -- Returns the rank's persistent memory right after the last optimizer step (gradients still held).
@@ -169,8 +196,15 @@ for _, unit in ipairs(units) do
   largest = math.max(largest, unit.numel)
 end
 local persistent = mem.parameter_bytes + mem.gradient_bytes + mem.optimizer_bytes
--- fp32 parameter, gradient and two Adam moments: 16 bytes per element.
-local bound = 16 * (total / acc.world_size + largest)
+-- fp32 parameter, gradient and two Adam moments: 16 bytes per element; frozen parameters (SmolVLA's
+-- VLM) are not sharded: each rank keeps them whole, without gradients or optimizer state.
+local frozen_bytes = 0
+for _, row in ipairs(sharded:weight_table()) do
+  if row.parameter and not row.trainable then
+    frozen_bytes = frozen_bytes + row.numel * ((row.dtype == "bfloat16" or row.dtype == "float16") and 2 or 4)
+  end
+end
+local bound = 16 * (total / acc.world_size + largest) + frozen_bytes
 if cfg.reshard_after_forward and cfg.dp_replicate == 1 and persistent > bound then
   error(string.format("ZeRO-3 memory: %d bytes of parameters, gradients and optimizer state on rank %d exceed "
                       .. "16 x (total/N + largest unit) = %d bytes", persistent, r, bound))

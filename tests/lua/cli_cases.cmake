@@ -137,3 +137,15 @@ lrhost_expect_failure(eval_videos_negative "--videos: expected a number of 0 or 
 lrhost_expect_failure(eval_not_a_checkpoint "checkpoint=.*/tests: not a run folder, checkpoint step folder or pretrained folder"
                       eval ${CMAKE_CURRENT_SOURCE_DIR} --run-dir ${CMAKE_CURRENT_BINARY_DIR}/runs/eval_not_a_checkpoint)
 lrhost_expect_success(help_eval "--episodes.*--videos.*--max-steps.*--nproc" eval --help)
+# SmolVLA: `show` plans the small recipe model with its schedule shrunk as LeRobot does for runs
+# shorter than scheduler_decay_steps; pretrained folders and VLMs named by hub id come from the local
+# Hugging Face cache only, and a missing one names the id and the download command.
+lrhost_expect_success(show_smolvla_schedule
+  "lr schedule: cosine_decay_with_warmup: warmup 3 steps, cosine decay over 1000 steps to 0.025 x lr \\(steps = 1000 < decay_steps = 30000: warmup 100 -> 3, decay 30000 -> 1000"
+  show ${PROJECT_SOURCE_DIR}/recipes/smolvla.lua steps=1000)
+lrhost_expect_failure(show_smolvla_pretrained_not_cached
+  "nobody/no_such_policy.*hf download nobody/no_such_policy"
+  show ${PROJECT_SOURCE_DIR}/recipes/smolvla.lua policy.pretrained_path=nobody/no_such_policy)
+lrhost_expect_failure(show_smolvla_vlm_not_cached
+  "policy.vlm_model_name.*nobody/no_such_vlm.*hf download nobody/no_such_vlm"
+  show ${PROJECT_SOURCE_DIR}/recipes/smolvla.lua policy.vlm_model_name=nobody/no_such_vlm)

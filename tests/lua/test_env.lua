@@ -81,4 +81,9 @@ t.raises(function() lr.video.write(work .. "/bad.mp4", lr.zeros(2, 32, 32, 3), 1
 t.raises(function() lr.video.write(work .. "/bad.mp4", nil, 10) end, "frames of video '" .. work .. "/bad.mp4'")
 t.raises(function() lr.video.write(work .. "/bad.mp4", lr.stack(frames), 0) end, "fps of video")
 os.execute("rm -rf '" .. work .. "'")
+-- The episode's instruction, phrased as the dataset's meta/tasks (by the goal's side).
+local instructed = lr.env.push { seed = 52 }
+local goal_x = instructed:reset()["observation.state"]:tolist()[5]  -- agent x, y, block x, y, goal x, y
+t.eq(instructed:task(), goal_x < 0.5 and "push the blue block onto the green target on the left"
+                                      or "push the blue block onto the green target on the right", "task by goal side")
 t.done()

@@ -1,0 +1,36 @@
+// What FSDP's units hold, seen whole: the full state dict gathered from the shards (a collective)
+// and loaded back into them (local), a parameter's local shard by name, the unsharded parameter
+// count, and the bytes of parameters and gradients this rank holds. The FsdpEngine API
+// (fsdp_engine.hpp) and Policy's ShardedStateSource forward here.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/dist/comm.hpp"
+#include "host/dist/fsdp/fsdp_param_group.hpp"
+#include "host/policy/policy.hpp"
+
+namespace lrhost::dist::fsdp {
+
+// Collective over the shard group: full parameters (one flat all-gather per unit) and buffers by
+// state_dict key, on the CPU in the parameter dtype. Every unit must be resharded.
+std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Policy& policy, const ParamGroups& groups,
+                                                                     Comm& shard_comm);
+// Reshards every unit and sets this rank's shards (and unsharded parameters and buffers) from full
+// tensors by state_dict key; no communication.
+void load_full_state(policy::Policy& policy, ParamGroups& groups,
+                     const std::vector<std::pair<std::string, torch::Tensor>>& state, int shard_rank);
+// The module parameter holding this rank's padded shard of `param_name`.
+torch::Tensor find_local_shard(const ParamGroups& groups, const std::string& param_name);
+// The policy's parameter count with every sharded parameter counted at its full size.
+int64_t count_full_parameters(policy::Policy& policy, const ParamGroups& groups);
+// Adds this rank's parameter bytes (shards, unsharded storage while allocated, parameters outside
+// all units) and gradient bytes (shard and accumulated unsharded gradients) to the two totals.
+void add_memory_bytes(policy::Policy& policy, const ParamGroups& groups, int64_t& parameter_bytes,
+                      int64_t& gradient_bytes);
+
+}  // namespace lrhost::dist::fsdp

@@ -1,0 +1,280 @@
+// SmolVLMWithExpert: construction (module names, expert geometry, cross-attention k/v), freezing, and
+// the interleaved self-/cross-attention layer loop of smolvlm_with_expert.py.
+#include "host/policy/smolvla/smolvlm_with_expert.hpp"
+
+#include <array>
+
+#include "host/nn/attention_core.hpp"
+#include "host/nn/linear.hpp"
+#include "host/nn/rotary_embedding.hpp"
+#include "host/policy/forward_hooks.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy::smolvla {
+
+// FSDP may wrap the decoder layers: SmolVLA's layer loop runs each layer index (the VLM layer and its
+// paired expert layer) inside both layers' hooked_forward, although it calls their parts directly.
+[[maybe_unused]] const bool kLlamaDecoderLayerHookable = policy::register_hookable_module_type("LlamaDecoderLayer");
+
+namespace {
+
+// SmolVLA's apply_rope: base max_wavelength = 10,000 whatever the checkpoint's rope_theta.
+constexpr double kRopeBase = 10000.0;
+
+// Python's int(x) for the positive widths computed here.
+int64_t truncate(double x) {
+  return static_cast<int64_t>(x);
+}
+
+}  // namespace
+
+int64_t expert_intermediate_size(int64_t hidden) {
+  int64_t size = 4 * truncate(2.0 * static_cast<double>(hidden) / 3.0);
+  return 256 * ((size + 255) / 256);
+}
+
+ExpertModelImpl::ExpertModelImpl(const nn::LlamaConfig& config, int64_t num_layers,
+                                 const std::vector<bool>& cross_layer, int64_t kv_width) {
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < num_layers; ++i)
+    layers->push_back(nn::LlamaDecoderLayer(config, cross_layer[static_cast<std::size_t>(i)] ? kv_width : 0));
+  norm = register_module("norm", nn::RMSNorm(config.hidden_size, config.rms_norm_eps));
+}
+
+SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const nn::SmolVLMConfig& vlm_config)
+    : freeze_vision_encoder_(config.freeze_vision_encoder),
+      train_expert_only_(config.train_expert_only),
+      cross_attention_(config.cross_attention()),
+      self_attn_every_n_layers_(config.self_attn_every_n_layers) {
+  const auto& text = vlm_config.text;
+  if (config.num_vlm_layers > text.num_hidden_layers)
+    throw util::ConfigError("policy 'smolvla': 'num_vlm_layers' = " + std::to_string(config.num_vlm_layers) +
+                            " exceeds the VLM's " + std::to_string(text.num_hidden_layers) + " text layers");
+  num_vlm_layers_ = config.num_vlm_layers > 0 ? config.num_vlm_layers : text.num_hidden_layers;
+  vlm = register_module("vlm", nn::SmolVLMForConditionalGeneration(vlm_config, num_vlm_layers_));
+
+  // The expert: a copy of the text config, narrower (head count and head_dim are kept).
+  nn::LlamaConfig expert = text;
+  const double width = static_cast<double>(text.hidden_size) * config.expert_width_multiplier;
+  expert.hidden_size = truncate(width);
+  expert.intermediate_size = expert_intermediate_size(truncate(width));
+  num_expert_layers_ = num_vlm_layers_;
+  if (config.num_expert_layers > 0) {
+    if (num_vlm_layers_ % config.num_expert_layers != 0)
+      throw util::ConfigError(
+          "policy 'smolvla': the VLM's " + std::to_string(num_vlm_layers_) +
+          " layers are not a multiple of 'num_expert_layers' = " + std::to_string(config.num_expert_layers));
+    num_expert_layers_ = config.num_expert_layers;
+  }
+  expert.num_hidden_layers = num_expert_layers_;
+  std::vector<bool> cross(static_cast<std::size_t>(num_expert_layers_), false);
+  if (cross_attention_)
+    for (int64_t i = 0; i < num_expert_layers_; ++i)
+      cross[static_cast<std::size_t>(i)] = !(self_attn_every_n_layers_ > 0 && i % self_attn_every_n_layers_ == 0);
+  lm_expert = register_module("lm_expert",
+                              ExpertModel(expert, num_expert_layers_, cross, text.num_key_value_heads * text.head_dim));
+  expert_hidden_size_ = expert.hidden_size;
+  vlm_hidden_size_ = text.hidden_size;
+  apply_freezing();
+}
+
+void SmolVLMWithExpertImpl::apply_freezing() {
+  auto freeze = [](torch::nn::Module& module) {
+    for (auto& p : module.parameters()) p.set_requires_grad(false);
+  };
+  if (freeze_vision_encoder_) freeze(*vlm->model->vision_model);
+  if (train_expert_only_) {
+    freeze(*vlm);
+  } else {
+    // "To avoid unused params issue with distributed training": lm_head, the final text norm and the
+    // last layer (two when the expert has fewer layers) produce nothing SmolVLA uses.
+    freeze(*vlm->lm_head);
+    vlm->model->text_model->norm->weight.set_requires_grad(false);
+    std::vector<int64_t> last{num_vlm_layers_ - 1};
+    if (num_vlm_layers_ != num_expert_layers_ && num_vlm_layers_ % num_expert_layers_ == 0)
+      last.push_back(num_vlm_layers_ - 2);
+    for (auto index : last) freeze(*vlm->model->text_model->layer(static_cast<std::size_t>(index)));
+  }
+  train(is_training());
+}
+
+void SmolVLMWithExpertImpl::train(bool on) {
+  torch::nn::Module::train(on);
+  if (freeze_vision_encoder_) vlm->model->vision_model->eval();
+  if (train_expert_only_) vlm->eval();
+}
+
+torch::Tensor SmolVLMWithExpertImpl::embed_image(const torch::Tensor& image) {
+  return vlm->model->embed_image(image);
+}
+
+torch::Tensor SmolVLMWithExpertImpl::embed_language_tokens(const torch::Tensor& tokens) {
+  return vlm->model->text_model->embed(tokens);
+}
+
+nn::LlamaDecoderLayer SmolVLMWithExpertImpl::expert_layer(int64_t i) const {
+  const int64_t multiple_of = num_vlm_layers_ / num_expert_layers_;
+  if (multiple_of > 0 && i > 0 && i % multiple_of != 0) return nullptr;
+  return lm_expert->layer(static_cast<std::size_t>(multiple_of > 0 ? i / multiple_of : i));
+}
+
+bool SmolVLMWithExpertImpl::is_self_attention_layer(int64_t i) const {
+  return !cross_attention_ || (self_attn_every_n_layers_ > 0 && i % self_attn_every_n_layers_ == 0);
+}
+
+torch::Tensor SmolVLMWithExpertImpl::attention(const torch::Tensor& mask, const torch::Tensor& query,
+                                               const torch::Tensor& key, const torch::Tensor& value) const {
+  nn::AttentionOptions options;
+  options.kernel = nn::AttentionKernel::smolvla_eager;
+  return nn::attend(query, key, value, mask, options);
+}
+
+std::vector<torch::Tensor> SmolVLMWithExpertImpl::joint_attention(LayerPair& layers, const Streams& inputs,
+                                                                  const LayerContext& at) {
+  // forward_attn_layer: the present streams' q/k/v side by side along the sequence, one attention.
+  std::vector<torch::Tensor> queries, keys, values;
+  for (std::size_t s = 0; s < 2; ++s) {
+    if (!inputs[s].defined() || !layers[s]) continue;
+    auto& attn = *layers[s]->self_attn;
+    auto h = layers[s]->input_layernorm->forward(inputs[s]).to(attn.q_proj->weight.scalar_type());
+    queries.push_back(attn.project_query(h));
+    keys.push_back(attn.project_key(h));
+    values.push_back(attn.project_value(h));
+  }
+  if (queries.empty())
+    throw util::ConfigError("policy 'smolvla': layer " + std::to_string(at.index) +
+                            " has no stream to attend (no expert layer paired with a self-attention layer)");
+  auto query = torch::cat(queries, 1), key = torch::cat(keys, 1), value = torch::cat(values, 1);
+  auto positions = at.positions;
+  auto mask = at.mask;
+  const int64_t length = query.size(1);
+  if (length < positions.size(1)) {
+    positions = positions.slice(1, 0, length);
+    mask = mask.slice(1, 0, length).slice(2, 0, length);
+  }
+  query = nn::smolvla_apply_rope(query, positions, kRopeBase);
+  key = nn::smolvla_apply_rope(key, positions, kRopeBase);
+  const auto index = static_cast<std::size_t>(at.index);
+  if (at.pass == Pass::fill_cache) {
+    at.cache->keys[index] = key;
+    at.cache->values[index] = value;
+  } else if (at.pass == Pass::suffix) {
+    key = torch::cat({at.cache->keys[index], key}, 1);
+    value = torch::cat({at.cache->values[index], value}, 1);
+  }
+  return {attention(mask, query, key, value)};
+}
+
+std::vector<torch::Tensor> SmolVLMWithExpertImpl::cross_attention(LayerPair& layers, const Streams& inputs,
+                                                                  const LayerContext& at) {
+  // forward_cross_attn_layer: the prefix attends to itself (training), the expert to the VLM layer's
+  // post-RoPE keys and values (from this pass or the cache).
+  std::vector<torch::Tensor> outputs;
+  torch::Tensor key, value, expert_positions;
+  if (at.pass == Pass::train) {
+    const int64_t length = inputs[0].size(1);
+    auto prefix_positions = at.positions.slice(1, 0, length);
+    expert_positions = at.positions.slice(1, length);
+    auto& attn = *layers[0]->self_attn;
+    auto h = layers[0]->input_layernorm->forward(inputs[0]).to(attn.q_proj->weight.scalar_type());
+    auto query = nn::smolvla_apply_rope(attn.project_query(h), prefix_positions, kRopeBase);
+    key = nn::smolvla_apply_rope(attn.project_key(h), prefix_positions, kRopeBase);
+    value = attn.project_value(h);
+    outputs.push_back(attention(at.mask.slice(1, 0, length).slice(2, 0, length), query, key, value));
+  } else {
+    expert_positions = at.positions;
+    key = at.cache->keys[static_cast<std::size_t>(at.index)];
+    value = at.cache->values[static_cast<std::size_t>(at.index)];
+  }
+  if (!layers[1]) {
+    outputs.emplace_back();
+    return outputs;
+  }
+  auto& attn = *layers[1]->self_attn;
+  auto h = layers[1]->input_layernorm->forward(inputs[1]).to(attn.q_proj->weight.scalar_type());
+  auto query = attn.project_query(h);
+  const int64_t batch = key.size(0), length = key.size(1);
+  // The expert's own k/v projections re-project the VLM's keys and values; no RoPE on them again.
+  auto expert_key = attn.project_key(key.to(attn.k_proj->weight.scalar_type()).reshape({batch, length, -1}));
+  auto expert_value = attn.project_value(value.to(attn.v_proj->weight.scalar_type()).reshape({batch, length, -1}));
+  expert_positions = expert_positions - std::get<0>(expert_positions.min(1, /*keepdim=*/true));
+  const int64_t suffix_length = inputs[1].size(1);
+  auto expert_mask = at.mask.slice(1, at.mask.size(1) - suffix_length).slice(2, 0, expert_key.size(1));
+  query = nn::smolvla_apply_rope(query, expert_positions, kRopeBase);
+  outputs.push_back(attention(expert_mask, query, expert_key, expert_value));
+  return outputs;
+}
+
+std::vector<torch::Tensor> SmolVLMWithExpertImpl::finish_layer(LayerPair& layers, const Streams& inputs,
+                                                               const std::vector<torch::Tensor>& att_outputs) {
+  // Per stream: o_proj of its slice of the attention output, residual (in place, in o_proj's output
+  // dtype), post-attention norm, MLP, residual. A stream without a layer passes through.
+  std::vector<torch::Tensor> outputs(2);
+  int64_t start = 0;
+  for (std::size_t s = 0; s < 2; ++s) {
+    if (!inputs[s].defined()) continue;
+    if (!layers[s]) {
+      outputs[s] = inputs[s];
+      continue;
+    }
+    auto att = s < att_outputs.size() ? att_outputs[s] : att_outputs[0];
+    const int64_t end = start + inputs[s].size(1);
+    auto& attn = *layers[s]->self_attn;
+    att = att.to(attn.o_proj->weight.scalar_type());
+    auto out = nn::apply_linear(attn.o_proj, att.slice(1, start, end));
+    out.add_(inputs[s]);
+    auto residual = out.clone();
+    out = layers[s]->mlp->forward(layers[s]->post_attention_layernorm->forward(out));
+    out.add_(residual);
+    outputs[s] = out;
+    start = att_outputs.size() == 1 ? end : 0;  // one joint output: the streams are its consecutive slices
+  }
+  return outputs;
+}
+
+std::pair<torch::Tensor, torch::Tensor> SmolVLMWithExpertImpl::run_layers(torch::Tensor prefix, torch::Tensor suffix,
+                                                                          const torch::Tensor& mask,
+                                                                          const torch::Tensor& positions, Pass pass,
+                                                                          PrefixCache* cache) {
+  auto text_model = vlm->model->text_model;
+  if (pass == Pass::fill_cache) {
+    cache->keys.assign(static_cast<std::size_t>(num_vlm_layers_), torch::Tensor());
+    cache->values.assign(static_cast<std::size_t>(num_vlm_layers_), torch::Tensor());
+  }
+  for (int64_t i = 0; i < num_vlm_layers_; ++i) {
+    LayerPair layers{text_model->layer(static_cast<std::size_t>(i)), expert_layer(i)};
+    const Streams inputs{prefix, suffix};
+    const LayerContext at{i, mask, positions, pass, cache};
+    auto step = [&] {
+      auto att = pass == Pass::fill_cache || is_self_attention_layer(i) ? joint_attention(layers, inputs, at)
+                                                                        : cross_attention(layers, inputs, at);
+      return finish_layer(layers, inputs, att);
+    };
+    // Both layers' hooks (FSDP: gather before, reshard after, pre-backward hooks on the outputs).
+    auto result = policy::hooked_forward(*layers[0],
+                                         [&] { return layers[1] ? policy::hooked_forward(*layers[1], step) : step(); });
+    prefix = result[0];
+    suffix = result[1];
+  }
+  if (suffix.defined()) suffix = lm_expert->norm->forward(suffix);
+  return {prefix, suffix};
+}
+
+torch::Tensor SmolVLMWithExpertImpl::forward(const torch::Tensor& prefix, const torch::Tensor& suffix,
+                                             const torch::Tensor& mask, const torch::Tensor& positions) {
+  return run_layers(prefix, suffix, mask, positions, Pass::train, nullptr).second;
+}
+
+PrefixCache SmolVLMWithExpertImpl::fill_cache(const torch::Tensor& prefix, const torch::Tensor& mask,
+                                              const torch::Tensor& positions) {
+  PrefixCache cache;
+  run_layers(prefix, {}, mask, positions, Pass::fill_cache, &cache);
+  return cache;
+}
+
+torch::Tensor SmolVLMWithExpertImpl::forward_suffix(const torch::Tensor& suffix, const torch::Tensor& mask,
+                                                    const torch::Tensor& positions, const PrefixCache& cache) {
+  return run_layers({}, suffix, mask, positions, Pass::suffix, const_cast<PrefixCache*>(&cache)).second;
+}
+
+}  // namespace lrhost::policy::smolvla

@@ -1,0 +1,107 @@
+-- SmolVLA from Lua on the tiny VLM shipped for the CPU recipe: lr.policy.new from a dataset (features,
+-- stats, the task table), preprocessing that tokenizes each frame's task (from task_index, equal to
+-- tokenizing the strings), a save_pretrained / lr.policy.load round trip with the same loss, the
+-- vision feature cache (cache on == cache off, exactly; a second opening of the folder hits every
+-- frame; refused with augmentation), and the errors a recipe author meets.
+local lr = require "lrhost"
+local t = require "testlib"
+
+local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
+local vlm = here .. "/../../recipes/assets/smolvla_tiny_vlm"
+
+local work = os.tmpname()
+os.remove(work)
+os.execute("mkdir -p '" .. work .. "'")
+local root = work .. "/data"
+lr.dataset.synth { out = root, episodes = 3, images = true, wrist = true, image_size = 32, max_length = 12, seed = 4 }
+local plain = lr.dataset.lerobot { root = root }
+
+local cfg = lr.policy.defaults("smolvla", { vlm_model_name = vlm, chunk_size = 4, n_action_steps = 2,
+                                            num_vlm_layers = 4, resize_imgs_with_padding = { 64, 64 },
+                                            tokenizer_max_length = 12, pad_language_to = "max_length" })
+lr.manual_seed(1)
+local policy = lr.policy.new(cfg, plain)
+t.eq(policy:type_name(), "smolvla", "type")
+local ds = lr.dataset.lerobot { root = root, delta_timestamps = policy:delta_timestamps(plain:meta().fps) }
+local batch = ds:loader { batch_size = 3, shuffle = false, num_workers = 1 }:next()
+
+-- The task of each frame, tokenized through the task table, equals tokenizing the strings.
+local norm = policy:preprocess(batch)
+local tokens = norm["observation.language.tokens"]
+t.eq(tokens.shape, { 3, 12 }, "tokens padded to max_length")
+t.eq(norm["observation.language.attention_mask"].dtype, "bool", "mask dtype")
+local tasks = {}
+for _, index in ipairs(batch.task_index:tolist()) do tasks[#tasks + 1] = ds:task(index) end
+local direct = policy:preprocess(batch, tasks)
+t.truthy(direct["observation.language.tokens"]:equal(tokens), "task table == task strings")
+t.truthy((norm["observation.state"] - batch["observation.state"]):abs():max():item() > 0, "state normalized")
+
+-- Same noise and time, same loss; the frozen VLM gets no gradient.
+lr.manual_seed(5)
+norm.noise = lr.randn(3, 4, 32)
+norm.time = lr.tensor { 0.2, 0.5, 0.9 }
+policy:train()
+local loss = policy:forward(norm)
+loss:backward()
+local vlm_grads, expert_grads = 0, 0
+for name, p in pairs(policy:named_parameters()) do
+  if p.grad then
+    if name:find("%.vlm%.") then vlm_grads = vlm_grads + 1 else expert_grads = expert_grads + 1 end
+  end
+end
+t.eq(vlm_grads, 0, "no gradient reaches the frozen VLM")
+t.truthy(expert_grads > 0, "the expert and heads get gradients")
+
+-- Round trip: LeRobot's layout, the SmolVLA processor steps, the same loss after loading.
+policy:save_pretrained(work .. "/pretrained")
+local pre = io.open(work .. "/pretrained/policy_preprocessor.json"):read("*a")
+t.truthy(pre:find('"tokenizer_processor"') and pre:find('"smolvla_new_line_processor"'), "language steps saved")
+t.truthy(io.open(work .. "/pretrained/policy_preprocessor_step_5_normalizer_processor.safetensors") ~= nil,
+         "normalizer state is step 5")
+local loaded = lr.policy.load(work .. "/pretrained")
+loaded:set_tasks(ds)
+loaded:train()
+local renorm = loaded:preprocess(batch)
+renorm.noise, renorm.time = norm.noise, norm.time
+t.eq(loaded:forward(renorm):item(), loss:item(), "same loss after save/load")
+
+-- The vision feature cache: exactly the same loss, computed once per (camera, frame).
+local cache_dir = work .. "/vision_cache"
+policy:train()
+local before = policy:forward(norm):item()
+policy:enable_vision_cache(cache_dir, ds)
+local first = policy:forward(norm):item()
+local second = policy:forward(norm):item()
+t.eq(first, before, "cache on (filling) == cache off")
+t.eq(second, before, "cache on (reading) == cache off")
+local stats = policy:vision_cache_stats()
+t.eq({ stats.misses, stats.hits }, { 6, 6 }, "2 cameras x 3 frames computed once, then read")
+loaded:enable_vision_cache(cache_dir, ds)  -- another rank / a resumed run: everything is there
+t.eq(loaded:forward(renorm):item(), before, "a second opening reads the same features")
+t.eq(loaded:vision_cache_stats().misses, 0, "nothing recomputed")
+-- Inference never uses the cache (no frame index in observations).
+policy:eval()
+local obs = { noise = lr.randn(3, 4, 32) }
+for k, v in pairs(norm) do
+  if k:find("^observation%.") then obs[k] = v end
+end
+t.eq(policy:predict_action_chunk(obs).shape, { 3, 4, 2 }, "chunk shape")
+
+t.raises(function() policy:enable_vision_cache(cache_dir, ds, { augmentation = true }) end,
+         "augmented frames differ every epoch", "cache refused with augmentation")
+local trainable_vision = lr.policy.defaults("smolvla", { vlm_model_name = vlm, num_vlm_layers = 4,
+                                                         freeze_vision_encoder = false, train_expert_only = false,
+                                                         cache_vision_features = true })
+t.raises(function() lr.policy.new(trainable_vision, plain) end, "needs a frozen vision tower",
+         "cache refused with a trainable tower")
+t.raises(function() lr.policy.new(lr.policy.defaults("smolvla", { vlm_model_name = work .. "/nothing" }), plain) end,
+         "policy.vlm_model_name", "a missing VLM folder names the field")
+t.raises(function() lr.policy.load(work .. "/pretrained"):preprocess(batch) end, "no task table",
+         "task_index without a task table")
+local unknown = {}
+for k, v in pairs(norm) do unknown[k] = v end
+unknown["observation.images.side"] = unknown["observation.images.top"]
+t.raises(function() policy:forward(unknown) end, "rename_map", "an unknown camera suggests rename_map")
+
+os.execute("rm -rf '" .. work .. "'")
+t.done()

@@ -1,0 +1,419 @@
+// Unit tests of host/policy/smolvla: the full-size state dict against the reference's table (500
+// tensors, 450,046,176 parameters, 99,880,992 trainable), freezing and dtypes, masks, positions and
+// the time embedding against their formulas, the loss reduction over action_is_pad, the inference
+// queue, batch errors (cameras, language), the cosine-decay schedule with LeRobot's auto-scaling, the
+// config round trip and the language tokenization of the processors.
+// (Numerical parity with LeRobot 0.6.1 is checked by tests/interop/run_smolvla_interop.sh.)
+#include <doctest/doctest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <numbers>
+
+#include "host/nn/image_preprocess.hpp"
+#include "host/optim/scheduler.hpp"
+#include "host/policy/processors.hpp"
+#include "host/policy/registry.hpp"
+#include "host/policy/smolvla/flow_matching_model.hpp"
+#include "host/policy/smolvla/smolvla_policy.hpp"
+#include "host/util/error.hpp"
+#include "test_support.hpp"
+
+using lrhost::policy::Batch;
+using lrhost::policy::create_policy;
+using lrhost::policy::PolicyFeatures;
+using lrhost::policy::smolvla::SmolVLAPolicy;
+using nlohmann::json;
+namespace smolvla = lrhost::policy::smolvla;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A SmolVLM config.json: SmolVLM2-500M's geometry (reference smolvla.md §1) or a tiny one.
+json vlm_config(bool full_size, bool hub_dtypes = false) {
+  json text = full_size ? json{{"model_type", "llama"},
+                               {"hidden_size", 960},
+                               {"intermediate_size", 2560},
+                               {"num_hidden_layers", 32},
+                               {"num_attention_heads", 15},
+                               {"num_key_value_heads", 5},
+                               {"head_dim", 64},
+                               {"rms_norm_eps", 1e-5},
+                               {"vocab_size", 49280},
+                               {"rope_parameters", {{"rope_theta", 100000.0}, {"rope_type", "default"}}}}
+                        : json{{"model_type", "llama"},  {"hidden_size", 64},        {"intermediate_size", 128},
+                               {"num_hidden_layers", 4}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                               {"head_dim", 16},         {"rms_norm_eps", 1e-5},     {"vocab_size", 300}};
+  if (hub_dtypes) text["torch_dtype"] = "bfloat16";
+  json vision = full_size
+                    ? json{{"hidden_size", 768}, {"image_size", 512}, {"patch_size", 16}, {"num_attention_heads", 12}}
+                    : json{{"hidden_size", 32},        {"intermediate_size", 64}, {"num_hidden_layers", 2},
+                           {"num_attention_heads", 2}, {"image_size", 64},        {"patch_size", 16}};
+  return {
+      {"model_type", "smolvlm"}, {"scale_factor", full_size ? 4 : 2}, {"text_config", text}, {"vision_config", vision}};
+}
+
+fs::path write_vlm(const lrhost::test::TempDir& dir, bool full_size, bool hub_dtypes = false) {
+  auto folder = dir / (full_size ? "vlm_full" : "vlm_tiny");
+  fs::create_directories(folder);
+  std::ofstream(folder / "config.json") << vlm_config(full_size, hub_dtypes).dump(2);
+  return folder;
+}
+
+json features_json(int64_t state = 6, int64_t action = 6) {
+  return {{"input_features",
+           {{"observation.state", {{"type", "STATE"}, {"shape", {state}}}},
+            {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 48, 64}}}}}},
+          {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {action}}}}}}};
+}
+
+json tiny_config(const fs::path& vlm, json extra = json::object()) {
+  json c = features_json();
+  c["type"] = "smolvla";
+  c["vlm_model_name"] = vlm.string();
+  c["chunk_size"] = 5;
+  c["n_action_steps"] = 3;
+  c["num_vlm_layers"] = 4;
+  c["resize_imgs_with_padding"] = {64, 64};
+  c["num_steps"] = 3;
+  for (const auto& [k, v] : extra.items()) c[k] = v;
+  return c;
+}
+
+std::shared_ptr<SmolVLAPolicy> tiny_policy(const fs::path& vlm, json extra = json::object()) {
+  return std::dynamic_pointer_cast<SmolVLAPolicy>(create_policy(tiny_config(vlm, std::move(extra))));
+}
+
+Batch tiny_batch(int64_t batch = 2, int64_t chunk = 5) {
+  torch::manual_seed(3);
+  Batch b;
+  b["observation.images.top"] = torch::rand({batch, 3, 48, 64});
+  b["observation.state"] = torch::randn({batch, 6});
+  b["observation.language.tokens"] = torch::randint(0, 300, {batch, 7}, torch::kLong);
+  auto mask = torch::ones({batch, 7}, torch::kBool);
+  mask.index_put_({0, torch::indexing::Slice(5)}, false);
+  b["observation.language.attention_mask"] = mask;
+  b["action"] = torch::randn({batch, chunk, 6});
+  b["action_is_pad"] = torch::zeros({batch, chunk}, torch::kBool);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("smolvla: full-size state dict, parameter counts and freezing match LeRobot 0.6.1") {
+  lrhost::test::TempDir dir("smolvla_full");
+  json c = features_json();
+  c["type"] = "smolvla";
+  c["vlm_model_name"] = write_vlm(dir, true).string();
+  auto policy = create_policy(c);
+  auto state = policy->state_dict();
+  CHECK(state.size() == 500);
+  int64_t total = 0, trainable = 0;
+  for (const auto& item : policy->named_parameters()) {
+    total += item.value().numel();
+    if (item.value().requires_grad()) trainable += item.value().numel();
+  }
+  CHECK(total == 450046176);
+  CHECK(trainable == 99880992);
+  std::map<std::string, torch::Tensor> by_name(state.begin(), state.end());
+  const std::string V = "model.vlm_with_expert.vlm.", E = "model.vlm_with_expert.lm_expert.";
+  CHECK(by_name.at(V + "model.connector.modality_projection.proj.weight").sizes() == torch::IntArrayRef({960, 12288}));
+  CHECK(by_name.at(V + "lm_head.weight").sizes() == torch::IntArrayRef({49280, 960}));
+  CHECK(by_name.count(V + "model.text_model.layers.15.mlp.up_proj.weight") == 1);
+  CHECK(by_name.count(V + "model.text_model.layers.16.mlp.up_proj.weight") == 0);
+  CHECK(by_name.count(E + "embed_tokens.weight") == 0);
+  // Even expert layers self-attend (k/v read 720), odd ones cross-attend (k/v read the VLM's 320).
+  CHECK(by_name.at(E + "layers.0.self_attn.k_proj.weight").sizes() == torch::IntArrayRef({320, 720}));
+  CHECK(by_name.at(E + "layers.1.self_attn.k_proj.weight").sizes() == torch::IntArrayRef({320, 320}));
+  CHECK(by_name.at(E + "layers.0.self_attn.q_proj.weight").sizes() == torch::IntArrayRef({960, 720}));
+  CHECK(by_name.at(E + "layers.0.mlp.gate_proj.weight").sizes() == torch::IntArrayRef({2048, 720}));
+  CHECK(by_name.at("model.action_time_mlp_in.weight").sizes() == torch::IntArrayRef({720, 1440}));
+  CHECK(state.front().first == V + "model.vision_model.embeddings.patch_embedding.weight");
+  CHECK(state.back().first == "model.action_time_mlp_out.bias");
+  CHECK_FALSE(by_name.at(V + "model.vision_model.post_layernorm.weight").requires_grad());
+  CHECK_FALSE(by_name.at(V + "model.text_model.layers.0.self_attn.q_proj.weight").requires_grad());
+  CHECK(by_name.at(E + "layers.3.mlp.down_proj.weight").requires_grad());
+  CHECK(by_name.at("model.state_proj.weight").requires_grad());
+  CHECK(smolvla::expert_intermediate_size(720) == 2048);
+}
+
+TEST_CASE("smolvla: dtypes follow the VLM config (hub mix) and load_vlm_weights (bf16), heads stay fp32") {
+  lrhost::test::TempDir dir("smolvla_dtypes");
+  auto hub = tiny_policy(write_vlm(dir, false, /*hub_dtypes=*/true));
+  std::map<std::string, torch::Tensor> p;
+  for (const auto& item : hub->named_parameters()) p[item.key()] = item.value();
+  const std::string V = "model.vlm_with_expert.vlm.", E = "model.vlm_with_expert.lm_expert.";
+  CHECK((p.at(V + "model.vision_model.post_layernorm.weight").scalar_type() == torch::kFloat32));
+  CHECK((p.at(V + "model.connector.modality_projection.proj.weight").scalar_type() == torch::kFloat32));
+  CHECK((p.at(V + "lm_head.weight").scalar_type() == torch::kFloat32));
+  CHECK((p.at(V + "model.text_model.layers.0.mlp.up_proj.weight").scalar_type() == torch::kBFloat16));
+  CHECK((p.at(E + "layers.0.self_attn.k_proj.weight").scalar_type() == torch::kBFloat16));
+  CHECK((p.at(E + "layers.1.self_attn.k_proj.weight").scalar_type() == torch::kFloat32));
+  CHECK((p.at("model.action_out_proj.weight").scalar_type() == torch::kFloat32));
+  // A hub-mix policy still trains: the loss is fp32 and finite, gradients reach the bf16 expert.
+  auto loss = hub->forward(tiny_batch()).loss;
+  CHECK((loss.scalar_type() == torch::kFloat32));
+  loss.backward();
+  CHECK(p.at(E + "layers.0.mlp.up_proj.weight").grad().defined());
+  CHECK(std::isfinite(loss.item<double>()));
+
+  lrhost::test::TempDir dir2("smolvla_dtypes2");
+  auto pretrained = tiny_policy(write_vlm(dir2, false), {{"load_vlm_weights", true}});
+  for (const auto& item : pretrained->named_parameters()) p[item.key()] = item.value();
+  CHECK((p.at(V + "model.vision_model.post_layernorm.weight").scalar_type() == torch::kBFloat16));
+  CHECK((p.at(E + "layers.1.self_attn.v_proj.weight").scalar_type() == torch::kFloat32));
+  CHECK((p.at("model.state_proj.weight").scalar_type() == torch::kFloat32));
+  // Without the VLM's model.safetensors, loading its weights says what to do.
+  auto message = lrhost::test::error_of<lrhost::util::ConfigError>([&] { pretrained->load_pretrained_parts(); });
+  CHECK(message.find("model.safetensors") != std::string::npos);
+  CHECK(message.find("load_vlm_weights=false") != std::string::npos);
+}
+
+TEST_CASE("smolvla: attention masks, positions and the time embedding follow their formulas") {
+  // Prefix of 3 (last padded) + state (ar 1) + 2 actions (ar 1 each).
+  auto pad = torch::tensor({true, true, false, true, true, true}).unsqueeze(0);
+  auto ar = torch::tensor({0, 0, 0, 1, 1, 1}, torch::kLong).unsqueeze(0);
+  auto mask = smolvla::make_att_2d_masks(pad, ar)[0];
+  CHECK(mask[0][1].item<bool>());        // image tokens see each other
+  CHECK_FALSE(mask[0][3].item<bool>());  // ... but not the state
+  CHECK_FALSE(mask[0][2].item<bool>());  // nobody sees the padded token
+  CHECK(mask[3][0].item<bool>());        // state sees the prefix
+  CHECK(mask[5][4].item<bool>());        // action 2 sees action 1
+  CHECK_FALSE(mask[4][5].item<bool>());  // causal inside the chunk
+  auto positions = pad.cumsum(1) - 1;
+  CHECK(positions[0][2].item<int64_t>() == 1);  // padding repeats the previous position
+  CHECK(positions[0][5].item<int64_t>() == 4);
+
+  auto time = torch::tensor({0.25f});
+  auto emb = smolvla::sinusoidal_time_embedding(time, 8, 4e-3, 4.0);
+  REQUIRE(emb.sizes() == torch::IntArrayRef({1, 8}));
+  CHECK((emb.scalar_type() == torch::kFloat64));
+  for (int i = 0; i < 4; ++i) {
+    double period = 4e-3 * std::pow(4.0 / 4e-3, i / 3.0);
+    double arg = 0.25 * 2 * std::numbers::pi / period;
+    CHECK(emb[0][i].item<double>() == doctest::Approx(std::sin(arg)).epsilon(1e-12));
+    CHECK(emb[0][i + 4].item<double>() == doctest::Approx(std::cos(arg)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("smolvla: the loss is the MSE over valid steps and real action dims; frozen parts get no gradient") {
+  lrhost::test::TempDir dir("smolvla_loss");
+  auto policy = tiny_policy(write_vlm(dir, false));
+  policy->train();
+  auto batch = tiny_batch();
+  batch["noise"] = torch::randn({2, 5, 32});
+  batch["time"] = torch::tensor({0.3f, 0.8f});
+  auto losses_of = [&](const Batch& b) {
+    // The per-element losses through the model, as the policy reduces them.
+    auto& model = policy->model();
+    smolvla::PrefixInputs in;
+    in.images = {lrhost::nn::smolvla_prepare_image(b.at("observation.images.top"), 64, 64)};
+    in.image_masks = {torch::ones({2}, torch::kBool)};
+    in.language_tokens = b.at("observation.language.tokens");
+    in.language_masks = b.at("observation.language.attention_mask");
+    in.state = torch::constant_pad_nd(b.at("observation.state"), {0, 26});
+    return model->forward(in, torch::constant_pad_nd(b.at("action"), {0, 26}), b.at("noise"), b.at("time"));
+  };
+  auto elementwise = losses_of(batch).slice(-1, 0, 6).detach();
+  auto loss = policy->forward(batch).loss;
+  CHECK(loss.item<double>() == doctest::Approx(elementwise.mean().item<double>()).epsilon(1e-6));
+  // Pad the last 2 steps of sample 0: they leave the sum and the count.
+  batch["action_is_pad"].index_put_({0, torch::indexing::Slice(3)}, true);
+  auto valid = batch["action_is_pad"].logical_not().unsqueeze(-1);
+  auto expected = (elementwise * valid).sum() / (valid.sum() * 6);
+  auto padded_loss = policy->forward(batch).loss;
+  CHECK(padded_loss.item<double>() == doctest::Approx(expected.item<double>()).epsilon(1e-6));
+  padded_loss.backward();
+  for (const auto& item : policy->named_parameters()) {
+    bool vlm = item.key().find(".vlm.") != std::string::npos;
+    INFO(item.key());
+    CHECK(item.value().grad().defined() == !vlm);
+  }
+  // The same noise and time give the same loss; without them LeRobot's samplers draw new ones.
+  CHECK(policy->forward(batch).loss.item<double>() == padded_loss.item<double>());
+}
+
+TEST_CASE("smolvla: inference chunks, the action queue and the cache-free equivalence of the last step") {
+  lrhost::test::TempDir dir("smolvla_infer");
+  auto policy = tiny_policy(write_vlm(dir, false));
+  auto batch = tiny_batch();
+  batch.erase("action");
+  batch.erase("action_is_pad");
+  batch["noise"] = torch::randn({2, 5, 32});
+  auto chunk = policy->predict_action_chunk(batch);
+  REQUIRE(chunk.sizes() == torch::IntArrayRef({2, 5, 6}));
+  CHECK_FALSE(policy->is_training());
+  CHECK(torch::equal(chunk, policy->predict_action_chunk(batch)));
+  // select_action pops n_action_steps = 3 actions of one chunk, then predicts again.
+  policy->reset();
+  for (int t = 0; t < 3; ++t) CHECK(torch::equal(policy->select_action(batch), chunk.select(1, t)));
+  auto fresh = policy->select_action(batch);
+  CHECK(torch::equal(fresh, chunk.select(1, 0)));
+}
+
+TEST_CASE("smolvla: batches with unknown or missing cameras or without language are refused with a hint") {
+  lrhost::test::TempDir dir("smolvla_errors");
+  auto vlm = write_vlm(dir, false);
+  auto policy = tiny_policy(vlm);
+  auto batch = tiny_batch();
+  batch["observation.images.side"] = torch::rand({2, 3, 48, 64});
+  auto unknown = lrhost::test::error_of<lrhost::util::ConfigError>([&] { policy->forward(batch); });
+  CHECK(unknown.find("observation.images.side") != std::string::npos);
+  CHECK(unknown.find("rename_map") != std::string::npos);
+
+  batch = tiny_batch();
+  batch.erase("observation.language.tokens");
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { policy->forward(batch); }).find("preprocess") !=
+        std::string::npos);
+
+  // A second policy camera missing from the batch: an error, unless it is an empty camera.
+  json two = tiny_config(vlm);
+  two["input_features"]["observation.images.wrist"] = {{"type", "VISUAL"}, {"shape", {3, 48, 64}}};
+  auto with_wrist = create_policy(two);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          with_wrist->forward(tiny_batch());
+        }).find("observation.images.wrist' is missing") != std::string::npos);
+  auto empty = tiny_policy(vlm, {{"empty_cameras", 1}});
+  auto features = empty->features().inputs;
+  CHECK(features.back().key == "observation.images.empty_camera_0");
+  CHECK((features.back().shape == std::vector<int64_t>{3, 480, 640}));
+  CHECK(std::isfinite(empty->forward(tiny_batch()).loss.item<double>()));
+}
+
+TEST_CASE("smolvla: config defaults, round trip and LeRobot's validation") {
+  lrhost::test::TempDir dir("smolvla_config");
+  auto vlm = write_vlm(dir, false);
+  auto policy = tiny_policy(vlm);
+  auto saved = policy->config();
+  CHECK(saved["type"] == "smolvla");
+  CHECK(saved["pad_language_to"] == "longest");
+  CHECK(saved["normalization_mapping"]["VISUAL"] == "IDENTITY");
+  CHECK(saved["rtc_config"].is_null());
+  auto again = create_policy(json::parse(saved.dump()));
+  CHECK((again->config() == saved));
+  auto preset = policy->scheduler_preset();
+  CHECK(preset["type"] == "cosine_decay_with_warmup");
+  CHECK(preset["decay_lr_ratio"].get<double>() == doctest::Approx(0.025));
+  CHECK((policy->optimizer_preset()["betas"] == json::array({0.9, 0.95})));
+  CHECK(policy->delta_indices().at("action").size() == 5);
+
+  using lrhost::util::ConfigError;
+  CHECK(lrhost::test::error_of<ConfigError>([&] {
+          tiny_policy(vlm, {{"n_action_steps", 9}});
+        }).find("chunk_size") != std::string::npos);
+  CHECK(lrhost::test::error_of<lrhost::util::NotImplemented>([&] {
+          tiny_policy(vlm, {{"rtc_config", {{"enabled", true}}}});
+        }).find("real-time chunking") != std::string::npos);
+  json wide = tiny_config(vlm);
+  wide["output_features"]["action"]["shape"] = {40};
+  CHECK(lrhost::test::error_of<ConfigError>([&] { create_policy(wide); }).find("max_action_dim") != std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([&] {
+          tiny_policy(vlm, {{"num_expert_layers", 3}});
+        }).find("num_expert_layers") != std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([&] { tiny_policy(dir / "absent_vlm"); }).find("policy.vlm_model_name") !=
+        std::string::npos);
+}
+
+TEST_CASE("smolvla: fewer expert layers than VLM layers pair every other VLM layer") {
+  lrhost::test::TempDir dir("smolvla_half");
+  auto policy = tiny_policy(write_vlm(dir, false), {{"num_expert_layers", 2}});
+  CHECK(policy->model()->vlm_with_expert->lm_expert->layers->size() == 2);
+  auto batch = tiny_batch();
+  CHECK(std::isfinite(policy->forward(batch).loss.item<double>()));
+  batch.erase("action");
+  batch.erase("action_is_pad");
+  CHECK(policy->predict_action_chunk(batch).sizes() == torch::IntArrayRef({2, 5, 6}));
+}
+
+TEST_CASE("scheduler: cosine_decay_with_warmup is LeRobot's, shrunk for runs shorter than decay_steps") {
+  auto spec = lrhost::optim::ScheduleSpec::from_json({{"type", "cosine_decay_with_warmup"},
+                                                      {"warmup_steps", 1000},
+                                                      {"decay_steps", 30000},
+                                                      {"decay_lr_ratio", 0.025},
+                                                      {"total_steps", 3000}});
+  auto [warmup, decay] = spec.effective_warmup_and_decay();
+  CHECK(warmup == 100);
+  CHECK(decay == 3000);
+  CHECK(spec.factor(0) == doctest::Approx(1.0 / 101));
+  CHECK(spec.factor(50) == doctest::Approx((1.0 / 101 - 1) * 0.5 + 1));
+  CHECK(spec.factor(100) == doctest::Approx(0.975 * 0.5 * (1 + std::cos(std::numbers::pi * 100 / 3000)) + 0.025));
+  CHECK(spec.factor(3000) == doctest::Approx(0.025));
+  CHECK(spec.factor(5000) == doctest::Approx(0.025));
+  auto full = lrhost::optim::ScheduleSpec::from_json({{"type", "cosine_decay_with_warmup"},
+                                                      {"warmup_steps", 1000},
+                                                      {"decay_steps", 30000},
+                                                      {"decay_lr_ratio", 0.025},
+                                                      {"total_steps", 100000}});
+  CHECK((full.effective_warmup_and_decay() == std::pair<int64_t, int64_t>{1000, 30000}));
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([] {
+          lrhost::optim::ScheduleSpec::from_json({{"type", "cosine_decay_with_warmup"}, {"total_steps", 10}});
+        }).find("decay_steps") != std::string::npos);
+}
+
+TEST_CASE("language: task strings tokenized per batch and through the task table agree; newline, truncation") {
+  const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
+  REQUIRE_FALSE(vlm.empty());
+  lrhost::policy::LanguageSettings settings{"tiny", vlm, 8, "longest"};
+  lrhost::policy::TaskTokenizer tokenizer(settings);
+  const std::vector<std::string> tasks{"push the T block to the goal", "push 12 blocks\n",
+                                       "a much longer instruction that certainly runs past eight tokens"};
+  auto direct = tokenizer.tokenize(tasks);
+  CHECK(direct.tokens.size(1) == 8);  // the long task is truncated to max_length
+  CHECK((direct.tokens.scalar_type() == torch::kLong));
+  CHECK((direct.attention_mask.scalar_type() == torch::kBool));
+  // The new-line step: a task without "\n" gets one, a task with one is left alone.
+  auto same = tokenizer.tokenize({"push 12 blocks"});
+  auto row = direct.tokens[1].slice(0, 0, same.tokens.size(1));
+  CHECK(torch::equal(same.tokens[0], row));
+  tokenizer.set_task_table(tasks);
+  auto rows = tokenizer.tokenize_indices(torch::tensor({1, 0}, torch::kLong));
+  auto pair = tokenizer.tokenize({tasks[1], tasks[0]});
+  CHECK(torch::equal(rows.tokens, pair.tokens));  // "longest" cuts the table rows to the batch's longest
+  CHECK(torch::equal(rows.attention_mask, pair.attention_mask));
+  CHECK(lrhost::test::error_of<lrhost::util::DataError>([&] {
+          tokenizer.tokenize_indices(torch::tensor({3}));
+        }).find("out of range") != std::string::npos);
+  lrhost::policy::TaskTokenizer fresh(settings);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          fresh.tokenize_indices(torch::tensor({0}));
+        }).find("set_tasks") != std::string::npos);
+  settings.padding = "max_length";
+  lrhost::policy::TaskTokenizer padded(settings);
+  CHECK(padded.tokenize({"push"}).tokens.size(1) == 8);
+}
+
+TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at step 5) round trip") {
+  const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
+  REQUIRE_FALSE(vlm.empty());
+  lrhost::test::TempDir dir("smolvla_processors");
+  PolicyFeatures features;
+  features.inputs = {{"observation.state", "STATE", {2}}};
+  features.outputs = {{"action", "ACTION", {2}}};
+  lrhost::data::DatasetStats stats;
+  for (const char* key : {"observation.state", "action"}) {
+    stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
+    stats[key].set("std", torch::tensor({2.0f, 4.0f}));
+  }
+  auto processors = lrhost::policy::PolicyProcessors::build(
+      features, {{"VISUAL", "IDENTITY"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, stats, "cpu",
+      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "max_length"});
+  processors.set_rename_map({{"observation.pos", "observation.state"}});
+  processors.save(dir.path);
+  auto pre = lrhost::io::read_json_file(dir / "policy_preprocessor.json", {});
+  std::vector<std::string> names;
+  for (const auto& step : pre["steps"]) names.push_back(step["registry_name"].get<std::string>());
+  CHECK((names == std::vector<std::string>{"rename_observations_processor", "to_batch_processor",
+                                           "smolvla_new_line_processor", "tokenizer_processor", "device_processor",
+                                           "normalizer_processor"}));
+  CHECK(pre["steps"][3]["config"]["tokenizer_name"] == vlm.string());
+  CHECK(pre["steps"][5]["state_file"] == "policy_preprocessor_step_5_normalizer_processor.safetensors");
+  auto loaded = lrhost::policy::PolicyProcessors::load(dir.path);
+  CHECK((loaded == processors));
+  Batch batch{{"observation.pos", torch::tensor({{3.0f, 6.0f}})}};
+  auto out = loaded.normalize(batch, {"push the block"});
+  CHECK(torch::allclose(out.at("observation.state"), torch::tensor({{1.0f, 1.0f}})));
+  CHECK(out.at("observation.language.tokens").size(1) == 8);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { loaded.normalize(batch); }).find("task_index") !=
+        std::string::npos);
+}
