@@ -128,6 +128,9 @@ torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key
   auto q = query.to(torch::kFloat32).transpose(1, 2);
   auto weights = torch::matmul(q, k.transpose(2, 3));
   weights.mul_(scale);
+  // SmolVLA casts the scores to fp32 again here: under autocast the matmul gives bf16, and the
+  // finfo(float32).min fill below would overflow bf16.
+  weights = weights.to(torch::kFloat32);
   if (mask.defined())
     weights =
         torch::where(mask, weights, torch::scalar_tensor(std::numeric_limits<float>::lowest(), weights.options()));

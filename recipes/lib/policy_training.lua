@@ -236,6 +236,8 @@ function M.run(lr, cfg)
                                            keep_last = cfg.keep_last, resume = cfg.resume })
   -- Everything is built: restore model, optimizer, scheduler, RNG and loader position in one call.
   local first = ckpt:resume() + 1
+  -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
+  if first > 1 and acc:unwrap(policy):needs_task() then acc:unwrap(policy):set_tasks(train) end
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
                             policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,

@@ -13,7 +13,7 @@
 -- --full-size: fp32; --dtype hub: text and expert bf16; scripts/bench writes the variants).
 local lr = require "lrhost"
 local cfg = lr.config { vlm = "", batch_size = 1, cameras = 1, image = "480x640", steps = 3, warmup = 1,
-                        cache = false, chunk = false, seed = 0, mixed_precision = "no" }
+                        cache = false, chunk = false, seed = 0, mixed_precision = "no", vocab = 49152 }
 assert(cfg.vlm ~= "", "vlm= (a SmolVLM folder with config.json) is required")
 local h, w = cfg.image:match("^(%d+)x(%d+)$")
 assert(h, "image must be HxW, got '" .. cfg.image .. "'")
@@ -29,7 +29,7 @@ local policy = lr.policy.new({ type = "smolvla", vlm_model_name = cfg.vlm, pad_l
 local b = cfg.batch_size
 local batch = { ["observation.state"] = lr.randn(b, 6), action = lr.randn(b, 50, 6),
                 action_is_pad = lr.zeros(b, 50, { dtype = "bool" }),
-                ["observation.language.tokens"] = lr.randint(0, 49152, { b, 48 }),
+                ["observation.language.tokens"] = lr.randint(0, cfg.vocab, { b, 48 }),
                 ["observation.language.attention_mask"] = lr.ones(b, 48, { dtype = "bool" }),
                 index = lr.arange(b) }
 for c = 1, cfg.cameras do batch[names[c]] = lr.rand(b, 3, h, w) end

@@ -317,13 +317,19 @@ TEST_CASE("smolvla: config defaults, round trip and LeRobot's validation") {
 
 TEST_CASE("smolvla: fewer expert layers than VLM layers pair every other VLM layer") {
   lrhost::test::TempDir dir("smolvla_half");
-  auto policy = tiny_policy(write_vlm(dir, false), {{"num_expert_layers", 2}});
+  auto vlm = write_vlm(dir, false);
+  // Self-attention only: VLM layers 0 and 2 run with expert layers 0 and 1, 1 and 3 without one.
+  auto policy = tiny_policy(vlm, {{"num_expert_layers", 2}, {"attention_mode", "self_attn"}});
   CHECK(policy->model()->vlm_with_expert->lm_expert->layers->size() == 2);
   auto batch = tiny_batch();
   CHECK(std::isfinite(policy->forward(batch).loss.item<double>()));
   batch.erase("action");
   batch.erase("action_is_pad");
   CHECK(policy->predict_action_chunk(batch).sizes() == torch::IntArrayRef({2, 5, 6}));
+  // With cross-attention every other layer, self-attention VLM layer 2 would meet cross-attention
+  // expert layer 1: LeRobot builds it and fails in forward; lrhost refuses it up front.
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { tiny_policy(vlm, {{"num_expert_layers", 2}}); })
+            .find("cannot run") != std::string::npos);
 }
 
 TEST_CASE("scheduler: cosine_decay_with_warmup is LeRobot's, shrunk for runs shorter than decay_steps") {

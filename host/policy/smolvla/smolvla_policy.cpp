@@ -1,6 +1,8 @@
 // SmolVLAPolicy: batch preparation, loss reduction, inference queue, dtypes and presets.
 #include "host/policy/smolvla/smolvla_policy.hpp"
 
+#include <ATen/autocast_mode.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -151,12 +153,18 @@ PrefixInputs SmolVLAPolicy::prepare_inputs(const Batch& batch) {
                     ? mask_entry->second.to(torch::kBool)
                     : torch::ones({image.size(0)}, torch::TensorOptions(torch::kBool).device(image.device()));
     if (use_cache) {
-      // Only frames not cached yet go through resize and the tower.
-      auto features =
-          vision_cache_->lookup(camera.key, batch.at("index"), image.device(), [&](const torch::Tensor& rows) {
-            torch::NoGradGuard no_grad;
-            return model_->vlm_with_expert->embed_image(prepare_image(image.index_select(0, rows.to(image.device()))));
-          });
+      // Only frames not cached yet go through resize and the tower, whose output dtype is its
+      // weights' or, under mixed precision, the autocast dtype.
+      auto compute = [&](const torch::Tensor& rows) {
+        torch::NoGradGuard no_grad;
+        return model_->vlm_with_expert->embed_image(prepare_image(image.index_select(0, rows.to(image.device()))));
+      };
+      const auto device_type = image.device().type();
+      const auto dtype =
+          at::autocast::is_autocast_enabled(device_type)
+              ? at::autocast::get_autocast_dtype(device_type)
+              : model_->vlm_with_expert->vlm->model->connector->modality_projection->proj->weight.scalar_type();
+      auto features = vision_cache_->lookup(camera.key, batch.at("index"), image.device(), dtype, compute);
       inputs.images.emplace_back();
       inputs.image_features.push_back(features);
       last_image = image;

@@ -2,6 +2,7 @@
 // the interleaved self-/cross-attention layer loop of smolvlm_with_expert.py.
 #include "host/policy/smolvla/smolvlm_with_expert.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "host/nn/attention_core.hpp"
@@ -47,10 +48,9 @@ SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const 
       cross_attention_(config.cross_attention()),
       self_attn_every_n_layers_(config.self_attn_every_n_layers) {
   const auto& text = vlm_config.text;
-  if (config.num_vlm_layers > text.num_hidden_layers)
-    throw util::ConfigError("policy 'smolvla': 'num_vlm_layers' = " + std::to_string(config.num_vlm_layers) +
-                            " exceeds the VLM's " + std::to_string(text.num_hidden_layers) + " text layers");
-  num_vlm_layers_ = config.num_vlm_layers > 0 ? config.num_vlm_layers : text.num_hidden_layers;
+  // LeRobot keeps text_model.layers[:num_vlm_layers]: a count above the VLM's layers keeps them all.
+  num_vlm_layers_ =
+      config.num_vlm_layers > 0 ? std::min(config.num_vlm_layers, text.num_hidden_layers) : text.num_hidden_layers;
   vlm = register_module("vlm", nn::SmolVLMForConditionalGeneration(vlm_config, num_vlm_layers_));
 
   // The expert: a copy of the text config, narrower (head count and head_dim are kept).
@@ -73,6 +73,24 @@ SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const 
       cross[static_cast<std::size_t>(i)] = !(self_attn_every_n_layers_ > 0 && i % self_attn_every_n_layers_ == 0);
   lm_expert = register_module("lm_expert",
                               ExpertModel(expert, num_expert_layers_, cross, text.num_key_value_heads * text.head_dim));
+  // A self-attention layer paired with a cross-attention expert layer (or the reverse) cannot run: the
+  // expert's k/v would read the wrong width. LeRobot builds such models (e.g. 8 expert layers for 16
+  // VLM layers with cross_attn every 2) and fails in the first forward; say so at construction.
+  for (int64_t i = 0; i < num_vlm_layers_; ++i) {
+    const int64_t multiple_of = num_vlm_layers_ / num_expert_layers_;
+    if (multiple_of > 0 && i > 0 && i % multiple_of != 0) continue;
+    const int64_t e = multiple_of > 0 ? i / multiple_of : i;
+    if (cross[static_cast<std::size_t>(e)] == is_self_attention_layer(i))
+      throw util::ConfigError(
+          "policy 'smolvla': VLM layer " + std::to_string(i) + " (" +
+              (is_self_attention_layer(i) ? "self-attention" : "cross-attention") + ") is paired with expert layer " +
+              std::to_string(e) + " (" + (cross[static_cast<std::size_t>(e)] ? "cross" : "self") +
+              "-attention k/v): num_expert_layers = " + std::to_string(num_expert_layers_) + " with " +
+              std::to_string(num_vlm_layers_) + " VLM layers, attention_mode '" + config.attention_mode +
+              "' and self_attn_every_n_layers = " + std::to_string(self_attn_every_n_layers_) +
+              " cannot run (LeRobot fails in its first forward)",
+          "use as many expert layers as VLM layers, or attention_mode = \"self_attn\"");
+  }
   expert_hidden_size_ = expert.hidden_size;
   vlm_hidden_size_ = text.hidden_size;
   apply_freezing();
@@ -141,9 +159,9 @@ std::vector<torch::Tensor> SmolVLMWithExpertImpl::joint_attention(LayerPair& lay
     keys.push_back(attn.project_key(h));
     values.push_back(attn.project_value(h));
   }
-  if (queries.empty())
-    throw util::ConfigError("policy 'smolvla': layer " + std::to_string(at.index) +
-                            " has no stream to attend (no expert layer paired with a self-attention layer)");
+  // Nothing to attend: in a denoising step, a VLM layer without an expert layer (fewer expert layers)
+  // leaves the suffix as it is, as training does. (LeRobot fails here on torch.cat of no tensors.)
+  if (queries.empty()) return {};
   auto query = torch::cat(queries, 1), key = torch::cat(keys, 1), value = torch::cat(values, 1);
   auto positions = at.positions;
   auto mask = at.mask;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -108,7 +109,8 @@ VisionFeatureCache::VisionFeatureCache(fs::path dir, VisionCacheLayout layout, i
     : dir_(std::move(dir)), layout_(std::move(layout)) {
   if (layout_.num_frames <= 0 || layout_.tokens <= 0 || layout_.hidden <= 0 || layout_.cameras.empty())
     throw util::ConfigError("vision feature cache: needs frames, cameras and a token shape");
-  const double total = static_cast<double>(record_bytes()) * static_cast<double>(layout_.num_frames) *
+  const int64_t bytes = record_bytes(layout_.dtype);
+  const double total = static_cast<double>(bytes) * static_cast<double>(layout_.num_frames) *
                        static_cast<double>(layout_.cameras.size());
   if (total > static_cast<double>(max_bytes)) {
     char message[256];
@@ -116,7 +118,7 @@ VisionFeatureCache::VisionFeatureCache(fs::path dir, VisionCacheLayout layout, i
                   "vision feature cache: %zu camera(s) x %lld frames x %lld bytes = %.2f GiB exceeds its bound of "
                   "%.2f GiB",
                   layout_.cameras.size(), static_cast<long long>(layout_.num_frames),
-                  static_cast<long long>(record_bytes()), total / (1 << 30),
+                  static_cast<long long>(bytes), total / (1 << 30),
                   static_cast<double>(max_bytes) / (1 << 30));
     throw util::ConfigError(message, "raise policy.vision_cache_max_gib, or set policy.cache_vision_features=false");
   }
@@ -142,12 +144,6 @@ VisionFeatureCache::VisionFeatureCache(fs::path dir, VisionCacheLayout layout, i
     }
     io::write_file_atomic(manifest_file, expected.dump(2));
   }
-  for (const auto& camera : layout_.cameras) {
-    CameraFiles files;
-    files.records = open_sized(dir_ / (camera + ".records"), record_bytes() * layout_.num_frames);
-    files.present = open_sized(dir_ / (camera + ".present"), layout_.num_frames);
-    files_[camera] = files;
-  }
 }
 
 VisionFeatureCache::~VisionFeatureCache() {
@@ -157,26 +153,35 @@ VisionFeatureCache::~VisionFeatureCache() {
   }
 }
 
-int64_t VisionFeatureCache::record_bytes() const {
-  return layout_.tokens * layout_.hidden * static_cast<int64_t>(c10::elementSize(layout_.dtype));
+int64_t VisionFeatureCache::record_bytes(c10::ScalarType dtype) const {
+  return layout_.tokens * layout_.hidden * static_cast<int64_t>(c10::elementSize(dtype));
 }
 
-VisionFeatureCache::CameraFiles& VisionFeatureCache::files_of(const std::string& camera) {
-  auto found = files_.find(camera);
-  if (found == files_.end())
+fs::path VisionFeatureCache::file_of(const std::string& camera, c10::ScalarType dtype, const char* extension) const {
+  return dir_ / (camera + "." + std::string(c10::toString(dtype)) + extension);
+}
+
+VisionFeatureCache::CameraFiles& VisionFeatureCache::files_of(const std::string& camera, c10::ScalarType dtype) {
+  if (std::find(layout_.cameras.begin(), layout_.cameras.end(), camera) == layout_.cameras.end())
     throw util::ConfigError("vision feature cache: camera '" + camera + "' is not one of the cached cameras");
-  return found->second;
+  auto& files = files_[{camera, dtype}];
+  if (files.records < 0) {
+    // Opened on first use of this dtype; sizing is idempotent, so ranks may race here.
+    files.records = open_sized(file_of(camera, dtype, ".records"), record_bytes(dtype) * layout_.num_frames);
+    files.present = open_sized(file_of(camera, dtype, ".present"), layout_.num_frames);
+  }
+  return files;
 }
 
 torch::Tensor VisionFeatureCache::lookup(const std::string& camera, const torch::Tensor& index,
-                                         const torch::Device& device, const Compute& compute) {
-  auto& files = files_of(camera);
-  const auto records_file = dir_ / (camera + ".records"), present_file = dir_ / (camera + ".present");
+                                         const torch::Device& device, c10::ScalarType dtype, const Compute& compute) {
+  auto& files = files_of(camera, dtype);
+  const auto records_file = file_of(camera, dtype, ".records"), present_file = file_of(camera, dtype, ".present");
   auto frames = index.to(torch::kCPU, torch::kLong).reshape({-1}).contiguous();
   const int64_t batch = frames.numel();
   const int64_t* frame = frames.data_ptr<int64_t>();
-  const int64_t bytes = record_bytes();
-  auto out = torch::empty({batch, layout_.tokens, layout_.hidden}, torch::TensorOptions(layout_.dtype));
+  const int64_t bytes = record_bytes(dtype);
+  auto out = torch::empty({batch, layout_.tokens, layout_.hidden}, torch::TensorOptions(dtype));
   std::vector<int64_t> missing;
   for (int64_t b = 0; b < batch; ++b) {
     if (frame[b] < 0 || frame[b] >= layout_.num_frames)
@@ -196,12 +201,11 @@ torch::Tensor VisionFeatureCache::lookup(const std::string& camera, const torch:
     auto rows = torch::tensor(missing, torch::kLong);
     auto computed = compute(rows).detach().to(torch::kCPU).contiguous();
     const auto n = static_cast<int64_t>(missing.size());
-    if (computed.sizes() != torch::IntArrayRef({n, layout_.tokens, layout_.hidden}) ||
-        computed.scalar_type() != layout_.dtype)
+    if (computed.sizes() != torch::IntArrayRef({n, layout_.tokens, layout_.hidden}) || computed.scalar_type() != dtype)
       throw util::DataError("vision feature cache: computed features " + c10::str(computed.sizes()) + " " +
                             std::string(c10::toString(computed.scalar_type())) + " do not match the cache's (" +
                             std::to_string(layout_.tokens) + ", " + std::to_string(layout_.hidden) + ") " +
-                            std::string(c10::toString(layout_.dtype)));
+                            std::string(c10::toString(dtype)));
     const unsigned char one = 1;
     for (int64_t m = 0; m < n; ++m) {
       const int64_t b = missing[static_cast<std::size_t>(m)];

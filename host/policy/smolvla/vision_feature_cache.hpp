@@ -2,8 +2,10 @@
 // frozen and no image augmentation, the SigLIP + connector output of a given camera frame never
 // changes, and it is ~88% of a training forward's FLOPs (reference smolvla.md §0.8). This cache keeps
 // that output per (camera, dataset frame index) on disk:
-//  - one file per camera of num_frames fixed-size records (sparse: only written records take disk
-//    space) and a byte per frame saying whether its record is there;
+//  - one file per (camera, feature dtype) of num_frames fixed-size records (sparse: only written
+//    records take disk space) and a byte per frame saying whether its record is there; the dtype is
+//    what the tower produces in the run (its weights' dtype, or the autocast dtype under mixed
+//    precision), so runs with another precision never read each other's features;
 //  - shared by every rank on the host (records are written with pwrite before their presence byte, and
 //    a rank that finds a frame missing computes and writes it; two ranks writing the same frame write
 //    the same values), reused across epochs and resumes;
@@ -25,10 +27,10 @@
 namespace lrhost::policy::smolvla {
 
 struct VisionCacheLayout {
-  int64_t num_frames = 0;  // dataset frames (records are indexed by the global frame index)
-  int64_t tokens = 0;      // image tokens per frame
-  int64_t hidden = 0;      // their width
-  c10::ScalarType dtype = c10::kFloat;
+  int64_t num_frames = 0;               // dataset frames (records are indexed by the global frame index)
+  int64_t tokens = 0;                   // image tokens per frame
+  int64_t hidden = 0;                   // their width
+  c10::ScalarType dtype = c10::kFloat;  // the tower's weights (bounds the size; part of the manifest)
   std::vector<std::string> cameras;
   std::string fingerprint;  // weights + preprocessing + dataset; another value discards the cache
 };
@@ -42,26 +44,28 @@ class VisionFeatureCache {
   VisionFeatureCache(const VisionFeatureCache&) = delete;
   VisionFeatureCache& operator=(const VisionFeatureCache&) = delete;
 
-  // Features (B, tokens, hidden) of `camera` for the frames `index` (B,), on `device`. Frames not yet
-  // cached are computed by `compute(rows)` (rows: positions in the batch, int64) and stored.
+  // Features (B, tokens, hidden) in `dtype` of `camera` for the frames `index` (B,), on `device`.
+  // Frames not yet cached are computed by `compute(rows)` (rows: positions in the batch, int64; the
+  // result must have `dtype`) and stored.
   using Compute = std::function<torch::Tensor(const torch::Tensor& rows)>;
   torch::Tensor lookup(const std::string& camera, const torch::Tensor& index, const torch::Device& device,
-                       const Compute& compute);
+                       c10::ScalarType dtype, const Compute& compute);
 
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
-  int64_t record_bytes() const;
+  int64_t record_bytes(c10::ScalarType dtype) const;
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
   struct CameraFiles {
     int records = -1, present = -1;
   };
-  CameraFiles& files_of(const std::string& camera);
+  CameraFiles& files_of(const std::string& camera, c10::ScalarType dtype);
+  std::filesystem::path file_of(const std::string& camera, c10::ScalarType dtype, const char* extension) const;
 
   std::filesystem::path dir_;
   VisionCacheLayout layout_;
-  std::map<std::string, CameraFiles> files_;
+  std::map<std::pair<std::string, c10::ScalarType>, CameraFiles> files_;
   int64_t hits_ = 0, misses_ = 0;
 };
 
