@@ -42,7 +42,7 @@ t.eq(#groups[1].params, 4, "all parameters in it")
 local from_features = lr.policy.new({ type = "mlp", hidden_dims = {} },
                                     { inputs = { ["observation.state"] = { 6 } }, outputs = { action = { 2 } } })
 t.eq(from_features:config().input_dim, 6, "input_dim from features")
-t.eq(lr.policy.types(), { "act", "diffusion", "mlp" }, "registered types")
+t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "smolvla" }, "registered types")
 
 -- errors
 t.raises(function() lr.policy.new { type = "nope" } end, "unknown policy type 'nope'")
