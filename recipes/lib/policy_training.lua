@@ -161,7 +161,8 @@ end
 -- hub id in the local Hugging Face cache), the pretrained one fine-tuned as lerobot-train
 -- --policy.path does: its config.json and weights, the dataset's normalization stats and tasks, and
 -- cfg.rename_map (dataset key -> policy key) in front of its preprocessor. In that case the other
--- policy.* fields of the recipe are not used: the folder's config.json says what the policy is.
+-- policy.* fields of the recipe are not used (except lrhost's own cache_vision_features): the
+-- folder's config.json says what the policy is.
 function M.make_policy(lr, cfg, dataset)
   local pretrained = cfg.policy.pretrained_path
   local renames = cfg.rename_map or {}
