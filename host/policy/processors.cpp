@@ -20,9 +20,9 @@ constexpr const char* kPostName = "policy_postprocessor";
 const std::vector<std::string> kPreSteps{"rename_observations_processor", "to_batch_processor", "device_processor",
                                          "normalizer_processor"};
 // make_smolvla_pre_post_processors: new-line and tokenizer steps after to_batch.
-const std::vector<std::string> kLanguagePreSteps{"rename_observations_processor", "to_batch_processor",
-                                                 "smolvla_new_line_processor",    "tokenizer_processor",
-                                                 "device_processor",              "normalizer_processor"};
+const std::vector<std::string> kLanguagePreSteps{
+    "rename_observations_processor", "to_batch_processor", "smolvla_new_line_processor",
+    "tokenizer_processor",           "device_processor",   "normalizer_processor"};
 const std::vector<std::string> kPostSteps{"unnormalizer_processor", "device_processor"};
 
 // LeRobot keeps every stat as a float32 tensor (to_tensor(stats, dtype=float32)) and reshapes flat
@@ -158,6 +158,50 @@ NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, c
   return out;
 }
 
+// LeRobot's TokenizerProcessorStep config as lrhost runs it: right padding, truncation, the "task" key;
+// the tokenizer folder resolved from tokenizer_name (a folder or a cached hub id).
+LanguageSettings parse_tokenizer_step(const ordered_json& step, const fs::path& file) {
+  const std::string where = file.string() + " step 3 (tokenizer_processor)";
+  const auto& config = step["config"];
+  auto get = [&](const char* key, auto check, const char* expected) -> const ordered_json& {
+    const auto& value = field(config, key, where);
+    if (!check(value)) throw util::DataError(where + ": '" + key + "' must be " + expected + ", got " + value.dump());
+    return value;
+  };
+  LanguageSettings settings;
+  settings.max_length =
+      get(
+          "max_length", [](const ordered_json& v) { return v.is_number_integer() && v.get<int64_t>() > 0; },
+          "a positive integer")
+          .get<int64_t>();
+  settings.padding = get(
+                         "padding", [](const ordered_json& v) { return v == "longest" || v == "max_length"; },
+                         "'longest' or 'max_length'")
+                         .get<std::string>();
+  get(
+      "task_key", [](const ordered_json& v) { return v == "task"; }, "\"task\" (lrhost reads the task of each frame)");
+  get(
+      "padding_side", [](const ordered_json& v) { return v == "right"; }, "\"right\"");
+  get(
+      "truncation", [](const ordered_json& v) { return v == true; }, "true");
+  if (!config.contains("tokenizer_name"))
+    throw util::DataError(where +
+                              ": no 'tokenizer_name' (LeRobot leaves it out when the step was given a tokenizer "
+                              "object)",
+                          "set tokenizer_name to the VLM's folder or hub id, e.g. "
+                          "\"HuggingFaceTB/SmolVLM2-500M-Video-Instruct\"");
+  settings.tokenizer_name =
+      get(
+          "tokenizer_name", [](const ordered_json& v) { return v.is_string(); }, "a folder or hub id")
+          .get<std::string>();
+  for (const auto& [key, value] : config.items())
+    if (key != "max_length" && key != "task_key" && key != "padding_side" && key != "padding" && key != "truncation" &&
+        key != "tokenizer_name")
+      throw util::DataError(where + ": unknown config key '" + key + "'");
+  settings.tokenizer_dir = io::resolve_model_dir(settings.tokenizer_name, where + " tokenizer_name");
+  return settings;
+}
+
 bool stats_equal(const data::DatasetStats& a, const data::DatasetStats& b) {
   if (a.size() != b.size()) return false;
   for (const auto& [key, sa] : a) {
@@ -241,11 +285,12 @@ Batch PolicyProcessors::renamed(const Batch& batch) const {
   return out;
 }
 
-void PolicyProcessors::set_rename_map(const std::map<std::string, std::string>& renames) { rename_map_ = renames; }
+void PolicyProcessors::set_rename_map(const std::map<std::string, std::string>& renames) {
+  rename_map_ = renames;
+}
 
 void PolicyProcessors::set_task_table(const std::vector<std::string>& tasks) const {
-  if (!language_)
-    throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no tasks");
+  if (!language_) throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no tasks");
   language_->set_task_table(tasks);
 }
 
@@ -254,9 +299,10 @@ Batch PolicyProcessors::normalize(const Batch& batch) const {
   if (language_ && !out.count("observation.language.tokens")) {
     auto task_index = out.find("task_index");
     if (task_index == out.end())
-      throw util::ConfigError("the policy's preprocessor tokenizes the task, but the batch has neither "
-                              "'observation.language.tokens' nor 'task_index'",
-                              "give the task strings: policy:preprocess(batch, {\"pick up the cube\", ...})");
+      throw util::ConfigError(
+          "the policy's preprocessor tokenizes the task, but the batch has neither "
+          "'observation.language.tokens' nor 'task_index'",
+          "give the task strings: policy:preprocess(batch, {\"pick up the cube\", ...})");
     auto tokens = language_->tokenize_indices(task_index->second);
     auto device = task_index->second.device();
     out["observation.language.tokens"] = tokens.tokens.to(device);
@@ -318,8 +364,8 @@ ordered_json PolicyProcessors::preprocessor_json() const {
   steps.push_back(step_entry("device_processor", {{"device", device_}, {"float_dtype", nullptr}}));
   steps.push_back(step_entry("normalizer_processor", normalizer_config(normalizer_),
                              normalizer_.stats.empty() ? nullptr
-                             : language_             ? kLanguageNormalizerStateFile
-                                                     : kNormalizerStateFile));
+                             : language_               ? kLanguageNormalizerStateFile
+                                                       : kNormalizerStateFile));
   ordered_json doc;
   doc["name"] = kPreName;
   doc["steps"] = steps;
@@ -369,36 +415,7 @@ PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
     p.rename_map_[from] = to.get<std::string>();
   }
   const std::size_t device_step = language ? 4 : 2;
-  if (language) {
-    const std::string where = pre_file.string() + " step 3 (tokenizer_processor)";
-    const auto& config = pre_steps[3]["config"];
-    auto get = [&](const char* key, auto check, const char* expected) -> const ordered_json& {
-      const auto& value = field(config, key, where);
-      if (!check(value)) throw util::DataError(where + ": '" + key + "' must be " + expected + ", got " + value.dump());
-      return value;
-    };
-    auto is_string = [](const ordered_json& v) { return v.is_string(); };
-    LanguageSettings settings;
-    settings.max_length = get("max_length", [](const ordered_json& v) { return v.is_number_integer() && v.get<int64_t>() > 0; },
-                              "a positive integer").get<int64_t>();
-    settings.padding = get("padding", [](const ordered_json& v) {
-                         return v.is_string() && (v == "longest" || v == "max_length");
-                       }, "'longest' or 'max_length'").get<std::string>();
-    get("task_key", [](const ordered_json& v) { return v == "task"; }, "\"task\" (lrhost reads the task of each frame)");
-    get("padding_side", [](const ordered_json& v) { return v == "right"; }, "\"right\"");
-    get("truncation", [](const ordered_json& v) { return v == true; }, "true");
-    if (!config.contains("tokenizer_name"))
-      throw util::DataError(where + ": no 'tokenizer_name' (LeRobot leaves it out when the step was given a tokenizer "
-                                    "object)",
-                            "set tokenizer_name to the VLM's folder or hub id, e.g. \"HuggingFaceTB/SmolVLM2-500M-Video-Instruct\"");
-    settings.tokenizer_name = get("tokenizer_name", is_string, "a folder or hub id").get<std::string>();
-    for (const auto& [key, value] : config.items())
-      if (key != "max_length" && key != "task_key" && key != "padding_side" && key != "padding" && key != "truncation" &&
-          key != "tokenizer_name")
-        throw util::DataError(where + ": unknown config key '" + key + "'");
-    settings.tokenizer_dir = io::resolve_model_dir(settings.tokenizer_name, where + " tokenizer_name");
-    p.language_ = std::make_shared<TaskTokenizer>(settings);
-  }
+  if (language) p.language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(pre_steps[3], pre_file));
   const auto& device_config = pre_steps[device_step]["config"];
   if (!device_config.contains("device") || !device_config["device"].is_string())
     throw util::DataError(pre_file.string() + ": step " + std::to_string(device_step) +

@@ -423,3 +423,93 @@ TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at s
   CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { loaded.normalize(batch); }).find("task_index") !=
         std::string::npos);
 }
+
+TEST_CASE("vision feature cache: computes once, shares across openings, rebuilds for other weights, refuses bad input") {
+  lrhost::test::TempDir dir("vision_cache");
+  smolvla::VisionCacheLayout layout;
+  layout.num_frames = 10;
+  layout.tokens = 4;
+  layout.hidden = 3;
+  layout.cameras = {"observation.images.top"};
+  layout.fingerprint = "weights-a";
+  int computed = 0;
+  auto compute = [&](const torch::Tensor& rows) {
+    computed += static_cast<int>(rows.numel());
+    return torch::arange(rows.numel() * 12, torch::kFloat).reshape({rows.numel(), 4, 3}) + 100 * computed;
+  };
+  const std::string top = "observation.images.top";
+  torch::Tensor first;
+  {
+    smolvla::VisionFeatureCache cache(dir.path, layout, 1 << 20);
+    first = cache.lookup(top, torch::tensor({3, 7}), torch::kCPU, torch::kFloat, compute);
+    CHECK(computed == 2);
+    // Frame 7 is cached now; frame 1 is new.
+    auto second = cache.lookup(top, torch::tensor({7, 1}), torch::kCPU, torch::kFloat, compute);
+    CHECK(computed == 3);
+    CHECK(torch::equal(second[0], first[1]));
+    CHECK(cache.hits() == 1);
+    CHECK(cache.misses() == 3);
+    // Another precision keeps its own records.
+    cache.lookup(top, torch::tensor({3}), torch::kCPU, torch::kBFloat16,
+                 [&](const torch::Tensor& rows) { return compute(rows).to(torch::kBFloat16); });
+    CHECK(computed == 4);
+    using lrhost::util::DataError;
+    CHECK(lrhost::test::error_of<DataError>([&] {
+            cache.lookup(top, torch::tensor({10}), torch::kCPU, torch::kFloat, compute);
+          }).find("outside 0..9") != std::string::npos);
+    CHECK(lrhost::test::error_of<DataError>([&] {
+            cache.lookup(top, torch::tensor({5}), torch::kCPU, torch::kFloat,
+                         [](const torch::Tensor&) { return torch::zeros({1, 4, 2}); });
+          }).find("do not match") != std::string::npos);
+    CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+            cache.lookup("observation.images.side", torch::tensor({0}), torch::kCPU, torch::kFloat, compute);
+          }).find("not one of the cached cameras") != std::string::npos);
+  }
+  {
+    // A second opening (another rank, a resumed run) reads what the first wrote.
+    smolvla::VisionFeatureCache again(dir.path, layout, 1 << 20);
+    auto read = again.lookup(top, torch::tensor({3, 7}), torch::kCPU, torch::kFloat, compute);
+    CHECK(computed == 4);
+    CHECK(torch::equal(read, first));
+  }
+  {
+    // Other weights: the cache is discarded and computed again.
+    layout.fingerprint = "weights-b";
+    smolvla::VisionFeatureCache other(dir.path, layout, 1 << 20);
+    other.lookup(top, torch::tensor({3}), torch::kCPU, torch::kFloat, compute);
+    CHECK(computed == 5);
+  }
+  // 10 frames x 48 bytes exceed a 100-byte bound: refused, naming the size it would need.
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          smolvla::VisionFeatureCache small(dir.path, layout, 100);
+        }).find("exceeds its bound") != std::string::npos);
+}
+
+TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refused, naming the key") {
+  const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
+  REQUIRE_FALSE(vlm.empty());
+  lrhost::test::TempDir dir("smolvla_bad_processors");
+  PolicyFeatures features;
+  features.inputs = {{"observation.state", "STATE", {2}}};
+  features.outputs = {{"action", "ACTION", {2}}};
+  auto processors = lrhost::policy::PolicyProcessors::build(
+      features, {{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, {}, "cpu",
+      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"});
+  processors.save(dir.path);
+  auto pre = lrhost::io::read_json_file(dir / "policy_preprocessor.json", {});
+  auto with = [&](const std::string& key, const nlohmann::ordered_json& value) {
+    auto changed = pre;
+    changed["steps"][3]["config"][key] = value;
+    lrhost::io::write_file_atomic(dir / "policy_preprocessor.json", changed.dump(2));
+    return lrhost::test::error_of<lrhost::util::DataError>([&] { lrhost::policy::PolicyProcessors::load(dir.path); });
+  };
+  CHECK(with("padding_side", "left").find("'padding_side' must be \"right\"") != std::string::npos);
+  CHECK(with("padding", "do_not_pad").find("'padding'") != std::string::npos);
+  CHECK(with("max_length", 0).find("'max_length' must be a positive integer") != std::string::npos);
+  CHECK(with("add_special_tokens", true).find("unknown config key 'add_special_tokens'") != std::string::npos);
+  auto missing = pre;
+  missing["steps"][3]["config"].erase("tokenizer_name");
+  lrhost::io::write_file_atomic(dir / "policy_preprocessor.json", missing.dump(2));
+  CHECK(lrhost::test::error_of<lrhost::util::DataError>([&] { lrhost::policy::PolicyProcessors::load(dir.path); })
+            .find("no 'tokenizer_name'") != std::string::npos);
+}

@@ -184,8 +184,12 @@ PrefixInputs SmolVLAPolicy::prepare_inputs(const Batch& batch) {
       throw util::ConfigError("smolvla policy: camera '" + missing[i] + "' is missing from the batch",
                               "the policy has " + std::to_string(config_.empty_cameras) +
                                   " empty camera(s); give every camera or raise empty_cameras");
-    auto shape = use_cache ? prepare_image(last_image.narrow(0, 0, 1)).sizes().vec() : last_image.sizes().vec();
-    shape[0] = last_image.size(0);
+    // The prepared size: the resize box, or (without one) the camera's own size.
+    auto shape = last_image.sizes().vec();
+    if (auto size = config_.resize_height_width()) {
+      shape[2] = size->first;
+      shape[3] = size->second;
+    }
     inputs.images.push_back(torch::full(shape, -1.0, last_image.options()));
     inputs.image_features.emplace_back();
     inputs.image_masks.push_back(torch::zeros_like(inputs.image_masks.back()));
