@@ -513,7 +513,8 @@ int w_reset_peak_memory(lua_State* L) {
   });
 }
 
-// acc:fsdp_units() -> list of {name, type, numel, shard_numel} (nil under DDP).
+// acc:fsdp_units() -> list of {name, type, frozen, dtype, numel, shard_numel}, one per parameter
+// group of a wrap unit (nil under DDP).
 int w_fsdp_units(lua_State* L) {
   return lx_guard(L, "Accelerator:fsdp_units", [&] {
     auto* fsdp = check_accelerator(L, 1).fsdp();
@@ -524,11 +525,15 @@ int w_fsdp_units(lua_State* L) {
     const auto& units = fsdp->view().units;
     lua_createtable(L, static_cast<int>(units.size()), 0);
     for (std::size_t i = 0; i < units.size(); ++i) {
-      lua_createtable(L, 0, 4);
+      lua_createtable(L, 0, 6);
       lua_pushstring(L, units[i].name.c_str());
       lua_setfield(L, -2, "name");
       lua_pushstring(L, units[i].module_type.c_str());
       lua_setfield(L, -2, "type");
+      lua_pushboolean(L, units[i].frozen);
+      lua_setfield(L, -2, "frozen");
+      lua_pushstring(L, units[i].params.empty() ? "" : util::dtype_name(units[i].params.front().dtype).c_str());
+      lua_setfield(L, -2, "dtype");
       lua_pushnumber(L, static_cast<double>(units[i].numel()));
       lua_setfield(L, -2, "numel");
       lua_pushnumber(L, static_cast<double>(units[i].shard_numel()));

@@ -1,14 +1,16 @@
 // Lua binding of the module-level utilities: lr.manual_seed, lr.no_grad(fn), lr.clock(),
 // lr.set_num_threads / lr.num_threads, lr.version, lr.run_dir() (the job folder every rank shares)
-// lr.write_json(path, table) (atomic, parent folders created), lr.read_json(path) and lr.log.{debug,info,warn,error}
-// (through the rank-aware spdlog logger).
+// lr.write_json(path, table) (atomic, parent folders created), lr.read_json(path), lr.fast_paths{...}
+// and lr.log.{debug,info,warn,error} (through the rank-aware spdlog logger).
 #include <chrono>
 #include <cstdlib>
 
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
+#include "host/config/config_reader.hpp"
 #include "host/io/atomic_dir.hpp"
+#include "host/policy/fast_paths.hpp"
 #include "host/util/error.hpp"
 #include "host/util/profiler_trace.hpp"
 
@@ -116,6 +118,25 @@ int w_read_json(lua_State* L) {
   });
 }
 
+// lr.fast_paths([{fold_frozen_batch_norm =, channels_last =}]) -> the settings now in force, after
+// applying the table's (host/policy/fast_paths.hpp; unknown keys are errors).
+int w_fast_paths(lua_State* L) {
+  return lx_guard(L, "lr.fast_paths", [&] {
+    auto& paths = policy::fast_paths();
+    if (!lua_isnoneornil(L, 1)) {
+      lx_check_table(L, 1, "settings");
+      const auto settings = lx_to_json(L, 1, 1, "fast_paths");
+      config::ConfigReader reader(settings, "settings");
+      paths.fold_frozen_batch_norm = reader.boolean("fold_frozen_batch_norm", paths.fold_frozen_batch_norm);
+      paths.channels_last = reader.boolean("channels_last", paths.channels_last);
+      reader.reject_unknown();
+    }
+    lx_push_json(L, nlohmann::json{{"fold_frozen_batch_norm", paths.fold_frozen_batch_norm},
+                                   {"channels_last", paths.channels_last}});
+    return 1;
+  });
+}
+
 // The job's run folder (logs, errors), shared by every rank: the default home of checkpoints.
 int w_run_dir(lua_State* L) {
   return lx_guard(L, "lr.run_dir", [&] {
@@ -132,7 +153,7 @@ void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
                                 {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"write_json", w_write_json}, {"read_json", w_read_json},
-                                {"profile", w_profile},
+                                {"profile", w_profile}, {"fast_paths", w_fast_paths},
                                 {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);

@@ -5,6 +5,7 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #include <torch/csrc/utils/tensor_flatten.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -286,8 +287,10 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     // fp32 parameters so the loss scaler sees fp32 gradients.
     if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
     fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
-    std::size_t units = fsdp_->view().units.size();
-    spdlog::info("{}: {} unit(s), rank {} holds shard {}/{} of replica {}/{}", strategy(), units, rank(),
+    const auto& groups = fsdp_->view().units;
+    const auto frozen = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.frozen; });
+    spdlog::info("{}: {} parameter group(s) ({} frozen), rank {} holds shard {}/{} of replica {}/{}", strategy(),
+                 groups.size(), frozen, rank(),
                  fsdp_->view().shard_rank, fsdp_->view().shard_size, fsdp_->view().replicate_rank,
                  fsdp_->view().replicate_size);
   }

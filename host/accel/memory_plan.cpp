@@ -5,22 +5,33 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "host/accel/accelerator.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/util/error.hpp"
+#include "host/util/torch_names.hpp"
 
 namespace lrhost::accel {
 namespace {
 
-// Optimizer state bytes per fp32 parameter element: Adam's two moments (three with amsgrad's
-// running maximum), SGD's momentum buffer.
-int64_t optimizer_bytes_per_element(const std::string& kind, const nlohmann::json& options) {
+// Optimizer state tensors per parameter element, each in the parameter's dtype: Adam's two moments
+// (three with amsgrad's running maximum), SGD's momentum buffer.
+int64_t optimizer_moments(const std::string& kind, const nlohmann::json& options) {
   if (kind == "adam" || kind == "adamw")
-    return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 12 : 8;
+    return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 3 : 2;
   double momentum = options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
-  return momentum > 0 ? 4 : 0;
+  return momentum > 0 ? 1 : 0;
+}
+
+int64_t element_bytes(c10::ScalarType dtype) { return static_cast<int64_t>(c10::elementSize(dtype)); }
+
+// Bytes of a group's padded shard (per rank) and of its full parameters.
+int64_t shard_bytes(const dist::fsdp::UnitLayout& unit) {
+  int64_t bytes = 0;
+  for (const auto& p : unit.params) bytes += p.shard_numel() * element_bytes(p.dtype);
+  return bytes;
 }
 
 // One line on the policy's scheduler preset as the recipes apply it (total_steps = config.steps).
@@ -59,42 +70,57 @@ MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config
   MemoryPlan plan;
   plan.world_size = world_size;
   plan.effective_batch = accel.batch_size * world_size * accel.gradient_accumulation_steps;
+  plan.batch_size = accel.batch_size;
 
   // The optimizer as the policy recipes build it: the policy's preset with the recipe's table on top.
   auto options = nlohmann::json(policy.optimizer_preset());
   if (config.contains("optimizer") && config["optimizer"].is_object()) options.update(config["optimizer"]);
   plan.optimizer = options.value("type", std::string("adamw"));
   plan.lr = options.contains("lr") && options["lr"].is_number() ? options["lr"].get<double>() : 0;
-  const int64_t state_per_element = optimizer_bytes_per_element(plan.optimizer, options);
+  const int64_t moments = optimizer_moments(plan.optimizer, options);
 
-  int64_t frozen_bytes = 0;
+  int64_t trainable_bytes = 0, frozen_bytes = 0;
   for (const auto& p : policy.parameters()) {
     plan.parameters += p.numel();
-    if (p.requires_grad())
+    const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
+    if (p.requires_grad()) {
       plan.trainable += p.numel();
-    else
-      frozen_bytes += p.numel() * static_cast<int64_t>(p.element_size());
+      trainable_bytes += bytes;
+    } else {
+      frozen_bytes += bytes;
+    }
   }
   const int64_t shard = accel.fsdp() ? accel.dp_shard : world_size;
   plan.units = dist::fsdp::plan_unit_layouts(policy, accel.wrap_modules, static_cast<int>(shard));
-  const int64_t gathered_element = accel.mixed_precision == "bf16" && accel.fsdp() ? 2 : 4;
+  const bool bf16_gathers = accel.mixed_precision == "bf16" && accel.fsdp();
+  auto gathered_bytes = [&](const dist::fsdp::UnitLayout& unit) {
+    int64_t bytes = 0;
+    for (const auto& p : unit.params) bytes += p.numel() * (bf16_gathers ? 2 : element_bytes(p.dtype));
+    return bytes;
+  };
 
-  int64_t shard_elements = 0, root_elements = 0, largest_unit = 0;
+  // Per rank: shards of every group; gradients and optimizer state of the trainable ones. Gathered:
+  // the root unit, and per module (all its groups) the largest.
+  int64_t trainable_shard_bytes = 0, frozen_shard_bytes = 0, root_bytes = 0, all_gathered = 0;
+  std::map<std::string, int64_t> module_bytes;
   for (const auto& unit : plan.units) {
-    shard_elements += unit.shard_numel();
+    (unit.frozen ? frozen_shard_bytes : trainable_shard_bytes) += shard_bytes(unit);
+    all_gathered += gathered_bytes(unit);
     if (unit.module_type == "root")
-      root_elements = unit.numel();
+      root_bytes += gathered_bytes(unit);
     else
-      largest_unit = std::max(largest_unit, unit.numel());
+      module_bytes[unit.name] += gathered_bytes(unit);
   }
+  int64_t largest_unit = 0;
+  for (const auto& [name, bytes] : module_bytes) largest_unit = std::max(largest_unit, bytes);
 
-  StrategyMemory ddp{"ddp", 1, 4 * plan.trainable + frozen_bytes, 4 * plan.trainable, state_per_element * plan.trainable, 0};
+  StrategyMemory ddp{"ddp", 1, trainable_bytes + frozen_bytes, trainable_bytes, moments * trainable_bytes, 0};
   auto sharded = [&](const std::string& name, bool reshard) {
-    StrategyMemory m{name, shard, 4 * shard_elements + frozen_bytes, 4 * shard_elements, state_per_element * shard_elements,
-                     0};
+    StrategyMemory m{name, shard, trainable_shard_bytes + frozen_shard_bytes, trainable_shard_bytes,
+                     moments * trainable_shard_bytes, 0};
     // ZeRO-3: the root unit, the running unit and one prefetched unit; ZeRO-2: everything, between
     // forward and the end of backward.
-    m.peak_gathered_bytes = gathered_element * (reshard ? root_elements + 2 * largest_unit : plan.trainable);
+    m.peak_gathered_bytes = reshard ? root_bytes + 2 * largest_unit : all_gathered;
     return m;
   };
   std::string prefix = accel.fsdp() && accel.dp_replicate > 1 ? "hybrid " : "";
@@ -120,20 +146,24 @@ std::string render_memory_plan(const MemoryPlan& plan) {
   if (!plan.schedule.empty()) out << "  lr schedule: " << plan.schedule << "\n";
   // Units grouped by module type, in first-appearance order.
   std::vector<std::string> order;
-  std::map<std::string, std::pair<int64_t, int64_t>> by_type;  // count, elements
+  std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> by_type;  // count, elements, bytes
   for (const auto& unit : plan.units) {
-    if (!by_type.count(unit.module_type)) order.push_back(unit.module_type);
-    auto& [count, elements] = by_type[unit.module_type];
+    // e.g. "LlamaDecoderLayer frozen bfloat16"
+    std::string key = unit.module_type + (unit.frozen ? " frozen " : " ") +
+                      (unit.params.empty() ? "" : util::dtype_name(unit.params.front().dtype));
+    if (!by_type.count(key)) order.push_back(key);
+    auto& [count, elements, bytes] = by_type[key];
     ++count;
     elements += unit.numel();
+    bytes += unit.numel() * (unit.params.empty() ? 4 : element_bytes(unit.params.front().dtype));
   }
   out << "  wrap units (shard group of " << (plan.units.empty() ? 1 : plan.units.front().shard_size) << "):\n";
   for (const auto& type : order) {
-    auto [count, elements] = by_type[type];
+    auto [count, elements, bytes] = by_type[type];
     char line[160];
-    std::snprintf(line, sizeof line, "    %-40s %4lld x %12lld params  (%s fp32 each)\n", type.c_str(),
+    std::snprintf(line, sizeof line, "    %-40s %4lld x %12lld params  (%s each)\n", type.c_str(),
                   static_cast<long long>(count), static_cast<long long>(elements / count),
-                  mib(4 * elements / count).c_str());
+                  mib(bytes / count).c_str());
     out << line;
   }
   out << "  per rank, between steps (parameters + gradients + optimizer state) and peak gathered parameters:\n";
@@ -146,6 +176,13 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                   mib(s.peak_gathered_bytes).c_str(), i == 0 ? "   <- this config" : "");
     out << line;
   }
+  if (plan.activation_bytes_per_sample >= 0) {
+    out << "  activations: " << mib(plan.activation_bytes_per_sample) << " per sample";
+    if (plan.batch_size > 0)
+      out << ", " << mib(plan.activation_bytes_per_sample * plan.batch_size) << " per rank at batch " << plan.batch_size;
+    out << "\n    (measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes; bf16 autocast "
+           "roughly halves it)\n";
+  }
   out << "  (activations and the allocator's cache come on top; measured: acc:memory_stats(opt))\n";
   return out.str();
 }
@@ -157,12 +194,19 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["optimizer"] = plan.optimizer;
   json["lr"] = plan.lr;
   json["effective_batch"] = plan.effective_batch;
+  json["batch_size"] = plan.batch_size;
+  json["activation_bytes_per_sample"] = plan.activation_bytes_per_sample;
   json["parameters"] = plan.parameters;
   json["trainable"] = plan.trainable;
   json["schedule"] = plan.schedule;
   auto units = nlohmann::ordered_json::array();
   for (const auto& unit : plan.units)
-    units.push_back({{"name", unit.name}, {"type", unit.module_type}, {"numel", unit.numel()}, {"shard_numel", unit.shard_numel()}});
+    units.push_back({{"name", unit.name},
+                     {"type", unit.module_type},
+                     {"frozen", unit.frozen},
+                     {"dtype", unit.params.empty() ? "" : util::dtype_name(unit.params.front().dtype)},
+                     {"numel", unit.numel()},
+                     {"shard_numel", unit.shard_numel()}});
   json["units"] = units;
   auto strategies = nlohmann::ordered_json::array();
   for (const auto& s : plan.strategies)

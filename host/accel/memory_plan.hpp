@@ -3,7 +3,8 @@
 // DDP, ZeRO-2 and ZeRO-3 (and hybrid sharding when the config asks for it), the peak of gathered
 // parameters, the effective batch and the lr. The persistent figures use the same padded shard
 // sizes as the FSDP engine, so they equal what acc:memory_stats(opt) measures after a step
-// (parameters and gradients in fp32; Adam/AdamW keep two fp32 moments, SGD with momentum one).
+// (parameters, gradients and optimizer state in each parameter's dtype; Adam/AdamW keep two
+// moments, SGD with momentum one). FSDP shards frozen parameters too; DDP keeps them whole.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -31,9 +32,14 @@ struct MemoryPlan {
   std::string optimizer;            // "adamw", "adam", "sgd"
   double lr = 0;
   int64_t effective_batch = 0;      // batch_size x ranks x accumulation (0: no batch_size)
+  int64_t batch_size = 0;           // per rank and micro-step (0: none in the config)
+  // Activations one sample keeps alive from forward to backward, measured by the caller
+  // (policy/activation_probe.hpp); -1: not measured.
+  int64_t activation_bytes_per_sample = -1;
   int64_t parameters = 0;           // all parameters
   int64_t trainable = 0;
-  std::vector<dist::fsdp::UnitLayout> units;  // for the selected (or, under DDP, world-size) shard group
+  // Parameter groups of the wrap units, for the selected (or, under DDP, world-size) shard group.
+  std::vector<dist::fsdp::UnitLayout> units;
   std::vector<StrategyMemory> strategies;     // the selected one first
   // The learning-rate schedule of the policy's preset for the config's `steps` (empty: none), e.g.
   // SmolVLA's cosine decay with LeRobot's shrinking of warmup and decay for short runs.

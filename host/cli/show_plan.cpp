@@ -5,12 +5,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <spdlog/spdlog.h>
 
 #include "host/accel/memory_plan.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/atomic_dir.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/synthetic_push.hpp"
+#include "host/policy/activation_probe.hpp"
 #include "host/policy/policy_features.hpp"
 #include "host/policy/registry.hpp"
 
@@ -39,6 +41,13 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     policy = policy::create_policy(table, features);
   }
   auto plan = accel::make_memory_plan(*policy, config, world_size);
+  try {
+    plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;
+  } catch (const std::exception& error) {
+    // The plan stands without it; say why the line is missing.
+    spdlog::warn("show: activations per sample not measured: the policy's forward refused an example batch: {}",
+                 error.what());
+  }
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
     io::write_file_atomic(file, shown.json.dump(2));

@@ -1,6 +1,7 @@
 // The memory plan part of `lrhost show`: for a recipe whose config has a `policy` table, builds that
 // policy on the CPU for the dataset's features (config.dataset.root, or the built-in dataset when it
-// is empty or absent) and renders accel::MemoryPlan for the planned world size. Nothing touches a GPU
+// is empty or absent) and renders accel::MemoryPlan for the planned world size, with the activations
+// per sample measured by two training forwards on the CPU (policy/activation_probe.hpp). Nothing touches a GPU
 // and no process group starts. When LRHOST_PLAN_JSON names a file, the plan is also written there as
 // JSON (tests compare it with what training measures). `show --json` puts the config and the plan
 // into one JSON document, the only thing written to stdout.

@@ -1,10 +1,13 @@
 // The fused Adam/AdamW step: per parameter, LibTorch's state handling and scalar coefficients, then
-// one parallel loop over the elements that performs LibTorch's operations in LibTorch's order.
+// on CPU one parallel loop over the elements that performs LibTorch's operations in LibTorch's
+// order, on CUDA one multi-tensor launch of ATen's fused kernel per parameter group.
 #include "host/optim/fused_adam.hpp"
 
 #include <ATen/Parallel.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 namespace lrhost::optim {
 namespace {
@@ -18,6 +21,14 @@ struct Coefficients {
 bool can_fuse(const torch::Tensor& p) {
   return p.device().is_cpu() && p.scalar_type() == torch::kFloat32 && p.is_contiguous() && !p.is_sparse() &&
          p.grad().scalar_type() == torch::kFloat32 && p.grad().is_contiguous() && !p.grad().is_sparse();
+}
+
+// ATen's CUDA kernel (what torch.optim.AdamW(fused=True) runs): floating point, dense, the gradient
+// in the parameter's dtype.
+bool can_fuse_cuda(const torch::Tensor& p) {
+  return p.is_cuda() && p.is_floating_point() && !p.is_sparse() && p.is_contiguous() &&
+         p.grad().scalar_type() == p.scalar_type() && p.grad().device() == p.device() && !p.grad().is_sparse() &&
+         p.grad().is_contiguous();
 }
 
 template <bool Decoupled>
@@ -40,15 +51,50 @@ void update(float* p, const float* g, float* m, float* v, int64_t n, const Coeff
   });
 }
 
+// One parameter group's CUDA parameters, updated by one call of ATen's fused kernel. The kernel
+// reads each parameter's step count from a tensor; LibTorch's state keeps it as an integer (what
+// checkpoints save), so parameters of the group that share a step share one device scalar.
+struct CudaBatch {
+  std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+  std::map<int64_t, torch::Tensor> step_tensors;
+
+  void add(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& exp_avg,
+           const torch::Tensor& exp_avg_sq, int64_t step) {
+    auto& step_tensor = step_tensors[step];
+    if (!step_tensor.defined())
+      step_tensor = torch::full({}, static_cast<double>(step), torch::TensorOptions(torch::kFloat32).device(p.device()));
+    params.push_back(p);
+    grads.push_back(grad);
+    exp_avgs.push_back(exp_avg);
+    exp_avg_sqs.push_back(exp_avg_sq);
+    steps.push_back(step_tensor);
+  }
+
+  void step(bool decoupled, double lr, double beta1, double beta2, double weight_decay, double eps) {
+    if (params.empty()) return;
+    if (decoupled)
+      at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, lr, beta1, beta2, weight_decay, eps,
+                        /*amsgrad=*/false, /*maximize=*/false);
+    else
+      at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, lr, beta1, beta2, weight_decay, eps,
+                       /*amsgrad=*/false, /*maximize=*/false);
+  }
+};
+
 }  // namespace
 
 bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_decay) {
+  bool cpu = true, cuda = true;
   for (auto& group : optimizer.param_groups()) {
     const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
     if (options.amsgrad()) return false;
-    for (const auto& p : group.params())
-      if (p.grad().defined() && !can_fuse(p)) return false;
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      cpu = cpu && can_fuse(p);
+      cuda = cuda && can_fuse_cuda(p);
+    }
   }
+  if (!cpu && !cuda) return false;
   torch::NoGradGuard no_grad;
   for (auto& group : optimizer.param_groups()) {
     // AdamOptions and AdamWOptions have the same accessors; read them through the right type.
@@ -60,6 +106,7 @@ bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_d
       const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
       lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(), weight_decay = o.weight_decay();
     }
+    CudaBatch cuda_batch;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       auto key = p.unsafeGetTensorImpl();
@@ -86,6 +133,10 @@ bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_d
       auto grad = p.grad();
       auto& exp_avg = state.exp_avg();
       auto& exp_avg_sq = state.exp_avg_sq();
+      if (!cpu) {
+        cuda_batch.add(p, grad, exp_avg, exp_avg_sq, state.step());
+        continue;
+      }
       if (!exp_avg.is_contiguous() || !exp_avg_sq.is_contiguous()) {
         exp_avg = exp_avg.contiguous();
         exp_avg_sq = exp_avg_sq.contiguous();
@@ -98,6 +149,7 @@ bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_d
         update<false>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(),
                       c, weight_decay != 0);
     }
+    cuda_batch.step(decoupled_weight_decay, lr, beta1, beta2, weight_decay, eps);
   }
   return true;
 }

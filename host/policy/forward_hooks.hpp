@@ -1,7 +1,8 @@
 // Forward hooks on module instances, the C++ stand-in for PyTorch's module hooks (LibTorch modules
 // have none). FSDP (host/dist/fsdp) installs hooks on its wrap units and on the policy (root unit):
 // pre_forward gathers the unit's parameters, post_forward may reshard them and registers
-// pre-backward hooks on the outputs. A module type takes part by running its forward body through
+// pre-backward hooks on the outputs and, for frozen parameters, hooks on the inputs' gradients
+// that tell when the unit's backward is over. A module type takes part by running its forward body through
 // hooked_forward(*this, ...) and registering its type name with register_hookable_module_type, so
 // FSDP can refuse to wrap a type whose forward would never call it. Without installed hooks,
 // hooked_forward costs one hash lookup.
@@ -11,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace lrhost::policy {
@@ -20,7 +22,9 @@ class ForwardHooks {
   virtual ~ForwardHooks() = default;
   virtual void pre_forward() = 0;
   // `outputs`: the tensors the forward returned (those requiring grad get pre-backward hooks).
-  virtual void post_forward(const std::vector<torch::Tensor>& outputs) = 0;
+  // `inputs`: the tensors the forward read that may carry a gradient (empty when the call site
+  // names none): once their gradients are computed, the unit's backward is over.
+  virtual void post_forward(const std::vector<torch::Tensor>& inputs, const std::vector<torch::Tensor>& outputs) = 0;
 };
 
 // Installs (or, with null, removes) the hooks of one module instance.
@@ -40,17 +44,23 @@ inline void collect_outputs(const std::vector<torch::Tensor>& tensors, std::vect
   out.insert(out.end(), tensors.begin(), tensors.end());
 }
 
-// Runs `body` (the module's forward) between its installed hooks.
+// Runs `body` (the module's forward, reading `inputs`) between its installed hooks.
 template <class Body>
-auto hooked_forward(const torch::nn::Module& module, Body&& body) -> decltype(body()) {
+auto hooked_forward(const torch::nn::Module& module, const std::vector<torch::Tensor>& inputs, Body&& body)
+    -> decltype(body()) {
   ForwardHooks* hooks = forward_hooks(module);
   if (hooks == nullptr) return body();
   hooks->pre_forward();
   auto result = body();
   std::vector<torch::Tensor> outputs;
   collect_outputs(result, outputs);
-  hooks->post_forward(outputs);
+  hooks->post_forward(inputs, outputs);
   return result;
+}
+
+template <class Body>
+auto hooked_forward(const torch::nn::Module& module, Body&& body) -> decltype(body()) {
+  return hooked_forward(module, {}, std::forward<Body>(body));
 }
 
 }  // namespace lrhost::policy

@@ -220,16 +220,16 @@ function M.run(lr, cfg)
     sched_cfg.total_steps = cfg.steps
     sched = lr.optim.scheduler(opt, sched_cfg)
   end
-  policy, opt = acc:prepare(policy, opt)
-
   local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
   if cfg.policy.cache_vision_features then
     -- SmolVLA: the frozen vision tower's output per (camera, frame), shared by the ranks and kept
-    -- with the run (reused across epochs and resumes); refused with augmentation.
+    -- with the run (reused across epochs and resumes); refused with augmentation. Before prepare:
+    -- the cache fingerprints the tower's weights, which FSDP shards.
     local transforms = cfg.dataset.image_transforms
-    acc:unwrap(policy):enable_vision_cache(output_dir .. "/cache/vision_features", train,
-                                           { augmentation = transforms ~= nil and transforms.enable == true })
+    policy:enable_vision_cache(output_dir .. "/cache/vision_features", train,
+                               { augmentation = transforms ~= nil and transforms.enable == true })
   end
+  policy, opt = acc:prepare(policy, opt)
   local loader = acc:loader(train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
                                      drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
   local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,

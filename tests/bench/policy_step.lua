@@ -6,10 +6,16 @@
 -- `steps` timed steps after `warmup` untimed ones (wall, and the process CPU time of all threads,
 -- less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
 -- modeling code, same configuration, batch and loop); image=HxW shrinks the camera on both sides.
+-- fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by default). The
+-- per-phase means (forward, backward, optimizer = clip + step + zero_grad) follow the total; on a
+-- GPU they are host-side times unless the phase waits for the device.
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
---          [steps=5] [warmup=2] [device=cuda]
+--          [steps=5] [warmup=2] [device=cuda] [fast_paths=on]
 local lr = require "lrhost"
-local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0 }
+local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0,
+                        fast_paths = "off" }
+assert(cfg.fast_paths == "on" or cfg.fast_paths == "off", "fast_paths must be on or off")
+if cfg.fast_paths == "on" then lr.fast_paths { fold_frozen_batch_norm = true, channels_last = true } end
 
 local REFERENCE = {
   act = { state = 14, action = 14, h = 480, w = 640 },
@@ -52,20 +58,30 @@ options.type, options.grad_clip_norm = nil, nil
 local opt = lr.optim[kind](policy, options)
 
 local loss
+local phases = { forward = 0, backward = 0, optimizer = 0 }
 local function step()
+  local t0 = lr.clock()
   loss = policy:forward(batch)
+  local t1 = lr.clock()
   loss:backward()
+  local t2 = lr.clock()
   opt:clip_grad_norm(clip)
   opt:step()
   opt:zero_grad()
+  local t3 = lr.clock()
+  phases.forward, phases.backward = phases.forward + t1 - t0, phases.backward + t2 - t1
+  phases.optimizer = phases.optimizer + t3 - t2
 end
 for _ = 1, cfg.warmup do step() end
 loss:item()  -- synchronizes a GPU run
+phases = { forward = 0, backward = 0, optimizer = 0 }
 local start, cpu_start = lr.clock(), os.clock()
 for _ = 1, cfg.steps do step() end
 local last = loss:item()
 local elapsed, cpu = lr.clock() - start, os.clock() - cpu_start
-print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, %d params, %s: %.1f ms/step "
-                    .. "(mean of %d after %d warm-up; process CPU %.1f ms/step; last loss %.4f)", cfg.policy, b, h, w,
-                    lr.num_threads(), cfg.device, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
-                    cfg.warmup, 1000 * cpu / cfg.steps, last))
+print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, %d params, %s: "
+                    .. "%.1f ms/step (mean of %d after %d warm-up; process CPU %.1f ms/step; last loss %.4f); "
+                    .. "forward %.1f, backward %.1f, optimizer %.1f ms", cfg.policy, b, h, w, lr.num_threads(),
+                    cfg.device, cfg.fast_paths, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
+                    cfg.warmup, 1000 * cpu / cfg.steps, last, 1000 * phases.forward / cfg.steps,
+                    1000 * phases.backward / cfg.steps, 1000 * phases.optimizer / cfg.steps))

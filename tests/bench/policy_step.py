@@ -108,19 +108,29 @@ def main() -> int:
     params = [p for p in policy.parameters() if p.requires_grad]
     cuda = args.device.startswith("cuda")
 
+    phases = dict(forward=0.0, backward=0.0, optimizer=0.0)
+
     def step():
+        t0 = time.perf_counter()
         with torch.autocast(device_type="cuda" if cuda else "cpu", dtype=torch.bfloat16, enabled=args.bf16):
             loss, _ = policy.forward(batch)
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(params, clip, error_if_nonfinite=False)
         opt.step()
         opt.zero_grad()
+        t3 = time.perf_counter()
+        phases["forward"] += t1 - t0
+        phases["backward"] += t2 - t1
+        phases["optimizer"] += t3 - t2
         return loss
 
     for _ in range(args.warmup):
         step()
     if cuda:
         torch.cuda.synchronize()
+    phases.update(forward=0.0, backward=0.0, optimizer=0.0)
     start, cpu_start = time.perf_counter(), time.process_time()
     for _ in range(args.steps):
         loss = step()
@@ -132,7 +142,8 @@ def main() -> int:
     print(f"python {args.policy} step: batch {args.batch_size}, image {image[0]}x{image[1]}, threads "
           f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}, {n_params} params, "
           f"{opt_name}: {1000 * elapsed / args.steps:.1f} ms/step (mean of {args.steps} after {args.warmup} warm-up; "
-          f"process CPU {1000 * cpu / args.steps:.1f} ms/step; last loss {loss.item():.4f})")
+          f"process CPU {1000 * cpu / args.steps:.1f} ms/step; last loss {loss.item():.4f}); "
+          + ", ".join(f"{k} {1000 * v / args.steps:.1f}" for k, v in phases.items()) + " ms")
     return 0
 
 

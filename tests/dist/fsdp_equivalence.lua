@@ -6,8 +6,8 @@
 -- gathers the shards (a collective). policy=mlp (every linear layer a unit, no root unit) or
 -- policy=act (a small ACT on random batches: encoder/decoder layers are units, the backbone,
 -- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic), or
--- policy=diffusion (residual blocks are units), or policy=smolvla (the expert's decoder layers are
--- units; the frozen VLM is not sharded and gets no gradient).
+-- policy=diffusion (residual blocks are units), or policy=smolvla (the decoder layers and the vision
+-- tower are units; the frozen VLM is sharded too, without gradients or optimizer state).
 -- Tolerance: elementwise |fsdp - reference| <= atol + rtol |reference|, fp32 (rtol 1e-5, atol 1e-7).
 -- Also checks the ZeRO-3 memory bound: persistent bytes per rank <= total / N + the largest unit.
 local lr = require "lrhost"
@@ -78,9 +78,9 @@ elseif cfg.policy == "act" or cfg.policy == "diffusion" then
     return slice
   end
 elseif cfg.policy == "smolvla" then
-  -- A tiny SmolVLA on the VLM folder shipped for the CPU recipe: the expert's decoder layers are units,
-  -- the heads the root unit, the frozen VLM stays whole on every rank. Batches carry language tokens
-  -- and the flow-matching noise and time, so every run sees the same inputs.
+  -- A tiny SmolVLA on the VLM folder shipped for the CPU recipe: the decoder layers and the vision
+  -- tower are units, the heads and embeddings the root unit; the frozen VLM is sharded too. Batches
+  -- carry language tokens and the flow-matching noise and time, so every run sees the same inputs.
   local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
   local features = { inputs = { ["observation.state"] = { 3 }, ["observation.images.top"] = { 3, 32, 32 } },
                      outputs = { action = { 2 } } }
@@ -188,26 +188,44 @@ if cfg.policy ~= "mlp" then
   replicated:train()
 end
 
--- Memory: parameters + gradients + optimizer state this rank keeps between steps.
+-- Memory: parameters + gradients + optimizer state this rank keeps between steps: fp32 parameter,
+-- gradient and two Adam moments for trainable groups (16 bytes per element), the parameter alone
+-- for frozen ones (SmolVLA's VLM), all sharded.
 local units = acc:fsdp_units()
-local total, largest = 0, 0
+local total, largest, frozen_total, frozen_largest = 0, 0, 0, 0
 for _, unit in ipairs(units) do
-  total = total + unit.numel
-  largest = math.max(largest, unit.numel)
-end
-local persistent = mem.parameter_bytes + mem.gradient_bytes + mem.optimizer_bytes
--- fp32 parameter, gradient and two Adam moments: 16 bytes per element; frozen parameters (SmolVLA's
--- VLM) are not sharded: each rank keeps them whole, without gradients or optimizer state.
-local frozen_bytes = 0
-for _, row in ipairs(sharded:weight_table()) do
-  if row.parameter and not row.trainable then
-    frozen_bytes = frozen_bytes + row.numel * ((row.dtype == "bfloat16" or row.dtype == "float16") and 2 or 4)
+  if unit.frozen then
+    local bytes = unit.numel * ((unit.dtype == "bfloat16" or unit.dtype == "float16") and 2 or 4)
+    frozen_total = frozen_total + bytes
+    frozen_largest = math.max(frozen_largest, bytes)
+  else
+    total = total + unit.numel
+    largest = math.max(largest, unit.numel)
   end
 end
-local bound = 16 * (total / acc.world_size + largest) + frozen_bytes
+local frozen_params = 0
+for _, row in ipairs(replicated:weight_table()) do  -- unsharded sizes
+  if row.parameter and not row.trainable then frozen_params = frozen_params + row.numel end
+end
+local in_frozen_groups = 0
+for _, unit in ipairs(units) do if unit.frozen then in_frozen_groups = in_frozen_groups + unit.numel end end
+assert(in_frozen_groups == frozen_params, string.format("frozen parameters outside FSDP's groups: %d of %d sharded",
+                                                        in_frozen_groups, frozen_params))
+-- Between steps every group, frozen ones included, is back to its shard: the gathered storage is freed.
+local shard_bytes = 0
+for _, unit in ipairs(units) do
+  shard_bytes = shard_bytes + unit.shard_numel * ((unit.dtype == "bfloat16" or unit.dtype == "float16") and 2 or 4)
+end
+if mem.parameter_bytes ~= shard_bytes then
+  error(string.format("rank %d holds %d bytes of parameters after the step, its shards are %d bytes: gathered "
+                      .. "storage was not freed", r, mem.parameter_bytes, shard_bytes))
+end
+local persistent = mem.parameter_bytes + mem.gradient_bytes + mem.optimizer_bytes
+local bound = 16 * (total / acc.world_size + largest) + frozen_total / acc.world_size + frozen_largest
 if cfg.reshard_after_forward and cfg.dp_replicate == 1 and persistent > bound then
   error(string.format("ZeRO-3 memory: %d bytes of parameters, gradients and optimizer state on rank %d exceed "
-                      .. "16 x (total/N + largest unit) = %d bytes", persistent, r, bound))
+                      .. "16 x (trainable/N + largest unit) + frozen/N + largest frozen group = %d bytes",
+                      persistent, r, bound))
 end
 
 if r == 0 and cfg.policy == "diffusion" then

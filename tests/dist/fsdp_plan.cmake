@@ -8,7 +8,7 @@ lrhost_dist_case(fsdp_plan_show_act_ddp --max-seconds 30
   --match "^}$"
   --match "^plan for 2 rank\\(s\\): ddp$"
   --match "effective batch 16$"
-  --match "^    ACTEncoderLayer +2 x +33472 params"
+  --match "^    ACTEncoderLayer float32 +2 x +33472 params"
   --match "^    ddp +/1 +params .*<- this config$"
   --match "^    zero-3 +/2 +params "
   --match "^    zero-2 +/2 +params "

@@ -24,9 +24,14 @@ lrhost_dist_case(gpu_fsdp_act_zero2_gloo_two_ranks --match "fsdp equivalence ok:
 lrhost_dist_case(gpu_fsdp_act_zero3_gloo_two_ranks --match "fsdp equivalence ok: act, fsdp zero-3"
   -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd rtol=1e-4 atol=1e-6
      single_rtol=5e-2 single_atol=1e-3)
+# SmolVLA: frozen VLM and vision tower sharded too (gathered, freed after the backward through them).
+lrhost_dist_case(gpu_fsdp_smolvla_zero3_gloo_two_ranks --match "fsdp equivalence ok: smolvla, fsdp zero-3"
+  -- --nproc 2 --device cuda --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd rtol=1e-4
+     atol=1e-6 single_rtol=5e-2 single_atol=1e-3)
 lrhost_dist_case(gpu_fsdp_bf16_one_rank --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 1 x dp_replicate 1\\)"
   -- --gpus 1 --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)
 set_property(TEST dist.gpu_fsdp_zero3_gloo_two_ranks dist.gpu_fsdp_act_zero2_gloo_two_ranks
-             dist.gpu_fsdp_act_zero3_gloo_two_ranks APPEND PROPERTY ENVIRONMENT "LRHOST_BACKEND=gloo")
+             dist.gpu_fsdp_act_zero3_gloo_two_ranks dist.gpu_fsdp_smolvla_zero3_gloo_two_ranks APPEND PROPERTY ENVIRONMENT "LRHOST_BACKEND=gloo")
 set_tests_properties(dist.gpu_fsdp_zero3_gloo_two_ranks dist.gpu_fsdp_act_zero2_gloo_two_ranks
-                     dist.gpu_fsdp_act_zero3_gloo_two_ranks dist.gpu_fsdp_bf16_one_rank PROPERTIES LABELS gpu)
+                     dist.gpu_fsdp_act_zero3_gloo_two_ranks dist.gpu_fsdp_smolvla_zero3_gloo_two_ranks
+                     dist.gpu_fsdp_bf16_one_rank PROPERTIES LABELS gpu)

@@ -11,6 +11,7 @@
 using lrhost::dist::fsdp::find_wrap_units;
 using lrhost::dist::fsdp::make_param_spec;
 using lrhost::dist::fsdp::make_unit_layout;
+using lrhost::dist::fsdp::param_groups;
 using lrhost::dist::fsdp::plan_unit_layouts;
 using lrhost::dist::fsdp::shard_of;
 using lrhost::dist::fsdp::unshard;
@@ -114,9 +115,51 @@ TEST_CASE("fsdp wrap units: the policy's declared types, the root unit, and reci
   REQUIRE(layouts.size() == 3);
   CHECK(layouts[0].params[0].rows_per_rank == 4);  // 7 rows over 2 ranks
 
-  // Frozen parameters stay out of the units (they are not sharded).
+  // Frozen parameters are sharded too, in groups of their own.
   for (auto& p : mlp->parameters()) p.set_requires_grad(false);
-  CHECK(find_wrap_units(*mlp, {}).empty());
+  auto frozen = find_wrap_units(*mlp, {});
+  REQUIRE(frozen.size() == 3);
+  auto groups = param_groups(frozen[0]);
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].frozen);
+  CHECK(groups[0].params.size() == 2);
+  auto frozen_layouts = plan_unit_layouts(*mlp, {}, 2);
+  REQUIRE(frozen_layouts.size() == 3);
+  CHECK(frozen_layouts[0].frozen);
+}
+
+TEST_CASE("fsdp parameter groups: trainable before frozen, one per dtype, in order of first appearance") {
+  auto mlp = small_mlp();
+  auto units = find_wrap_units(*mlp, {});
+  REQUIRE(units.size() == 3);
+  {
+    torch::NoGradGuard no_grad;
+    // layers.0: weight bf16 and trainable, bias fp32 and frozen.
+    units[0].params[0].second.set_data(units[0].params[0].second.to(torch::kBFloat16));
+  }
+  units[0].params[1].second.set_requires_grad(false);
+  auto groups = param_groups(units[0]);
+  REQUIRE(groups.size() == 2);
+  CHECK(!groups[0].frozen);
+  CHECK(groups[0].params.at(0).first == "layers.0.weight");
+  CHECK(groups[1].frozen);
+  CHECK(groups[1].params.at(0).first == "layers.0.bias");
+
+  // layers.1: both trainable, two dtypes -> two trainable groups; the layouts follow the groups.
+  {
+    torch::NoGradGuard no_grad;
+    units[1].params[1].second.set_data(units[1].params[1].second.to(torch::kBFloat16));
+  }
+  auto mixed = param_groups(units[1]);
+  REQUIRE(mixed.size() == 2);
+  CHECK((mixed[0].params.at(0).second.scalar_type() == torch::kFloat32));
+  CHECK((mixed[1].params.at(0).second.scalar_type() == torch::kBFloat16));
+  CHECK(!mixed[1].frozen);
+  auto layouts = plan_unit_layouts(*mlp, {}, 2);
+  REQUIRE(layouts.size() == 5);  // 2 + 2 + 1
+  CHECK(layouts[1].frozen);
+  CHECK(layouts[1].name == "layers.0");
+  CHECK((layouts[3].params.at(0).dtype == torch::kBFloat16));
 }
 
 TEST_CASE("fsdp wrap units: refusals name the policy's module types") {

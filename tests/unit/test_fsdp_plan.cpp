@@ -138,16 +138,36 @@ TEST_CASE("fsdp plan: DDP selected, hybrid naming, frozen parameters in full on 
   CHECK(hybrid.strategies[0].parameter_bytes == 4 * 50);  // shards of a 2-rank group, not 4
   CHECK(hybrid.effective_batch == 16);
 
-  // The last layer frozen: it leaves the units and counts in full (fp32) on every rank.
+  // The last layer frozen: FSDP shards it too (10 padded elements per rank), without gradients or
+  // optimizer state; DDP keeps it whole.
   for (auto& [name, param] : lrhost::dist::fsdp::find_wrap_units(*mlp, {}).back().params) param.set_requires_grad(false);
   auto frozen = make_memory_plan(*mlp, fsdp_config(2), 2);
   CHECK(frozen.trainable == 74);
-  CHECK(frozen.units.size() == 2);
+  REQUIRE(frozen.units.size() == 3);
+  CHECK(frozen.units[2].frozen);
   auto zero3 = strategy(frozen, "zero-3");
-  CHECK(zero3.parameter_bytes == 4 * (24 + 16) + 4 * 15);
+  CHECK(zero3.parameter_bytes == 4 * (24 + 16) + 4 * 10);
   CHECK(zero3.gradient_bytes == 4 * (24 + 16));
   CHECK(zero3.optimizer_bytes == 8 * (24 + 16));
   CHECK(strategy(frozen, "ddp").parameter_bytes == 4 * 89);
+  CHECK(strategy(frozen, "ddp").gradient_bytes == 4 * 74);
+
+  // A bf16 layer counts 2 bytes per element for its parameters, gradients and optimizer state.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [name, param] : lrhost::dist::fsdp::find_wrap_units(*mlp, {}).front().params)
+      param.set_data(param.to(torch::kBFloat16));
+  }
+  auto bf16 = make_memory_plan(*mlp, fsdp_config(2), 2);
+  auto bf16_zero3 = strategy(bf16, "zero-3");
+  CHECK(bf16_zero3.parameter_bytes == 2 * 24 + 4 * 16 + 4 * 10);
+  CHECK(bf16_zero3.gradient_bytes == 2 * 24 + 4 * 16);
+  CHECK(bf16_zero3.optimizer_bytes == 2 * (2 * 24 + 4 * 16));
+  CHECK(strategy(bf16, "ddp").parameter_bytes == 2 * 42 + 4 * 47);
+  // The text form names each group's type, frozen or not, and dtype.
+  auto text = lrhost::accel::render_memory_plan(bf16);
+  CHECK(text.find("MlpLinear bfloat16") != std::string::npos);
+  CHECK(text.find("MlpLinear frozen float32") != std::string::npos);
 }
 
 TEST_CASE("fsdp plan: text and JSON forms") {

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <map>
 #include <set>
 
 #include "host/io/safetensors.hpp"
@@ -15,6 +16,7 @@
 #include "host/policy/act/act_policy.hpp"
 #include "host/policy/act/act_sinusoid.hpp"
 #include "host/policy/act/act_temporal_ensembler.hpp"
+#include "host/policy/fast_paths.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/vision/resnet18.hpp"
 #include "host/util/error.hpp"
@@ -377,6 +379,53 @@ TEST_CASE("act forward and backward: shapes, finite loss, gradients everywhere, 
   }
   auto chunk = policy->predict_action_chunk(batch);
   CHECK((chunk.sizes() == Shape{3, 5, 4}));
+}
+
+// Loss and gradients of one training step (dropout 0, the VAE's sample drawn from a fixed seed).
+std::pair<double, std::map<std::string, torch::Tensor>> loss_and_grads(ACTPolicy& policy, const Batch& batch) {
+  policy.zero_grad();
+  torch::manual_seed(7);
+  auto loss = policy.forward(batch).loss;
+  loss.backward();
+  std::map<std::string, torch::Tensor> grads;
+  for (const auto& item : policy.named_parameters()) grads[item.key()] = item.value().grad().clone();
+  return {loss.item<double>(), grads};
+}
+
+TEST_CASE("act fast paths (folded frozen batch norm, channels-last trunk) equal the plain path up to rounding") {
+  torch::manual_seed(0);
+  auto policy = make_act(tiny(), make_features(6, 0, 1, 4, {3, 96, 128}));
+  policy->train();
+  {
+    // Frozen statistics far from identity, as in an ImageNet backbone.
+    torch::NoGradGuard no_grad;
+    for (auto& item : policy->named_buffers()) {
+      const auto& key = item.key();
+      if (key.find("backbone") == std::string::npos) continue;
+      auto& b = item.value();
+      if (key.ends_with("running_var") || key.ends_with(".weight")) b.uniform_(0.5, 2.0);
+      if (key.ends_with("running_mean") || key.ends_with(".bias")) b.normal_(0.0, 0.2);
+    }
+  }
+  auto batch = make_batch(*policy, 2);
+  auto& paths = lrhost::policy::fast_paths();
+  const auto saved = paths;
+  paths = {false, false};
+  auto [plain_loss, plain_grads] = loss_and_grads(*policy, batch);
+  for (auto setting : {lrhost::policy::FastPaths{true, false}, lrhost::policy::FastPaths{false, true},
+                       lrhost::policy::FastPaths{true, true}}) {
+    paths = setting;
+    INFO("fold " << setting.fold_frozen_batch_norm << ", channels_last " << setting.channels_last);
+    auto [loss, grads] = loss_and_grads(*policy, batch);
+    CHECK(std::abs(loss - plain_loss) <= 1e-5 * std::abs(plain_loss));
+    for (const auto& [name, want] : plain_grads) {
+      INFO(name);
+      // fp32 rounding of a different summation order: relative to the tensor's largest entry.
+      const double scale = want.abs().max().item<double>() + 1e-12;
+      CHECK((grads.at(name) - want).abs().max().item<double>() <= 1e-4 * scale);
+    }
+  }
+  paths = saved;
 }
 
 TEST_CASE("act loss parts equal the masked L1 and the KL divergence computed independently") {

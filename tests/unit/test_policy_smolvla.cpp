@@ -13,6 +13,7 @@
 
 #include "host/nn/image_preprocess.hpp"
 #include "host/optim/scheduler.hpp"
+#include "host/policy/activation_probe.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/smolvla/flow_matching_model.hpp"
@@ -512,4 +513,18 @@ TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refu
   lrhost::io::write_file_atomic(dir / "policy_preprocessor.json", missing.dump(2));
   CHECK(lrhost::test::error_of<lrhost::util::DataError>([&] { lrhost::policy::PolicyProcessors::load(dir.path); })
             .find("no 'tokenizer_name'") != std::string::npos);
+}
+
+TEST_CASE("smolvla: the activation probe's example batch carries language tokens, and each sample costs memory") {
+  lrhost::test::TempDir dir("smolvla_probe");
+  auto policy = tiny_policy(write_vlm(dir, false));
+  auto batch = lrhost::policy::example_batch(*policy, 2);
+  const auto max_length = policy->smolvla_config().tokenizer_max_length;
+  CHECK(batch.at("observation.language.tokens").sizes() == torch::IntArrayRef{2, max_length});
+  CHECK((batch.at("observation.language.attention_mask").scalar_type() == torch::kBool));
+  CHECK(batch.at("action").size(1) == policy->smolvla_config().chunk_size);
+  auto cost = lrhost::policy::measure_activations(*policy);
+  // Every text layer keeps at least its prefix + suffix hidden states per sample.
+  const int64_t tokens = max_length + policy->smolvla_config().chunk_size;
+  CHECK(cost.per_sample > 4 * tokens * 64 * 4);
 }

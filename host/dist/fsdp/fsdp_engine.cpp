@@ -35,15 +35,21 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     auto found = find_wrap_units(policy, options.wrap_modules);
     torch::NoGradGuard no_grad;
     for (const auto& wrap : found) {
-      groups_.push_back(std::make_unique<FsdpParamGroup>(wrap, comms_, options.param_dtype));
-      view_.units.push_back(groups_.back()->layout());
+      std::vector<std::size_t> unit_groups;
+      for (const auto& spec : param_groups(wrap)) {
+        unit_groups.push_back(groups_.size());
+        groups_.push_back(std::make_unique<FsdpParamGroup>(wrap, spec, comms_, options.param_dtype));
+        view_.units.push_back(groups_.back()->layout());
+      }
+      policy::set_forward_hooks(*wrap.module, std::make_shared<UnitHooks>(this, unit_groups));
+      hooked_modules_.push_back(wrap.module);
     }
-    for (std::size_t u = 0; u < groups_.size(); ++u) {
-      auto& group = *groups_[u];
-      policy::set_forward_hooks(group.module(), std::make_shared<UnitHooks>(this, u));
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      auto& group = *groups_[g];
+      if (group.frozen()) continue;
       for (std::size_t i = 0; i < group.params().size(); ++i)
         torch::autograd::impl::set_post_acc_grad_hooks(group.params()[i].param(),
-                                                       std::make_unique<GradReadyHook>(this, u, i));
+                                                       std::make_unique<GradReadyHook>(this, g, i));
     }
     total_parameters_ = count_full_parameters(policy, groups_);
     policy.set_sharded_state_source(this);
@@ -51,71 +57,104 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
 
   ~Impl() override {
     policy_.set_sharded_state_source(nullptr);
-    for (auto& group : groups_) {
-      policy::set_forward_hooks(group->module(), nullptr);
-      for (const auto& p : group->params()) torch::autograd::impl::post_acc_grad_hooks(p.param()).reset();
-    }
+    for (auto* module : hooked_modules_) policy::set_forward_hooks(*module, nullptr);
+    for (auto& group : groups_)
+      if (!group->frozen())
+        for (const auto& p : group->params()) torch::autograd::impl::post_acc_grad_hooks(p.param()).reset();
   }
 
   // --- forward / backward hooks -------------------------------------------------------------
+  // One module's hooks drive all of its parameter groups (trainable / frozen, per dtype).
   struct UnitHooks final : policy::ForwardHooks {
-    UnitHooks(Impl* impl, std::size_t unit) : impl(impl), unit(unit) {}
-    void pre_forward() override { impl->pre_forward(unit); }
-    void post_forward(const std::vector<torch::Tensor>& outputs) override { impl->post_forward(unit, outputs); }
+    UnitHooks(Impl* impl, std::vector<std::size_t> groups) : impl(impl), groups(std::move(groups)) {}
+    void pre_forward() override { impl->pre_forward(groups); }
+    void post_forward(const std::vector<torch::Tensor>& inputs, const std::vector<torch::Tensor>& outputs) override {
+      impl->post_forward(groups, inputs, outputs);
+    }
     Impl* impl;
-    std::size_t unit;
+    std::vector<std::size_t> groups;
   };
 
   struct GradReadyHook final : torch::autograd::PostAccumulateGradHook {
-    GradReadyHook(Impl* impl, std::size_t unit, std::size_t param) : impl(impl), unit(unit), param(param) {}
-    void operator()(const torch::autograd::Variable&) override { impl->on_grad_ready(unit, param); }
+    GradReadyHook(Impl* impl, std::size_t group, std::size_t param) : impl(impl), group(group), param(param) {}
+    void operator()(const torch::autograd::Variable&) override { impl->on_grad_ready(group, param); }
     Impl* impl;
-    std::size_t unit, param;
+    std::size_t group, param;
   };
 
-  void pre_forward(std::size_t u) {
-    auto& group = *groups_[u];
+  void pre_forward(const std::vector<std::size_t>& unit) {
     bool training = torch::GradMode::is_enabled();
-    if (training) {
-      if (std::find(forward_order_.begin(), forward_order_.end(), u) == forward_order_.end())
-        forward_order_.push_back(u);
+    for (auto g : unit) {
+      if (!training) continue;
+      if (std::find(forward_order_.begin(), forward_order_.end(), g) == forward_order_.end())
+        forward_order_.push_back(g);
       // Gradients left from an earlier step (not zeroed) are shard-shaped: set them aside so
       // autograd accumulates this backward's unsharded gradients from scratch.
-      group.stash_shard_grads();
+      groups_[g]->stash_shard_grads();
     }
-    group.gather();
-    if (training) prefetch_after(u, +1);
+    for (auto g : unit) groups_[g]->start_gather();
+    for (auto g : unit) groups_[g]->gather();
+    if (training) prefetch_after(unit.back(), +1);
   }
 
-  void post_forward(std::size_t u, const std::vector<torch::Tensor>& outputs) {
-    auto& group = *groups_[u];
+  void post_forward(const std::vector<std::size_t>& unit, const std::vector<torch::Tensor>& inputs,
+                    const std::vector<torch::Tensor>& outputs) {
     bool needs_backward = torch::GradMode::is_enabled() &&
                           std::any_of(outputs.begin(), outputs.end(),
                                       [](const torch::Tensor& t) { return t.defined() && t.requires_grad(); });
     if (!needs_backward) {
-      group.reshard();
+      for (auto g : unit) groups_[g]->reshard();
       return;
     }
-    // The root's parameters are used again right at the start of backward; ZeRO-2 keeps all.
-    if (group.is_root() || !options_.reshard_after_forward) return;
-    group.free_after_forward();
+    // The root's parameters are used again right at the start of backward. Frozen groups stay
+    // gathered (ZeRO-2) or are gathered again (ZeRO-3) until the unit's backward is over.
+    if (groups_[unit.front()]->is_root()) return;
+    free_frozen_after_backward(unit, inputs);
+    if (!options_.reshard_after_forward) return;
+    for (auto g : unit) groups_[g]->free_after_forward();
     for (const auto& output : outputs) {
       if (!output.defined() || !output.requires_grad()) continue;
       auto hook_output = output;
-      hook_output.register_hook([this, u](const torch::Tensor&) { pre_backward(u); });
+      hook_output.register_hook([this, unit](const torch::Tensor&) { pre_backward(unit); });
     }
   }
 
-  void pre_backward(std::size_t u) {
-    queue_final_callback();
-    auto& group = *groups_[u];
-    if (group.state() == ParamState::freed) group.gather();
-    prefetch_after(u, -1);
+  // A frozen group has no gradient to tell when backward is done with it. The gradients of the
+  // unit's inputs do: every backward node of the unit that reads the frozen weights lies on a path
+  // to an input that requires grad, so once all those inputs' gradients are computed, the unit's
+  // backward is over. Call sites that name no inputs keep frozen groups until the end of backward.
+  void free_frozen_after_backward(const std::vector<std::size_t>& unit, const std::vector<torch::Tensor>& inputs) {
+    std::vector<std::size_t> frozen;
+    for (auto g : unit)
+      if (groups_[g]->frozen()) frozen.push_back(g);
+    if (frozen.empty()) return;
+    std::vector<torch::Tensor> tracked;
+    for (const auto& input : inputs)
+      if (input.defined() && input.requires_grad()) tracked.push_back(input);
+    if (tracked.empty()) return;
+    auto pending = std::make_shared<std::size_t>(tracked.size());
+    for (auto& input : tracked)
+      input.register_hook([this, frozen, pending](const torch::Tensor&) {
+        if (--*pending > 0) return;
+        for (auto g : frozen) groups_[g]->reshard();
+      });
   }
 
-  void on_grad_ready(std::size_t u, std::size_t i) {
+  void pre_backward(const std::vector<std::size_t>& unit) {
     queue_final_callback();
-    auto& group = *groups_[u];
+    for (auto g : unit) {
+      auto& group = *groups_[g];
+      // A frozen group another call's backward already resharded is gathered again: its params point
+      // at their shards then, while autograd still holds views of the unsharded storage.
+      if (group.state() == ParamState::freed || (group.frozen() && group.state() == ParamState::sharded))
+        group.gather();
+    }
+    prefetch_after(unit.front(), -1);
+  }
+
+  void on_grad_ready(std::size_t g, std::size_t i) {
+    queue_final_callback();
+    auto& group = *groups_[g];
     if (!group.mark_grad_ready(i)) return;
     if (!sync_) {
       group.keep_for_accumulation();
@@ -124,15 +163,22 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     launch_ready_reductions();
   }
 
-  // Starts the all-gather of the unit `step` places after `u` in forward order (+1 forward, -1 backward).
-  void prefetch_after(std::size_t u, int step) {
+  // Starts the all-gathers of the module that comes next after group `g`'s in forward order (+1
+  // forward, -1 backward). A module's groups are consecutive in that order.
+  void prefetch_after(std::size_t g, int step) {
     auto& order = step > 0 ? last_forward_order_ : forward_order_;
-    auto at = std::find(order.begin(), order.end(), u);
+    auto at = std::find(order.begin(), order.end(), g);
     if (at == order.end()) return;
-    auto index = (at - order.begin()) + step;
-    if (index < 0 || index >= static_cast<std::ptrdiff_t>(order.size())) return;
-    auto& next = *groups_[order[index]];
-    if (step > 0 ? next.state() == ParamState::sharded : next.state() == ParamState::freed) next.start_gather();
+    const torch::nn::Module* current = &groups_[g]->module();
+    const torch::nn::Module* next_module = nullptr;
+    for (auto index = (at - order.begin()) + step; index >= 0 && index < static_cast<std::ptrdiff_t>(order.size());
+         index += step) {
+      auto& next = *groups_[order[static_cast<std::size_t>(index)]];
+      if (&next.module() == current) continue;  // this module's other groups
+      if (next_module == nullptr) next_module = &next.module();
+      if (&next.module() != next_module) return;
+      if (step > 0 ? next.state() == ParamState::sharded : next.state() == ParamState::freed) next.start_gather();
+    }
   }
 
   // Reduce-scatters run in reverse forward order on every rank: a unit whose gradients are complete
@@ -149,10 +195,14 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
   void queue_final_callback() {
     if (in_backward_) return;
     in_backward_ = true;
-    reduce_order_.assign(forward_order_.rbegin(), forward_order_.rend());
-    // Units that did not run in forward this step still take part (zero gradients), last.
-    for (std::size_t u = 0; u < groups_.size(); ++u)
-      if (std::find(reduce_order_.begin(), reduce_order_.end(), u) == reduce_order_.end()) reduce_order_.push_back(u);
+    // Trainable groups only; frozen ones have nothing to reduce.
+    reduce_order_.clear();
+    for (auto g = forward_order_.rbegin(); g != forward_order_.rend(); ++g)
+      if (!groups_[*g]->frozen()) reduce_order_.push_back(*g);
+    // Groups that did not run in forward this step still take part (zero gradients), last.
+    for (std::size_t g = 0; g < groups_.size(); ++g)
+      if (!groups_[g]->frozen() && std::find(reduce_order_.begin(), reduce_order_.end(), g) == reduce_order_.end())
+        reduce_order_.push_back(g);
     next_reduction_ = 0;
     for (auto& group : groups_) group->begin_backward();
     torch::autograd::Engine::get_default_engine().queue_callback([this] { finish_backward(); });
@@ -164,8 +214,12 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
         groups_[reduce_order_[next_reduction_]]->reduce();
       drop_unused_gradients();
     } else {
-      for (auto& group : groups_) group->keep_for_accumulation();
+      for (auto& group : groups_)
+        if (!group->frozen()) group->keep_for_accumulation();
     }
+    // Frozen groups whose unit named no inputs (the root) or whose inputs took no gradient.
+    for (auto& group : groups_)
+      if (group->frozen()) group->reshard();
     in_backward_ = false;
     last_forward_order_ = forward_order_;
     forward_order_.clear();
@@ -223,6 +277,8 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
   ShardingView& view_;
   bool& sync_;
   ParamGroups groups_;
+  std::vector<torch::nn::Module*> hooked_modules_;
+  // Group indices: forward order of this step and the last one, and this backward's reduce order.
   std::vector<std::size_t> forward_order_, last_forward_order_, reduce_order_;
   std::size_t next_reduction_ = 0;
   bool in_backward_ = false;

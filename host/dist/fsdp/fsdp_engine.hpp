@@ -1,8 +1,10 @@
-// FSDP for a prepared policy, FSDP2-style in LibTorch C++. Every trainable parameter of a wrap unit
-// (wrap_units.hpp) is sharded on dim 0 across the shard group (shard_layout.hpp); the module's own
-// parameter tensor holds this rank's padded shard between steps, so the optimizer, its state and
-// gradient clipping see only shards. Around each unit's forward (hooks from forward_hooks.hpp):
-// pre-forward, one flat all-gather of the unit's shards into per-parameter unsharded tensors that
+// FSDP for a prepared policy, FSDP2-style in LibTorch C++. Every parameter of a wrap unit
+// (wrap_units.hpp), trainable or frozen, is sharded on dim 0 across the shard group
+// (shard_layout.hpp); the module's own parameter tensor holds this rank's padded shard between
+// steps, so the optimizer, its state and gradient clipping see only shards. Frozen parameters are
+// only gathered and resharded: no gradient, reduction or optimizer state; they are freed once the
+// gradients of the unit's inputs are computed (or at the end of backward). Around each unit's
+// forward (hooks from forward_hooks.hpp): pre-forward, one flat all-gather of the unit's shards into per-parameter unsharded tensors that
 // the parameters point at; post-forward, ZeRO-3 (reshard_after_forward) frees them and registers
 // pre-backward hooks on the outputs that gather again, ZeRO-2 keeps them; when the unit's
 // gradients are complete, one flat fp32 reduce-scatter (averaged over all data-parallel ranks,

@@ -7,25 +7,27 @@
 
 namespace lrhost::dist::fsdp {
 
-FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, FsdpComms comms, std::optional<c10::ScalarType> param_dtype)
+FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
+                               std::optional<c10::ScalarType> param_dtype)
     : comms_(std::move(comms)) {
-  layout_ = make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, unit.params, comms_.shard_size);
+  layout_ = make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, group.params, comms_.shard_size,
+                             group.frozen);
   module_ = unit.module;
   is_root_ = unit.path.empty();
   offsets_ = layout_.shard_offsets();
-  const auto& first = unit.params.front().second;
+  const auto& first = group.params.front().second;
   flat_shard_ = torch::empty({layout_.shard_numel()}, first.options().requires_grad(false));
-  params_.reserve(unit.params.size());
-  for (std::size_t i = 0; i < unit.params.size(); ++i) {
+  params_.reserve(group.params.size());
+  for (std::size_t i = 0; i < group.params.size(); ++i) {
     const auto& spec = layout_.params[i];
-    const auto& param = unit.params[i].second;
+    const auto& param = group.params[i].second;
     if (!param.is_floating_point())
       throw util::ConfigError("FSDP: parameter '" + spec.name + "' is not floating point");
-    if (param.scalar_type() != first.scalar_type() || param.device() != first.device())
-      throw util::ConfigError("FSDP: unit '" + layout_.name + "' mixes parameter dtypes or devices ('" + spec.name +
-                              "' is " + c10::toString(param.scalar_type()) + " on " + param.device().str() + ", '" +
-                              layout_.params[0].name + "' is " + c10::toString(first.scalar_type()) + " on " +
-                              first.device().str() + "); one flat all-gather per unit needs one of each");
+    if (param.device() != first.device())
+      throw util::ConfigError("FSDP: unit '" + layout_.name + "' has parameters on two devices ('" + spec.name +
+                              "' is on " + param.device().str() + ", '" + layout_.params[0].name + "' on " +
+                              first.device().str() + ")",
+                              "move the whole policy to one device before acc:prepare");
     params_.emplace_back(spec, param, flat_shard_, offsets_[i], comms_.shard_rank, comms_.shard_size,
                          param_dtype.value_or(param.scalar_type()));
   }

@@ -1,10 +1,12 @@
-// One FSDP wrap unit at run time (FSDP2's FSDPParamGroup): the unit's parameters (fsdp_param.hpp),
+// One parameter group of an FSDP wrap unit at run time (FSDP2's FSDPParamGroup): its parameters
+// (fsdp_param.hpp, all trainable or all frozen, of one dtype),
 // this rank's flat shard that is the all-gather input as it stands, and the unit's state. gather
 // (unshard) = one flat all-gather, possibly started early as a prefetch, and one split copy into the
 // parameters' unsharded tensors; reshard points the parameters back at their shards and frees the
 // unsharded storage; after backward, reduce = one packed reduce-scatter (fsdp_collectives.hpp) that
 // leaves the shard gradient on each parameter, or, on a no-sync micro-step, keep_for_accumulation.
-// The engine (fsdp_engine.cpp) decides when each runs and in which order across units.
+// A frozen group is only gathered and resharded: it has no gradients to reduce. The engine
+// (fsdp_engine.cpp) decides when each runs and in which order across groups.
 #pragma once
 #include <torch/torch.h>
 
@@ -26,13 +28,15 @@ enum class ParamState { sharded, gathered, freed };
 
 class FsdpParamGroup {
  public:
-  // Shards `unit`'s parameters in place (they must be floating point, of one dtype and on one
-  // device). Gathered parameters are in `param_dtype`, or their own dtype when it is unset.
-  FsdpParamGroup(const WrapUnit& unit, FsdpComms comms, std::optional<c10::ScalarType> param_dtype);
+  // Shards `group`, parameters of `unit`, in place (they must be floating point, of one dtype and on
+  // one device). Gathered parameters are in `param_dtype`, or their own dtype when it is unset.
+  FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
+                 std::optional<c10::ScalarType> param_dtype);
 
   const UnitLayout& layout() const { return layout_; }
   torch::nn::Module& module() const { return *module_; }
   bool is_root() const { return is_root_; }
+  bool frozen() const { return layout_.frozen; }
   ParamState state() const { return state_; }
   // Offset of each parameter's shard inside the flat shard.
   const std::vector<int64_t>& offsets() const { return offsets_; }

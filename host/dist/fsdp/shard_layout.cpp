@@ -53,8 +53,9 @@ ParamShardSpec make_param_spec(const std::string& name, const torch::Tensor& par
 }
 
 UnitLayout make_unit_layout(const std::string& name, const std::string& module_type,
-                            const std::vector<std::pair<std::string, torch::Tensor>>& params, int shard_size) {
-  UnitLayout layout{name, module_type, shard_size, {}};
+                            const std::vector<std::pair<std::string, torch::Tensor>>& params, int shard_size,
+                            bool frozen) {
+  UnitLayout layout{name, module_type, shard_size, {}, frozen};
   for (const auto& [param_name, param] : params) layout.params.push_back(make_param_spec(param_name, param, shard_size));
   return layout;
 }

@@ -30,11 +30,14 @@ struct ParamShardSpec {
   std::pair<int64_t, int64_t> row_range(int rank) const;
 };
 
+// One parameter group of a wrap unit (wrap_units.hpp: trainable or frozen, one dtype); a unit with
+// both, or with several dtypes, has one layout per group under the same name.
 struct UnitLayout {
   std::string name;  // module path of the wrap unit ("model.encoder.layers.0"), or "root"
   std::string module_type;  // e.g. "ACTEncoderLayer"; "root" for the root unit
   int shard_size = 1;
-  std::vector<ParamShardSpec> params;
+  std::vector<ParamShardSpec> params;  // of one dtype
+  bool frozen = false;  // no gradients, reduction or optimizer state (requires_grad = false)
 
   int64_t numel() const;        // unpadded elements of all parameters
   int64_t shard_numel() const;  // elements of one rank's flat shard
@@ -44,7 +47,8 @@ struct UnitLayout {
 
 ParamShardSpec make_param_spec(const std::string& name, const torch::Tensor& param, int shard_size);
 UnitLayout make_unit_layout(const std::string& name, const std::string& module_type,
-                            const std::vector<std::pair<std::string, torch::Tensor>>& params, int shard_size);
+                            const std::vector<std::pair<std::string, torch::Tensor>>& params, int shard_size,
+                            bool frozen = false);
 
 // Rank `rank`'s padded shard of a full parameter (a copy, zero in padding rows), shaped shard_shape().
 torch::Tensor shard_of(const ParamShardSpec& spec, const torch::Tensor& full, int rank);

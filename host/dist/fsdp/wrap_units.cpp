@@ -54,7 +54,6 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
     if (inside || !wanted.count(policy::module_type_name(*item.value()))) continue;
     WrapUnit unit{path, policy::module_type_name(*item.value()), item.value().get(), {}};
     for (const auto& param : item.value()->named_parameters()) {
-      if (!param.value().requires_grad()) continue;
       unit.params.emplace_back(path + "." + param.key(), param.value());
       claimed.insert(param.value().unsafeGetTensorImpl());
     }
@@ -63,17 +62,35 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
   }
   WrapUnit root{"", "root", &policy, {}};
   for (const auto& param : policy.named_parameters())
-    if (param.value().requires_grad() && !claimed.count(param.value().unsafeGetTensorImpl()))
+    if (!claimed.count(param.value().unsafeGetTensorImpl()))
       root.params.emplace_back(param.key(), param.value());
   if (!root.params.empty()) units.push_back(std::move(root));
   return units;
+}
+
+std::vector<ParamGroupSpec> param_groups(const WrapUnit& unit) {
+  std::vector<ParamGroupSpec> groups;
+  for (bool frozen : {false, true}) {
+    const std::size_t first = groups.size();
+    for (const auto& [name, param] : unit.params) {
+      if (param.requires_grad() == frozen) continue;
+      auto same = std::find_if(groups.begin() + static_cast<std::ptrdiff_t>(first), groups.end(), [&](const auto& g) {
+        return g.params.front().second.scalar_type() == param.scalar_type();
+      });
+      if (same == groups.end()) same = groups.insert(groups.end(), ParamGroupSpec{frozen, {}});
+      same->params.emplace_back(name, param);
+    }
+  }
+  return groups;
 }
 
 std::vector<UnitLayout> plan_unit_layouts(policy::Policy& policy, const std::vector<std::string>& wrap_modules,
                                           int shard_size) {
   std::vector<UnitLayout> layouts;
   for (const auto& unit : find_wrap_units(policy, wrap_modules))
-    layouts.push_back(make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, unit.params, shard_size));
+    for (const auto& group : param_groups(unit))
+      layouts.push_back(make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, group.params,
+                                         shard_size, group.frozen));
   return layouts;
 }
 

@@ -92,6 +92,10 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
   if (!config_.freeze_vision_encoder && !config_.train_expert_only)
     throw util::ConfigError("policy 'smolvla': cache_vision_features needs a frozen vision tower",
                             "set freeze_vision_encoder=true or policy.cache_vision_features=false");
+  if (is_sharded())
+    throw util::ConfigError("policy 'smolvla': enable_vision_cache on an FSDP-sharded policy: the cache fingerprints "
+                            "the vision tower's weights, and each rank holds only a shard of them",
+                            "call policy:enable_vision_cache before acc:prepare");
   auto& vlm = *model_->vlm_with_expert->vlm->model;
   std::vector<torch::Tensor> weights;
   for (const auto& p : vlm.vision_model->parameters()) weights.push_back(p);

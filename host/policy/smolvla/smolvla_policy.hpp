@@ -45,7 +45,9 @@ class SmolVLAPolicy : public Policy {
   std::optional<LanguageSettings> language_settings() const override;
   // The decoder layers (VLM and expert; those without trainable parameters form no unit): the layer
   // loop runs each layer index inside their hooks, although SmolVLA calls their parts directly.
-  std::vector<std::string> fsdp_wrap_module_types() const override { return {"LlamaDecoderLayer"}; }
+  std::vector<std::string> fsdp_wrap_module_types() const override {
+    return {"LlamaDecoderLayer", "SiglipVisionTransformer"};
+  }
   void load_pretrained_parts() override;
 
   // Training with the vision feature cache (config.cache_vision_features): features per (camera,

@@ -3,6 +3,7 @@
 #include "host/policy/vision/resnet18.hpp"
 
 #include "host/io/safetensors.hpp"
+#include "host/policy/fast_paths.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::vision {
@@ -26,6 +27,14 @@ torch::nn::AnyModule make_norm(int64_t channels, NormKind kind) {
   throw util::Error("unknown norm kind");
 }
 
+// `norm` applied to `conv`'s output, folded into the convolution when it is a frozen batch norm
+// and the fast path is on.
+torch::Tensor conv_then_norm(torch::nn::Conv2dImpl& conv, torch::nn::AnyModule& norm, const torch::Tensor& x) {
+  auto* frozen = norm.ptr()->as<FrozenBatchNorm2dImpl>();
+  if (frozen != nullptr && fast_paths().fold_frozen_batch_norm) return frozen->forward_folded(conv, x);
+  return norm.forward(conv.forward(x));
+}
+
 torch::nn::Sequential make_layer(int64_t in, int64_t out, int64_t stride, NormKind norm) {
   return torch::nn::Sequential(BasicBlock(in, out, stride, norm), BasicBlock(out, out, 1, norm));
 }
@@ -39,11 +48,24 @@ FrozenBatchNorm2dImpl::FrozenBatchNorm2dImpl(int64_t channels) {
   running_var_ = register_buffer("running_var", torch::ones({channels}));
 }
 
-torch::Tensor FrozenBatchNorm2dImpl::forward(const torch::Tensor& x) {
-  // torchvision's formula (eps 1e-5), folded into one scale and shift per channel.
+std::pair<torch::Tensor, torch::Tensor> FrozenBatchNorm2dImpl::scale_and_shift() const {
   auto scale = weight_ * (running_var_ + 1e-5).rsqrt();
   auto shift = bias_ - running_mean_ * scale;
+  return {scale, shift};
+}
+
+torch::Tensor FrozenBatchNorm2dImpl::forward(const torch::Tensor& x) {
+  auto [scale, shift] = scale_and_shift();
   return x * scale.view({1, -1, 1, 1}) + shift.view({1, -1, 1, 1});
+}
+
+torch::Tensor FrozenBatchNorm2dImpl::forward_folded(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  auto [scale, shift] = scale_and_shift();
+  const auto& o = conv.options;
+  auto weight = conv.weight * scale.view({-1, 1, 1, 1});
+  if (x.is_contiguous(torch::MemoryFormat::ChannelsLast)) weight = weight.contiguous(torch::MemoryFormat::ChannelsLast);
+  return torch::conv2d(x, weight, shift, o.stride(), std::get<torch::ExpandingArray<2>>(o.padding()), o.dilation(),
+                       o.groups());
 }
 
 BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t channels, int64_t stride, NormKind norm) {
@@ -54,16 +76,18 @@ BasicBlockImpl::BasicBlockImpl(int64_t in_channels, int64_t channels, int64_t st
   bn2_ = make_norm(channels, norm);
   register_module("bn2", bn2_.ptr());
   if (stride != 1 || in_channels != channels) {
-    downsample_ = torch::nn::Sequential(conv(in_channels, channels, 1, stride, 0));
-    downsample_->push_back(make_norm(channels, norm));
+    downsample_conv_ = conv(in_channels, channels, 1, stride, 0);
+    downsample_norm_ = make_norm(channels, norm);
+    downsample_ = torch::nn::Sequential(downsample_conv_);
+    downsample_->push_back(downsample_norm_);
     register_module("downsample", downsample_);
   }
 }
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
-  auto out = torch::relu(bn1_.forward(conv1_->forward(x)));
-  out = bn2_.forward(conv2_->forward(out));
-  auto identity = downsample_ ? downsample_->forward(x) : x;
+  auto out = torch::relu(conv_then_norm(*conv1_, bn1_, x));
+  out = conv_then_norm(*conv2_, bn2_, out);
+  auto identity = downsample_ ? conv_then_norm(*downsample_conv_, downsample_norm_, x) : x;
   return torch::relu(out + identity);
 }
 
@@ -80,9 +104,13 @@ ResNet18Impl::ResNet18Impl(ResNet18Options options) : options_(options) {
 }
 
 torch::Tensor ResNet18Impl::forward(const torch::Tensor& x) {
-  auto out = torch::relu(bn1_.forward(conv1_->forward(x)));
+  const bool channels_last = fast_paths().channels_last;
+  auto input = channels_last ? x.contiguous(torch::MemoryFormat::ChannelsLast) : x;
+  auto out = torch::relu(conv_then_norm(*conv1_, bn1_, input));
   out = torch::max_pool2d(out, 3, 2, 1);
-  return layer4_->forward(layer3_->forward(layer2_->forward(layer1_->forward(out))));
+  out = layer4_->forward(layer3_->forward(layer2_->forward(layer1_->forward(out))));
+  // Callers flatten and view the feature map: hand it back in the default layout.
+  return channels_last ? out.contiguous() : out;
 }
 
 void ResNet18Impl::load_torchvision_weights(const std::filesystem::path& file) {

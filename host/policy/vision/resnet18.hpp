@@ -4,7 +4,9 @@
 // GroupNorm with C/16 groups (Diffusion's use_group_norm). Children are registered either by name
 // (conv1, bn1, layer1..4: ACT's IntermediateLayerGetter) or by position "0".."7" (Diffusion's
 // nn.Sequential(*children()[:-2])). Pretrained weights come only from a local safetensors file
-// holding a torchvision resnet18 state_dict; nothing is ever downloaded.
+// holding a torchvision resnet18 state_dict; nothing is ever downloaded. Two exact-math fast paths
+// (policy/fast_paths.hpp): frozen batch norms folded into their convolutions, and the trunk in
+// channels-last memory format; the state dict is the same either way.
 #pragma once
 #include <torch/torch.h>
 
@@ -24,8 +26,13 @@ class FrozenBatchNorm2dImpl : public torch::nn::Module {
  public:
   explicit FrozenBatchNorm2dImpl(int64_t channels);
   torch::Tensor forward(const torch::Tensor& x);
+  // forward(conv(x)) as one convolution with the folded weight conv.weight * scale and bias
+  // shift (conv has no bias); the gradient reaches conv.weight through the product.
+  torch::Tensor forward_folded(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
 
  private:
+  // torchvision's formula (eps 1e-5) as one scale and shift per channel.
+  std::pair<torch::Tensor, torch::Tensor> scale_and_shift() const;
   torch::Tensor weight_, bias_, running_mean_, running_var_;
 };
 TORCH_MODULE(FrozenBatchNorm2d);
@@ -39,7 +46,9 @@ class BasicBlockImpl : public torch::nn::Module {
  private:
   torch::nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
   torch::nn::AnyModule bn1_, bn2_;
-  torch::nn::Sequential downsample_{nullptr};
+  torch::nn::Sequential downsample_{nullptr};  // conv, norm (registered as downsample.0, .1)
+  torch::nn::Conv2d downsample_conv_{nullptr};
+  torch::nn::AnyModule downsample_norm_;
 };
 TORCH_MODULE(BasicBlock);
 
