@@ -86,6 +86,14 @@ std::shared_ptr<SmolVLAPolicy> tiny_policy(const fs::path& vlm, json extra = jso
   return std::dynamic_pointer_cast<SmolVLAPolicy>(create_policy(tiny_config(vlm, std::move(extra))));
 }
 
+// A 2-D state and a 2-D action, for the processor-file cases.
+PolicyFeatures state_action_features() {
+  PolicyFeatures features;
+  features.inputs = {{"observation.state", "STATE", {2}}};
+  features.outputs = {{"action", "ACTION", {2}}};
+  return features;
+}
+
 Batch tiny_batch(int64_t batch = 2, int64_t chunk = 5) {
   torch::manual_seed(3);
   Batch b;
@@ -394,9 +402,7 @@ TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at s
   const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
   REQUIRE_FALSE(vlm.empty());
   lrhost::test::TempDir dir("smolvla_processors");
-  PolicyFeatures features;
-  features.inputs = {{"observation.state", "STATE", {2}}};
-  features.outputs = {{"action", "ACTION", {2}}};
+  const auto features = state_action_features();
   lrhost::data::DatasetStats stats;
   for (const char* key : {"observation.state", "action"}) {
     stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
@@ -490,9 +496,7 @@ TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refu
   const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
   REQUIRE_FALSE(vlm.empty());
   lrhost::test::TempDir dir("smolvla_bad_processors");
-  PolicyFeatures features;
-  features.inputs = {{"observation.state", "STATE", {2}}};
-  features.outputs = {{"action", "ACTION", {2}}};
+  const auto features = state_action_features();
   auto processors = lrhost::policy::PolicyProcessors::build(
       features, {{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, {}, "cpu",
       lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"});
@@ -527,4 +531,21 @@ TEST_CASE("smolvla: the activation probe's example batch carries language tokens
   // Every text layer keeps at least its prefix + suffix hidden states per sample.
   const int64_t tokens = max_length + policy->smolvla_config().chunk_size;
   CHECK(cost.per_sample > 4 * tokens * 64 * 4);
+}
+
+TEST_CASE("smolvla: the vision cache is refused on an FSDP-sharded policy (its fingerprint needs whole weights)") {
+  lrhost::test::TempDir dir("smolvla_sharded_cache");
+  auto policy = tiny_policy(write_vlm(dir, false));
+  struct Sharded final : lrhost::policy::ShardedStateSource {
+    std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override { return {}; }
+    int64_t num_parameters() const override { return 0; }
+  } sharded;
+  policy->set_sharded_state_source(&sharded);
+  auto message = lrhost::test::error_of<lrhost::util::ConfigError>(
+      [&] { policy->enable_vision_cache(dir.path / "cache", 10, "test", false); });
+  policy->set_sharded_state_source(nullptr);
+  CHECK(message.find("before acc:prepare") != std::string::npos);
+  // The same policy, unsharded, takes the cache.
+  policy->enable_vision_cache(dir.path / "cache", 10, "test", false);
+  CHECK(policy->vision_cache() != nullptr);
 }

@@ -43,8 +43,8 @@ class SmolVLAPolicy : public Policy {
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   std::optional<LanguageSettings> language_settings() const override;
-  // The decoder layers (VLM and expert; those without trainable parameters form no unit): the layer
-  // loop runs each layer index inside their hooks, although SmolVLA calls their parts directly.
+  // The decoder layers (VLM and expert, frozen ones too) and the vision tower: the layer loop runs
+  // each layer index inside both layers' hooks, although SmolVLA calls their parts directly.
   std::vector<std::string> fsdp_wrap_module_types() const override {
     return {"LlamaDecoderLayer", "SiglipVisionTransformer"};
   }
@@ -53,8 +53,9 @@ class SmolVLAPolicy : public Policy {
   // Training with the vision feature cache (config.cache_vision_features): features per (camera,
   // frame) of a dataset of `num_frames` frames under `dir`, shared by the ranks of the run. Refused
   // with image augmentation (`augmentation`: the frames change every epoch) and with a trainable
-  // vision tower. Batches must then carry the frame `index`. `dataset_id` names the dataset in the
-  // cache's fingerprint.
+  // vision tower, and once FSDP has sharded the policy (call it before acc:prepare: the fingerprint
+  // hashes the whole tower). Batches must then carry the frame `index`. `dataset_id` names the
+  // dataset in the cache's fingerprint.
   void enable_vision_cache(const std::filesystem::path& dir, int64_t num_frames, const std::string& dataset_id,
                            bool augmentation);
   const std::shared_ptr<VisionFeatureCache>& vision_cache() const { return vision_cache_; }
