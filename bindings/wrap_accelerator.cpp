@@ -2,8 +2,10 @@
 // the process's rank environment. Properties: rank, world_size, local_rank, device,
 // is_main_process, effective_batch, gradient_accumulation_steps, sync_gradients,
 // mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...), nonfinite
-// ("error" | "skip"), max_skipped_steps.
-// Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max), autocast(fn, ...),
+// ("error" | "skip"), max_skipped_steps, cuda_graph ("off", "warming up", "captured", "eager: <why>").
+// Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max),
+// train_step(policy, opt, batch [, max_norm]) -> loss, parts, grad_norm (one whole step; captured in
+// a CUDA graph with accelerator.cuda_graph), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
 // add_metrics_sink(sink), training_meter{...}, reduce_metrics(metrics),
@@ -85,11 +87,12 @@ int w_properties(lua_State* L) {
     else if (key == "strategy") lua_pushstring(L, acc.strategy().c_str());
     else if (key == "nonfinite") lua_pushstring(L, acc.config().nonfinite.c_str());
     else if (key == "max_skipped_steps") lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
+    else if (key == "cuda_graph") lua_pushstring(L, acc.cuda_graph_status().c_str());
     else
       throw util::ConfigError("Accelerator has no method or property '" + key +
                               "' (properties: rank, world_size, local_rank, device, is_main_process, "
                               "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
-                              "nonfinite, max_skipped_steps)");
+                              "nonfinite, max_skipped_steps, cuda_graph)");
     return 1;
   });
 }
@@ -118,6 +121,31 @@ int w_clip_grad_norm(lua_State* L) {
     if (norm) lua_pushnumber(L, *norm);
     else lua_pushnil(L);
     return 1;
+  });
+}
+
+// acc:train_step(policy, opt, batch [, max_norm]): forward, backward, clipping (none when max_norm
+// is nil or 0), optimizer step and zero_grad; returns the loss, the loss parts and the gradient
+// norm before clipping (nil without clipping).
+int w_train_step(lua_State* L) {
+  return lx_guard(L, "Accelerator:train_step", [&] {
+    auto& acc = check_accelerator(L, 1);
+    auto& policy = lx_check<policy::Policy>(L, 2);
+    auto& optimizer = lx_check<optim::Optimizer>(L, 3);
+    auto batch = check_batch(L, 4);
+    const double max_norm = lua_isnoneornil(L, 5) ? 0.0 : lx_check_number(L, 5);
+    if (!(max_norm >= 0))
+      throw LxArgError(5, "expected max_norm >= 0 (nil or 0: no clipping), got " + std::to_string(max_norm));
+    auto result = acc.train_step(policy, optimizer, batch, max_norm);
+    push_tensor(L, result.loss);
+    lua_createtable(L, 0, static_cast<int>(result.parts.size()));
+    for (auto& [name, tensor] : result.parts) {
+      push_tensor(L, tensor);
+      lua_setfield(L, -2, name.c_str());
+    }
+    if (result.grad_norm) lua_pushnumber(L, *result.grad_norm);
+    else lua_pushnil(L);
+    return 3;
   });
 }
 
@@ -556,6 +584,7 @@ int w_loader(lua_State* L) {
 
 void open_accelerator(lua_State* L, int module) {
   const luaL_Reg methods[] = {{"prepare", w_prepare}, {"backward", w_backward}, {"clip_grad_norm", w_clip_grad_norm},
+                              {"train_step", w_train_step},
                               {"autocast", w_autocast}, {"unwrap", w_unwrap}, {"wait_for_everyone", w_wait_for_everyone},
                               {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},

@@ -12,6 +12,7 @@
 
 #include "host/config/config_reader.hpp"
 #include "host/metrics/metric_reduction.hpp"
+#include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::accel {
@@ -137,6 +138,9 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   if (result.max_skipped_steps < 0)
     throw util::ConfigError("config 'accelerator.max_skipped_steps' must be >= 0, got " +
                             std::to_string(result.max_skipped_steps));
+  if (accel.contains("tf32")) result.tf32 = reader.boolean("tf32", false);
+  result.cudnn_benchmark = reader.boolean("cudnn_benchmark", false);
+  result.cuda_graph = reader.boolean("cuda_graph", false);
   reader.allow("ddp");
   reader.allow("fsdp");
   reader.reject_unknown();
@@ -203,6 +207,14 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                         "move the collective out of acc:on_main(...)");
   });
   if (config_.mixed_precision == "fp16") state_->scaler.emplace();
+  if (device_.is_cuda()) {
+    // Process-wide switches, as lerobot-train sets them through torch.backends.
+    if (config_.tf32) {
+      at::globalContext().setAllowTF32CuBLAS(*config_.tf32);
+      at::globalContext().setAllowTF32CuDNN(*config_.tf32);
+    }
+    at::globalContext().setBenchmarkCuDNN(config_.cudnn_benchmark);
+  }
   config_ = config_.resolved_for(world_size());
   shard_size_ = config_.fsdp_requested ? config_.dp_shard : 1;
 }
@@ -355,9 +367,113 @@ std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
   // FSDP: each rank holds a slice of the gradients; the engine sums squared norms over the group.
   // DDP: after the all-reduce every rank holds the same averaged gradients, so the local norm is
   // the global one. Either way every rank gets the same norm: the divergence guard's verdict.
-  double norm = fsdp_ ? fsdp_->clip_grad_norm(max_norm) : torch::nn::utils::clip_grad_norm_(prepared_params_, max_norm);
+  double norm = fsdp_ ? fsdp_->clip_grad_norm(max_norm) : optim::clip_grad_norm(prepared_params_, max_norm);
   state_->grad_norm = norm;
   return norm;
+}
+
+Accelerator::StepResult Accelerator::eager_step(policy::Policy& policy, optim::Optimizer& optimizer,
+                                                const policy::Batch& batch, double max_norm) {
+  auto out = policy.run(batch);
+  backward(out.loss);
+  StepResult result{out.loss, std::move(out.parts), std::nullopt};
+  if (max_norm > 0) result.grad_norm = clip_grad_norm(max_norm);
+  optimizer.step();
+  optimizer.zero_grad();
+  return result;
+}
+
+Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::Optimizer& optimizer,
+                                                const policy::Batch& batch, double max_norm) {
+  if (prepared_params_.empty()) throw util::ConfigError("train_step: call accelerator:prepare(policy, optimizer) first");
+  if (!graph_decision_) {
+    CudaGraphRequest request;
+    request.requested = config_.cuda_graph;
+    request.cuda = device_.is_cuda();
+    request.world_size = world_size();
+    request.sharded = fsdp_ != nullptr;
+    request.gradient_accumulation_steps = config_.gradient_accumulation_steps;
+    request.mixed_precision = config_.mixed_precision;
+    request.nonfinite = config_.nonfinite;
+    request.optimizer_kind = optimizer.kind();
+    request.clip = max_norm > 0;
+    request.policy_blocker = policy.cuda_graph_blocker();
+    graph_decision_ = decide_cuda_graph(request);
+    if (config_.cuda_graph && !graph_decision_->capture && is_main_process())
+      spdlog::warn("accelerator.cuda_graph: not capturing the training step, running eager steps: {}",
+                   graph_decision_->reason);
+    if (graph_decision_->capture) graph_ = std::make_unique<CudaGraphStep>(policy, optimizer, max_norm, device_);
+  }
+  if (!graph_) return eager_step(policy, optimizer, batch, max_norm);
+  return graph_step(policy, optimizer, batch, max_norm);
+}
+
+Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::Optimizer& optimizer,
+                                                const policy::Batch& batch, double max_norm) {
+  auto eager = [&] {
+    // After a replay the parameters' .grad are the graph's own buffers, which backward would add to.
+    optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
+    StepResult result;
+    graph_->run_eager([&] {
+      result = eager_step(policy, optimizer, batch, max_norm);
+      return StepOutputs{};
+    });
+    return result;
+  };
+  if (graph_->captured()) {
+    const auto signature = batch_signature(batch);
+    if (signature == graph_->signature()) return finish_replay(graph_->replay(batch));
+    if (warned_signatures_.insert(signature).second)
+      spdlog::warn("accelerator.cuda_graph: a batch of another shape ({}) than the captured one ({}); such steps "
+                   "run eagerly", signature, graph_->signature());
+    return eager();
+  }
+  if (graph_eager_steps_ < kCudaGraphWarmupSteps) {
+    ++graph_eager_steps_;
+    return eager();
+  }
+  try {
+    graph_->capture(batch);
+  } catch (const std::exception& e) {
+    graph_.reset();
+    graph_decision_ = CudaGraphDecision{false, std::string("capture failed: ") + e.what()};
+    spdlog::warn("accelerator.cuda_graph: capturing the training step failed, running eager steps: {}", e.what());
+    return eager_step(policy, optimizer, batch, max_norm);
+  }
+  if (is_main_process())
+    spdlog::info("accelerator.cuda_graph: captured the training step after {} eager steps ({} parameters updated "
+                 "in the graph; batch {})",
+                 graph_eager_steps_, graph_->updated_parameters(), graph_->signature());
+  return finish_replay(graph_->replay(batch));
+}
+
+Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
+  ++micro_step_;
+  state_->sync = true;
+  state_->guard.count_step();
+  // One read-back per step, as the eager step's clip_grad_norm makes: the divergence guard's verdict.
+  auto checked = outputs.grad_norm.defined() ? torch::stack({outputs.loss.reshape({}), outputs.grad_norm.reshape({})})
+                                             : outputs.loss.reshape({1});
+  auto values = checked.to(torch::kFloat64).cpu();
+  const double loss = values[0].item<double>();
+  std::optional<double> grad_norm;
+  if (outputs.grad_norm.defined()) grad_norm = values[1].item<double>();
+  state_->grad_norm = grad_norm;
+  if (!std::isfinite(loss) || (grad_norm && !std::isfinite(*grad_norm))) {
+    // The graph has applied the update already; the guard's only policy here is to stop (the
+    // "skip" policy refuses capture), before a checkpoint could save the damaged weights.
+    Divergence divergence = !std::isfinite(loss) ? Divergence{"loss", loss, rank()}
+                                                 : Divergence{"gradient norm", *grad_norm, -1};
+    state_->guard.handle(divergence, is_main_process());
+  }
+  return StepResult{outputs.loss, std::move(outputs.parts), grad_norm};
+}
+
+std::string Accelerator::cuda_graph_status() const {
+  if (!config_.cuda_graph) return "off";
+  if (graph_decision_ && !graph_decision_->capture) return "eager: " + graph_decision_->reason;
+  if (graph_ && graph_->captured()) return "captured";
+  return "warming up";
 }
 
 std::optional<AutocastSpec> Accelerator::autocast_spec() const {

@@ -12,9 +12,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "host/accel/autocast.hpp"
+#include "host/accel/cuda_graph_plan.hpp"
+#include "host/accel/cuda_graph_step.hpp"
 #include "host/accel/grad_scaler.hpp"
 #include "host/accel/nonfinite_guard.hpp"
 #include "host/dist/bucket_plan.hpp"
@@ -44,6 +47,14 @@ struct AcceleratorConfig {
   // (no update) up to max_skipped_steps times in a run, then stops the same way.
   std::string nonfinite = "error";
   int64_t max_skipped_steps = 10;
+  // CUDA only. tf32: TF32 tensor cores for fp32 matmuls and convolutions (true, as lerobot-train
+  // sets them), neither (false: full fp32), or LibTorch's defaults (unset: convolutions only).
+  // cudnn_benchmark: cuDNN times its algorithms per shape and keeps the fastest (lerobot-train: on).
+  std::optional<bool> tf32;
+  bool cudnn_benchmark = false;
+  // Capture acc:train_step in a CUDA graph where cuda_graph_plan.hpp allows it; otherwise warn
+  // once with the reason and run eager steps.
+  bool cuda_graph = false;
 
   bool fsdp_requested = false;  // dp_shard was not 1 in the config (-1 counts even when it resolves to 1)
 
@@ -57,7 +68,8 @@ struct AcceleratorConfig {
 
   // From a resolved recipe config: batch_size, accelerator = {mixed_precision,
   // gradient_accumulation_steps, nonfinite, max_skipped_steps, ddp = {bucket_cap_mb, first_bucket_mb}, fsdp =
-  // {reshard_after_forward, wrap_modules}}, parallelism = {dp_shard, dp_replicate}.
+  // {reshard_after_forward, wrap_modules}, tf32, cudnn_benchmark, cuda_graph}, parallelism =
+  // {dp_shard, dp_replicate}.
   static AcceleratorConfig from_recipe_config(const nlohmann::json& config);
 };
 
@@ -106,6 +118,22 @@ class Accelerator {
   // Global gradient-norm clipping of the prepared parameters; nullopt on accumulation micro-steps.
   std::optional<double> clip_grad_norm(double max_norm);
 
+  // One whole training step, what a recipe's loop body does between getting a batch and logging:
+  // policy forward, backward, clip_grad_norm(max_norm) (max_norm <= 0: no clipping), optimizer
+  // step, zero_grad. With accelerator.cuda_graph, on a GPU and where decide_cuda_graph allows, the
+  // step is captured once (after kCudaGraphWarmupSteps eager steps) and replayed; a batch of
+  // another signature runs eagerly, with a warning.
+  struct StepResult {
+    torch::Tensor loss;
+    std::map<std::string, torch::Tensor> parts;
+    std::optional<double> grad_norm;  // nullopt without clipping or on accumulation micro-steps
+  };
+  StepResult train_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
+                        double max_norm);
+  static constexpr int64_t kCudaGraphWarmupSteps = 3;
+  // "off" (not requested), "warming up", "captured", or "eager: <why capture was refused or failed>".
+  std::string cuda_graph_status() const;
+
   std::optional<AutocastSpec> autocast_spec() const;
   // fp16 only: current loss scale and steps skipped for non-finite gradients (normal loss scaling,
   // not counted as divergence).
@@ -134,6 +162,12 @@ class Accelerator {
  private:
   struct StepState;  // shared with the optimizer's step hooks
   void broadcast_module_state(policy::Policy& policy);
+  StepResult eager_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
+                        double max_norm);
+  StepResult graph_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
+                        double max_norm);
+  // After a replay: the divergence guard's check, on the loss and gradient norm the graph computed.
+  StepResult finish_replay(StepOutputs outputs);
 
   dist::RankEnv env_;
   AcceleratorConfig config_;
@@ -147,6 +181,11 @@ class Accelerator {
   int main_only_depth_ = 0;
   int64_t micro_step_ = 0;
   metrics::MetricsLog metrics_log_;
+  // accelerator.cuda_graph: decided at the first train_step; the graph once warm-up has run.
+  std::optional<CudaGraphDecision> graph_decision_;
+  std::unique_ptr<CudaGraphStep> graph_;
+  int64_t graph_eager_steps_ = 0;
+  std::set<std::string> warned_signatures_;
 };
 
 }  // namespace lrhost::accel

@@ -49,6 +49,8 @@ class NonfiniteGuard {
   // more than max_skipped_steps) or counts the skip and warns (on the main process).
   void handle(const Divergence& divergence, bool main_process);
 
+  // Counts a step that did not pass through watch_loss (one replayed from a CUDA graph).
+  void count_step() { ++cycles_; }
   NonfinitePolicy policy() const { return policy_; }
   int64_t max_skipped_steps() const { return max_skipped_steps_; }
   int64_t skipped_steps() const { return skipped_steps_; }

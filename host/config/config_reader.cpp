@@ -11,7 +11,9 @@ namespace lrhost::config {
 using util::ConfigError;
 
 ConfigReader::ConfigReader(const nlohmann::json& table, std::string where) : table_(table), where_(std::move(where)) {
-  if (!table_.is_object() && !table_.is_null()) throw ConfigError(where_ + ": options must be a table, got " + table_.dump());
+  // An empty Lua table ({}) arrives as an empty list: no options.
+  const bool empty_table = table_.is_array() && table_.empty();
+  if (!table_.is_object() && !table_.is_null() && !empty_table) throw ConfigError(where_ + ": options must be a table, got " + table_.dump());
 }
 
 const nlohmann::json* ConfigReader::find(const std::string& key) {

@@ -1,10 +1,9 @@
 // Construction of LibTorch optimizers from recipe options and parameter groups.
 #include "host/optim/optimizer.hpp"
 
-#include <algorithm>
-
 #include "host/config/config_reader.hpp"
 #include "host/optim/fused_adam.hpp"
+#include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::optim {
@@ -96,24 +95,7 @@ void Optimizer::set_step_hooks(std::function<bool(Optimizer&)> before_step, std:
   allow_zero_grad_ = std::move(allow_zero_grad);
 }
 
-double Optimizer::clip_grad_norm(double max_norm) {
-  if (!(max_norm > 0)) throw util::ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
-  // On CUDA, PyTorch's foreach form (what torch.nn.utils.clip_grad_norm_ runs there): a handful of
-  // launches instead of two per parameter. On CPU LibTorch's own, which LeRobot parity relies on.
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : parameters())
-    if (p.grad().defined()) grads.push_back(p.grad());
-  const bool foreach = !grads.empty() && std::all_of(grads.begin(), grads.end(), [&](const torch::Tensor& g) {
-    return g.is_cuda() && !g.is_sparse() && g.device() == grads.front().device() &&
-           g.scalar_type() == grads.front().scalar_type();
-  });
-  if (!foreach) return torch::nn::utils::clip_grad_norm_(parameters(), max_norm);
-  torch::NoGradGuard no_grad;
-  auto total = torch::linalg_vector_norm(torch::stack(at::_foreach_norm(grads, 2)), 2);
-  auto coefficient = torch::clamp_max(max_norm / (total + 1e-6), 1.0);
-  at::_foreach_mul_(grads, coefficient);
-  return total.item<double>();
-}
+double Optimizer::clip_grad_norm(double max_norm) { return optim::clip_grad_norm(parameters(), max_norm); }
 
 void Optimizer::check_group(std::size_t group) const {
   if (group >= num_groups())

@@ -31,6 +31,8 @@ class Optimizer {
   void set_step_hooks(std::function<bool(Optimizer&)> before_step, std::function<bool()> allow_zero_grad);
   bool gated() const { return static_cast<bool>(before_step_); }
   int64_t applied_steps() const { return applied_steps_; }
+  // Counts an update that a replayed CUDA graph applied (accel/cuda_graph_step.hpp), as step() would.
+  void note_captured_step() { ++applied_steps_; }
   // Clips the gradients of every parameter to a global L2 norm; returns the norm before clipping.
   double clip_grad_norm(double max_norm);
 

@@ -99,6 +99,11 @@ class Policy : public torch::nn::Module {
   // Module type names (LeRobot's Python class names, e.g. "ACTEncoderLayer") whose instances are
   // FSDP wrap units; empty when the policy declares none.
   virtual std::vector<std::string> fsdp_wrap_module_types() const { return {}; }
+  // Why this policy's training step cannot be captured in a CUDA graph (accelerator.cuda_graph),
+  // which replays the same kernels with the same arguments every step; nullopt when it can (its
+  // training forward draws random numbers on the device, reads nothing back to the host and keeps
+  // its shapes for a given batch signature).
+  virtual std::optional<std::string> cuda_graph_blocker() const { return std::nullopt; }
   // Set for policies fed with language (SmolVLA): their processors tokenize the task.
   virtual std::optional<LanguageSettings> language_settings() const { return std::nullopt; }
   // Loads weights that a new policy takes from elsewhere than its own model.safetensors (SmolVLA with

@@ -44,8 +44,11 @@ local BASE = {
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
   -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
   -- ("skip", at most max_skipped_steps times).
+  -- On a GPU, tf32 and cudnn_benchmark as lerobot-train sets them; cuda_graph captures the whole
+  -- step (single GPU, Adam/AdamW, static shapes; otherwise it warns and runs eager steps) at the
+  -- cost of the per-phase timings (one "train_step" phase).
   accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
-                  max_skipped_steps = 10 },
+                  max_skipped_steps = 10, tf32 = true, cudnn_benchmark = true, cuda_graph = false },
 }
 
 local function is_list(t)
@@ -255,19 +258,26 @@ function M.run(lr, cfg)
   local meter = acc:training_meter { total_steps = cfg.steps, first_step = first, samples_per_step = cfg.batch_size }
   for step, batch in loader:steps(first, cfg.steps) do
     meter:mark("data")
-    local loss, parts = policy:forward(policy:preprocess(batch))
-    meter:mark("forward")
-    acc:backward(loss)
-    meter:mark("backward")
-    local grad_norm = acc:clip_grad_norm(clip)
-    opt:step()
+    local loss, parts, grad_norm
+    if cfg.accelerator.cuda_graph then
+      -- One call (captured after a few eager steps): forward, backward, clip, step, zero_grad.
+      loss, parts, grad_norm = acc:train_step(policy, opt, policy:preprocess(batch), clip)
+      meter:mark("train_step")
+    else
+      loss, parts = policy:forward(policy:preprocess(batch))
+      meter:mark("forward")
+      acc:backward(loss)
+      meter:mark("backward")
+      grad_norm = acc:clip_grad_norm(clip)
+      opt:step()
+    end
     if step == first then
       -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.
       local mem = acc:memory_stats(opt)
       lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes",
                                 acc.strategy, mem.parameter_bytes, mem.gradient_bytes, mem.optimizer_bytes))
     end
-    opt:zero_grad()
+    if not cfg.accelerator.cuda_graph then opt:zero_grad() end
     if sched then sched:step() end
     meter:mark("optimizer")
     meter:end_step(step)

@@ -6,15 +6,23 @@
 -- `steps` timed steps after `warmup` untimed ones (wall, and the process CPU time of all threads,
 -- less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
 -- modeling code, same configuration, batch and loop); image=HxW shrinks the camera on both sides.
--- fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by default). The
--- per-phase means (forward, backward, optimizer = clip + step + zero_grad) follow the total; on a
--- GPU they are host-side times unless the phase waits for the device.
+-- The step goes through an accelerator as recipes/lib/policy_training.lua's does (its divergence
+-- guard included). fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by
+-- default). On a GPU, tf32=on (the default there) sets TF32 matmuls/convolutions and cuDNN autotuning
+-- as lerobot-train does, and cuda_graph=on captures the whole step in a CUDA graph (acc:train_step).
+-- The per-phase means (forward, backward, optimizer = clip + step + zero_grad) follow the total; on
+-- a GPU they are host-side times unless the phase waits for the device; a captured step has one
+-- phase only.
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
---          [steps=5] [warmup=2] [device=cuda] [fast_paths=on]
+--          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on]
 local lr = require "lrhost"
 local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0,
-                        fast_paths = "off" }
-assert(cfg.fast_paths == "on" or cfg.fast_paths == "off", "fast_paths must be on or off")
+                        fast_paths = "off", tf32 = "on", cuda_graph = "off" }
+for _, key in ipairs { "fast_paths", "tf32", "cuda_graph" } do
+  assert(cfg[key] == "on" or cfg[key] == "off", key .. " must be on or off")
+end
+-- The capture happens after 3 eager steps: time replays only.
+assert(cfg.cuda_graph == "off" or cfg.warmup >= 4, "cuda_graph=on needs warmup >= 4 (3 eager steps, then the capture)")
 if cfg.fast_paths == "on" then lr.fast_paths { fold_frozen_batch_norm = true, channels_last = true } end
 
 local REFERENCE = {
@@ -33,7 +41,10 @@ lr.manual_seed(cfg.seed)
 local features = { inputs = { ["observation.state"] = { ref.state }, ["observation.images.top"] = { 3, h, w } },
                    outputs = { action = { ref.action } } }
 local policy = lr.policy.new({ type = cfg.policy }, features)
-if cfg.device ~= "cpu" then policy:to(cfg.device) end
+local acc = lr.accelerator { batch_size = cfg.batch_size,
+                             accelerator = { tf32 = cfg.tf32 == "on", cudnn_benchmark = cfg.tf32 == "on",
+                                             cuda_graph = cfg.cuda_graph == "on" } }
+assert(acc.device:match("^" .. cfg.device), "device=" .. cfg.device .. " but the accelerator chose " .. acc.device)
 policy:train()
 local pc = policy:config()
 local b = cfg.batch_size
@@ -56,16 +67,21 @@ local options = policy:optimizer_preset()
 local kind, clip = options.type, options.grad_clip_norm
 options.type, options.grad_clip_norm = nil, nil
 local opt = lr.optim[kind](policy, options)
+policy, opt = acc:prepare(policy, opt)
 
 local loss
 local phases = { forward = 0, backward = 0, optimizer = 0 }
 local function step()
+  if cfg.cuda_graph == "on" then
+    loss = acc:train_step(policy, opt, batch, clip)
+    return
+  end
   local t0 = lr.clock()
   loss = policy:forward(batch)
   local t1 = lr.clock()
-  loss:backward()
+  acc:backward(loss)
   local t2 = lr.clock()
-  opt:clip_grad_norm(clip)
+  acc:clip_grad_norm(clip)
   opt:step()
   opt:zero_grad()
   local t3 = lr.clock()
@@ -79,9 +95,10 @@ local start, cpu_start = lr.clock(), os.clock()
 for _ = 1, cfg.steps do step() end
 local last = loss:item()
 local elapsed, cpu = lr.clock() - start, os.clock() - cpu_start
-print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, %d params, %s: "
+local graph = cfg.cuda_graph == "on" and string.format(", cuda graph %s", acc.cuda_graph) or ""
+print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, tf32 %s%s, %d params, %s: "
                     .. "%.1f ms/step (mean of %d after %d warm-up; process CPU %.1f ms/step; last loss %.4f); "
                     .. "forward %.1f, backward %.1f, optimizer %.1f ms", cfg.policy, b, h, w, lr.num_threads(),
-                    cfg.device, cfg.fast_paths, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
+                    acc.device, cfg.fast_paths, cfg.tf32, graph, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
                     cfg.warmup, 1000 * cpu / cfg.steps, last, 1000 * phases.forward / cfg.steps,
                     1000 * phases.backward / cfg.steps, 1000 * phases.optimizer / cfg.steps))

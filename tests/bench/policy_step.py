@@ -16,7 +16,7 @@ process (TrainPipelineConfig.batch_size). --image HxW shrinks the camera on a sl
 when you report the figure); the lrhost run must use the same.
 
     python tests/bench/policy_step.py --policy act --threads 2 [--batch-size 8] [--image 480x640]
-        [--steps 5 --warmup 2] [--device cuda --bf16]
+        [--steps 5 --warmup 2] [--device cuda --bf16 --no-tf32]
 """
 
 from __future__ import annotations
@@ -96,7 +96,13 @@ def main() -> int:
     ap.add_argument("--image", help="HxW camera size (default: the reference size)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--bf16", action="store_true", help="autocast the forward to bfloat16 (GPU runs)")
+    ap.add_argument("--no-tf32", action="store_true",
+                    help="on CUDA, keep PyTorch's defaults instead of lerobot-train's TF32 + cudnn.benchmark")
     args = ap.parse_args()
+    if args.device.startswith("cuda") and not args.no_tf32:
+        # What lerobot-train sets on a GPU (lerobot/scripts/lerobot_train.py).
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.benchmark = True
     torch.set_num_threads(args.threads)
     ref = REFERENCE[args.policy]
     image = tuple(int(x) for x in args.image.split("x")) if args.image else ref["image"]
@@ -140,7 +146,8 @@ def main() -> int:
     n_params = sum(p.numel() for p in params)
     print("$ " + " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv]))
     print(f"python {args.policy} step: batch {args.batch_size}, image {image[0]}x{image[1]}, threads "
-          f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}, {n_params} params, "
+          f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}"
+          f"{', tf32' if args.device.startswith('cuda') and not args.no_tf32 else ''}, {n_params} params, "
           f"{opt_name}: {1000 * elapsed / args.steps:.1f} ms/step (mean of {args.steps} after {args.warmup} warm-up; "
           f"process CPU {1000 * cpu / args.steps:.1f} ms/step; last loss {loss.item():.4f}); "
           + ", ".join(f"{k} {1000 * v / args.steps:.1f}" for k, v in phases.items()) + " ms")

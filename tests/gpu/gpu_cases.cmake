@@ -35,3 +35,8 @@ set_property(TEST dist.gpu_fsdp_zero3_gloo_two_ranks dist.gpu_fsdp_act_zero2_glo
 set_tests_properties(dist.gpu_fsdp_zero3_gloo_two_ranks dist.gpu_fsdp_act_zero2_gloo_two_ranks
                      dist.gpu_fsdp_act_zero3_gloo_two_ranks dist.gpu_fsdp_smolvla_zero3_gloo_two_ranks
                      dist.gpu_fsdp_bf16_one_rank PROPERTIES LABELS gpu)
+# accelerator.cuda_graph: the captured ACT step equals the eager one; replays draw fresh random
+# numbers; another batch shape runs eagerly; Diffusion's host-side crop is refused.
+lrhost_dist_case(gpu_cuda_graph_step --match "cuda graph step ok" -- --gpus 1 --run-dir @RUN@ ${G}/cuda_graph_step.lua)
+set_property(TEST dist.gpu_cuda_graph_step APPEND PROPERTY ENVIRONMENT "LRHOST_PATH=${PROJECT_SOURCE_DIR}/tests/lua")
+set_tests_properties(dist.gpu_cuda_graph_step PROPERTIES LABELS gpu TIMEOUT 300)

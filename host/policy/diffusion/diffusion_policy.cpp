@@ -39,6 +39,15 @@ Batch DiffusionPolicy::with_windows(const Batch& batch) const {
   return prepared;
 }
 
+std::optional<std::string> DiffusionPolicy::cuda_graph_blocker() const {
+  // LeRobot draws the crop offsets with torch.randint on the CPU and reads them back; a graph would
+  // replay the first step's crop forever.
+  if (config_.crop_shape && config_.crop_is_random && !config_.image_features().empty())
+    return "Diffusion's random crop draws its offsets on the host each step (policy.crop_is_random=false "
+           "captures, with a center crop)";
+  return std::nullopt;
+}
+
 PolicyOutput DiffusionPolicy::forward(const Batch& batch) {
   PolicyOutput out;
   out.loss = diffusion_->compute_loss(with_windows(batch));

@@ -39,6 +39,7 @@ class DiffusionPolicy : public Policy {
   void reset() override;
 
   std::string type() const override { return "diffusion"; }
+  std::optional<std::string> cuda_graph_blocker() const override;
   nlohmann::ordered_json config() const override { return config_.to_json(); }
   nlohmann::ordered_json optimizer_preset() const override;
   nlohmann::ordered_json scheduler_preset() const override;

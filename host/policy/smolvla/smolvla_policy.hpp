@@ -36,6 +36,10 @@ class SmolVLAPolicy : public Policy {
   void reset() override { action_queue_.clear(); }
 
   std::string type() const override { return "smolvla"; }
+  std::optional<std::string> cuda_graph_blocker() const override {
+    return "SmolVLA's training step is not capture-safe yet (not audited for host reads: the vision feature cache, "
+           "token padding)";
+  }
   nlohmann::ordered_json config() const override { return config_.to_json(); }
   nlohmann::ordered_json optimizer_preset() const override;
   nlohmann::ordered_json scheduler_preset() const override;
