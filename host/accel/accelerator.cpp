@@ -432,12 +432,18 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
     ++graph_eager_steps_;
     return eager();
   }
+  std::optional<std::string> failure;
   try {
     graph_->capture(batch);
+  } catch (const c10::Error& e) {
+    failure = e.what_without_backtrace();  // LibTorch's message without its C++ stack
   } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (failure) {
     graph_.reset();
-    graph_decision_ = CudaGraphDecision{false, std::string("capture failed: ") + e.what()};
-    spdlog::warn("accelerator.cuda_graph: capturing the training step failed, running eager steps: {}", e.what());
+    graph_decision_ = CudaGraphDecision{false, "capture failed: " + *failure};
+    spdlog::warn("accelerator.cuda_graph: capturing the training step failed, running eager steps: {}", *failure);
     return eager_step(policy, optimizer, batch, max_norm);
   }
   if (is_main_process())

@@ -65,7 +65,10 @@ NoiseScheduler::NoiseScheduler(NoiseSchedulerOptions options) : options_(std::mo
 
 torch::Tensor NoiseScheduler::add_noise(const torch::Tensor& original, const torch::Tensor& noise,
                                         const torch::Tensor& timesteps) const {
-  auto alphas_cumprod = alphas_cumprod_.to(original.device(), original.scalar_type());
+  auto& alphas_cumprod = alphas_cumprod_on_device_;
+  if (!alphas_cumprod.defined() || alphas_cumprod.device() != original.device() ||
+      alphas_cumprod.scalar_type() != original.scalar_type())
+    alphas_cumprod = alphas_cumprod_.to(original.device(), original.scalar_type());
   auto picked = alphas_cumprod.index_select(0, timesteps.to(original.device()).to(torch::kLong).flatten());
   auto sqrt_alpha_prod = picked.pow(0.5);
   auto sqrt_one_minus_alpha_prod = one_minus(picked).pow(0.5);

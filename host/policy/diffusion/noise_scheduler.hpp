@@ -59,6 +59,9 @@ class NoiseScheduler {
 
   NoiseSchedulerOptions options_;
   torch::Tensor betas_, alphas_cumprod_;
+  // alphas_cumprod_ on the training device in the actions' dtype, copied once: a copy per step
+  // would wait for the host each step and cannot be captured in a CUDA graph.
+  mutable torch::Tensor alphas_cumprod_on_device_;
   std::vector<int64_t> timesteps_;
   int64_t num_inference_steps_ = 0;  // 0: set_timesteps not called yet
 };
