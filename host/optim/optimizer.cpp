@@ -51,6 +51,7 @@ Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> gr
     auto betas = read_betas(reader, where);
     double eps = reader.positive_number("eps", 1e-8);
     bool amsgrad = reader.boolean("amsgrad", false);
+    fused_ = reader.boolean("fused", true);
     reader.reject_unknown();
     if (kind == "adamw") {
       torch::optim::AdamWOptions base(base_lr);
@@ -80,7 +81,7 @@ Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> gr
 bool Optimizer::step() {
   if (before_step_ && !before_step_(*this)) return false;
   const bool adam_family = kind_ == "adam" || kind_ == "adamw";
-  if (!adam_family || !fused_adam_step(*torch_, kind_ == "adamw")) torch_->step();
+  if (!adam_family || !fused_ || !fused_adam_step(*torch_, kind_ == "adamw")) torch_->step();
   ++applied_steps_;
   return true;
 }

@@ -42,6 +42,9 @@ class Optimizer {
   // The lr each group had when the optimizer was built (schedulers scale these).
   double initial_lr(std::size_t group) const { return initial_lrs_.at(group); }
   const std::string& kind() const { return kind_; }
+  // Adam/AdamW option `fused` (default true): one-pass updates (optim/fused_adam.hpp); false runs
+  // LibTorch's own per-operation step on every device, for comparison.
+  bool fused() const { return fused_; }
   std::vector<torch::Tensor> parameters() const;
   // Bytes of per-parameter state tensors (Adam moments, SGD momentum) currently allocated.
   int64_t state_bytes() const;
@@ -51,6 +54,7 @@ class Optimizer {
   void check_group(std::size_t group) const;
 
   std::string kind_;
+  bool fused_ = false;
   std::unique_ptr<torch::optim::Optimizer> torch_;
   std::vector<double> initial_lrs_;
   std::function<bool(Optimizer&)> before_step_;

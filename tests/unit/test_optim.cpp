@@ -190,3 +190,78 @@ TEST_CASE("fused Adam and AdamW steps equal LibTorch's, state included") {
     CHECK(state_b.step() == 3);
   }
 }
+
+// bf16 CPU parameters (SmolVLA's expert) go through ATen's fused kernel: the update is computed in
+// fp32 and rounded once, so it tracks an fp32 run at least as closely as LibTorch's per-operation
+// bf16 step (fused = false), which rounds every intermediate, and stays within bf16 rounding of it.
+TEST_CASE("fused bf16 Adam/AdamW on CPU: as close to fp32 as LibTorch's bf16 step, same state layout") {
+  for (std::string kind : {"adam", "adamw"}) {
+    CAPTURE(kind);
+    torch::manual_seed(5);
+    auto start = torch::randn({4096});
+    json options{{"lr", 1e-2}, {"weight_decay", 0.05}, {"betas", {0.9, 0.99}}, {"eps", 1e-6}};
+    auto make = [&](torch::ScalarType dtype, bool fused, torch::Tensor& p) {
+      p = start.to(dtype).to(torch::kFloat32).to(dtype).requires_grad_(true);  // same bf16 start
+      json o = options;
+      o["fused"] = fused;
+      return Optimizer(kind, {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, o);
+    };
+    torch::Tensor fused_p, plain_p, exact_p;
+    auto fused = make(torch::kBFloat16, true, fused_p);
+    auto plain = make(torch::kBFloat16, false, plain_p);
+    auto exact = make(torch::kFloat32, true, exact_p);
+    for (int step = 0; step < 5; ++step) {
+      auto grad = torch::randn({4096});
+      fused_p.mutable_grad() = grad.to(torch::kBFloat16);
+      plain_p.mutable_grad() = grad.to(torch::kBFloat16);
+      exact_p.mutable_grad() = grad.to(torch::kBFloat16).to(torch::kFloat32);
+      fused.step();
+      plain.step();
+      exact.step();
+    }
+    auto error = [&](const torch::Tensor& p) { return (p.to(torch::kFloat32) - exact_p).abs().mean().item<double>(); };
+    CHECK((fused_p.scalar_type() == torch::kBFloat16));
+    CHECK(error(fused_p) <= error(plain_p));
+    // Within a few bf16 ulps (2^-8 relative) of LibTorch's bf16 trajectory.
+    CHECK(torch::allclose(fused_p.to(torch::kFloat32), plain_p.to(torch::kFloat32), 2e-2, 1e-2));
+    auto& state = static_cast<torch::optim::AdamParamState&>(
+        *fused.torch_optimizer().state().at(fused_p.unsafeGetTensorImpl()));
+    CHECK(state.step() == 5);
+    CHECK((state.exp_avg().scalar_type() == torch::kBFloat16));
+    CHECK((state.exp_avg_sq().scalar_type() == torch::kBFloat16));
+  }
+}
+
+TEST_CASE("the fused option is read and checked") {
+  auto p = torch::randn({3}).requires_grad_(true);
+  CHECK(Optimizer("adamw", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", false}}).fused() == false);
+  CHECK(Optimizer("adam", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json::object()).fused());
+  CHECK_THROWS_WITH_AS(Optimizer("adamw", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", "yes"}}),
+                       doctest::Contains("'fused' must be"), lrhost::util::ConfigError);
+  CHECK_THROWS_WITH_AS(Optimizer("sgd", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", true}}),
+                       doctest::Contains("unknown option 'fused'"), lrhost::util::ConfigError);
+}
+
+// The fp32 CPU update runs four elements at a time (SSE2) and the rest one at a time; both must be
+// the same arithmetic bit for bit: a 64-element parameter (all SIMD) against 64 one-element ones
+// (all scalar) with the same values and gradients.
+TEST_CASE("fused fp32 CPU step: the SIMD and scalar paths agree bit for bit") {
+  for (std::string kind : {"adam", "adamw"}) {
+    CAPTURE(kind);
+    torch::manual_seed(11);
+    auto whole = torch::randn({64}).requires_grad_(true);
+    std::vector<torch::Tensor> pieces;
+    for (int64_t i = 0; i < 64; ++i) pieces.push_back(whole.detach()[i].reshape({1}).clone().requires_grad_(true));
+    json options{{"lr", 1e-2}, {"weight_decay", 0.1}, {"eps", 1e-8}};
+    Optimizer simd(kind, {ParamGroup{"g", {whole}, std::nullopt, std::nullopt}}, options);
+    Optimizer scalar(kind, {ParamGroup{"g", pieces, std::nullopt, std::nullopt}}, options);
+    for (int step = 0; step < 3; ++step) {
+      auto grad = torch::randn({64});
+      whole.mutable_grad() = grad.clone();
+      for (int64_t i = 0; i < 64; ++i) pieces[static_cast<std::size_t>(i)].mutable_grad() = grad[i].reshape({1}).clone();
+      simd.step();
+      scalar.step();
+    }
+    CHECK(torch::equal(whole.detach(), torch::cat(pieces).detach()));
+  }
+}
