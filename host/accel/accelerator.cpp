@@ -410,14 +410,15 @@ Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::O
 
 Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::Optimizer& optimizer,
                                                 const policy::Batch& batch, double max_norm) {
+  if (!graph_->built_for(policy, optimizer, max_norm))
+    throw util::ConfigError("train_step: with accelerator.cuda_graph every call must pass the policy, optimizer and "
+                            "max_norm of the first (the captured step keeps them); got another one",
+                            "keep one policy, one optimizer and one clip norm for the run");
   auto eager = [&] {
     // After a replay the parameters' .grad are the graph's own buffers, which backward would add to.
     optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
     StepResult result;
-    graph_->run_eager([&] {
-      result = eager_step(policy, optimizer, batch, max_norm);
-      return StepOutputs{};
-    });
+    graph_->run_eager([&] { result = eager_step(policy, optimizer, batch, max_norm); });
     return result;
   };
   if (graph_->captured()) {

@@ -68,9 +68,13 @@ CudaGraphStep::CudaGraphStep(policy::Policy& policy, optim::Optimizer& optimizer
 
 CudaGraphStep::~CudaGraphStep() = default;
 
-StepOutputs CudaGraphStep::run_eager(const std::function<StepOutputs()>& step) {
+void CudaGraphStep::run_eager(const std::function<void()>& step) {
   SideStreamScope scope(impl_->stream);
-  return step();
+  step();
+}
+
+bool CudaGraphStep::built_for(const policy::Policy& policy, const optim::Optimizer& optimizer, double max_norm) const {
+  return &impl_->policy == &policy && &impl_->optimizer == &optimizer && impl_->max_norm == max_norm;
 }
 
 void CudaGraphStep::capture(const policy::Batch& batch) {

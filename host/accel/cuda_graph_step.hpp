@@ -36,7 +36,9 @@ class CudaGraphStep {
   CudaGraphStep& operator=(const CudaGraphStep&) = delete;
 
   // Runs one ordinary step on the graph's stream (warm-up, or a batch of another signature).
-  StepOutputs run_eager(const std::function<StepOutputs()>& step);
+  void run_eager(const std::function<void()>& step);
+  // What the step was built for: a captured graph keeps its policy, optimizer and clip norm.
+  bool built_for(const policy::Policy& policy, const optim::Optimizer& optimizer, double max_norm) const;
   // Captures the step with `batch` as its inputs (nothing runs yet; replay(batch) runs it).
   // Throws with CUDA's or LibTorch's reason when the step cannot be captured; the gradients are then
   // cleared so that an eager step can follow.

@@ -4,7 +4,8 @@
 --    the same 8 eager steps (fp32, TF32 off) within 1e-5 relative: losses, norms and parameters.
 --  * Randomness stays random: with dropout and the VAE and lr = 1e-30 (the parameters do not change),
 --    replays of one batch give different losses; frozen random draws would repeat one value.
---  * A batch of another shape runs eagerly, and the graph goes on afterwards.
+--  * A batch of another shape runs eagerly, and the graph goes on afterwards; another clip norm
+--    than the captured one is an error.
 --  * Diffusion (LeRobot's defaults: no crop) captures; with a random crop, drawn on the host, it is
 --    refused with the reason.
 local lr = require "lrhost"
@@ -69,6 +70,9 @@ do
   t.truthy(finite(acc:train_step(policy, opt, batch_of(acc, 4), 10.0)), "eager step for a batch of 4")
   t.truthy(finite(acc:train_step(policy, opt, batch_of(acc, 8), 10.0)), "replay after the eager step")
   t.eq(acc.cuda_graph, "captured", "still captured")
+  -- The captured step keeps its clip norm: another one is an error, not a silent no-op.
+  t.raises(function() acc:train_step(policy, opt, batch_of(acc, 8), 5.0) end,
+           "must pass the policy, optimizer and max_norm of the first")
 end
 
 for _, crop in ipairs { false, true } do
