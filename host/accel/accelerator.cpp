@@ -396,7 +396,6 @@ Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::O
     request.mixed_precision = config_.mixed_precision;
     request.nonfinite = config_.nonfinite;
     request.optimizer_kind = optimizer.kind();
-    request.clip = max_norm > 0;
     request.policy_blocker = policy.cuda_graph_blocker();
     graph_decision_ = decide_cuda_graph(request);
     if (config_.cuda_graph && !graph_decision_->capture && is_main_process())

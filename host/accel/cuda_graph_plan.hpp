@@ -23,7 +23,6 @@ struct CudaGraphRequest {
   std::string mixed_precision = "no";  // no | bf16 | fp16
   std::string nonfinite = "error";     // error | skip
   std::string optimizer_kind;          // adamw | adam | sgd
-  bool clip = false;                   // the step clips by the global gradient norm
   // Why the policy's training forward cannot be replayed (host-side randomness, host reads,
   // data-dependent shapes), or nullopt when it can: Policy::cuda_graph_blocker().
   std::optional<std::string> policy_blocker;

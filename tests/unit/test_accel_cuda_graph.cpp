@@ -4,6 +4,10 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "host/accel/cuda_graph_plan.hpp"
 #include "host/optim/graph_adam.hpp"
 #include "host/policy/registry.hpp"
@@ -21,14 +25,7 @@ CudaGraphRequest capturable() {
   r.requested = true;
   r.cuda = true;
   r.optimizer_kind = "adamw";
-  r.clip = true;
   return r;
-}
-
-std::string refusal(const CudaGraphRequest& request) {
-  auto decision = decide_cuda_graph(request);
-  CHECK_FALSE(decision.capture);
-  return decision.reason;
 }
 
 PolicyFeatures features_with_camera() {
@@ -44,44 +41,36 @@ PolicyFeatures features_with_camera() {
 TEST_CASE("cuda graph decision: captures a plain single-GPU Adam step, refuses with a reason otherwise") {
   CHECK(decide_cuda_graph(capturable()).capture);
   CHECK(decide_cuda_graph(capturable()).reason.empty());
-  auto r = capturable();
-  r.optimizer_kind = "adam";
-  r.clip = false;
-  CHECK(decide_cuda_graph(r).capture);
+  auto off = capturable();
+  off.requested = false;
+  CHECK_FALSE(decide_cuda_graph(off).capture);
+  CHECK(decide_cuda_graph(off).reason.empty());
 
-  r = capturable();
-  r.requested = false;
-  auto off = decide_cuda_graph(r);
-  CHECK_FALSE(off.capture);
-  CHECK(off.reason.empty());
-
-  r = capturable();
-  r.cuda = false;
-  CHECK(refusal(r) == "the device is not a GPU");
-  r = capturable();
-  r.world_size = 4;
-  CHECK(refusal(r).find("4 ranks are not captured") != std::string::npos);
-  r = capturable();
-  r.sharded = true;
-  CHECK(refusal(r).find("FSDP") != std::string::npos);
-  r = capturable();
-  r.gradient_accumulation_steps = 2;
-  CHECK(refusal(r).find("gradient accumulation (2 steps)") != std::string::npos);
-  r = capturable();
-  r.mixed_precision = "fp16";
-  CHECK(refusal(r).find("fp16 loss scaling") != std::string::npos);
-  r = capturable();
-  r.mixed_precision = "bf16";
-  CHECK(decide_cuda_graph(r).capture);
-  r = capturable();
-  r.nonfinite = "skip";
-  CHECK(refusal(r).find("nonfinite = \"skip\"") != std::string::npos);
-  r = capturable();
-  r.optimizer_kind = "sgd";
-  CHECK(refusal(r).find("sgd optimizer has no capturable step") != std::string::npos);
-  r = capturable();
-  r.policy_blocker = "host-side crop";
-  CHECK(refusal(r) == "host-side crop");
+  struct Case {
+    std::function<void(CudaGraphRequest&)> change;
+    std::string reason;  // "" means: still captures
+  };
+  const std::vector<Case> cases{
+      {[](auto& r) { r.optimizer_kind = "adam"; }, ""},
+      {[](auto& r) { r.mixed_precision = "bf16"; }, ""},
+      {[](auto& r) { r.cuda = false; }, "the device is not a GPU"},
+      {[](auto& r) { r.world_size = 4; }, "4 ranks are not captured"},
+      {[](auto& r) { r.sharded = true; }, "FSDP"},
+      {[](auto& r) { r.gradient_accumulation_steps = 2; }, "gradient accumulation (2 steps)"},
+      {[](auto& r) { r.mixed_precision = "fp16"; }, "fp16 loss scaling"},
+      {[](auto& r) { r.nonfinite = "skip"; }, "nonfinite = \"skip\""},
+      {[](auto& r) { r.optimizer_kind = "sgd"; }, "sgd optimizer has no capturable step"},
+      {[](auto& r) { r.policy_blocker = "host-side crop"; }, "host-side crop"},
+  };
+  for (const auto& c : cases) {
+    auto request = capturable();
+    c.change(request);
+    auto decision = decide_cuda_graph(request);
+    CAPTURE(c.reason);
+    CHECK(decision.capture == c.reason.empty());
+    CHECK(decision.reason.find(c.reason) != std::string::npos);
+    if (c.reason.empty()) CHECK(decision.reason.empty());
+  }
 }
 
 TEST_CASE("batch signature: keys, dtypes, devices and shapes; equal only for equal layouts") {
