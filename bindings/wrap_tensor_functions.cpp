@@ -3,6 +3,7 @@
 // functions of lr.nn (l1_loss, mse_loss, smooth_l1_loss, cross_entropy, binary_cross_entropy_with_logits).
 #include "bindings/module.hpp"
 #include "bindings/wrap_tensor.hpp"
+#include "host/nn/dropout.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -268,7 +269,7 @@ int w_dropout(lua_State* L) {
   return lx_guard(L, "lr.nn.dropout", [&] {
     double p = lx_check_number(L, 2);
     if (p < 0 || p > 1) throw LxArgError(2, "p must be in [0, 1]");
-    push_tensor(L, torch::dropout(check_tensor(L, 1), p, lx_opt_boolean(L, 3).value_or(true)));
+    push_tensor(L, nn::dropout(check_tensor(L, 1), p, lx_opt_boolean(L, 3).value_or(true)));
     return 1;
   });
 }

@@ -3,8 +3,8 @@
 -- camera, lrhost's defaults = LeRobot HEAD's), a random already-normalized batch, and per step what
 -- lerobot-train's update_policy does: forward, backward, clip_grad_norm(grad_clip_norm), step,
 -- zero_grad, with the policy's optimizer preset over its param_groups. Prints mean ms/step over
--- `steps` timed steps after `warmup` untimed ones (wall, and the process CPU time of all threads,
--- less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
+-- `steps` timed steps after `warmup` untimed ones (wall, the fastest step, and the process CPU time of
+-- all threads; the last two are less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
 -- modeling code, same configuration, batch and loop); image=HxW shrinks the camera on both sides.
 -- The step goes through an accelerator as recipes/lib/policy_training.lua's does (its divergence
 -- guard included). fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by
@@ -14,10 +14,12 @@
 -- a GPU they are host-side times unless the phase waits for the device; a captured step has one
 -- phase only.
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
---          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on]
+--          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on] [profile=trace.json]
+-- profile=PATH runs one more step under the profiler and writes its Chrome trace to PATH
+-- (tests/bench/trace_ops.py sums it per operator).
 local lr = require "lrhost"
 local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0,
-                        fast_paths = "off", tf32 = "on", cuda_graph = "off" }
+                        fast_paths = "off", tf32 = "on", cuda_graph = "off", profile = "" }
 for _, key in ipairs { "fast_paths", "tf32", "cuda_graph" } do
   assert(cfg[key] == "on" or cfg[key] == "off", key .. " must be on or off")
 end
@@ -92,13 +94,22 @@ for _ = 1, cfg.warmup do step() end
 loss:item()  -- synchronizes a GPU run
 phases = { forward = 0, backward = 0, optimizer = 0 }
 local start, cpu_start = lr.clock(), os.clock()
-for _ = 1, cfg.steps do step() end
+local fastest = math.huge  -- the least-disturbed step on a shared machine (a GPU run queues steps: read the mean)
+for _ = 1, cfg.steps do
+  local t = lr.clock()
+  step()
+  fastest = math.min(fastest, lr.clock() - t)
+end
 local last = loss:item()
 local elapsed, cpu = lr.clock() - start, os.clock() - cpu_start
 local graph = cfg.cuda_graph == "on" and string.format(", cuda graph %s", acc.cuda_graph) or ""
 print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, tf32 %s%s, %d params, %s: "
-                    .. "%.1f ms/step (mean of %d after %d warm-up; process CPU %.1f ms/step; last loss %.4f); "
+                    .. "%.1f ms/step (mean of %d after %d warm-up; fastest %.1f; process CPU %.1f ms/step; last loss %.4f); "
                     .. "forward %.1f, backward %.1f, optimizer %.1f ms", cfg.policy, b, h, w, lr.num_threads(),
                     acc.device, cfg.fast_paths, cfg.tf32, graph, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
-                    cfg.warmup, 1000 * cpu / cfg.steps, last, 1000 * phases.forward / cfg.steps,
+                    cfg.warmup, 1000 * fastest, 1000 * cpu / cfg.steps, last, 1000 * phases.forward / cfg.steps,
                     1000 * phases.backward / cfg.steps, 1000 * phases.optimizer / cfg.steps))
+if cfg.profile ~= "" then
+  lr.profile(cfg.profile, step)
+  print("profiler trace of one more step: " .. cfg.profile)
+end

@@ -4,8 +4,8 @@ forward (loss), backward, clip_grad_norm_(grad_clip_norm), optimizer.step(), zer
 policy's optimizer preset (ACT: AdamW lr 1e-5, wd 1e-4, backbone group lr 1e-5; Diffusion: Adam lr
 1e-4, betas (0.95, 0.999), eps 1e-8, wd 1e-6; grad_clip_norm 10) over get_optim_params(). The twin
 is policy_step.lua (lrhost, same configuration, batch and loop). Prints mean ms/step over the timed
-steps after untimed warm-up steps (wall time, and the process CPU time of all threads, which
-is less sensitive to other load on a shared machine), and the command line.
+steps after untimed warm-up steps (wall time, the fastest step, and the process CPU time of all
+threads; the last two are less sensitive to other load on a shared machine), and the command line.
 
 Configurations are reference/lerobot.md §4's: ACT 14-D state/action, one 3x480x640 camera, defaults;
 Diffusion 2-D state/action, one 3x96x96 camera, 0.6.1's (= HEAD's) defaults (horizon 64, 32 action
@@ -16,7 +16,10 @@ process (TrainPipelineConfig.batch_size). --image HxW shrinks the camera on a sl
 when you report the figure); the lrhost run must use the same.
 
     python tests/bench/policy_step.py --policy act --threads 2 [--batch-size 8] [--image 480x640]
-        [--steps 5 --warmup 2] [--device cuda --bf16 --no-tf32]
+        [--steps 5 --warmup 2] [--device cuda --bf16 --no-tf32] [--profile trace.json]
+
+--profile PATH runs one more step under torch.profiler and writes its Chrome trace to PATH
+(tests/bench/trace_ops.py sums it per operator, as for policy_step.lua's profile=PATH).
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ def main() -> int:
     ap.add_argument("--bf16", action="store_true", help="autocast the forward to bfloat16 (GPU runs)")
     ap.add_argument("--no-tf32", action="store_true",
                     help="on CUDA, keep PyTorch's defaults instead of lerobot-train's TF32 + cudnn.benchmark")
+    ap.add_argument("--profile", help="write a Chrome trace of one more step to this path")
     args = ap.parse_args()
     if args.device.startswith("cuda") and not args.no_tf32:
         # What lerobot-train sets on a GPU (lerobot/scripts/lerobot_train.py).
@@ -138,8 +142,11 @@ def main() -> int:
         torch.cuda.synchronize()
     phases.update(forward=0.0, backward=0.0, optimizer=0.0)
     start, cpu_start = time.perf_counter(), time.process_time()
+    fastest = float("inf")  # the least-disturbed step on a shared machine (on a GPU, read the mean)
     for _ in range(args.steps):
+        t = time.perf_counter()
         loss = step()
+        fastest = min(fastest, time.perf_counter() - t)
     if cuda:
         torch.cuda.synchronize()
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
@@ -149,8 +156,19 @@ def main() -> int:
           f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}"
           f"{', tf32' if args.device.startswith('cuda') and not args.no_tf32 else ''}, {n_params} params, "
           f"{opt_name}: {1000 * elapsed / args.steps:.1f} ms/step (mean of {args.steps} after {args.warmup} warm-up; "
+          f"fastest {1000 * fastest:.1f}; "
           f"process CPU {1000 * cpu / args.steps:.1f} ms/step; last loss {loss.item():.4f}); "
           + ", ".join(f"{k} {1000 * v / args.steps:.1f}" for k, v in phases.items()) + " ms")
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        with profile(activities=activities) as prof:
+            step()
+            if cuda:
+                torch.cuda.synchronize()
+        prof.export_chrome_trace(args.profile)
+        print(f"profiler trace of one more step: {args.profile}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Subcommands (every file is safetensors; names below are the tensor names):
   make KIND DIR [--seed S]
-      LeRobot builds a small KIND policy (act | diffusion | diffusion_ddim; configs in SMALL_CONFIGS,
+      LeRobot builds a small KIND policy (act | act_dropout | diffusion | diffusion_ddim; configs in SMALL_CONFIGS,
       two 3x64x64 cameras), perturbs every constant tensor (LayerNorm/BatchNorm weights, frozen
       batch-norm statistics, num_batches_tracked) so a swapped or misnamed key cannot go unnoticed,
       and writes DIR with save_pretrained + the processors of make_pre_post_processors(stats).
@@ -68,6 +68,13 @@ SMALL_CONFIGS = {
     "act": dict(
         chunk_size=10, n_action_steps=4, dim_model=32, n_heads=4, dim_feedforward=64, n_encoder_layers=2,
         n_decoder_layers=1, n_vae_encoder_layers=2, latent_dim=8, dropout=0.0, kl_weight=10.0,
+        pretrained_backbone_weights=None,
+    ),
+    # LeRobot's default dropout, in the training forward: every mask (attention weights, residual and
+    # feed-forward dropout) must be drawn from the same generator in the same order and equal.
+    "act_dropout": dict(
+        chunk_size=10, n_action_steps=4, dim_model=32, n_heads=4, dim_feedforward=64, n_encoder_layers=2,
+        n_decoder_layers=1, n_vae_encoder_layers=2, latent_dim=8, dropout=0.1, kl_weight=10.0,
         pretrained_backbone_weights=None,
     ),
     "diffusion": dict(
@@ -168,7 +175,7 @@ def cmd_make(args) -> int:
     from lerobot.configs.types import FeatureType, PolicyFeature
     from lerobot.policies.factory import make_pre_post_processors
 
-    base = "act" if args.kind == "act" else "diffusion"
+    base = "act" if args.kind.startswith("act") else "diffusion"
     config_cls, policy_cls = policy_classes(base)
     inputs = {"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))}
     for cam in CAMERAS:

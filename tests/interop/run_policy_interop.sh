@@ -14,7 +14,8 @@
 #                                 DDIM/sample/GroupNorm/shared encoder.
 #   policy_act_from_lerobot       LeRobot builds + saves (save_pretrained + processors); lrhost loads it
 #   policy_diffusion_from_lerobot strictly, re-saves it (compared with the original) and both compute
-#                                 the same outputs.
+#                                 the same outputs. ACT also with LeRobot's default dropout (0.1): the
+#                                 training forward's masks must be the same draws.
 # WORK_DIR is emptied and keeps every folder and output for inspection. Exits 77 (ctest's skip code)
 # when `scripts/setup-interop --python` says the oracle is unavailable, 1 on any mismatch.
 set -euo pipefail
@@ -106,7 +107,7 @@ case "$case_name" in
     ;;
   policy_act_to_lerobot) to_lerobot act ;;
   policy_diffusion_to_lerobot) to_lerobot diffusion; to_lerobot diffusion_ddim ;;
-  policy_act_from_lerobot) from_lerobot act ;;
+  policy_act_from_lerobot) from_lerobot act; from_lerobot act_dropout ;;
   policy_diffusion_from_lerobot) from_lerobot diffusion; from_lerobot diffusion_ddim ;;
   *)
     echo "unknown case $case_name" >&2

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "host/nn/dropout.hpp"
+
 namespace lrhost::policy::act {
 
 MultiheadAttentionImpl::MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads, double dropout)
@@ -47,7 +49,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
     scores = torch::bmm(q_scaled, k.transpose(-2, -1));
   }
   auto attention = torch::softmax(scores, -1);
-  if (is_training() && dropout_ > 0.0) attention = torch::dropout(attention, dropout_, true);
+  if (is_training() && dropout_ > 0.0) attention = nn::dropout(attention, dropout_, true);
   auto out = torch::bmm(attention, v).transpose(0, 1).contiguous().view({target_len * batch, embed_dim_});
   out = out_proj->forward(out);
   return out.view({target_len, batch, out.size(1)});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host/policy/act/act_attention.hpp"
+#include "host/nn/dropout.hpp"
 #include "host/policy/act/act_config.hpp"
 
 namespace lrhost::policy::act {
@@ -25,7 +26,7 @@ class ACTEncoderLayerImpl : public torch::nn::Module {
                         const torch::Tensor& key_padding_mask = {});
 
  private:
-  torch::Tensor dropout(const torch::Tensor& x) { return torch::dropout(x, dropout_, is_training()); }
+  torch::Tensor dropout(const torch::Tensor& x) { return nn::dropout(x, dropout_, is_training()); }
 
   MultiheadAttention self_attn_{nullptr};
   torch::nn::Linear linear1_{nullptr}, linear2_{nullptr};
@@ -44,7 +45,7 @@ class ACTDecoderLayerImpl : public torch::nn::Module {
                         const torch::Tensor& encoder_pos_embed = {});
 
  private:
-  torch::Tensor dropout(const torch::Tensor& x) { return torch::dropout(x, dropout_, is_training()); }
+  torch::Tensor dropout(const torch::Tensor& x) { return nn::dropout(x, dropout_, is_training()); }
 
   MultiheadAttention self_attn_{nullptr}, multihead_attn_{nullptr};
   torch::nn::Linear linear1_{nullptr}, linear2_{nullptr};
