@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "host/nn/dropout.hpp"
+#include "host/nn/linear.hpp"
 
 namespace lrhost::policy::act {
 
@@ -51,7 +52,7 @@ torch::Tensor MultiheadAttentionImpl::forward(const torch::Tensor& query, const 
   auto attention = torch::softmax(scores, -1);
   if (is_training() && dropout_ > 0.0) attention = nn::dropout(attention, dropout_, true);
   auto out = torch::bmm(attention, v).transpose(0, 1).contiguous().view({target_len * batch, embed_dim_});
-  out = out_proj->forward(out);
+  out = nn::apply_linear(out_proj, out);
   return out.view({target_len, batch, out.size(1)});
 }
 

@@ -2,6 +2,7 @@
 // connection is taken in the post-norm and pre-norm variants).
 #include "host/policy/act/act_layers.hpp"
 
+#include "host/nn/linear.hpp"
 #include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
@@ -54,7 +55,7 @@ torch::Tensor ACTEncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor&
       x = norm1_->forward(x);
       skip = x;
     }
-    x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
+    x = nn::apply_linear(linear2_, dropout(apply_activation(activation_, nn::apply_linear(linear1_, x))));
     x = skip + dropout(x);
     if (!pre_norm_) x = norm2_->forward(x);
     return x;
@@ -98,7 +99,7 @@ torch::Tensor ACTDecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor&
       x = norm2_->forward(x);
       skip = x;
     }
-    x = linear2_->forward(dropout(apply_activation(activation_, linear1_->forward(x))));
+    x = nn::apply_linear(linear2_, dropout(apply_activation(activation_, nn::apply_linear(linear1_, x))));
     x = skip + dropout(x);
     if (!pre_norm_) x = norm3_->forward(x);
     return x;

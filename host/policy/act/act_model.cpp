@@ -2,6 +2,7 @@
 // transformer) and the forward pass, token for token as LeRobot builds the sequences.
 #include "host/policy/act/act_model.hpp"
 
+#include "host/nn/linear.hpp"
 #include "host/policy/act/act_sinusoid.hpp"
 #include "host/policy/policy.hpp"
 
@@ -83,8 +84,8 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
     // Tokens [cls, (robot state), actions...], batch-first here, sequence-first for the encoder.
     std::vector<torch::Tensor> tokens{vae_encoder_cls_embed_->weight.unsqueeze(0).expand({batch_size, 1, -1})};
     if (robot_state_)
-      tokens.push_back(vae_encoder_robot_state_input_proj_->forward(input(batch, "observation.state")).unsqueeze(1));
-    tokens.push_back(vae_encoder_action_input_proj_->forward(actions));
+      tokens.push_back(nn::apply_linear(vae_encoder_robot_state_input_proj_, input(batch, "observation.state")).unsqueeze(1));
+    tokens.push_back(nn::apply_linear(vae_encoder_action_input_proj_, actions));
     auto vae_input = torch::cat(tokens, 1);
     auto pos_embed = vae_encoder_pos_enc_.clone().detach();
     // Key padding: cls and state are real tokens; padded actions (past the episode end) are ignored.
@@ -92,7 +93,7 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
     auto key_padding_mask = torch::cat({real, action_is_pad.to(torch::kBool)}, 1);
     auto cls_out =
         vae_encoder_->forward(vae_input.permute({1, 0, 2}), pos_embed.permute({1, 0, 2}), key_padding_mask)[0];
-    auto params = vae_encoder_latent_output_proj_->forward(cls_out);
+    auto params = nn::apply_linear(vae_encoder_latent_output_proj_, cls_out);
     using torch::indexing::Slice;
     out.mu = params.index({Slice(), Slice(0, config_.latent_dim)});
     out.log_sigma_x2 = params.index({Slice(), Slice(config_.latent_dim, torch::indexing::None)});
@@ -104,11 +105,11 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
 
   // Encoder tokens [latent, (state), (env state), camera pixels...] (sequence-first) and their
   // position embeddings: learned rows for the 1-D tokens, the 2-D sinusoid for the pixels.
-  std::vector<torch::Tensor> tokens{encoder_latent_input_proj_->forward(latent_sample).unsqueeze(0)};
+  std::vector<torch::Tensor> tokens{nn::apply_linear(encoder_latent_input_proj_, latent_sample).unsqueeze(0)};
   std::vector<torch::Tensor> pos{encoder_1d_feature_pos_embed_->weight.unsqueeze(1)};
   if (robot_state_)
-    tokens.push_back(encoder_robot_state_input_proj_->forward(input(batch, "observation.state")).unsqueeze(0));
-  if (env_state_) tokens.push_back(encoder_env_state_input_proj_->forward(input(batch, env_state_->key)).unsqueeze(0));
+    tokens.push_back(nn::apply_linear(encoder_robot_state_input_proj_, input(batch, "observation.state")).unsqueeze(0));
+  if (env_state_) tokens.push_back(nn::apply_linear(encoder_env_state_input_proj_, input(batch, env_state_->key)).unsqueeze(0));
   for (const auto& image : images) {
     auto features = backbone_->forward(image);
     auto cam_pos = sinusoid_for(features);
@@ -123,7 +124,7 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
   auto encoder_out = encoder_->forward(encoder_in, encoder_pos);
   auto decoder_in = torch::zeros({config_.chunk_size, batch_size, config_.dim_model}, encoder_pos.options());
   auto decoder_out = decoder_->forward(decoder_in, encoder_out, decoder_pos_embed_->weight.unsqueeze(1), encoder_pos);
-  out.actions = action_head_->forward(decoder_out.transpose(0, 1));
+  out.actions = nn::apply_linear(action_head_, decoder_out.transpose(0, 1));
   return out;
 }
 
