@@ -34,6 +34,19 @@
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 
+#ifdef LRHOST_WITH_JEMALLOC
+// jemalloc's start-up options for this binary (MALLOC_CONF in the environment overrides them). Freed
+// memory is kept for reuse instead of being handed back to the kernel after a delay: a training step
+// frees and re-allocates the same large activation, gradient and optimizer buffers every step, and
+// with glibc malloc (or jemalloc's default 10 s decay) each comes back as fresh pages the kernel must
+// fault in and zero again, a quarter to a third of a CPU step's time (docs/benchmarks.md). The
+// resident size stays at the step's peak, which the step needs anyway. Exported (ENABLE_EXPORTS) so
+// that libjemalloc finds it; `lrhost --version` reports what is in force.
+extern "C" {
+const char* malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:-1";
+}
+#endif
+
 namespace {
 
 struct RecipeArguments {
@@ -177,7 +190,7 @@ int main(int argc, char** argv) {
   CLI::App app{"lrhost: train robot-learning policies from Lua recipes", "lrhost"};
   app.require_subcommand(0, 1);
   bool show_version = false;
-  app.add_flag("--version", show_version, "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL");
+  app.add_flag("--version", show_version, "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL, and the allocator");
 
   RecipeArguments run_args, show_args;
   int show_nproc = 0, show_gpus = 0, show_nnodes = 1;

@@ -1,6 +1,6 @@
 // Builds the --version report. CUDA runtime and NCCL versions are read through dlsym from the
 // libraries LibTorch's CUDA build already loaded, so no CUDA headers are needed and a CPU-only
-// machine simply reports what it has.
+// machine simply reports what it has; so is the allocator (jemalloc's mallctl).
 #include "host/cli/version.hpp"
 
 #include <dlfcn.h>
@@ -18,6 +18,24 @@ std::optional<int> loaded_library_version(const char* symbol) {
   int version = 0;
   if (fn == nullptr || fn(&version) != 0) return std::nullopt;
   return version;
+}
+
+// Which malloc the process runs on: jemalloc (found by its mallctl) with its decay setting, or the C
+// library's.
+std::string allocator_line() {
+  using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
+  auto mallctl = reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"));
+  if (mallctl == nullptr) return "allocator: C library malloc\n";
+  const char* version = nullptr;
+  size_t size = sizeof(version);
+  std::string line = "allocator: jemalloc";
+  if (mallctl("version", &version, &size, nullptr, 0) == 0 && version != nullptr) line += std::string(" ") + version;
+  ssize_t dirty_decay_ms = 0;
+  size = sizeof(dirty_decay_ms);
+  if (mallctl("opt.dirty_decay_ms", &dirty_decay_ms, &size, nullptr, 0) == 0)
+    line += dirty_decay_ms < 0 ? ", freed memory kept for reuse (dirty_decay_ms -1)"
+                               : ", freed memory returned after " + std::to_string(dirty_decay_ms) + " ms";
+  return line + "\n";
 }
 
 }  // namespace
@@ -38,6 +56,7 @@ std::string version_report() {
   text += nccl ? "NCCL " + std::to_string(*nccl / 10000) + "." + std::to_string(*nccl / 100 % 100) + "." +
                      std::to_string(*nccl % 100) + "\n"
                : std::string("NCCL not available\n");
+  text += allocator_line();
   return text;
 }
 

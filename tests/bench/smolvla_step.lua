@@ -9,11 +9,13 @@
 -- Its twin is smolvla_step.py (LeRobot 0.6.1's SmolVLAPolicy on the same folder and batch).
 --   lrhost tests/bench/smolvla_step.lua --threads 2 vlm=DIR [batch_size=1] [cameras=1] [image=480x640]
 --          [steps=3] [warmup=1] [cache=true] [chunk=true] [mixed_precision=bf16]     (--gpus 1: on a GPU)
+--          [profile=trace.json]   (one more step under the profiler; tests/bench/trace_ops.py sums it)
 -- The VLM folder's config decides the dtypes exactly as for LeRobot (smolvla_oracle.py vlm DIR
 -- --full-size: fp32; --dtype hub: text and expert bf16; scripts/bench writes the variants).
 local lr = require "lrhost"
 local cfg = lr.config { vlm = "", batch_size = 1, cameras = 1, image = "480x640", steps = 3, warmup = 1,
-                        cache = false, chunk = false, seed = 0, mixed_precision = "no", vocab = 49152 }
+                        cache = false, chunk = false, seed = 0, mixed_precision = "no", vocab = 49152,
+                        profile = "" }
 assert(cfg.vlm ~= "", "vlm= (a SmolVLM folder with config.json) is required")
 local h, w = cfg.image:match("^(%d+)x(%d+)$")
 assert(h, "image must be HxW, got '" .. cfg.image .. "'")
@@ -76,6 +78,10 @@ print(string.format("lrhost smolvla step: batch %d, %d camera(s) %dx%d, threads 
                     tostring(cfg.cache), params, trainable, 1000 * elapsed / cfg.steps, cfg.steps, cfg.warmup,
                     1000 * cpu / cfg.steps, last,
                     device and string.format("; GPU peak allocated %.0f MiB", device.peak / 2 ^ 20) or ""))
+if cfg.profile ~= "" then
+  lr.profile(cfg.profile, step)
+  print("profiler trace of one more step: " .. cfg.profile)
+end
 if cfg.chunk then
   policy:eval()
   local obs = {}

@@ -78,6 +78,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--chunk", action="store_true", help="also time one predict_action_chunk")
+    ap.add_argument("--profile", help="write a Chrome trace of one more step to this path (trace_ops.py sums it)")
     ap.add_argument("--no-tf32", action="store_true", help="CUDA: leave TF32 off (lerobot-train turns it on)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -133,6 +134,14 @@ def main() -> int:
           f"({n_train} trainable), {type(opt).__name__}: {1000 * elapsed / args.steps:.1f} ms/step (mean of "
           f"{args.steps} after {args.warmup} warm-up; process CPU {1000 * cpu / args.steps:.1f} ms/step; "
           f"last loss {last:.4f}){peak}  [built in {built:.1f} s]", flush=True)
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+            step()
+            sync()
+        prof.export_chrome_trace(args.profile)
+        print(f"profiler trace of one more step: {args.profile}")
     if args.chunk:
         policy.eval()
         obs = {k: v for k, v in batch.items() if k.startswith("observation.")}

@@ -2,6 +2,10 @@
 # directory is tests/lua). Each failure case checks the exit code is non-zero and the message names
 # what went wrong.
 lrhost_expect_success(version "lrhost [0-9]+\\.[0-9]+\\.[0-9]+.*LibTorch 2\\.[0-9]+.*LuaJIT 2\\.1.*GC64" --version)
+# The binary runs on jemalloc keeping freed memory (host/main.cpp's malloc_conf) unless built without it.
+if(LRHOST_WITH_JEMALLOC)
+  lrhost_expect_success(version_allocator "allocator: jemalloc 5\\.[^\n]*kept for reuse \\(dirty_decay_ms -1\\)" --version)
+endif()
 lrhost_expect_success(help_run "config overrides" run --help)
 lrhost_expect_success(help_show "resolved config" show --help)
 lrhost_expect_failure(missing_recipe "recipe file 'no_such_recipe.lua' not found" no_such_recipe.lua)
