@@ -1,9 +1,10 @@
 // Process-wide switches for lrhost's exact-math speed-ups: each computes what LeRobot computes,
 // in another order or memory layout, so results agree up to rounding (the tolerances are stated
-// where each is tested). All are off by default: on CPU they save ~6 % of ACT's step, but their
-// rounding moves ACT's backbone gradients outside the LeRobot interop tolerance (up to 3e-3 of the
-// largest entry), so LeRobot parity stays the default; recipes and benchmarks turn them on with
-// lr.fast_paths{...} (bindings), and the equivalence tests run both ways.
+// where each is tested). All are off by default: they pay on a GPU and on small CPU images, not on
+// every CPU shape (docs/benchmarks.md), and their rounding moves ACT's backbone gradients outside
+// the LeRobot interop tolerance (up to 3e-3 of the largest entry), so LeRobot parity stays the
+// default; recipes and benchmarks turn them on with lr.fast_paths{...} (bindings), and the
+// equivalence tests run both ways.
 #pragma once
 
 namespace lrhost::policy {
