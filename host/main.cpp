@@ -190,7 +190,8 @@ int main(int argc, char** argv) {
   CLI::App app{"lrhost: train robot-learning policies from Lua recipes", "lrhost"};
   app.require_subcommand(0, 1);
   bool show_version = false;
-  app.add_flag("--version", show_version, "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL, and the allocator");
+  app.add_flag("--version", show_version,
+               "print versions of lrhost, LibTorch, LuaJIT, CUDA and NCCL, and the allocator");
 
   RecipeArguments run_args, show_args;
   int show_nproc = 0, show_gpus = 0, show_nnodes = 1;

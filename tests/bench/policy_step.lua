@@ -3,9 +3,10 @@
 -- camera, lrhost's defaults = LeRobot HEAD's), a random already-normalized batch, and per step what
 -- lerobot-train's update_policy does: forward, backward, clip_grad_norm(grad_clip_norm), step,
 -- zero_grad, with the policy's optimizer preset over its param_groups. Prints mean ms/step over
--- `steps` timed steps after `warmup` untimed ones (wall, the fastest step, and the process CPU time of
--- all threads; the last two are less sensitive to other load on a shared machine). Its twin is policy_step.py (LeRobot 0.4.4's own
--- modeling code, same configuration, batch and loop); image=HxW shrinks the camera on both sides.
+-- `steps` timed steps after `warmup` untimed ones (wall, the fastest step, and the process CPU time
+-- of all threads; the last two are less sensitive to other load on a shared machine). Its twin is
+-- policy_step.py (LeRobot 0.6.1's own modeling code, same configuration, batch and loop); image=HxW
+-- shrinks the camera on both sides.
 -- The step goes through an accelerator as recipes/lib/policy_training.lua's does (its divergence
 -- guard included). fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by
 -- default). On a GPU, tf32=on (the default there) sets TF32 matmuls/convolutions and cuDNN autotuning
@@ -14,7 +15,8 @@
 -- a GPU they are host-side times unless the phase waits for the device; a captured step has one
 -- phase only.
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
---          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on] [profile=trace.json]
+--          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on]
+--          [profile=trace.json]
 -- profile=PATH runs one more step under the profiler and writes its Chrome trace to PATH
 -- (tests/bench/trace_ops.py sums it per operator).
 local lr = require "lrhost"

@@ -2,8 +2,8 @@
 
 Subcommands (every file is safetensors; names below are the tensor names):
   make KIND DIR [--seed S]
-      LeRobot builds a small KIND policy (act | act_dropout | diffusion | diffusion_ddim; configs in SMALL_CONFIGS,
-      two 3x64x64 cameras), perturbs every constant tensor (LayerNorm/BatchNorm weights, frozen
+      LeRobot builds a small KIND policy (act | act_dropout | diffusion | diffusion_ddim; configs in
+      SMALL_CONFIGS, two 3x64x64 cameras), perturbs every constant tensor (LayerNorm/BatchNorm weights, frozen
       batch-norm statistics, num_batches_tracked) so a swapped or misnamed key cannot go unnoticed,
       and writes DIR with save_pretrained + the processors of make_pre_post_processors(stats).
   inputs DIR OUT [--seed S] [--batch 3]
