@@ -9,25 +9,28 @@
 -- shrinks the camera on both sides.
 -- The step goes through an accelerator as recipes/lib/policy_training.lua's does (its divergence
 -- guard included). fast_paths=on runs with lrhost's exact-math speed-ups (lr.fast_paths, off by
--- default). On a GPU, tf32=on (the default there) sets TF32 matmuls/convolutions and cuDNN autotuning
+-- default: folded frozen batch norm and the channels-last trunk), fast_paths=fold with the folding
+-- only. On a GPU, tf32=on (the default there) sets TF32 matmuls/convolutions and cuDNN autotuning
 -- as lerobot-train does, and cuda_graph=on captures the whole step in a CUDA graph (acc:train_step).
 -- The per-phase means (forward, backward, optimizer = clip + step + zero_grad) follow the total; on
 -- a GPU they are host-side times unless the phase waits for the device; a captured step has one
 -- phase only.
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
---          [steps=5] [warmup=2] [device=cuda] [fast_paths=on] [tf32=off] [cuda_graph=on]
+--          [steps=5] [warmup=2] [device=cuda] [fast_paths=on|fold] [tf32=off] [cuda_graph=on]
 --          [profile=trace.json]
 -- profile=PATH runs one more step under the profiler and writes its Chrome trace to PATH
 -- (tests/bench/trace_ops.py sums it per operator).
 local lr = require "lrhost"
 local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0,
                         fast_paths = "off", tf32 = "on", cuda_graph = "off", profile = "" }
-for _, key in ipairs { "fast_paths", "tf32", "cuda_graph" } do
+for _, key in ipairs { "tf32", "cuda_graph" } do
   assert(cfg[key] == "on" or cfg[key] == "off", key .. " must be on or off")
 end
+assert(cfg.fast_paths == "on" or cfg.fast_paths == "off" or cfg.fast_paths == "fold",
+       "fast_paths must be on, off or fold, got '" .. cfg.fast_paths .. "'")
 -- The capture happens after 3 eager steps: time replays only.
 assert(cfg.cuda_graph == "off" or cfg.warmup >= 4, "cuda_graph=on needs warmup >= 4 (3 eager steps, then the capture)")
-if cfg.fast_paths == "on" then lr.fast_paths { fold_frozen_batch_norm = true, channels_last = true } end
+if cfg.fast_paths ~= "off" then lr.fast_paths { fold_frozen_batch_norm = true, channels_last = cfg.fast_paths == "on" } end
 
 local REFERENCE = {
   act = { state = 14, action = 14, h = 480, w = 640 },
