@@ -5,25 +5,18 @@
 #include <ATen/Context.h>
 #include <ATen/Functions.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <mutex>
-#include <string_view>
 
 #include "host/nn/bernoulli_mask.hpp"
+#include "host/util/env_switch.hpp"
 
 namespace lrhost::nn {
 
 namespace {
 
-bool initial_setting() {
-  const char* value = std::getenv("LRHOST_BULK_DROPOUT");
-  return !(value && std::string_view(value) == "0");
-}
-
-std::atomic<bool>& bulk_enabled() {
-  static std::atomic<bool> enabled{initial_setting()};
-  return enabled;
+util::EnvSwitch& bulk_switch() {
+  static util::EnvSwitch on{"LRHOST_BULK_DROPOUT"};
+  return on;
 }
 
 // ATen's scalar bernoulli_ takes MKL's generator (another stream) on Intel CPUs when built with MKL
@@ -39,7 +32,7 @@ bool aten_uses_mkl_bernoulli() {
 }  // namespace
 
 bool draws_dropout_mask_in_bulk(const at::Tensor& input, double p, bool train) {
-  return bulk_enabled().load(std::memory_order_relaxed) && train && p > 0.0 && p < 1.0 && input.defined() &&
+  return bulk_switch().enabled() && train && p > 0.0 && p < 1.0 && input.defined() &&
          input.device().is_cpu() && input.scalar_type() == at::kFloat && input.is_contiguous() && input.numel() > 0 &&
          !aten_uses_mkl_bernoulli();
 }
@@ -61,7 +54,7 @@ at::Tensor dropout(const at::Tensor& input, double p, bool train) {
 }
 
 bool set_bulk_dropout(bool enabled) {
-  return bulk_enabled().exchange(enabled);
+  return bulk_switch().set(enabled);
 }
 
 }  // namespace lrhost::nn

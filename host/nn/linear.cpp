@@ -4,25 +4,20 @@
 #include <ATen/Context.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
 
+#include "host/util/env_switch.hpp"
+
 namespace lrhost::nn {
 
 namespace {
 
-bool initial_setting() {
-  const char* value = std::getenv("LRHOST_CPU_PACKED_LINEAR");
-  return !(value && std::string_view(value) == "0");
-}
-
-std::atomic<bool>& packed_enabled() {
-  static std::atomic<bool> enabled{initial_setting()};
-  return enabled;
+util::EnvSwitch& packed_switch() {
+  static util::EnvSwitch on{"LRHOST_CPU_PACKED_LINEAR"};
+  return on;
 }
 
 // A weight's reordered copy, valid while the weight lives and keeps the version it had.
@@ -73,7 +68,7 @@ bool uses_cpu_packed_linear(const torch::Tensor& weight, const torch::Tensor& in
   // go stale; a frozen one only changes by explicit loads (copy_, which bumps the version). And
   // oneDNN's operator has no backward, so the input must need no gradient either.
   const bool needs_graph = torch::GradMode::is_enabled() && input.requires_grad();
-  return packed_enabled().load(std::memory_order_relaxed) && !weight.requires_grad() && !needs_graph &&
+  return packed_switch().enabled() && !weight.requires_grad() && !needs_graph &&
          input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
          weight.scalar_type() == torch::kFloat32 && input.numel() > 0 && at::globalContext().userEnabledMkldnn() &&
          onednn_ops().has_value();
@@ -112,11 +107,11 @@ torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& 
 }
 
 bool set_cpu_packed_linear(bool enabled) {
-  return packed_enabled().exchange(enabled);
+  return packed_switch().set(enabled);
 }
 
 bool cpu_packed_linear_enabled() {
-  return packed_enabled().load();
+  return packed_switch().enabled();
 }
 
 std::size_t cpu_packed_linear_cache_size() {

@@ -1,6 +1,7 @@
 // Unit tests of host/util: edit distance, nearest-name suggestions, dtype/device names, errors.
 #include <doctest/doctest.h>
 
+#include "host/util/env_switch.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
@@ -36,4 +37,22 @@ TEST_CASE("dtype and device names") {
 TEST_CASE("describe adds the hint") {
   CHECK(describe(ConfigError("bad", "fix it")) == "bad\n  hint: fix it");
   CHECK(describe(std::runtime_error("plain")) == "plain");
+}
+
+TEST_CASE("EnvSwitch: on unless its variable is \"0\" at construction; set returns the previous setting") {
+  const char* name = "LRHOST_TEST_ENV_SWITCH";
+  ::unsetenv(name);
+  CHECK(EnvSwitch(name).enabled());
+  ::setenv(name, "1", 1);
+  CHECK(EnvSwitch(name).enabled());
+  ::setenv(name, "", 1);
+  CHECK(EnvSwitch(name).enabled());
+  ::setenv(name, "0", 1);
+  EnvSwitch off(name);
+  ::unsetenv(name);
+  CHECK_FALSE(off.enabled());  // read once, at construction
+  CHECK_FALSE(off.set(true));
+  CHECK(off.enabled());
+  CHECK(off.set(false));
+  CHECK_FALSE(off.enabled());
 }
