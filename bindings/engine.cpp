@@ -13,7 +13,7 @@
 #include "bindings/engine_context.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
-#include "host/cli/recipe_paths.hpp"
+#include "host/util/shipped_paths.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/launch/error_file.hpp"
 
@@ -34,7 +34,7 @@ std::string search_path(const std::filesystem::path& recipe) {
   if (const char* saved = std::getenv("LRHOST_RECIPE_MODULES"); saved != nullptr && *saved != 0) dirs.emplace_back(saved);
   auto recipe_dir = std::filesystem::absolute(recipe).parent_path();
   dirs.push_back(recipe_dir);
-  dirs.push_back(cli::recipes_lib_dir());
+  dirs.push_back(util::recipes_lib_dir());
   if (const char* team = std::getenv("LRHOST_PATH")) {
     std::stringstream list(team);
     for (std::string dir; std::getline(list, dir, ':');)

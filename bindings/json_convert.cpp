@@ -9,6 +9,21 @@ namespace lrhost::bindings {
 namespace {
 
 constexpr int kMaxDepth = 64;  // deeper means a cycle in practice
+const char kMapMetatableKey = 0;  // its address keys the map marker's metatable in the registry
+
+// Pushes the metatable shared by every table marked as a map.
+void push_map_metatable(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kMapMetatableKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_isnil(L, -1)) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "lrhost.config.map");
+  lua_setfield(L, -2, "__name");
+  lua_pushlightuserdata(L, const_cast<char*>(&kMapMetatableKey));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
 
 nlohmann::json convert(lua_State* L, int index, int arg_index, const std::string& path, int depth) {
   index = index < 0 ? lua_gettop(L) + index + 1 : index;
@@ -39,7 +54,7 @@ nlohmann::json convert(lua_State* L, int index, int arg_index, const std::string
     ++count;
     lua_pop(L, 1);
   }
-  if (count == length) {  // a list 1..n (an empty table counts as an empty list)
+  if (count == length && !(count == 0 && lx_is_map(L, index))) {  // a list 1..n (an unmarked {} too)
     nlohmann::json list = nlohmann::json::array();
     for (std::size_t i = 1; i <= length; ++i) {
       lua_rawgeti(L, index, static_cast<int>(i));
@@ -92,6 +107,7 @@ void lx_push_json(lua_State* L, const nlohmann::json& value) {
     }
     case nlohmann::json::value_t::object:
       lua_createtable(L, 0, static_cast<int>(value.size()));
+      if (value.empty()) lx_mark_map(L, -1);  // converts back to {} rather than []
       for (const auto& [key, element] : value.items()) {
         lx_push_json(L, element);
         lua_setfield(L, -2, key.c_str());
@@ -100,6 +116,20 @@ void lx_push_json(lua_State* L, const nlohmann::json& value) {
     default:
       lua_pushnil(L);
   }
+}
+
+void lx_mark_map(lua_State* L, int index) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  push_map_metatable(L);
+  lua_setmetatable(L, index);
+}
+
+bool lx_is_map(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TTABLE || !lua_getmetatable(L, index)) return false;
+  push_map_metatable(L);
+  bool marked = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  return marked;
 }
 
 }  // namespace lrhost::bindings

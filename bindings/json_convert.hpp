@@ -14,4 +14,9 @@ nlohmann::json lx_to_json(lua_State* L, int index, int arg_index, const std::str
 
 void lx_push_json(lua_State* L, const nlohmann::json& value);
 
+// Marks the table at `index` as a map (string keys -> values): it converts to a JSON object even
+// when empty. The mark is a shared metatable, so it survives the table being passed around.
+void lx_mark_map(lua_State* L, int index);
+bool lx_is_map(lua_State* L, int index);
+
 }  // namespace lrhost::bindings

@@ -4,7 +4,11 @@
 // plan = {world_size =, effective_batch =}, checks the rules every config follows (steps >= 1), logs
 // the resolved config, and in `show` mode prints it as JSON (with --json: one document holding config
 // and memory plan) and ends the recipe. `lr.config_json()` returns it as JSON text.
+// `lr.config.map(t)` marks a defaults table as a map (free keys, given whole on the command line as
+// JSON: rename_map='{"a": "b"}'); an empty `{}` is otherwise an empty list.
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
@@ -14,6 +18,7 @@
 #include "host/config/overrides.hpp"
 #include "host/config/resolved_checks.hpp"
 #include "host/dist/rank_env.hpp"
+#include "host/policy/pretrained_overrides.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -35,6 +40,39 @@ void push_plan(lua_State* L, const nlohmann::json& config, int world_size) {
   }
 }
 
+// Dotted paths of the tables marked by lr.config.map inside the defaults table at `index`.
+void collect_map_keys(lua_State* L, int index, const std::string& prefix, std::set<std::string>& out, int depth = 0) {
+  if (depth > 64) return;  // lx_to_json reports the cycle
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TTABLE) {
+      std::string path = prefix.empty() ? lua_tostring(L, -2) : prefix + "." + lua_tostring(L, -2);
+      if (lx_is_map(L, -1))
+        out.insert(path);
+      else
+        collect_map_keys(L, lua_gettop(L), path, out, depth + 1);
+    }
+    lua_pop(L, 1);
+  }
+}
+
+// Fine-tuning (policy.pretrained_path set): the policy table becomes the pretrained folder's
+// config.json with the command line's policy.* fields on top, so that the recipe, `lrhost show` and
+// the saved config.json see the policy that trains (host/policy/pretrained_overrides.hpp).
+void apply_pretrained_policy(nlohmann::json& resolved, const std::vector<std::string>& overrides) {
+  if (!resolved.contains("policy") || !resolved["policy"].is_object()) return;
+  const auto& policy_table = resolved["policy"];
+  if (!policy_table.contains("pretrained_path") || !policy_table["pretrained_path"].is_string() ||
+      policy_table["pretrained_path"].get<std::string>().empty())
+    return;
+  auto pretrained = policy::pretrained_policy_table(policy_table, policy::explicit_policy_fields(overrides));
+  std::string typed;
+  for (const auto& field : pretrained.from_command_line) typed += (typed.empty() ? "" : ", ") + field;
+  spdlog::info("policy: {} from {}; from the command line: {}", pretrained.policy.value("type", std::string()),
+               (pretrained.dir / "config.json").string(), typed.empty() ? "none" : typed);
+  resolved["policy"] = std::move(pretrained.policy);
+}
+
 int w_config(lua_State* L) {
   bool show = false;
   int results = lx_guard(L, "lr.config", [&] {
@@ -46,7 +84,9 @@ int w_config(lua_State* L) {
                               "keep one lr.config{...} call and pass parts of its result around");
     std::vector<config::Override> overrides;
     for (const auto& argument : context.request.overrides) overrides.push_back(config::parse_override(argument));
-    auto resolved = config::apply_overrides(lx_to_json(L, 1, 1, ""), overrides);
+    std::set<std::string> map_keys;
+    collect_map_keys(L, 1, "", map_keys);
+    auto resolved = config::apply_overrides(lx_to_json(L, 1, 1, ""), overrides, map_keys);
     if (lua_isfunction(L, 2)) {
       int world_size = context.request.planned_world_size > 0 ? context.request.planned_world_size
                                                               : dist::rank_env_from_environment().world_size;
@@ -60,6 +100,7 @@ int w_config(lua_State* L) {
       resolved = lx_to_json(L, lua_gettop(L), 2, "");
       lua_pop(L, 1);
     }
+    apply_pretrained_policy(resolved, context.request.overrides);
     config::check_resolved_config(resolved);
     context.resolved_config = resolved;
     if (context.request.mode == cli::RecipeMode::show) {
@@ -90,6 +131,25 @@ int w_config(lua_State* L) {
   return results;
 }
 
+// lr.config(...) through the callable table: drop the table itself, the first argument of __call.
+int w_config_call(lua_State* L) {
+  lua_remove(L, 1);
+  return w_config(L);
+}
+
+int w_config_map(lua_State* L) {
+  return lx_guard(L, "lr.config.map", [&] {
+    if (lua_isnoneornil(L, 1)) lua_newtable(L);
+    lx_check_table(L, 1, "table of key = value (a map)");
+    lua_settop(L, 1);
+    auto entries = lx_to_json(L, 1, 1, "map");
+    if (entries.is_array() && !entries.empty())
+      throw LxArgError(1, "a map has string keys, not list entries");
+    lx_mark_map(L, 1);
+    return 1;
+  });
+}
+
 int w_config_json(lua_State* L) {
   return lx_guard(L, "lr.config_json", [&] {
     auto indent = lx_opt_integer(L, 2).value_or(2);
@@ -108,7 +168,14 @@ int w_config_json(lua_State* L) {
 }  // namespace
 
 void open_config(lua_State* L, int module) {
-  lua_pushcfunction(L, w_config);
+  // lr.config is a callable table: lr.config{...} resolves the config, lr.config.map{} marks a map.
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, w_config_map);
+  lua_setfield(L, -2, "map");
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, w_config_call);
+  lua_setfield(L, -2, "__call");
+  lua_setmetatable(L, -2);
   lua_setfield(L, module, "config");
   lua_pushcfunction(L, w_config_json);
   lua_setfield(L, module, "config_json");

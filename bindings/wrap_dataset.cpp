@@ -1,5 +1,6 @@
 // Lua binding of datasets: lr.dataset.lerobot{root =, delta_timestamps =, episodes =, tolerance_s =},
-// lr.dataset.synth{out =, episodes =, ...}, lr.default_dataset(), and the Dataset methods len(),
+// lr.dataset.synth{out =, episodes =, ...}, lr.dataset.from_repo_id(id) (the local folder LeRobot
+// keeps dataset `user/name` in; never a download), lr.default_dataset(), and the Dataset methods len(),
 // get(i) (0-based, a table of tensors: for inspection and tests, training uses a loader),
 // column(key), meta(), stats(), task(i), normalizer(mapping [, {use_imagenet_stats =}]) and
 // loader(options) (single process; acc:loader(ds, options) shards across ranks). A Normalizer has
@@ -12,6 +13,7 @@
 #include "host/data/batch_normalizer.hpp"
 #include "host/data/data_options.hpp"
 #include "host/data/synthetic_push.hpp"
+#include "host/io/hf_cache.hpp"
 
 namespace lrhost::bindings {
 
@@ -50,6 +52,15 @@ int w_synth(lua_State* L) {
     options.video.codec = reader.string("vcodec", options.video.codec);
     reader.reject_unknown();
     lua_pushnumber(L, static_cast<double>(data::write_synthetic_push(out, options)));
+    return 1;
+  });
+}
+
+int w_from_repo_id(lua_State* L) {
+  return lx_guard(L, "lr.dataset.from_repo_id", [&] {
+    std::string repo_id = lx_check_string(L, 1);
+    std::string what = lua_isnoneornil(L, 2) ? "dataset.repo_id" : lx_check_string(L, 2);
+    lua_pushstring(L, io::resolve_lerobot_dataset(repo_id, what).string().c_str());
     return 1;
   });
 }
@@ -197,7 +208,8 @@ void open_dataset(lua_State* L, int module) {
   lx_register_type(L, LxTraits<data::BatchNormalizer>::type, normalizer_methods);
 
   lua_newtable(L);
-  const luaL_Reg functions[] = {{"lerobot", w_lerobot}, {"synth", w_synth}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"lerobot", w_lerobot}, {"synth", w_synth},
+                                {"from_repo_id", w_from_repo_id}, {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "dataset");
   lua_pushcfunction(L, w_default_dataset);

@@ -4,8 +4,9 @@
 //     stats (cameras get ImageNet mean/std unless use_imagenet_stats = false), as LeRobot's
 //     make_pre_post_processors; normalization_mapping ({STATE = "MEAN_STD", ...}) replaces the
 //     policy's own mapping (mlp has none).
-//   lr.policy.load(dir [, {strict = true, rename_map = {[dataset key] = policy key}}]) reads a LeRobot
-//     pretrained folder (config.json, model.safetensors, processors); rename_map goes into the
+//   lr.policy.load(dir [, {strict = true, rename_map = {[dataset key] = policy key}, config = cfg.policy}])
+//     reads a LeRobot pretrained folder (config.json, model.safetensors, processors), with `config`'s
+//     fields on top of config.json (fine-tuning with other settings); rename_map goes into the
 //     preprocessor's rename step (LeRobot's --rename_map).
 //   lr.policy.types()
 // Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
@@ -129,12 +130,17 @@ int w_policy_load(lua_State* L) {
   return lx_guard(L, "lr.policy.load", [&] {
     ensure_not_show_mode(L, "lr.policy.load");
     std::string dir = lx_check_string(L, 1);
-    auto options = check_options(L, 2, "load options {strict =, rename_map =}");
+    auto options = check_options(L, 2, "load options {strict =, rename_map =, config =}");
     config::ConfigReader reader(options, "lr.policy.load options");
     bool strict = reader.boolean("strict", true);
     reader.allow("rename_map");
+    reader.allow("config");
     reader.reject_unknown();
-    auto policy = ckpt::load_pretrained(dir, strict);
+    nlohmann::json changes = options.contains("config") ? options["config"] : nlohmann::json::object();
+    if (!changes.is_object() && !(changes.is_array() && changes.empty()))
+      throw LxArgError(2, "config must be a policy table (fields on top of the folder's config.json)");
+    if (changes.is_array()) changes = nlohmann::json::object();
+    auto policy = ckpt::load_pretrained(dir, strict, changes);
     if (options.contains("rename_map")) {
       const auto& renames = options["rename_map"];
       if (!renames.is_object() && !(renames.is_array() && renames.empty()))

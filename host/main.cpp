@@ -8,6 +8,7 @@
 //   lrhost tokenize TOKENIZER_DIR [--max-length N] [--padding ...] TEXT...   token ids as JSON lines
 //   lrhost plot RUN_DIR... [--out FILE.png] [--metrics a,b] [--x step|time]   training curves as a PNG
 //   lrhost eval CHECKPOINT_DIR [--episodes N] [--videos N] [--nproc N]   closed-loop evaluation (push task)
+//   lrhost lerobot-train [--num_processes N] --policy.path=... --batch_size=...   lerobot-train's command line
 //   lrhost --version
 #include <CLI/CLI.hpp>
 #include <torch/cuda.h>
@@ -20,9 +21,10 @@
 
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
+#include "host/cli/lerobot_train.hpp"
 #include "host/cli/number_checks.hpp"
 #include "host/cli/plot_command.hpp"
-#include "host/cli/recipe_paths.hpp"
+#include "host/util/shipped_paths.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/tokenize_command.hpp"
@@ -184,6 +186,70 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
   return code;
 }
 
+// `lrhost resume CHECKPOINT [key=value ...]`: the recipe copy stored in the checkpoint with its
+// overrides, then `extra_overrides`.
+int resume(const std::string& from, const std::vector<std::string>& extra_overrides, RecipeArguments args,
+           LaunchArguments launch) {
+  auto plan = lrhost::cli::plan_resume(from);
+  // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
+  ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
+  // The modules the recipe copy required come from the checkpoint too (ranks inherit it).
+  if (plan.modules_dir) ::setenv("LRHOST_RECIPE_MODULES", plan.modules_dir->c_str(), 1);
+  args.recipe = plan.recipe;
+  args.overrides = plan.overrides;
+  args.overrides.insert(args.overrides.end(), extra_overrides.begin(), extra_overrides.end());
+  // The resumed run logs into the run folder it continues (checkpoints/<step> -> the output
+  // folder), not into a new one; --run-dir or $LRHOST_RUN_DIR still choose another.
+  const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
+  if (!launch.run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == '\0'))
+    launch.run_dir = plan.step_dir.parent_path().parent_path().string();
+  std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
+  for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: warning: %s\n", warning.c_str());
+  return run(args, lrhost::cli::RecipeMode::run, &launch);
+}
+
+// `lrhost lerobot-train ...`: lerobot-train's and accelerate's flags mapped onto a shipped recipe
+// (host/cli/lerobot_train.hpp); prints the equivalent lrhost command, then runs it.
+int lerobot_train(const std::vector<std::string>& arguments) {
+  for (const auto& argument : arguments)
+    if (argument == "--help" || argument == "-h") {
+      std::cout << lrhost::cli::lerobot_train_help();
+      return 0;
+    }
+  auto plan = lrhost::cli::plan_lerobot_train(arguments);
+  if (plan.all_gpus) {
+    // accelerate's --multi_gpu without --num_processes: every visible GPU.
+    int visible = static_cast<int>(torch::cuda::device_count());
+    if (visible < 1)
+      throw lrhost::util::ConfigError("lerobot-train: --multi_gpu without --num_processes uses every GPU, and "
+                                      "none is visible", "give --num_processes=N (CPU ranks) or drop --multi_gpu");
+    plan.gpus = visible;
+    plan.all_gpus = false;
+  }
+  std::fprintf(stderr, "lrhost: lerobot-train maps to:\n  %s\n", plan.equivalent_command().c_str());
+  for (const auto& note : plan.notes) std::fprintf(stderr, "lrhost: note: %s\n", note.c_str());
+  if (plan.dry_run) return 0;
+  RecipeArguments args;
+  args.verbose = plan.verbose;
+  LaunchArguments launch;
+  launch.nproc = plan.nproc;
+  launch.gpus = plan.gpus;
+  launch.device = plan.device;
+  launch.overwrite = plan.overwrite;
+  if (plan.resume_from) return resume(plan.resume_from->string(), plan.overrides, args, launch);
+  launch.run_dir = plan.run_dir;
+  args.recipe = plan.recipe;
+  args.overrides = plan.overrides;
+  return run(args, lrhost::cli::RecipeMode::run, &launch);
+}
+
+// For an argument CLI11 refused: the hint when it is a lerobot-train flag (`--batch_size=4`).
+std::string lerobot_flag_hint(const std::vector<std::string>& arguments) {
+  for (const auto& argument : arguments)
+    if (auto hint = lrhost::cli::lerobot_style_flag_hint(argument); !hint.empty()) return hint;
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,18 +319,35 @@ int main(int argc, char** argv) {
   eval_command->add_flag("-v,--verbose", eval_args.verbose, "debug-level logging");
   add_launch_arguments(*eval_command, eval_launch);
 
-  // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   std::vector<std::string> arguments(argv + 1, argv + argc);
+  // lerobot-train's flags are free-form (--policy.<any field>): parsed by the front door, not CLI11.
+  if (!arguments.empty() && arguments[0] == "lerobot-train") {
+    try {
+      return lerobot_train({arguments.begin() + 1, arguments.end()});
+    } catch (const std::exception& error) {
+      std::string text = lrhost::util::describe(error);
+      std::fprintf(stderr, "lrhost: error: %s\n", text.c_str());
+      lrhost::launch::record_error_for_launcher(text);
+      return 2;
+    }
+  }
+  // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
       arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" &&
       arguments[0] != "plot" && arguments[0] != "eval" && arguments[0] != "--version" &&
       arguments[0] != "--help" && arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
+  const std::vector<std::string> given = arguments;
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last-first
 
   try {
     app.parse(arguments);
   } catch (const CLI::ParseError& error) {
+    // `lrhost RECIPE --batch_size=4`: say what lrhost takes instead of CLI11's bare refusal.
+    if (auto hint = lerobot_flag_hint(given); !hint.empty() && error.get_exit_code() != 0) {
+      std::fprintf(stderr, "lrhost: error: %s\n  hint: %s\n", error.what(), hint.c_str());
+      return 2;
+    }
     return app.exit(error);
   }
   try {
@@ -282,30 +365,13 @@ int main(int argc, char** argv) {
     if (int code = lrhost::cli::run_tokenize_command(tokenize_command); code >= 0) return code;
     if (int code = lrhost::cli::run_plot_command(plot_command); code >= 0) return code;
     if (eval_command->parsed()) {
-      eval_args.recipe = (lrhost::cli::shipped_recipes_dir() / "eval_policy.lua").string();
+      eval_args.recipe = (lrhost::util::shipped_recipes_dir() / "eval_policy.lua").string();
       std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();
       eval_args.overrides = {"checkpoint=" + checkpoint, "episodes=" + std::to_string(eval_episodes),
                              "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps)};
       return run(eval_args, lrhost::cli::RecipeMode::run, &eval_launch);
     }
-    if (resume_command->parsed()) {
-      auto plan = lrhost::cli::plan_resume(resume_from);
-      // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
-      ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
-      // The modules the recipe copy required come from the checkpoint too (ranks inherit it).
-      if (plan.modules_dir) ::setenv("LRHOST_RECIPE_MODULES", plan.modules_dir->c_str(), 1);
-      resume_args.recipe = plan.recipe;
-      resume_args.overrides = plan.overrides;
-      resume_args.overrides.insert(resume_args.overrides.end(), resume_overrides.begin(), resume_overrides.end());
-      // The resumed run logs into the run folder it continues (checkpoints/<step> -> the output
-      // folder), not into a new one; --run-dir or $LRHOST_RUN_DIR still choose another.
-      const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
-      if (!resume_launch.run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == '\0'))
-        resume_launch.run_dir = plan.step_dir.parent_path().parent_path().string();
-      std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
-      for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: warning: %s\n", warning.c_str());
-      return run(resume_args, lrhost::cli::RecipeMode::run, &resume_launch);
-    }
+    if (resume_command->parsed()) return resume(resume_from, resume_overrides, resume_args, resume_launch);
     std::cout << app.help();
     return 2;
   } catch (const std::exception& error) {

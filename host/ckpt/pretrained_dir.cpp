@@ -10,6 +10,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/policy/pretrained_overrides.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -120,8 +121,8 @@ fs::path resolve_pretrained_dir(const fs::path& path_or_id) {
   return dir;
 }
 
-std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir) {
-  auto config = read_config_json(dir);
+std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
+  auto config = policy::apply_policy_changes(read_config_json(dir), changes, (dir / kConfigFile).string());
   try {
     // Features go in as ordered lists: their order is the camera order, which a sorted json object
     // would lose.
@@ -144,9 +145,9 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir) {
   }
 }
 
-std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict) {
+std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes) {
   const fs::path dir = resolve_pretrained_dir(path_or_id);
-  auto policy = build_from_config(dir);
+  auto policy = build_from_config(dir, changes);
   load_state_dict(*policy, dir / kModelFile, strict);
   if (policy::PolicyProcessors::present(dir))
     policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(dir)));

@@ -43,12 +43,15 @@ LoadReport load_state_dict(policy::Policy& policy, const std::filesystem::path& 
 // A pretrained folder, or the cached snapshot of a hub id; IoError when neither exists.
 std::filesystem::path resolve_pretrained_dir(const std::filesystem::path& path_or_id);
 // The policy config.json describes, with its initial weights (nothing read from model.safetensors);
-// ConfigError naming config.json when it does not build.
-std::shared_ptr<policy::Policy> build_from_config(const std::filesystem::path& dir);
+// ConfigError naming config.json when it does not build. `changes` (a recipe's policy table made by
+// policy::pretrained_policy_table) go on top of config.json: fine-tuning with other settings.
+std::shared_ptr<policy::Policy> build_from_config(const std::filesystem::path& dir,
+                                                  const nlohmann::json& changes = nlohmann::json::object());
 
 // Builds the policy from config.json, loads its weights and its processors (when the folder has
 // processor files). The policy is left in eval mode, as LeRobot's from_pretrained does. `dir` may be
 // a hub id ("lerobot/smolvla_base") present in the local Hugging Face cache (io/hf_cache.hpp).
-std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true);
+std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true,
+                                                const nlohmann::json& changes = nlohmann::json::object());
 
 }  // namespace lrhost::ckpt

@@ -1,10 +1,10 @@
 // Mapping a lerobot-train run onto a shipped recipe; see lerobot_resume.hpp.
 #include "host/cli/lerobot_resume.hpp"
 
-#include <cstdlib>
 #include <set>
 
-#include "host/cli/recipe_paths.hpp"
+#include "host/util/shipped_paths.hpp"
+#include "host/io/hf_cache.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/util/error.hpp"
 
@@ -25,8 +25,7 @@ std::string override_value(const ordered_json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-// LeRobot's dataset location: `dataset.root` when set, else the Hugging Face cache folder of its
-// repo_id ($HF_LEROBOT_HOME, else $HF_HOME/lerobot, else ~/.cache/huggingface/lerobot).
+// LeRobot's dataset location: `dataset.root` when set, else the local folder of its repo_id.
 fs::path dataset_root(const ordered_json& dataset) {
   if (dataset.contains("root") && dataset["root"].is_string() && !dataset["root"].get<std::string>().empty())
     return dataset["root"].get<std::string>();
@@ -34,14 +33,7 @@ fs::path dataset_root(const ordered_json& dataset) {
   if (repo.empty())
     throw util::ConfigError("train_config.json: dataset has neither 'root' nor 'repo_id'",
                             "pass dataset.root=PATH to `lrhost resume`");
-  fs::path home;
-  if (const char* env = std::getenv("HF_LEROBOT_HOME"); env && *env)
-    home = env;
-  else if (const char* hf = std::getenv("HF_HOME"); hf && *hf)
-    home = fs::path(hf) / "lerobot";
-  else
-    home = fs::path(std::getenv("HOME") ? std::getenv("HOME") : "") / ".cache" / "huggingface" / "lerobot";
-  return home / repo;
+  return io::resolve_lerobot_dataset(repo, "the LeRobot run's dataset.repo_id");
 }
 
 }  // namespace
@@ -55,7 +47,7 @@ LeRobotResumePlan plan_lerobot_resume(const fs::path& step_dir, const ordered_js
                                       const ordered_json& policy_config) {
   LeRobotResumePlan plan;
   const std::string type = policy_config.value("type", train["policy"].value("type", std::string()));
-  const fs::path recipe = shipped_recipes_dir() / (type + "_ddp.lua");
+  const fs::path recipe = util::shipped_recipes_dir() / (type + "_ddp.lua");
   std::error_code ec;
   if (!fs::is_regular_file(recipe, ec))
     throw util::ConfigError("the LeRobot run in " + step_dir.string() + " trains a '" + type +
@@ -74,10 +66,11 @@ LeRobotResumePlan plan_lerobot_resume(const fs::path& step_dir, const ordered_js
     throw util::ConfigError("the LeRobot run's dataset is not on this machine: " + root.string() + " does not exist",
                             "pass dataset.root=PATH (a local copy of the dataset) to `lrhost resume`");
   plan.overrides.push_back("dataset.root=" + root.string());
-  if (dataset.contains("episodes") && !dataset["episodes"].is_null())
+  if (dataset.contains("episodes") && dataset["episodes"].is_array() && !dataset["episodes"].empty()) {
+    plan.overrides.push_back("dataset.episodes=" + dataset["episodes"].dump());
     plan.warnings.push_back("the LeRobot run trained on the episodes " + dataset["episodes"].dump() +
-                            "; lrhost's recipe trains on all but its last eval_episodes (held out)");
-  else
+                            "; lrhost's recipe holds out the last eval_episodes of them for evaluation");
+  } else
     plan.warnings.push_back("lrhost's recipe holds out the dataset's last eval_episodes episodes for evaluation; "
                             "the LeRobot run trained on every episode");
   if (train.contains("optimizer") && train["optimizer"].is_object() && train["optimizer"].contains("grad_clip_norm") &&

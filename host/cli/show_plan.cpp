@@ -10,6 +10,7 @@
 #include "host/accel/memory_plan.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/atomic_dir.hpp"
+#include "host/io/hf_cache.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/synthetic_push.hpp"
 #include "host/policy/activation_probe.hpp"
@@ -22,17 +23,23 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   if (!config.is_object() || !config.contains("policy") || !config["policy"].is_object() ||
       !config["policy"].contains("type"))
     return std::nullopt;
+  // The dataset as policy_training.lua finds it: dataset.root, else dataset.repo_id's local copy.
   std::string root;
-  if (config.contains("dataset") && config["dataset"].is_object() && config["dataset"].contains("root") &&
-      config["dataset"]["root"].is_string())
-    root = config["dataset"]["root"].get<std::string>();
+  const auto text = [&](const char* key) -> std::string {
+    if (!config.contains("dataset") || !config["dataset"].is_object()) return {};
+    const auto& dataset = config["dataset"];
+    return dataset.contains(key) && dataset[key].is_string() ? dataset[key].get<std::string>() : std::string();
+  };
+  root = text("root");
+  if (root.empty() && !text("repo_id").empty()) root = io::resolve_lerobot_dataset(text("repo_id"), "dataset.repo_id");
   std::shared_ptr<policy::Policy> policy;
   const auto& policy_config = config["policy"];
   if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
       !policy_config["pretrained_path"].get<std::string>().empty()) {
-    // Fine-tuning: the pretrained folder's config.json is the policy (weights are not read).
+    // Fine-tuning: the pretrained folder's config.json with the recipe's policy table on top (lr.config
+    // made that table from config.json and the command line), weights not read.
     policy = ckpt::build_from_config(
-        ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>()));
+        ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>()), policy_config);
   } else {
     auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
     auto features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);

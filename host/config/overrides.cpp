@@ -64,21 +64,49 @@ json parse_boolean(const std::string& key, const json& expected, const std::stri
   wrong_type(key, expected, text);
 }
 
-// Checks a JSON value given for a list/table against its default, recursively for tables.
-json check_structured(const std::string& key, const json& expected, const json& given, const json& root);
+// What an override is checked against: the recipe's defaults and which of its tables are maps.
+struct Schema {
+  const json& root;
+  const std::set<std::string>& maps;
+};
 
-json convert(const std::string& key, const json& expected, const std::string& text, const json& root) {
+// Checks a JSON value given for a list/table against its default, recursively for tables.
+json check_structured(const std::string& key, const json& expected, const json& given, const Schema& schema);
+
+json convert(const std::string& key, const json& expected, const std::string& text, const Schema& schema) {
   if (expected.is_boolean()) return parse_boolean(key, expected, text);
   if (expected.is_number()) return parse_number(key, expected, text);
   if (expected.is_string()) return text;
   json given = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (given.is_discarded())
+  if (given.is_discarded()) {
+    if (schema.maps.count(key))
+      throw ConfigError("config key '" + key + "' expects a map written as a JSON object, got '" + text + "'",
+                        "example: " + key + "='{\"observation.images.top\": \"observation.images.camera1\"}'");
     throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " written as JSON, got '" +
                       text + "'", "example: " + key + "=" + expected.dump());
-  return check_structured(key, expected, given, root);
+  }
+  return check_structured(key, expected, given, schema);
 }
 
-json check_structured(const std::string& key, const json& expected, const json& given, const json& root) {
+// A map's keys are free; its values are scalars of one type (the default's, when it has values).
+json check_map(const std::string& key, const json& expected, const json& given) {
+  if (!given.is_object())
+    throw ConfigError("config key '" + key + "' expects a map (a JSON object of key: value), got " + given.dump(),
+                      "example: " + key + "='{\"from\": \"to\"}'");
+  for (const auto& [entry, value] : given.items()) {
+    bool scalar = value.is_string() || value.is_number() || value.is_boolean();
+    bool same_type = expected.empty() || std::string(type_name(value)) == type_name(expected.begin().value());
+    if (!scalar || !same_type)
+      throw ConfigError("config key '" + key + "' maps keys to " +
+                        (expected.empty() ? std::string("strings, numbers or booleans")
+                                          : std::string(type_name(expected.begin().value())) + "s") +
+                        ", but '" + entry + "' maps to " + value.dump());
+  }
+  return given;
+}
+
+json check_structured(const std::string& key, const json& expected, const json& given, const Schema& schema) {
+  if (schema.maps.count(key)) return check_map(key, expected, given);
   if (expected.is_array()) {
     if (!given.is_array()) wrong_type(key, expected, given.dump());
     // Elements must share the type of the default's elements when the default has any.
@@ -94,10 +122,10 @@ json check_structured(const std::string& key, const json& expected, const json& 
     json merged = expected;
     for (const auto& [child_key, child_value] : given.items()) {
       std::string path = key + "." + child_key;
-      if (!expected.contains(child_key)) unknown_key(path, root);
+      if (!expected.contains(child_key)) unknown_key(path, schema.root);
       const json& child_default = expected.at(child_key);
       if (child_default.is_object() || child_default.is_array())
-        merged[child_key] = check_structured(path, child_default, child_value, root);
+        merged[child_key] = check_structured(path, child_default, child_value, schema);
       else if (std::string(type_name(child_value)) != type_name(child_default))
         wrong_type(path, child_default, child_value.dump());
       else
@@ -126,22 +154,29 @@ Override parse_override(std::string_view argument) {
   return result;
 }
 
-nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Override>& overrides) {
+nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Override>& overrides,
+                               const std::set<std::string>& map_keys) {
   if (!defaults.is_object()) throw ConfigError("config defaults must be a table of key = value");
-  const json schema = defaults;  // unknown keys are judged against the recipe's defaults
+  const json root = defaults;  // unknown keys are judged against the recipe's defaults
+  const Schema schema{root, map_keys};
   for (const auto& override : overrides) {
     json* node = &defaults;
-    const json* expected = &schema;
+    const json* expected = &root;
     std::string walked;
     for (std::size_t start = 0;;) {
       auto dot = override.key.find('.', start);
       std::string segment = override.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (map_keys.count(walked))
+        throw ConfigError("config key '" + walked + "' is a map: give it whole, as a JSON object, not '" +
+                              override.key + "'",
+                          "example: " + walked + "='{\"" + override.key.substr(walked.size() + 1) + "\": \"" +
+                              override.value + "\"}'");
       walked += (walked.empty() ? "" : ".") + segment;
       if (!expected->is_object() || !expected->contains(segment)) {
         if (!expected->is_object())
           throw ConfigError("config key '" + walked.substr(0, walked.rfind('.')) + "' is a " +
                             type_name(*expected) + ", it has no field '" + segment + "'");
-        unknown_key(override.key, schema);
+        unknown_key(override.key, root);
       }
       expected = &expected->at(segment);
       node = &(*node)[segment];

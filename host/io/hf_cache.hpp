@@ -20,9 +20,20 @@ std::filesystem::path hf_hub_cache_dir();
 bool looks_like_hub_id(const std::string& text);
 
 // `path_or_id` as an existing folder, else the snapshot folder of the hub id at `revision` (a branch
-// or tag name with a refs/ file, or a commit hash with a snapshot). Throws util::ConfigError naming
+// or tag name with a refs/ file, or a commit hash with a snapshot), else, for "lrhost/<name>", the
+// asset shipped with lrhost (util/shipped_paths.hpp). Throws util::ConfigError naming
 // `what` (e.g. "policy.pretrained_path") when neither exists.
 std::filesystem::path resolve_model_dir(const std::string& path_or_id, const std::string& what,
                                         const std::string& revision = "main");
+
+// The folders where LeRobot keeps datasets by repo id, in the order searched: $HF_LEROBOT_HOME,
+// $HF_HOME/lerobot, $XDG_CACHE_HOME/huggingface/lerobot, ~/.cache/huggingface/lerobot (each one the
+// environment names; LeRobot itself reads the first of them).
+std::vector<std::filesystem::path> lerobot_dataset_homes();
+
+// The local folder of LeRobot dataset `repo_id` ("user/name"): <home>/<repo_id> in the first home
+// that has it. Throws util::ConfigError naming `what` (e.g. "dataset.repo_id"), the folders searched
+// and the `hf download` command that fetches it; a malformed id is an error too.
+std::filesystem::path resolve_lerobot_dataset(const std::string& repo_id, const std::string& what);
 
 }  // namespace lrhost::io

@@ -17,6 +17,7 @@
 --   local training = require "policy_training"
 --   local cfg = lr.config(training.defaults { policy = lr.policy.defaults("act", {...}) })
 --   training.run(lr, cfg)
+local lr = require "lrhost"
 local closed_loop = require "closed_loop_eval"
 
 local M = {}
@@ -29,6 +30,7 @@ local BASE = {
   num_workers = 2,         -- loader threads per rank
   log_freq = 50,
   save_freq = 1000,        -- 0: only at the end
+  save_checkpoint = true,  -- false: no checkpoints at all (lerobot-train's --save_checkpoint=false)
   keep_last = 0,           -- 0 keeps every checkpoint
   output_dir = "",         -- "": the run folder (outputs/lrhost/<time>_<recipe>)
   resume = "auto",        -- false: always start at step 1; true: must resume; "auto": if a checkpoint exists
@@ -40,7 +42,12 @@ local BASE = {
   -- <output>/eval/<step>/ and the metrics (eval/success_rate, ...).
   eval_freq = 0,
   eval = { episodes = 20, videos = 2, max_steps = 80 },
-  dataset = { root = "" }, -- "": the built-in task
+  -- root: a dataset folder; repo_id: a LeRobot dataset by its hub id (user/name), found where LeRobot
+  -- keeps it ($HF_LEROBOT_HOME/user/name, ~/.cache/huggingface/lerobot/user/name; never downloaded);
+  -- neither: the built-in task. episodes: the episode indices to use ([]: all), as LeRobot's
+  -- --dataset.episodes; the last eval_episodes of them are held out.
+  dataset = { root = "", repo_id = "", episodes = {} },
+  rename_map = lr.config.map {},  -- dataset key -> policy key, for a pretrained policy's inputs
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
   -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
   -- ("skip", at most max_skipped_steps times).
@@ -58,7 +65,7 @@ end
 -- `base` with `changes` on top: tables merge key by key (a variant changes one accelerator field
 -- without restating the others), lists and plain values replace.
 local function merged(base, changes)
-  local out = {}
+  local out = setmetatable({}, getmetatable(base))  -- keeps lr.config.map's mark
   for k, v in pairs(base) do out[k] = type(v) == "table" and merged(v, {}) or v end
   for k, v in pairs(changes) do
     if type(v) == "table" and not is_list(v) and type(out[k]) == "table" and not is_list(out[k]) then
@@ -86,6 +93,8 @@ function M.defaults(changes)
   if cfg.policy == nil then
     error("policy_training.defaults: give the policy, e.g. policy = lr.policy.defaults(\"act\", {...})", 2)
   end
+  -- Every policy can be fine-tuned from a pretrained folder ("": train from scratch).
+  if cfg.policy.pretrained_path == nil then cfg.policy.pretrained_path = "" end
   return cfg
 end
 
@@ -101,14 +110,41 @@ function M.versus_baseline(policy_mse, baseline_mse)
   return "(no better than the baseline)"
 end
 
--- Episodes 0..total-1 split into training (all but the last `n_eval`) and held-out ones.
-local function split_episodes(total, n_eval)
+-- The episodes to use: `chosen` (dataset.episodes, checked against the dataset), or 0..total-1.
+local function episode_pool(chosen, total, root)
+  if #chosen == 0 then
+    local all = {}
+    for e = 0, total - 1 do all[#all + 1] = e end
+    return all
+  end
+  local seen = {}
+  for i, e in ipairs(chosen) do
+    if type(e) ~= "number" or e ~= math.floor(e) or e < 0 or e >= total then
+      error(string.format("dataset.episodes[%d] = %s: expected an episode index in [0, %d) of %s", i, tostring(e),
+                          total, root), 3)
+    end
+    if seen[e] then error(string.format("dataset.episodes lists episode %d twice", e), 3) end
+    seen[e] = true
+  end
+  return chosen
+end
+
+-- The pool split into training (all but the last `n_eval`) and held-out episodes.
+local function split_episodes(pool, n_eval)
+  local total = #pool
   if n_eval < 1 or n_eval >= total then
-    error(string.format("eval_episodes must be in [1, %d) for a dataset of %d episodes, got %d", total, total, n_eval), 3)
+    error(string.format("eval_episodes must be in [1, %d) for %d episodes, got %d", total, total, n_eval), 3)
   end
   local train, held_out = {}, {}
-  for e = 0, total - 1 do table.insert(e < total - n_eval and train or held_out, e) end
+  for i, e in ipairs(pool) do table.insert(i <= total - n_eval and train or held_out, e) end
   return train, held_out
+end
+
+-- The dataset folder: dataset.root, else the local copy of dataset.repo_id, else the built-in task.
+function M.dataset_root(dataset)
+  if dataset.root ~= "" then return dataset.root end
+  if dataset.repo_id ~= "" then return lr.dataset.from_repo_id(dataset.repo_id, "dataset.repo_id") end
+  return lr.default_dataset()
 end
 
 -- The policy's optimizer preset with the recipe's optimizer table on top (recipe values win).
@@ -162,19 +198,18 @@ end
 
 -- The policy to train: a new one from cfg.policy, or, with cfg.policy.pretrained_path (a folder or a
 -- hub id in the local Hugging Face cache), the pretrained one fine-tuned as lerobot-train
--- --policy.path does: its config.json and weights, the dataset's normalization stats and tasks, and
--- cfg.rename_map (dataset key -> policy key) in front of its preprocessor. In that case the other
--- policy.* fields of the recipe are not used (except lrhost's own cache_vision_features): the
--- folder's config.json says what the policy is.
+-- --policy.path does: its weights, its config.json with the policy fields given on the command line
+-- on top (lr.config already made cfg.policy that; a field that shapes the weights cannot change), the
+-- dataset's normalization stats and tasks, and cfg.rename_map (dataset key -> policy key) in front of
+-- its preprocessor.
 function M.make_policy(lr, cfg, dataset)
   local pretrained = cfg.policy.pretrained_path
   local renames = cfg.rename_map or {}
   if pretrained ~= nil and pretrained ~= "" then
-    local policy = lr.policy.load(pretrained, { rename_map = renames })
+    local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy })
     policy:use_dataset(dataset)
     policy:train()
-    lr.log.info(string.format("fine-tuning %s from %s (its config.json; the recipe's other policy fields are not used)",
-                              policy:type_name(), pretrained))
+    lr.log.info(string.format("fine-tuning %s from %s", policy:type_name(), pretrained))
     return policy
   end
   if next(renames) ~= nil then
@@ -190,7 +225,7 @@ end
 function M.run(lr, cfg)
   local acc = lr.accelerator(cfg)
   lr.manual_seed(cfg.seed)
-  local root = cfg.dataset.root ~= "" and cfg.dataset.root or lr.default_dataset()
+  local root = M.dataset_root(cfg.dataset)
   local meta = lr.dataset.lerobot({ root = root, keys = {} }):meta()
   local total = meta.total_episodes
   if cfg.eval_freq > 0 and meta.robot_type ~= "lrhost_push2d" then
@@ -204,7 +239,8 @@ function M.run(lr, cfg)
     error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end at "
           .. "different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` instead", 2)
   end
-  local train_episodes, eval_episodes = split_episodes(total, cfg.eval_episodes)
+  local train_episodes, eval_episodes = split_episodes(episode_pool(cfg.dataset.episodes, total, root),
+                                                       cfg.eval_episodes)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
   local plain = lr.dataset.lerobot { root = root, episodes = train_episodes }
@@ -297,7 +333,7 @@ function M.run(lr, cfg)
       if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end
       acc:log(step, metrics, meter)  -- adds the phase timings, step_s, samples_per_s, peak_rss_gib
     end
-    if (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps then
+    if cfg.save_checkpoint and ((cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps) then
       acc:guard_context { checkpoint = ckpt:save(step) }
       meter:mark("checkpoint")
     end

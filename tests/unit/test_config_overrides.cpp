@@ -2,6 +2,8 @@
 // unknown keys with suggestions, nested tables and lists.
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "host/config/overrides.hpp"
 #include "host/util/error.hpp"
 
@@ -137,4 +139,39 @@ TEST_CASE("key_paths lists tables and leaves") {
   auto paths = lrhost::config::key_paths(defaults());
   CHECK(std::find(paths.begin(), paths.end(), "optimizer.lr") != paths.end());
   CHECK(std::find(paths.begin(), paths.end(), "policy") != paths.end());
+}
+
+TEST_CASE("a table declared as a map takes any keys, given whole as a JSON object") {
+  json base = defaults();
+  base["rename_map"] = json::object();
+  const std::set<std::string> maps{"rename_map"};
+  auto run = [&](std::initializer_list<const char*> args) {
+    std::vector<lrhost::config::Override> overrides;
+    for (const char* arg : args) overrides.push_back(parse_override(arg));
+    return apply_overrides(base, overrides, maps);
+  };
+  auto message = [&](std::initializer_list<const char*> args) {
+    try {
+      run(args);
+    } catch (const ConfigError& e) {
+      return lrhost::util::describe(e);
+    }
+    return std::string("no error");
+  };
+  auto c = run({R"(rename_map={"observation.images.top": "observation.images.camera1"})"});
+  CHECK(c["rename_map"] == json{{"observation.images.top", "observation.images.camera1"}});
+  // A later map replaces the earlier one (LeRobot's --rename_map is one dict), and {} empties it.
+  c = run({R"(rename_map={"a": "b"})", R"(rename_map={"c": "d"})"});
+  CHECK(c["rename_map"] == json{{"c", "d"}});
+  CHECK(run({"rename_map={}"})["rename_map"] == json::object());
+  CHECK(message({"rename_map=[1]"}).find("expects a map (a JSON object") != std::string::npos);
+  CHECK(message({"rename_map=top"}).find("expects a map written as a JSON object") != std::string::npos);
+  CHECK(message({R"(rename_map={"a": {"b": 1}})"}).find("'a' maps to {\"b\":1}") != std::string::npos);
+  CHECK(message({"rename_map.top=camera1"}).find("'rename_map' is a map: give it whole") != std::string::npos);
+  // Without the declaration the same empty default is an empty list, as before.
+  std::vector<lrhost::config::Override> as_list{parse_override(R"(rename_map={"a": "b"})")};
+  CHECK_THROWS_AS(apply_overrides(base, as_list), ConfigError);
+  // A map with values fixes their type.
+  base["rename_map"] = json{{"x", "y"}};
+  CHECK(message({R"(rename_map={"a": 3})"}).find("maps keys to strings") != std::string::npos);
 }

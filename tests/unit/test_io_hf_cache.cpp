@@ -109,3 +109,40 @@ TEST_CASE("hf cache: what is missing is an error naming the id, the folders and 
   CHECK_THROWS_WITH_AS(resolve_model_dir("./no/such/folder", "policy.pretrained_path"),
                        doctest::Contains("no such folder, and not a Hugging Face hub id"), lrhost::util::ConfigError);
 }
+
+TEST_CASE("lerobot datasets: a repo id resolves where LeRobot keeps datasets, never downloaded") {
+  lrhost::test::TempDir dir("lerobot_home");
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  ScopedEnv user("HOME", (dir / "user").string());
+  ScopedEnv hf_home("HF_HOME", (dir / "hf").string());
+  {
+    ScopedEnv lerobot_home("HF_LEROBOT_HOME", (dir / "lerobot").string());
+    auto homes = lrhost::io::lerobot_dataset_homes();
+    REQUIRE(homes.size() == 3);
+    CHECK(homes[0] == dir / "lerobot");
+    CHECK(homes[1] == dir / "hf" / "lerobot");
+    CHECK(homes[2] == dir / "user" / ".cache" / "huggingface" / "lerobot");
+    fs::create_directories(dir / "hf" / "lerobot" / "user" / "so100");
+    CHECK(lrhost::io::resolve_lerobot_dataset("user/so100", "dataset.repo_id") == dir / "hf" / "lerobot" / "user" / "so100");
+    fs::create_directories(dir / "lerobot" / "user" / "so100");  // the first home wins
+    CHECK(lrhost::io::resolve_lerobot_dataset("user/so100", "dataset.repo_id") == dir / "lerobot" / "user" / "so100");
+  }
+  std::string message;
+  try {
+    lrhost::io::resolve_lerobot_dataset("user/absent", "dataset.repo_id");
+  } catch (const lrhost::util::ConfigError& error) {
+    message = lrhost::util::describe(error);
+  }
+  CHECK(message.find("dataset.repo_id = 'user/absent': the dataset is not on this machine") != std::string::npos);
+  CHECK(message.find((dir / "hf" / "lerobot" / "user" / "absent").string()) != std::string::npos);
+  CHECK(message.find((dir / "user" / ".cache" / "huggingface" / "lerobot" / "user" / "absent").string()) !=
+        std::string::npos);
+  CHECK(message.find("hf download user/absent --repo-type dataset") != std::string::npos);
+  message.clear();
+  try {
+    lrhost::io::resolve_lerobot_dataset("../etc", "dataset.repo_id");
+  } catch (const lrhost::util::ConfigError& error) {
+    message = error.what();
+  }
+  CHECK(message.find("'../etc' is not a dataset repo id") != std::string::npos);
+}

@@ -146,4 +146,10 @@ nlohmann::ordered_json ACTConfig::to_json() const {
   return j;
 }
 
+
+const std::vector<std::string>& ACTConfig::weight_shape_fields() {
+  static const std::vector<std::string> fields{"chunk_size", "n_obs_steps", "vision_backbone", "pre_norm", "dim_model", "dim_feedforward", "n_encoder_layers", "n_decoder_layers", "use_vae", "latent_dim", "n_vae_encoder_layers"};
+  return fields;
+}
+
 }  // namespace lrhost::policy::act

@@ -47,6 +47,9 @@ struct ACTConfig : PretrainedConfigFields {
   static ACTConfig from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features = {});
   // config.json content: "type" first, then every field in LeRobot's order.
   nlohmann::ordered_json to_json() const;
+  // The fields that shape ACT's weights (the decoder's positional table has chunk_size rows, the
+  // layer counts and widths name and size the parameters): a pretrained ACT cannot change them.
+  static const std::vector<std::string>& weight_shape_fields();
   // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
   void validate() const;
 };

@@ -269,4 +269,10 @@ nlohmann::ordered_json DiffusionConfig::to_json() const {
   return j;
 }
 
+
+const std::vector<std::string>& DiffusionConfig::weight_shape_fields() {
+  static const std::vector<std::string> fields{"n_obs_steps", "vision_backbone", "resize_shape", "crop_ratio", "crop_shape", "use_group_norm", "spatial_softmax_num_keypoints", "use_separate_rgb_encoder_per_camera", "down_dims", "kernel_size", "diffusion_step_embed_dim", "use_film_scale_modulation"};
+  return fields;
+}
+
 }  // namespace lrhost::policy::diffusion

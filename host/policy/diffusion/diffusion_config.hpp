@@ -71,6 +71,10 @@ struct DiffusionConfig : PretrainedConfigFields {
   static DiffusionConfig from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features = {});
   // config.json content: "type" first, then every field in LeRobot's order.
   nlohmann::ordered_json to_json() const;
+  // The fields that shape Diffusion's weights (the observation window sizes the U-Net's conditioning,
+  // the image size the spatial softmax's grid, the encoder choices its parameters and buffers): a
+  // pretrained Diffusion policy cannot change them.
+  static const std::vector<std::string>& weight_shape_fields();
   // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
   void validate() const;
 

@@ -212,4 +212,12 @@ nlohmann::ordered_json SmolVLAConfig::to_recipe_json() const {
   return j;
 }
 
+
+// vlm_model_name is not among them: it names where the VLM's config and tokenizer are (offline, a
+// local copy of the same VLM), and loading checks every weight's shape anyway.
+const std::vector<std::string>& SmolVLAConfig::weight_shape_fields() {
+  static const std::vector<std::string> fields{"max_state_dim", "max_action_dim", "num_vlm_layers", "num_expert_layers", "self_attn_every_n_layers", "expert_width_multiplier"};
+  return fields;
+}
+
 }  // namespace lrhost::policy::smolvla

@@ -69,6 +69,10 @@ struct SmolVLAConfig : PretrainedConfigFields {
   // config.json content: "type" first, then every field in LeRobot's order (lrhost's own options
   // left out).
   nlohmann::ordered_json to_json() const;
+  // The fields that shape SmolVLA's weights (the padded state/action projections, the VLM and the
+  // expert's layer counts and widths): a pretrained SmolVLA cannot change them. chunk_size and the
+  // image size can (no weight depends on them).
+  static const std::vector<std::string>& weight_shape_fields();
   // to_json() plus lrhost's own options: the fields a recipe may set (lr.policy.defaults).
   nlohmann::ordered_json to_recipe_json() const;
   // LeRobot's checks and lrhost's limits; throws util::ConfigError or util::NotImplemented.

@@ -1,0 +1,531 @@
+// lerobot-train's command line mapped onto a shipped recipe; see lerobot_train.hpp.
+#include "host/cli/lerobot_train.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <map>
+#include <string_view>
+
+#include "host/ckpt/pretrained_dir.hpp"
+#include "host/config/overrides.hpp"
+#include "host/policy/policy_defaults.hpp"
+#include "host/util/error.hpp"
+#include "host/util/shipped_paths.hpp"
+#include "host/util/strings.hpp"
+
+namespace lrhost::cli {
+namespace fs = std::filesystem;
+using util::ConfigError;
+
+namespace {
+
+enum class Kind {
+  config,   // --flag=v becomes `target=v` (lr.config checks the value against the recipe)
+  prefix,   // --policy.X=v becomes `policy.X=v`: every field of the recipe's policy table
+  special,  // needs more than a rename: handled by name in plan_lerobot_train
+  note,     // accepted; has no counterpart in lrhost, says what happens instead
+  refuse,   // cannot be honoured: an error saying why
+};
+
+struct FlagRule {
+  std::string_view flag;  // "--batch_size"; a rule ending in '.' matches every flag under it
+  Kind kind;
+  std::string_view target;  // the lrhost key (config, prefix)
+  std::string_view why;     // the note or the reason for refusing
+};
+
+// The one mapping table (docs/lerobot.md shows it to users). Exact flags come before the prefix
+// rules that would also match them.
+constexpr std::array kLeRobotFlags{
+    // The policy: the recipe is the shipped one of its type.
+    FlagRule{"--policy.type", Kind::special, "", "picks the shipped recipe: act, diffusion or smolvla"},
+    FlagRule{"--policy.path", Kind::special, "policy.pretrained_path", "fine-tunes that folder or cached hub id"},
+    FlagRule{"--policy.pretrained_path", Kind::special, "policy.pretrained_path", "as --policy.path"},
+    FlagRule{"--policy.device", Kind::special, "", "becomes lrhost's --device (cuda or cpu)"},
+    FlagRule{"--policy.use_amp", Kind::special, "",
+             "true is refused: give accelerate's --mixed_precision=bf16 (accelerator.mixed_precision)"},
+    FlagRule{"--policy.push_to_hub", Kind::special, "",
+             "true is refused: lrhost never uploads; upload checkpoints/last/pretrained_model with `hf upload`"},
+    FlagRule{"--policy.repo_id", Kind::special, "", "only with --policy.push_to_hub=false: lrhost never uploads"},
+    FlagRule{"--policy.pretrained_revision", Kind::refuse, "",
+             "lrhost never downloads: it reads the cached snapshot that refs/main names; pass the snapshot "
+             "folder as --policy.path instead"},
+    FlagRule{"--policy.", Kind::prefix, "policy.", "any field of the policy's config"},
+    // The dataset.
+    FlagRule{"--dataset.repo_id", Kind::config, "dataset.repo_id",
+             "found in $HF_LEROBOT_HOME or ~/.cache/huggingface/lerobot; never downloaded"},
+    FlagRule{"--dataset.root", Kind::config, "dataset.root", ""},
+    FlagRule{"--dataset.episodes", Kind::config, "dataset.episodes",
+             "the recipe holds out the last eval_episodes of them for its held-out evaluation"},
+    FlagRule{"--dataset.video_backend", Kind::note, "", "lrhost decodes video with FFmpeg's libraries itself"},
+    FlagRule{"--dataset.revision", Kind::refuse, "",
+             "lrhost never downloads: it reads the dataset folder as it is on disk"},
+    FlagRule{"--dataset.streaming", Kind::refuse, "", "lrhost reads datasets from a local folder, not streamed"},
+    // The loop.
+    FlagRule{"--batch_size", Kind::config, "batch_size", "per process, as in LeRobot"},
+    FlagRule{"--steps", Kind::config, "steps", ""},
+    FlagRule{"--seed", Kind::config, "seed", ""},
+    FlagRule{"--num_workers", Kind::config, "num_workers", "lrhost's loader workers are threads of each rank"},
+    FlagRule{"--log_freq", Kind::config, "log_freq", ""},
+    FlagRule{"--save_freq", Kind::special, "save_freq", "<= 0: only the final checkpoint, as in LeRobot"},
+    FlagRule{"--save_checkpoint", Kind::config, "save_checkpoint", ""},
+    FlagRule{"--output_dir", Kind::config, "output_dir", "also the run's log folder"},
+    FlagRule{"--job_name", Kind::special, "",
+             "names the output folder as LeRobot does: outputs/train/<date>/<time>_<job_name>"},
+    FlagRule{"--resume", Kind::special, "", "with --config_path=.../train_config.json: `lrhost resume`"},
+    FlagRule{"--config_path", Kind::special, "", "the train_config.json of the checkpoint to resume"},
+    FlagRule{"--rename_map", Kind::config, "rename_map", "a JSON object: dataset key -> policy key"},
+    FlagRule{"--prefetch_factor", Kind::note, "", "no counterpart: lrhost's loader threads decode ahead on their own"},
+    FlagRule{"--persistent_workers", Kind::note, "", "no counterpart: lrhost's loader threads live for the run"},
+    FlagRule{"--dataloader_multiprocessing_context", Kind::note, "",
+             "no counterpart: lrhost's loader uses threads, not processes"},
+    FlagRule{"--cudnn_deterministic", Kind::refuse, "",
+             "not supported; accelerator.cudnn_benchmark=false turns cuDNN's autotuning off"},
+    FlagRule{"--save_checkpoint_to_hub", Kind::special, "", "true is refused: lrhost never uploads"},
+    // Optimizer and scheduler: LeRobot takes them from the policy's preset unless told otherwise.
+    FlagRule{"--use_policy_training_preset", Kind::special, "",
+             "true (LeRobot's default): the policy's optimizer and scheduler fields"},
+    FlagRule{"--optimizer.", Kind::special, "policy.optimizer_",
+             "only with --use_policy_training_preset=false; becomes the policy's optimizer_* field"},
+    FlagRule{"--scheduler.", Kind::special, "policy.scheduler_",
+             "only with --use_policy_training_preset=false; becomes the policy's scheduler_* field"},
+    // Logging and evaluation.
+    FlagRule{"--wandb.enable", Kind::special, "",
+             "true: metrics go to <output_dir>/tensorboard, which `wandb sync --sync-tensorboard` uploads"},
+    FlagRule{"--wandb.", Kind::note, "", "lrhost writes TensorBoard files, not wandb runs"},
+    FlagRule{"--env.", Kind::refuse, "",
+             "lrhost has no LeRobot gym environments: evaluate with `lrhost eval RUN_DIR` (built-in task)"},
+    FlagRule{"--env_eval_freq", Kind::refuse, "",
+             "lrhost has no LeRobot gym environments: eval_freq=N works with the built-in task"},
+    FlagRule{"--eval.", Kind::refuse, "", "lrhost has no LeRobot gym environments: see `lrhost eval`"},
+    FlagRule{"--eval_steps", Kind::refuse, "", "not supported: the recipe evaluates held-out episodes at the end"},
+    FlagRule{"--peft.", Kind::refuse, "", "PEFT/LoRA fine-tuning is not implemented in lrhost"},
+    // accelerate launch's options.
+    FlagRule{"--num_processes", Kind::special, "", "becomes --nproc N (one rank per GPU when there are GPUs)"},
+    FlagRule{"--multi_gpu", Kind::special, "", "without --num_processes: one rank per visible GPU"},
+    FlagRule{"--mixed_precision", Kind::special, "accelerator.mixed_precision", "no, bf16 or fp16"},
+    FlagRule{"--num_machines", Kind::refuse, "",
+             "use `lrhost RECIPE --nnodes N --node-rank K --master-addr HOST` (docs/multi_gpu.md)"},
+    // lrhost's own.
+    FlagRule{"--gpus", Kind::special, "", "lrhost: N ranks, one per GPU"},
+    FlagRule{"--nproc", Kind::special, "", "lrhost: N rank processes"},
+    FlagRule{"--device", Kind::special, "", "lrhost: auto, cpu or cuda"},
+    FlagRule{"--dry-run", Kind::special, "", "lrhost: print the equivalent command, run nothing"},
+    FlagRule{"--verbose", Kind::special, "", "lrhost: debug-level logging"},
+    FlagRule{"--overwrite", Kind::special, "",
+             "lrhost: start afresh in an output_dir that holds checkpoints (moved aside, never deleted)"},
+};
+
+// Flags that take no value (a value is still accepted as --flag=true/false).
+bool is_switch(std::string_view flag) {
+  return flag == "--multi_gpu" || flag == "--dry-run" || flag == "--verbose" || flag == "--resume" ||
+         flag == "--overwrite";
+}
+
+const FlagRule* find_rule(std::string_view flag) {
+  for (const auto& rule : kLeRobotFlags) {
+    if (rule.flag.back() == '.' ? flag.starts_with(rule.flag) && flag.size() > rule.flag.size() : flag == rule.flag)
+      return &rule;
+  }
+  return nullptr;
+}
+
+// The shipped recipe of a policy type.
+const std::map<std::string, std::string>& recipes_by_type() {
+  static const std::map<std::string, std::string> recipes{
+      {"act", "act_ddp.lua"}, {"diffusion", "diffusion_ddp.lua"}, {"smolvla", "smolvla.lua"}};
+  return recipes;
+}
+
+// LeRobot's optimizer and scheduler preset types per policy (get_optimizer_preset(),
+// get_scheduler_preset(); "" for none).
+std::string preset_optimizer(const std::string& type) { return type == "diffusion" ? "adam" : "adamw"; }
+std::string preset_scheduler(const std::string& type) {
+  return type == "diffusion" ? "diffuser" : type == "smolvla" ? "cosine_decay_with_warmup" : "";
+}
+
+// Where a shipped recipe's defaults differ from lerobot-train's: the recipes train small models out
+// of the box (short runs, ACT re-planning every step, SmolVLA on the tiny VLM). A command line that
+// does not set these gets lerobot-train's values, so it trains what LeRobot would
+// (TrainPipelineConfig's loop defaults; the policy's LeRobot defaults from its config struct).
+// tests/lua/lerobot_train.sh checks that no other field of the shipped recipes differs.
+const std::vector<std::pair<std::string, std::string>> kLeRobotLoopDefaults{
+    {"steps", "100000"}, {"log_freq", "200"}, {"save_freq", "20000"}, {"num_workers", "4"}};
+const std::map<std::string, std::vector<std::string>>& recipe_policy_deviations() {
+  static const std::map<std::string, std::vector<std::string>> fields{
+      {"act", {"chunk_size", "n_action_steps"}},
+      // (its num_inference_steps = 100 is what LeRobot's null means)
+      {"diffusion", {"horizon", "n_action_steps"}},
+      {"smolvla",
+       {"vlm_model_name", "resize_imgs_with_padding", "chunk_size", "n_action_steps", "num_vlm_layers",
+        "tokenizer_max_length", "scheduler_warmup_steps"}}};
+  return fields;
+}
+
+struct Flag {
+  std::string name;   // "--batch_size"
+  std::string value;  // "4" ("true" for a bare switch)
+  bool given_value = false;
+};
+
+std::vector<Flag> split_flags(const std::vector<std::string>& arguments, std::vector<std::string>& passthrough) {
+  std::vector<Flag> flags;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& argument = arguments[i];
+    // `accelerate launch ... $(which lerobot-train) --policy...` pasted as it is.
+    if (fs::path(argument).filename() == "lerobot-train") continue;
+    if (!argument.starts_with("--")) {
+      if (argument.find('=') != std::string::npos && !argument.starts_with("-")) {
+        passthrough.push_back(argument);  // an lrhost key=value override
+        continue;
+      }
+      throw ConfigError("lerobot-train: unexpected argument '" + argument + "'",
+                        "flags look like --batch_size=8 (lerobot-train) and overrides like batch_size=8 (lrhost)");
+    }
+    Flag flag;
+    auto equals = argument.find('=');
+    flag.name = argument.substr(0, equals);
+    if (equals != std::string::npos) {
+      flag.value = argument.substr(equals + 1);
+      flag.given_value = true;
+    } else if (!is_switch(flag.name) && i + 1 < arguments.size() && !arguments[i + 1].starts_with("--")) {
+      flag.value = arguments[++i];  // draccus and accelerate also take `--flag value`
+      flag.given_value = true;
+    } else if (is_switch(flag.name)) {
+      flag.value = "true";
+      // `--resume true`: a switch followed by its value.
+      if (i + 1 < arguments.size() && (arguments[i + 1] == "true" || arguments[i + 1] == "false")) {
+        flag.value = arguments[++i];
+        flag.given_value = true;
+      }
+    } else {
+      throw ConfigError("lerobot-train: " + flag.name + " needs a value", "write " + flag.name + "=VALUE");
+    }
+    flags.push_back(std::move(flag));
+  }
+  return flags;
+}
+
+// draccus's booleans: true/false in any case, 1/0, yes/no.
+bool boolean(const Flag& flag) {
+  std::string text = flag.value;
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (text == "true" || text == "1" || text == "yes") return true;
+  if (text == "false" || text == "0" || text == "no") return false;
+  throw ConfigError("lerobot-train: " + flag.name + " expects true or false, got '" + flag.value + "'");
+}
+
+int count(const Flag& flag) {
+  try {
+    std::size_t used = 0;
+    int value = std::stoi(flag.value, &used);
+    if (used == flag.value.size() && value >= 1) return value;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError("lerobot-train: " + flag.name + " expects a whole number >= 1, got '" + flag.value + "'");
+}
+
+[[noreturn]] void refuse(const Flag& flag, std::string_view why) {
+  throw ConfigError("lerobot-train: " + flag.name + (flag.given_value ? "=" + flag.value : "") +
+                    " cannot be honoured: " + std::string(why));
+}
+
+[[noreturn]] void unknown(const Flag& flag) {
+  std::vector<std::string> known;
+  for (const auto& rule : kLeRobotFlags) known.emplace_back(rule.flag);
+  auto suggestions = config::suggest_keys(flag.name, known);
+  throw ConfigError("lerobot-train: unknown flag " + flag.name,
+                    (suggestions.empty() ? std::string() : "did you mean " + util::quoted_list(suggestions) + "? ") +
+                        "`lrhost lerobot-train --help` and docs/lerobot.md list the flags lrhost maps");
+}
+
+// LeRobot's default output folder: outputs/train/<date>/<time>_<job_name>.
+std::string lerobot_output_dir(const std::string& job_name) {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm local{};
+  localtime_r(&now, &local);
+  char date[16], time[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", &local);
+  std::strftime(time, sizeof time, "%H-%M-%S", &local);
+  return std::string("outputs/train/") + date + "/" + time + "_" + job_name;
+}
+
+std::string shell_quoted(const std::string& text) {
+  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::string_view("-_./=:,+@%").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The path as the user would type it: relative to the working directory when below it.
+std::string display_path(const fs::path& path) {
+  std::error_code ec;
+  auto relative = fs::relative(path, fs::current_path(ec), ec);
+  if (!ec && !relative.empty() && *relative.begin() != "..") return relative.string();
+  return path.string();
+}
+
+}  // namespace
+
+std::string LeRobotTrainPlan::equivalent_command() const {
+  std::string line = "lrhost ";
+  line += resume_from ? "resume " + shell_quoted(display_path(*resume_from)) : shell_quoted(display_path(recipe));
+  if (gpus) line += " --gpus " + std::to_string(*gpus);
+  if (nproc) line += " --nproc " + std::to_string(*nproc);
+  if (device != "auto") line += " --device " + device;
+  if (run_dir && !resume_from) line += " --run-dir " + shell_quoted(*run_dir);
+  if (verbose) line += " --verbose";
+  if (overwrite) line += " --overwrite";
+  for (const auto& override : overrides) line += " " + shell_quoted(override);
+  return line;
+}
+
+LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
+  LeRobotTrainPlan plan;
+  std::vector<std::string> passthrough;
+  const auto flags = split_flags(arguments, passthrough);
+
+  // First pass: what decides the recipe and how the other flags read.
+  std::string type, pretrained, job_name, output_dir, config_path;
+  bool preset = true, resume = false, push_to_hub_off = false;
+  std::vector<std::string> repo_ids;
+  for (const auto& flag : flags) {
+    if (flag.name == "--policy.type") type = flag.value;
+    if (flag.name == "--policy.path" || flag.name == "--policy.pretrained_path") pretrained = flag.value;
+    if (flag.name == "--use_policy_training_preset") preset = boolean(flag);
+    if (flag.name == "--resume") resume = boolean(flag);
+    if (flag.name == "--config_path") config_path = flag.value;
+    if (flag.name == "--policy.push_to_hub") push_to_hub_off = !boolean(flag);
+    if (flag.name == "--job_name") job_name = flag.value;
+    if (flag.name == "--output_dir") output_dir = flag.value;
+  }
+
+  if (resume) {
+    if (config_path.empty())
+      throw ConfigError(
+          "lerobot-train: --resume=true needs --config_path=<run>/checkpoints/last/pretrained_model/"
+          "train_config.json, as in LeRobot",
+          "or run `lrhost resume <run folder>`");
+    if (!pretrained.empty())
+      throw ConfigError("lerobot-train: --resume=true takes the policy from --config_path; drop --policy.path",
+                        "LeRobot refuses the two together too");
+    fs::path file = config_path;
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) file /= "train_config.json";
+    if (!fs::is_regular_file(file, ec))
+      throw ConfigError("lerobot-train: --config_path=" + config_path + ": no such file",
+                        "give the train_config.json of the checkpoint to resume, "
+                        "e.g. outputs/train/RUN/checkpoints/last/pretrained_model/train_config.json");
+    // <run>/checkpoints/<step>/pretrained_model/train_config.json -> <run>/checkpoints/<step>
+    plan.resume_from = fs::absolute(file).lexically_normal().parent_path().parent_path();
+  } else if (!config_path.empty()) {
+    throw ConfigError("lerobot-train: --config_path without --resume=true",
+                      "lrhost takes training settings as flags; --config_path only names the run to resume");
+  } else {
+    if (!pretrained.empty()) {
+      auto config = ckpt::read_config_json(ckpt::resolve_pretrained_dir(pretrained));
+      std::string folder_type = config.value("type", std::string());
+      if (!type.empty() && type != folder_type)
+        throw ConfigError("lerobot-train: --policy.type=" + type + " but --policy.path=" + pretrained + " is a '" +
+                              folder_type + "' policy",
+                          "drop --policy.type: the folder's config.json names the type");
+      type = folder_type;
+    }
+    if (type.empty())
+      throw ConfigError(
+          "lerobot-train: give the policy: --policy.type=act|diffusion|smolvla (from scratch) or "
+          "--policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
+    auto recipe = recipes_by_type().find(type);
+    if (recipe == recipes_by_type().end()) {
+      std::vector<std::string> types;
+      for (const auto& [name, file] : recipes_by_type()) types.push_back(name);
+      throw ConfigError("lerobot-train: policy type '" + type + "' has no shipped lrhost recipe",
+                        "lrhost trains " + util::quoted_list(types) + " from lerobot-train's flags");
+    }
+    plan.recipe = (util::shipped_recipes_dir() / recipe->second).lexically_normal().string();
+    if (!pretrained.empty()) plan.overrides.push_back("policy.pretrained_path=" + pretrained);
+    // A fresh run, as lerobot-train's: an output folder with checkpoints is refused, not resumed.
+    plan.overrides.push_back("resume=false");
+    if (output_dir.empty()) {
+      output_dir = lerobot_output_dir(job_name.empty() ? type : job_name);
+      plan.overrides.push_back("output_dir=" + output_dir);
+    }
+    plan.run_dir = output_dir;
+  }
+
+  const auto fields = type.empty() ? nlohmann::ordered_json::object() : policy::default_policy_config(type);
+  for (const auto& flag : flags) {
+    const FlagRule* rule = find_rule(flag.name);
+    if (rule == nullptr) unknown(flag);
+    const std::string name = flag.name;
+    switch (rule->kind) {
+      case Kind::config:
+        plan.overrides.push_back(std::string(rule->target) + "=" + flag.value);
+        break;
+      case Kind::prefix:
+        plan.overrides.push_back(std::string(rule->target) + name.substr(rule->flag.size()) + "=" + flag.value);
+        break;
+      case Kind::note:
+        plan.notes.push_back(name + ": " + std::string(rule->why));
+        break;
+      case Kind::refuse:
+        if (flag.value == "false") break;  // turning off what lrhost does not do is fine
+        refuse(flag, rule->why);
+      case Kind::special:
+        if (name == "--policy.device") {
+          if (flag.value != "cuda" && flag.value != "cpu" && !flag.value.starts_with("cuda:"))
+            throw ConfigError("lerobot-train: --policy.device expects cuda or cpu, got '" + flag.value + "'");
+          plan.device = flag.value == "cpu" ? "cpu" : "cuda";
+        } else if (name == "--policy.use_amp" || name == "--policy.push_to_hub" || name == "--save_checkpoint_to_hub") {
+          if (boolean(flag)) refuse(flag, rule->why);
+        } else if (name == "--policy.repo_id") {
+          repo_ids.push_back(flag.value);
+        } else if (name == "--save_freq") {
+          plan.overrides.push_back("save_freq=" + (flag.value.starts_with("-") ? std::string("0") : flag.value));
+        } else if (name.starts_with("--optimizer.") || name.starts_with("--scheduler.")) {
+          const bool optimizer = name.starts_with("--optimizer.");
+          const std::string field = name.substr(std::string_view("--optimizer.").size());  // same length
+          if (plan.resume_from)
+            throw ConfigError("lerobot-train: " + name + " with --resume=true: the resumed run keeps the "
+                              "optimizer and scheduler of its checkpoint");
+          if (preset)
+            throw ConfigError("lerobot-train: " + name +
+                                  " is ignored by lerobot-train while "
+                                  "--use_policy_training_preset=true (its default): the policy's preset wins",
+                              "set the policy's field instead (e.g. --policy.optimizer_lr=1e-4), or add "
+                              "--use_policy_training_preset=false");
+          if (field == "type") {
+            const std::string kind = optimizer ? preset_optimizer(type) : preset_scheduler(type);
+            if (kind.empty()) refuse(flag, "lrhost trains " + type + " without a scheduler, as LeRobot's preset");
+            if (flag.value != kind)
+              refuse(flag, "lrhost trains " + type + " with its preset " + (optimizer ? "optimizer" : "scheduler") +
+                               " '" + kind + "'");
+            break;
+          }
+          if (optimizer && field == "grad_clip_norm") {
+            plan.overrides.push_back("optimizer.grad_clip_norm=" + flag.value);
+            break;
+          }
+          // LeRobot's optimizer/scheduler config names -> the policy's preset fields.
+          static const std::map<std::string, std::string> scheduler_names{{"num_warmup_steps", "warmup_steps"},
+                                                                          {"num_decay_steps", "decay_steps"},
+                                                                          {"decay_lr", "decay_lr"},
+                                                                          {"name", "name"}};
+          std::string target;
+          if (optimizer) {
+            target = "optimizer_" + field;
+          } else if (auto found = scheduler_names.find(field); found != scheduler_names.end()) {
+            target = "scheduler_" + found->second;
+          } else if (field == "peak_lr") {
+            target = "optimizer_lr";
+          }
+          if (target.empty() || !fields.contains(target))
+            refuse(flag,
+                   "the '" + type + "' policy has no field policy." + (target.empty() ? field : target) + " for it");
+          plan.overrides.push_back("policy." + target + "=" + flag.value);
+        } else if (name == "--use_policy_training_preset") {
+          if (!preset)
+            plan.notes.push_back(name +
+                                 "=false: --optimizer.*/--scheduler.* set the policy's preset fields; the "
+                                 "others keep the policy's values");
+        } else if (name == "--wandb.enable") {
+          if (boolean(flag))
+            plan.notes.push_back(
+                "--wandb.enable=true: lrhost writes metrics to <output_dir>/tensorboard and "
+                "<output_dir>/metrics.jsonl; upload them with `wandb sync --sync-tensorboard "
+                "<output_dir>/tensorboard`");
+        } else if (name == "--multi_gpu") {
+          plan.all_gpus = boolean(flag);
+        } else if (name == "--overwrite") {
+          plan.overwrite = boolean(flag);
+        } else if (name == "--num_processes" || name == "--nproc") {
+          plan.nproc = count(flag);
+        } else if (name == "--gpus") {
+          plan.gpus = count(flag);
+        } else if (name == "--device") {
+          if (flag.value != "auto" && flag.value != "cpu" && flag.value != "cuda")
+            throw ConfigError("lerobot-train: --device expects auto, cpu or cuda, got '" + flag.value + "'");
+          plan.device = flag.value;
+        } else if (name == "--mixed_precision") {
+          if (flag.value != "no" && flag.value != "bf16" && flag.value != "fp16")
+            refuse(flag, "lrhost trains in no (fp32), bf16 or fp16 mixed precision");
+          plan.overrides.push_back(std::string(rule->target) + "=" + flag.value);
+        } else if (name == "--dry-run") {
+          plan.dry_run = boolean(flag);
+        } else if (name == "--verbose") {
+          plan.verbose = boolean(flag);
+        }
+        // --policy.type/path, --resume, --config_path, --job_name: the first pass used them.
+        break;
+    }
+  }
+  if (!repo_ids.empty() && !push_to_hub_off)
+    throw ConfigError("lerobot-train: --policy.repo_id=" + repo_ids.front() +
+                          " asks for an upload (lerobot-train pushes to the Hub unless --policy.push_to_hub=false), "
+                          "and lrhost never uploads",
+                      "drop --policy.repo_id or add --policy.push_to_hub=false; upload afterwards with `hf upload " +
+                          repo_ids.front() + " <output_dir>/checkpoints/last/pretrained_model`");
+  if (plan.nproc && plan.gpus)
+    throw ConfigError("lerobot-train: give --num_processes (or --nproc) or --gpus, not both");
+  if (plan.nproc || plan.gpus) plan.all_gpus = false;      // --multi_gpu with a count: the count
+  if (plan.nproc && *plan.nproc == 1) plan.nproc.reset();  // one process: no launcher needed
+  if (!plan.resume_from) {
+    // lerobot-train's defaults where the shipped recipe's differ and the command line is silent.
+    auto typed = [&](const std::string& key) {
+      return std::any_of(plan.overrides.begin(), plan.overrides.end(),
+                         [&](const std::string& o) { return o.starts_with(key + "="); }) ||
+             std::any_of(passthrough.begin(), passthrough.end(),
+                         [&](const std::string& o) { return o.starts_with(key + "="); });
+    };
+    for (const auto& [key, value] : kLeRobotLoopDefaults)
+      if (!typed(key)) plan.overrides.push_back(key + "=" + value);
+    if (pretrained.empty())
+      for (const auto& field : recipe_policy_deviations().at(type))
+        if (!typed("policy." + field) && fields.contains(field))
+          plan.overrides.push_back("policy." + field + "=" +
+                                   (fields[field].is_string() ? fields[field].get<std::string>() : fields[field].dump()));
+  }
+  plan.overrides.insert(plan.overrides.end(), passthrough.begin(), passthrough.end());
+  return plan;
+}
+
+std::string lerobot_train_help() {
+  std::string text =
+      "lrhost lerobot-train [accelerate options] [lerobot-train flags] [key=value ...]\n"
+      "runs lerobot-train's command line on lrhost's shipped recipe of the policy type and prints the\n"
+      "equivalent `lrhost RECIPE ...` line (--dry-run: print it only). Flags (docs/lerobot.md):\n";
+  for (const auto& rule : kLeRobotFlags) {
+    std::string flag(rule.flag);
+    if (flag.back() == '.') flag += "*";
+    std::string effect = rule.kind == Kind::refuse ? "refused: " + std::string(rule.why)
+                         : rule.kind == Kind::note ? "no effect: " + std::string(rule.why)
+                         : !rule.target.empty() && rule.kind != Kind::special
+                             ? std::string(rule.target) + (rule.flag.back() == '.' ? "*" : "") +
+                                   (rule.why.empty() ? "" : " (" + std::string(rule.why) + ")")
+                             : std::string(rule.why);
+    text += "  " + flag + std::string(flag.size() < 34 ? 34 - flag.size() : 1, ' ') + effect + "\n";
+  }
+  return text;
+}
+
+std::string lerobot_style_flag_hint(const std::string& argument) {
+  if (!argument.starts_with("--") || argument.size() < 3) return {};
+  const auto equals = argument.find('=');
+  const std::string flag = argument.substr(0, equals);
+  const FlagRule* rule = find_rule(flag);
+  if (rule == nullptr) return {};
+  const std::string front_door =
+      "`lrhost lerobot-train " + argument + " ...` runs lerobot-train's command line as it is";
+  if (rule->kind != Kind::config && rule->kind != Kind::prefix) return flag + " is a lerobot-train flag: " + front_door;
+  const std::string key =
+      std::string(rule->target) + (rule->kind == Kind::prefix ? flag.substr(rule->flag.size()) : "");
+  return "lrhost takes config overrides as key=value, without dashes: " + key + "=" +
+         (equals == std::string::npos ? "VALUE" : argument.substr(equals + 1)) + " (or " + front_door + ")";
+}
+
+}  // namespace lrhost::cli

@@ -1,0 +1,201 @@
+// Unit tests of host/cli/lerobot_train (lerobot-train's command line mapped onto a shipped recipe)
+// and host/policy/pretrained_overrides (command-line policy fields on top of a pretrained config).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "host/cli/lerobot_train.hpp"
+#include "host/policy/policy_defaults.hpp"
+#include "host/policy/pretrained_overrides.hpp"
+#include "host/util/error.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using lrhost::cli::plan_lerobot_train;
+using nlohmann::json;
+
+namespace {
+// A pretrained folder as far as the mapping reads it: config.json with LeRobot's defaults of `type`.
+fs::path pretrained_folder(const lrhost::test::TempDir& dir, const std::string& type) {
+  fs::path folder = dir / ("pretrained_" + type);
+  fs::create_directories(folder);
+  std::ofstream(folder / "config.json") << lrhost::policy::default_policy_config_with_nulls(type).dump(4);
+  return folder;
+}
+
+bool has(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::string error_of(const std::vector<std::string>& arguments) {
+  try {
+    plan_lerobot_train(arguments);
+  } catch (const lrhost::util::Error& error) {
+    return lrhost::util::describe(error);
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("lerobot-train: the multi-GPU guide's command line maps onto the SmolVLA recipe") {
+  lrhost::test::TempDir dir("lerobot_train_guide");
+  const auto smolvla = pretrained_folder(dir, "smolvla").string();
+  auto plan = plan_lerobot_train({"--multi_gpu", "--num_processes=4", "--mixed_precision=bf16",
+                                  "--policy.path=" + smolvla, "--dataset.repo_id=user/so100_task", "--batch_size=12",
+                                  "--steps=20000", "--output_dir=outputs/train/smolvla",
+                                  R"(--rename_map={"observation.images.top": "observation.images.camera1"})"});
+  CHECK(fs::path(plan.recipe).filename() == "smolvla.lua");
+  CHECK(plan.nproc == 4);
+  CHECK(plan.run_dir == "outputs/train/smolvla");
+  for (const std::string& expected :
+       {"policy.pretrained_path=" + smolvla, std::string("resume=false"),
+        std::string("accelerator.mixed_precision=bf16"), std::string("dataset.repo_id=user/so100_task"),
+        std::string("batch_size=12"), std::string("steps=20000"), std::string("output_dir=outputs/train/smolvla"),
+        std::string(R"(rename_map={"observation.images.top": "observation.images.camera1"})")})
+    CHECK_MESSAGE(has(plan.overrides, expected), expected);
+  CHECK(!plan.all_gpus);  // --multi_gpu with a count: the count
+  CHECK(plan_lerobot_train({"--multi_gpu", "--policy.type=act"}).all_gpus);
+  // The printed line runs as is in a shell: the JSON is quoted.
+  auto line = plan.equivalent_command();
+  CHECK(line.find("smolvla.lua --nproc 4 --run-dir outputs/train/smolvla") != std::string::npos);
+  CHECK(line.find(R"('rename_map={"observation.images.top": "observation.images.camera1"}')") != std::string::npos);
+}
+
+TEST_CASE("lerobot-train: from scratch, values after a space, LeRobot's output folder, key=value passed on") {
+  auto plan = plan_lerobot_train({"--policy.type", "act", "--batch_size", "4", "--policy.chunk_size=10",
+                                  "--job_name=act_push", "--save_freq=-1", "--policy.device=cpu", "eval_batches=2"});
+  CHECK(fs::path(plan.recipe).filename() == "act_ddp.lua");
+  CHECK(plan.device == "cpu");
+  CHECK(has(plan.overrides, "batch_size=4"));
+  CHECK(has(plan.overrides, "policy.chunk_size=10"));
+  CHECK(has(plan.overrides, "save_freq=0"));  // <= 0: only the final checkpoint, as in LeRobot
+  CHECK(has(plan.overrides, "eval_batches=2"));
+  auto output = std::find_if(plan.overrides.begin(), plan.overrides.end(),
+                             [](const std::string& o) { return o.starts_with("output_dir=outputs/train/"); });
+  REQUIRE(output != plan.overrides.end());
+  CHECK(output->ends_with("_act_push"));
+  CHECK(!plan.nproc);
+  CHECK(plan_lerobot_train({"--policy.type=diffusion", "--dry-run"}).dry_run);
+  // What the command line leaves out is lerobot-train's default, not the shipped recipe's.
+  CHECK(has(plan.overrides, "steps=100000"));
+  CHECK(has(plan.overrides, "log_freq=200"));
+  CHECK(has(plan.overrides, "policy.n_action_steps=100"));
+  CHECK(!has(plan.overrides, "policy.chunk_size=100"));  // typed: 10
+  CHECK(!has(plan.overrides, "save_freq=20000"));        // typed: -1
+  auto smolvla = plan_lerobot_train({"--policy.type=smolvla"});
+  CHECK(has(smolvla.overrides, "policy.vlm_model_name=HuggingFaceTB/SmolVLM2-500M-Video-Instruct"));
+  CHECK(has(smolvla.overrides, "policy.resize_imgs_with_padding=[512,512]"));
+}
+
+TEST_CASE("lerobot-train: what lrhost cannot honour is an error naming the flag and why") {
+  CHECK(error_of({"--policy.type=act", "--policy.push_to_hub=true"})
+            .find("--policy.push_to_hub=true cannot be "
+                  "honoured: true is refused: lrhost never "
+                  "uploads") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--policy.repo_id=me/act"}).find("lrhost never uploads") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--policy.repo_id=me/act", "--policy.push_to_hub=false"}) == "no error");
+  CHECK(error_of({"--policy.type=act", "--batch_sise=4"}).find("unknown flag --batch_sise") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--batch_sise=4"}).find("did you mean '--batch_size'") != std::string::npos);
+  CHECK(error_of({"--policy.type=pi0"}).find("policy type 'pi0' has no shipped lrhost recipe") != std::string::npos);
+  CHECK(error_of({"--batch_size=4"}).find("give the policy: --policy.type=") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--peft.method_type=LORA"}).find("PEFT/LoRA") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--env.type=pusht"}).find("lrhost eval") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--mixed_precision=fp8"}).find("no (fp32), bf16 or fp16") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--num_processes=0"}).find("whole number >= 1") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--resume=maybe"}).find("expects true or false") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--steps"}).find("--steps needs a value") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "stray"}).find("unexpected argument 'stray'") != std::string::npos);
+}
+
+TEST_CASE("lerobot-train: optimizer flags follow use_policy_training_preset as LeRobot reads them") {
+  // With the preset (LeRobot's default) lerobot-train drops --optimizer.*: an error, never ignored.
+  CHECK(error_of({"--policy.type=act", "--optimizer.lr=1e-4"}).find("--use_policy_training_preset=true") !=
+        std::string::npos);
+  auto plan = plan_lerobot_train({"--policy.type=smolvla", "--use_policy_training_preset=false",
+                                  "--optimizer.type=adamw", "--optimizer.lr=2e-4", "--optimizer.grad_clip_norm=5",
+                                  "--scheduler.num_warmup_steps=50", "--scheduler.decay_lr=1e-6"});
+  CHECK(has(plan.overrides, "policy.optimizer_lr=2e-4"));
+  CHECK(has(plan.overrides, "optimizer.grad_clip_norm=5"));
+  CHECK(has(plan.overrides, "policy.scheduler_warmup_steps=50"));
+  CHECK(has(plan.overrides, "policy.scheduler_decay_lr=1e-6"));
+  CHECK(error_of({"--policy.type=diffusion", "--use_policy_training_preset=false", "--optimizer.type=sgd"})
+            .find("preset optimizer 'adam'") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--use_policy_training_preset=false", "--scheduler.num_decay_steps=9"})
+            .find("no field policy.scheduler_decay_steps") != std::string::npos);
+}
+
+TEST_CASE("lerobot-train: wandb, resume and the hint for a LeRobot flag on the normal path") {
+  auto plan = plan_lerobot_train({"--policy.type=act", "--wandb.enable=true", "--wandb.project=robots"});
+  CHECK(std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& note) {
+    return note.find("wandb sync --sync-tensorboard") != std::string::npos;
+  }));
+  lrhost::test::TempDir dir("lerobot_train_resume");
+  const fs::path config = dir / "run/checkpoints/000010/pretrained_model/train_config.json";
+  fs::create_directories(config.parent_path());
+  std::ofstream(config) << "{}";
+  auto resumed = plan_lerobot_train({"--resume=true", "--config_path=" + config.string(), "--steps=40"});
+  REQUIRE(resumed.resume_from);
+  CHECK(*resumed.resume_from == dir / "run/checkpoints/000010");
+  CHECK(resumed.overrides == std::vector<std::string>{"steps=40"});
+  CHECK(resumed.equivalent_command().starts_with("lrhost resume "));
+  CHECK(error_of({"--resume=true"}).find("needs --config_path") != std::string::npos);
+  CHECK(error_of({"--resume=true", "--config_path=" + (dir / "absent.json").string()}).find("no such file") !=
+        std::string::npos);
+
+  CHECK(lrhost::cli::lerobot_style_flag_hint("--batch_size=4").find("without dashes: batch_size=4") !=
+        std::string::npos);
+  CHECK(lrhost::cli::lerobot_style_flag_hint("--policy.chunk_size=20").find("policy.chunk_size=20") !=
+        std::string::npos);
+  CHECK(lrhost::cli::lerobot_style_flag_hint("--wandb.enable=true").find("is a lerobot-train flag") !=
+        std::string::npos);
+  CHECK(lrhost::cli::lerobot_style_flag_hint("--bogus").empty());
+}
+
+TEST_CASE("fine-tuning: the command line's policy fields go on top of the pretrained config.json") {
+  lrhost::test::TempDir dir("pretrained_overrides");
+  const auto act = pretrained_folder(dir, "act");
+  json recipe = json::parse(lrhost::policy::default_policy_config("act").dump());
+  recipe["chunk_size"] = 20;  // the recipe's own default: never applied to a pretrained policy
+  recipe["optimizer_lr"] = 0.5;
+  recipe["pretrained_path"] = act.string();
+  auto table = lrhost::policy::pretrained_policy_table(recipe, {"optimizer_lr"});
+  CHECK(table.policy["optimizer_lr"].get<double>() == 0.5);
+  CHECK(table.policy["chunk_size"] == 100);  // config.json's
+  CHECK(table.from_command_line == std::vector<std::string>{"optimizer_lr"});
+  // Fields config.json holds as null are dropped, not kept as null (a Lua table cannot hold them).
+  bool null_kept = false;
+  for (const auto& [field, value] : table.policy.items()) null_kept = null_kept || value.is_null();
+  CHECK_FALSE(null_kept);
+  auto config = lrhost::policy::apply_policy_changes(
+      nlohmann::ordered_json::parse(lrhost::policy::default_policy_config_with_nulls("act").dump()), table.policy, "x");
+  CHECK(config["optimizer_lr"].get<double>() == 0.5);
+
+  auto message = [&](const std::set<std::string>& fields, json changes) {
+    try {
+      for (auto& [key, value] : changes.items()) recipe[key] = value;
+      lrhost::policy::pretrained_policy_table(recipe, fields);
+    } catch (const lrhost::util::ConfigError& error) {
+      return lrhost::util::describe(error);
+    }
+    return std::string("no error");
+  };
+  CHECK(message({"chunk_size"}, {{"chunk_size", 20}})
+            .find("policy.chunk_size = 20 cannot change when fine-tuning: it "
+                  "shapes the pretrained weights") != std::string::npos);
+  CHECK(message({"dim_model"}, {{"chunk_size", 100}, {"dim_model", 64}}).find("policy.dim_model") != std::string::npos);
+  CHECK(message({"optimizer_lr"}, {{"dim_model", 512}, {"optimizer_lr", "fast"}}).find("has the wrong type") !=
+        std::string::npos);
+  recipe["optimizer_lr"] = 0.5;
+  recipe["type"] = "smolvla";
+  CHECK(message({}, json::object()).find("is a 'act' policy") != std::string::npos);
+
+  CHECK(lrhost::policy::explicit_policy_fields(
+            {"policy.chunk_size=3", "steps=2", R"(policy={"n_heads": 2})", "policy.optimizer_betas=[0.9,0.95]"}) ==
+        std::set<std::string>{"chunk_size", "n_heads", "optimizer_betas"});
+  // The fields declared to shape weights exist in each policy's config.
+  for (const char* type : {"act", "diffusion", "smolvla"}) {
+    auto fields = lrhost::policy::default_policy_config_with_nulls(type);
+    for (const auto& field : lrhost::policy::weight_shape_fields(type)) CHECK_MESSAGE(fields.contains(field), field);
+  }
+}
