@@ -67,7 +67,8 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--batch_size", Kind::config, "batch_size", "per process, as in LeRobot"},
     FlagRule{"--steps", Kind::config, "steps", ""},
     FlagRule{"--seed", Kind::config, "seed", ""},
-    FlagRule{"--num_workers", Kind::config, "num_workers", "lrhost's loader workers are threads of each rank"},
+    FlagRule{"--num_workers", Kind::special, "num_workers",
+             "lrhost's loader workers are threads of each rank; 0 (LeRobot: the main process) becomes 1"},
     FlagRule{"--log_freq", Kind::config, "log_freq", ""},
     FlagRule{"--save_freq", Kind::special, "save_freq", "<= 0: only the final checkpoint, as in LeRobot"},
     FlagRule{"--save_checkpoint", Kind::config, "save_checkpoint", ""},
@@ -359,6 +360,8 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
   }
 
   const auto fields = type.empty() ? nlohmann::ordered_json::object() : policy::default_policy_config(type);
+  const auto all_fields =
+      type.empty() ? nlohmann::ordered_json::object() : policy::default_policy_config_with_nulls(type);
   for (const auto& flag : flags) {
     const FlagRule* rule = find_rule(flag.name);
     if (rule == nullptr) unknown(flag);
@@ -368,13 +371,18 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
         plan.overrides.push_back(std::string(rule->target) + "=" + flag.value);
         break;
       case Kind::prefix:
+        // `--policy.pretrained_backbone_weights=null`: a field already null by default has nothing to
+        // set (the recipe's policy table cannot hold null).
+        if ((flag.value == "null" || flag.value == "None") && all_fields.contains(name.substr(rule->flag.size())) &&
+            all_fields[name.substr(rule->flag.size())].is_null())
+          break;
         plan.overrides.push_back(std::string(rule->target) + name.substr(rule->flag.size()) + "=" + flag.value);
         break;
       case Kind::note:
         plan.notes.push_back(name + ": " + std::string(rule->why));
         break;
       case Kind::refuse:
-        if (flag.value == "false") break;  // turning off what lrhost does not do is fine
+        if (flag.value == "false" || flag.value == "0") break;  // turning off what lrhost lacks is fine
         refuse(flag, rule->why);
       case Kind::special:
         if (name == "--policy.device") {
@@ -383,8 +391,13 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
           plan.device = flag.value == "cpu" ? "cpu" : "cuda";
         } else if (name == "--policy.use_amp" || name == "--policy.push_to_hub" || name == "--save_checkpoint_to_hub") {
           if (boolean(flag)) refuse(flag, rule->why);
+          // Recorded in config.json as LeRobot records it.
+          if (name != "--save_checkpoint_to_hub") plan.overrides.push_back(name.substr(2) + "=false");
         } else if (name == "--policy.repo_id") {
           repo_ids.push_back(flag.value);
+        } else if (name == "--num_workers") {
+          if (flag.value == "0") plan.notes.push_back(name + "=0: " + std::string(rule->why));
+          plan.overrides.push_back("num_workers=" + (flag.value == "0" ? std::string("1") : flag.value));
         } else if (name == "--save_freq") {
           plan.overrides.push_back("save_freq=" + (flag.value.starts_with("-") ? std::string("0") : flag.value));
         } else if (name.starts_with("--optimizer.") || name.starts_with("--scheduler.")) {

@@ -77,6 +77,15 @@ TEST_CASE("lerobot-train: from scratch, values after a space, LeRobot's output f
   CHECK(output->ends_with("_act_push"));
   CHECK(!plan.nproc);
   CHECK(plan_lerobot_train({"--policy.type=diffusion", "--dry-run"}).dry_run);
+  // LeRobot's values with no lrhost counterpart: 0 loader processes, a null field, an env left off.
+  auto lerobot_values = plan_lerobot_train({"--policy.type=act", "--num_workers=0", "--env_eval_freq=0",
+                                            "--policy.pretrained_backbone_weights=null", "--policy.push_to_hub=false"});
+  CHECK(has(lerobot_values.overrides, "num_workers=1"));
+  CHECK(has(lerobot_values.overrides, "policy.push_to_hub=false"));  // recorded in config.json as LeRobot does
+  CHECK(std::none_of(lerobot_values.overrides.begin(), lerobot_values.overrides.end(),
+                     [](const std::string& o) { return o.starts_with("policy.pretrained_backbone_weights"); }));
+  CHECK(has(lerobot_values.notes, "--num_workers=0: lrhost's loader workers are threads of each rank; 0 (LeRobot: "
+                                  "the main process) becomes 1"));
   // What the command line leaves out is lerobot-train's default, not the shipped recipe's.
   CHECK(has(plan.overrides, "steps=100000"));
   CHECK(has(plan.overrides, "log_freq=200"));
