@@ -1,24 +1,27 @@
-// Example batches from a policy's features, and the live-heap measurement of a training forward.
+// Example batches from a policy's features, and the tensor bytes a training forward keeps alive.
 #include "host/policy/activation_probe.hpp"
 
-#include <malloc.h>
+#include <spdlog/spdlog.h>
+
+#include "host/policy/tensor_bytes_meter.hpp"
+#include "host/util/heap_bytes.hpp"
 
 namespace lrhost::policy {
 namespace {
 
-// Bytes the process holds in malloc'ed memory, mmapped blocks included (where LibTorch's large CPU
-// tensors live).
-int64_t live_heap_bytes() {
-  const struct mallinfo2 info = ::mallinfo2();
-  return static_cast<int64_t>(info.uordblks + info.hblkhd);
-}
+struct ForwardCost {
+  int64_t tensors = 0;  // CPU tensor storages the forward allocated and still holds
+  int64_t heap = 0;     // growth of the live heap, the same moment
+};
 
-// Live bytes while the graph of one training forward on `batch` is alive.
-int64_t forward_cost(Policy& policy, const Batch& batch) {
-  const int64_t before = live_heap_bytes();
+// What one training forward on `batch` leaves alive while its output (and with it the graph) is.
+ForwardCost forward_cost(Policy& policy, const Batch& batch) {
+  // The meter outlives the output, so every storage it saw allocated is also seen freed and
+  // ATen's profiler bookkeeping keeps no stale entries; the batch was allocated before it.
+  CpuTensorBytesMeter meter;
+  const int64_t heap_before = util::live_heap_bytes();
   auto output = policy.run(batch);
-  const int64_t alive = live_heap_bytes() - before;
-  return alive;  // output (and with it the graph) is released here
+  return {meter.net_bytes(), util::live_heap_bytes() - heap_before};
 }
 
 }  // namespace
@@ -57,13 +60,18 @@ ActivationCost measure_activations(Policy& policy, const std::function<Batch(int
   try {
     // A first forward makes what lives on past it (lazily built tables, caches) before measuring.
     forward_cost(policy, batch(1));
-    cost.one_sample = forward_cost(policy, batch(1));
-    cost.per_sample = forward_cost(policy, batch(2)) - cost.one_sample;
+    const auto one = forward_cost(policy, batch(1));
+    const auto two = forward_cost(policy, batch(2));
+    cost.one_sample = one.tensors;
+    cost.per_sample = two.tensors - one.tensors;
+    cost.heap_per_sample = two.heap - one.heap;
   } catch (...) {
     policy.train(was_training);
     throw;
   }
   policy.train(was_training);
+  spdlog::debug("activation probe: {} tensor bytes per sample; the live heap ({}) grew by {} bytes per sample",
+                cost.per_sample, util::heap_allocator_name(), cost.heap_per_sample);
   return cost;
 }
 

@@ -1,9 +1,16 @@
 // How many bytes of activations one training sample costs: what a policy's training forward leaves
 // alive for backward (autograd's saved tensors, the loss), measured rather than modelled. The
 // policy's forward runs on CPU on example batches of one and of two samples built from its
-// features (example_batch); the growth of the process's live heap while each graph is alive is
-// read from glibc (mallinfo2), and the difference of the two is the cost per sample, free of
-// what a batch costs once. `lrhost show` prints it beside the memory plan.
+// features (example_batch); the bytes of CPU tensor storages the forward allocated and that are
+// still alive while its graph is (tensor_bytes_meter.hpp) are counted for each, and the difference
+// of the two is the cost per sample, free of what a batch costs once. `lrhost show` prints it
+// beside the memory plan.
+//
+// Tensor storages, not the process heap: the heap also grows by the math library's own buffers
+// (MKL keeps per-thread workspace that scales with the problem on some CPUs), and in the lrhost
+// binary it is jemalloc's, which glibc's counters do not see. The heap's growth, read from the
+// allocator actually in use (util/heap_bytes.hpp), is kept beside the figure as a cross-check: it
+// must be at least the tensors' bytes, give or take what the allocator rounds.
 //
 // The figure is for the policy's dtypes on CPU. Under bf16 autocast on a GPU, most activations are
 // bf16 and the figure roughly halves; fused GPU kernels may keep a little less or more.
@@ -21,13 +28,15 @@ namespace lrhost::policy {
 Batch example_batch(const Policy& policy, int64_t batch_size);
 
 struct ActivationCost {
-  int64_t per_sample = 0;  // bytes each further sample adds
-  int64_t one_sample = 0;  // bytes alive after the forward of a batch of one
+  int64_t per_sample = 0;       // tensor bytes each further sample adds
+  int64_t one_sample = 0;       // tensor bytes alive after the forward of a batch of one
+  int64_t heap_per_sample = 0;  // the cross-check: what each further sample adds to the live heap
 };
 
 // Runs three training forwards (a warm-up, then batches of one and two from `make_batch`, by
 // default example_batch; train mode, gradients on, no backward) on the CPU policy and restores its
-// mode. Parameters are not touched.
+// mode. Parameters are not touched. Counts the calling thread's allocations only (see
+// tensor_bytes_meter.hpp), so a profiler running on this thread misses the probe's forwards.
 ActivationCost measure_activations(Policy& policy, const std::function<Batch(int64_t)>& make_batch = {});
 
 }  // namespace lrhost::policy

@@ -1,8 +1,12 @@
 # FSDP cases (label dist), included by tests/dist/CMakeLists.txt. fsdp_equivalence.lua compares FSDP
 # with DDP on the same ranks and with one process on the global batch after a few optimizer steps:
-# elementwise |fsdp - reference| <= atol + 1e-5 |reference| in fp32, atol 1e-7 for mlp (AdamW) and
-# 2e-6 for ACT (SGD with momentum: its attention key bias has an exactly-zero gradient that Adam
-# would amplify from rounding noise; near-zero biases differ by up to ~1e-6 with the batch split). ZeRO-3 cases also check the per-rank memory bound total/N + largest unit.
+# elementwise |fsdp - reference| <= atol_T + 1e-5 |reference| in fp32, where atol_T is derived per
+# tensor from the run's own arithmetic (twice the largest difference between three valid fp32
+# summation orders of the same steps: DDP, one process, one process row by row; the script says why
+# that bounds a valid FSDP run), so no case carries a constant measured on one machine. ACT and
+# SmolVLA use SGD with momentum: ACT's attention key bias has an exactly-zero gradient that Adam
+# would amplify from rounding noise. Diffusion (FSDP vs DDP only) and bf16 use fixed tolerances, given in the script and
+# below. ZeRO-3 cases also check the per-rank memory bound total/N + largest unit.
 set(D ${CMAKE_CURRENT_SOURCE_DIR})
 set(EQ ${D}/fsdp_equivalence.lua)
 lrhost_dist_case(fsdp_zero3_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 2 x dp_replicate 1\\), 2 ranks"
@@ -24,21 +28,21 @@ lrhost_dist_case(fsdp_hybrid_2x2_accum
 lrhost_dist_case(fsdp_single_process --match "fsdp equivalence ok: mlp, fsdp zero-3 \\(dp_shard 1 x dp_replicate 1\\), 1 ranks x 4 rows x 3 accum"
   -- --device cpu --run-dir @RUN@ ${EQ} accum=3)
 lrhost_dist_case(fsdp_act_zero3_2 --match "fsdp equivalence ok: act, fsdp zero-3 .* 2 ranks x 4 rows x 1 accum, 3 steps, 4 units"
-  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd atol=2e-6)
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd)
 lrhost_dist_case(fsdp_act_zero2_2_accum_clip --match "fsdp equivalence ok: act, fsdp zero-2 .* 2 ranks x 2 rows x 2 accum"
-  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd atol=2e-6 accum=2 clip=0.5
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd accum=2 clip=0.5
      reshard_after_forward=false)
 lrhost_dist_case(fsdp_act_hybrid_2x2 --match "fsdp equivalence ok: act, fsdp zero-3 hybrid .* 4 ranks x 2 rows"
-  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd atol=2e-6 dp_shard=2 dp_replicate=2)
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=act global_batch=8 optimizer=sgd dp_shard=2 dp_replicate=2)
 # Diffusion draws noise and timesteps per rank, so it is compared with DDP only (same draws per rank).
 lrhost_dist_case(fsdp_diffusion_zero3_2 --match "fsdp equivalence ok: diffusion, fsdp zero-3 .* 2 ranks x 4 rows x 1 accum, 3 steps, 9 units"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=diffusion global_batch=8 optimizer=sgd)
 # SmolVLA: the expert's decoder layers are units (the loop runs each layer index inside their hooks),
 # the frozen VLM stays whole and gets no gradient; ZeRO-3 and ZeRO-2 equal DDP and one process.
 lrhost_dist_case(fsdp_smolvla_zero3_2 --match "fsdp equivalence ok: smolvla, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum"
-  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd atol=2e-6)
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd)
 lrhost_dist_case(fsdp_smolvla_zero2_2 --match "fsdp equivalence ok: smolvla, fsdp zero-2 .* 2 ranks x 2 rows x 1 accum"
-  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd atol=2e-6
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd
      reshard_after_forward=false)
 # bf16: gathered parameters in bf16 over fp32 shards; a loose check that training stays close to fp32.
 lrhost_dist_case(fsdp_bf16_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 2 ranks"
