@@ -11,6 +11,10 @@ lrhost_expect_success(help_show "resolved config" show --help)
 lrhost_expect_failure(missing_recipe "recipe file 'no_such_recipe.lua' not found" no_such_recipe.lua)
 lrhost_expect_failure(syntax_error "bad_syntax.lua:4:.*near" cases/bad_syntax.lua)
 lrhost_expect_failure(runtime_error "runtime_error.lua:6: attempt to perform arithmetic.*stack traceback.*runtime_error.lua:9" cases/runtime_error.lua)
+# A missing module: Lua's list of tried files, then lrhost's folders by name and the LRHOST_PATH hint.
+lrhost_expect_failure(missing_module
+  "module 'team_helpers_not_installed' not found:.*lrhost searches these folders.*/tests/lua/cases  \\(the recipe's folder\\).*recipes/lib  \\(lrhost's recipes/lib\\).*add the folder holding it to LRHOST_PATH"
+  cases/missing_module.lua)
 lrhost_expect_failure(native_arg_error "config_recipe.lua:12: bad argument #1 to 'lr.zeros' \\(expected shape" cases/config_recipe.lua bad_call=true)
 lrhost_expect_failure(unknown_key "unknown config key 'optimizer.lrr'.*did you mean 'optimizer.lr'" cases/config_recipe.lua optimizer.lrr=1)
 lrhost_expect_failure(wrong_type "config key 'steps' expects a number \\(default 100\\), got 'many'" cases/config_recipe.lua steps=many)
