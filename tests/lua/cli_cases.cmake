@@ -124,8 +124,8 @@ lrhost_expect_failure(plot_unknown_metric
 lrhost_expect_failure(plot_width_zero "--width: expected a number greater than 0, got '0'" plot ${PLOT_RUNS}/run_a --width 0)
 lrhost_expect_failure(plot_height_huge "--height: expected a number of pixels from 100 to 16384, got 100000"
                       plot ${PLOT_RUNS}/run_a --height 100000)
-lrhost_expect_failure(plot_out_missing_folder "cannot write the plot to /nonexistent/lrhost_plot/x.png: folder /nonexistent/lrhost_plot does not exist"
-                      plot ${PLOT_RUNS}/run_a --out /nonexistent/lrhost_plot/x.png)
+lrhost_expect_failure(plot_out_uncreatable_folder "cannot write the plot to /proc/lrhost_plot/x.png: cannot create folder /proc/lrhost_plot: "
+                      plot ${PLOT_RUNS}/run_a --out /proc/lrhost_plot/x.png)
 lrhost_expect_failure(plot_out_unwritable "cannot write the plot to /proc/lrhost_plot.png: "
                       plot ${PLOT_RUNS}/run_a --out /proc/lrhost_plot.png)
 lrhost_expect_failure(plot_no_gnuplot "gnuplot not found on PATH.*sudo apt-get install gnuplot-nox"
@@ -138,6 +138,13 @@ set_property(TEST lua.fail.plot_gnuplot_fails APPEND PROPERTY ENVIRONMENT "PATH=
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/runs)
 lrhost_expect_success(plot_two_runs "^[^\n]*runs/plot_two_runs.png\n$"
                       plot ${PLOT_RUNS}/run_a ${PLOT_RUNS}/run_b --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_two_runs.png)
+# --out in folders that do not exist yet creates them (removed first, so the test sees a fresh path).
+set(PLOT_NEW_FOLDER ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_new_folder)
+add_test(NAME lua.ok.plot_new_folder.clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PLOT_NEW_FOLDER})
+set_tests_properties(lua.ok.plot_new_folder.clean PROPERTIES LABELS lua FIXTURES_SETUP plot_new_folder)
+lrhost_expect_success(plot_new_folder "^[^\n]*runs/plot_new_folder/figures/x.png\n$"
+                      plot ${PLOT_RUNS}/run_a --out ${PLOT_NEW_FOLDER}/figures/x.png)
+set_tests_properties(lua.ok.plot_new_folder PROPERTIES FIXTURES_REQUIRED plot_new_folder)
 # `lrhost eval`: bad arguments name the option or folder (the evaluation itself: dist.closed_loop_eval).
 lrhost_expect_failure(eval_no_checkpoint "checkpoint is required" eval)
 lrhost_expect_failure(eval_episodes_zero "--episodes: expected a number greater than 0, got '0'" eval ${CMAKE_CURRENT_SOURCE_DIR} --episodes 0)
