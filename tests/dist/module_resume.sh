@@ -33,13 +33,19 @@ grep -q "complete: no (missing pretrained_model/train_modules/module_recipe_help
   fail "checkpoint info does not report the missing module copy"
 
 # A fresh run (resume=false) into this used folder is refused; --overwrite moves the old
-# checkpoints aside (never deletes them) and starts at step 1.
+# checkpoints, metrics.jsonl and tensorboard/ aside (never deletes them) and starts at step 1.
 mkdir -p "$work/recipe2" && cp "$here/recipes/module_recipe.lua" "$here/recipes/module_recipe_helper.lua" "$work/recipe2/"
 if lrhost run --device cpu --run-dir "$work/fresh" "$work/recipe2/module_recipe.lua" output_dir="$work/out" resume=false \
     > "$work/fresh.log" 2>&1; then fail "a fresh run into a used folder was accepted"; fi
 grep -q "already holds checkpoints of another run" "$work/fresh.log" || fail "the refusal does not say why"
+echo '{"step": 8, "loss": 0.5}' > "$work/out/metrics.jsonl"  # as a training recipe's sinks leave them
+mkdir -p "$work/out/tensorboard" && echo old > "$work/out/tensorboard/events.out.tfevents.1.old"
 lrhost run --device cpu --overwrite --run-dir "$work/fresh2" "$work/recipe2/module_recipe.lua" output_dir="$work/out" \
   resume=false steps=2
 ls "$work/out/checkpoints"/superseded-*/000008 > /dev/null || fail "--overwrite did not keep the old checkpoints aside"
+grep -q '"step": 8' "$work/out/checkpoints"/superseded-*/metrics.jsonl || fail "--overwrite did not keep metrics.jsonl aside"
+ls "$work/out/checkpoints"/superseded-*/tensorboard/events.out.tfevents.1.old > /dev/null ||
+  fail "--overwrite did not keep tensorboard/ aside"
+[ ! -e "$work/out/metrics.jsonl" ] && [ ! -e "$work/out/tensorboard" ] || fail "the old metrics are still in place"
 [ "$(readlink "$work/out/checkpoints/last")" = "000002" ] || fail "the overwriting run did not save step 2"
 echo "module resume chain: ok"
