@@ -4,7 +4,8 @@
 # snapshot (train_recipe.lua, train_modules/) can serve `lrhost resume` to step 6; that run's
 # keep_last removes the checkpoint it started from, and a second `lrhost resume` continues to 8 from
 # the resumed run's own checkpoint. `checkpoint info` calls a checkpoint without its module copy
-# incomplete. A fresh run into the used folder is refused unless --overwrite (old checkpoints kept aside).
+# incomplete. Resuming with steps below the step reached is an error that names it. A fresh run into
+# the used folder is refused unless --overwrite (old checkpoints and metrics kept aside).
 # Usage: module_resume.sh LRHOST WORK_DIR
 set -euo pipefail
 exe=$1 work=$2
@@ -25,6 +26,13 @@ grep -q "module_recipe finished at step 6 with helper v1" "$work/resume1.log" ||
 lrhost resume --device cpu --run-dir "$work/resume2" "$work/out" steps=8 2>&1 | tee "$work/resume2.log"
 grep -q "resume: restored step 6" "$work/resume2.log" || fail "the second resume did not start from step 6"
 grep -q "module_recipe finished at step 8 with helper v1" "$work/resume2.log" || fail "the second resume did not finish"
+# steps below the step the checkpoint reached is an error naming that step, not a run that trains nothing.
+if lrhost resume --device cpu --run-dir "$work/resume3" "$work/out" steps=5 > "$work/resume3.log" 2>&1; then
+  fail "resuming a step-8 checkpoint with steps=5 was accepted"
+fi
+grep -q "000008 already reached step 8, but this run ends at step 5 (config key 'steps')" "$work/resume3.log" &&
+  grep -q "give steps=8 or more" "$work/resume3.log" ||
+  { cat "$work/resume3.log"; fail "the steps=5 error does not name the step reached"; }
 
 lrhost checkpoint info "$work/out" | grep -q "complete: yes" || fail "the last checkpoint is not complete"
 rm "$work/out/checkpoints/000008/pretrained_model/train_modules/module_recipe_helper.lua"
