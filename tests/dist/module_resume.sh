@@ -3,9 +3,10 @@
 # trains to step 4 (keep_last = 1). Both files are then deleted, so only the checkpoint's recipe
 # snapshot (train_recipe.lua, train_modules/) can serve `lrhost resume` to step 6; that run's
 # keep_last removes the checkpoint it started from, and a second `lrhost resume` continues to 8 from
-# the resumed run's own checkpoint. `checkpoint info` calls a checkpoint without its module copy
-# incomplete. Resuming with steps below the step reached is an error that names it. A fresh run into
-# the used folder is refused unless --overwrite (old checkpoints and metrics kept aside).
+# the resumed run's own checkpoint, whose `checkpoint info` still names the original recipe file.
+# `checkpoint info` calls a checkpoint without its module copy incomplete. Resuming with steps below
+# the step reached is an error that names it. A fresh run into the used folder is refused unless
+# --overwrite (old checkpoints and metrics kept aside).
 # Usage: module_resume.sh LRHOST WORK_DIR
 set -euo pipefail
 exe=$1 work=$2
@@ -34,7 +35,11 @@ grep -q "000008 already reached step 8, but this run ends at step 5 (config key 
   grep -q "give steps=8 or more" "$work/resume3.log" ||
   { cat "$work/resume3.log"; fail "the steps=5 error does not name the step reached"; }
 
-lrhost checkpoint info "$work/out" | grep -q "complete: yes" || fail "the last checkpoint is not complete"
+lrhost checkpoint info "$work/out" > "$work/info_chain.txt"
+grep -q "complete: yes" "$work/info_chain.txt" || fail "the last checkpoint is not complete"
+# Two resumes later, the recipe is still the file the user ran, not the copy keep_last deleted.
+grep -q "  recipe: $work/recipe/module_recipe.lua .*(copy: pretrained_model/train_recipe.lua)" "$work/info_chain.txt" ||
+  { cat "$work/info_chain.txt"; fail "checkpoint info does not name the original recipe"; }
 rm "$work/out/checkpoints/000008/pretrained_model/train_modules/module_recipe_helper.lua"
 lrhost checkpoint info "$work/out/checkpoints/000008" > "$work/info.txt" || true
 grep -q "complete: no (missing pretrained_model/train_modules/module_recipe_helper.lua)" "$work/info.txt" ||
