@@ -24,6 +24,7 @@
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
+#include "host/launch/unused_run_dir.hpp"
 #include "host/util/status_line.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -60,6 +61,7 @@ torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc,
 int w_accelerator(lua_State* L) {
   return lx_guard(L, "lr.accelerator", [&] {
     ensure_not_show_mode(L, "lr.accelerator");
+    launch::mark_run_started();  // the run folder is kept from here on, even if the run fails
     nlohmann::json config = lua_isnoneornil(L, 1) ? nlohmann::json::object() : lx_to_json(L, 1, 1, "config");
     auto acc = std::make_shared<accel::Accelerator>(dist::rank_env_from_environment(),
                                                     accel::AcceleratorConfig::from_recipe_config(config));

@@ -80,6 +80,10 @@ set_property(TEST lua.fail.act_ddp_diverges APPEND PROPERTY ENVIRONMENT
 add_test(NAME lua.dataset_verify COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/dataset_verify.sh $<TARGET_FILE:lrhost>
                                          ${CMAKE_CURRENT_BINARY_DIR}/runs/dataset_verify)
 set_tests_properties(lua.dataset_verify PROPERTIES LABELS lua TIMEOUT 120)
+# A plain run that fails before it starts removes the default run folder it claimed; a started one keeps it.
+add_test(NAME lua.run_dir_cleanup COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/run_dir_cleanup.sh $<TARGET_FILE:lrhost>
+                                          ${CMAKE_CURRENT_BINARY_DIR}/runs/run_dir_cleanup ${CMAKE_CURRENT_SOURCE_DIR}/lua/cases)
+set_tests_properties(lua.run_dir_cleanup PROPERTIES LABELS lua TIMEOUT 120 ENVIRONMENT "OMP_NUM_THREADS=1")
 lrhost_expect_failure(dataset_verify_missing "problem: /nonexistent/lrhost_ds: dataset folder /nonexistent/lrhost_ds does not exist.*; 1 problem"
                       dataset verify /nonexistent/lrhost_ds)
 # steps must be >= 1, whatever the recipe's default.
