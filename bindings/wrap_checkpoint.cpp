@@ -28,6 +28,7 @@
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 
@@ -61,6 +62,9 @@ struct CheckpointHandle {
   // The run's last step (0: unknown) and where it came from, to refuse resuming past it.
   int64_t total_steps = 0;
   std::string total_steps_source;
+  // `lrhost resume` can continue this run (a recipe snapshot and a `resume` config key), and this
+  // is the process that tells the user how (rank 0): the interrupt hint is recorded (resume_hint.hpp).
+  bool records_resume_hint = false;
 
   ckpt::CheckpointTargets targets() {
     ckpt::CheckpointTargets t;
@@ -194,6 +198,8 @@ int w_checkpoint(lua_State* L) {
     handle->total_steps_source = options.total_steps != 0 ? "lr.checkpoint's total_steps" : "config key 'steps'";
     if (options.total_steps == 0) options.total_steps = integer_at(options.train_config, {"steps"}, 0);
     handle->total_steps = options.total_steps;
+    handle->records_resume_hint = options.train_config.contains("resume") && !context.request.recipe_path.empty() &&
+                                  (!handle->acc || handle->acc->is_main_process());
     if (!context.request.recipe_path.empty())
       options.recipe = ckpt::take_recipe_snapshot(context.request.recipe_path, loaded_file_modules(L),
                                                   context.request.overrides);
@@ -267,6 +273,7 @@ int w_resume(lua_State* L) {
               "resume DIR steps=" + std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
         h.restored = h.manager->resume(*dir, h.targets());
         h.restored_dir = *dir;
+        if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
         if (h.loader && !h.restored->sampler.is_null())
           h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
                                                          dir->string() + " training_step.json sampler"));
@@ -310,6 +317,7 @@ int w_save(lua_State* L) {
                               "call ckpt:resume() once the policy, optimizer, scheduler and loader are built, "
                               "before the first step");
     auto dir = h.manager->save(step, h.targets());
+    if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
     lua_pushstring(L, dir.c_str());
     return 1;
   });

@@ -12,6 +12,7 @@
 
 #include "host/launch/launch_options.hpp"
 #include "host/launch/parent_watch.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/util/log.hpp"
 
@@ -65,6 +66,9 @@ RecipeProcess prepare_recipe_process(const RecipeProcessOptions& options) {
   }
   if (!env("LRHOST_TIMEOUT_S")) setenv("LRHOST_TIMEOUT_S", std::to_string(options.timeout_s).c_str(), 1);
 
+  // Ctrl-C on a run that nothing launched ends with the command that continues it (a launcher
+  // prints it in its interrupt report instead).
+  if (!env("LRHOST_LAUNCHER_PID") && process.rank == 0) launch::print_resume_command_on_interrupt();
   util::setup_logging({.rank = process.rank,
                        .verbose = options.verbose,
                        .log_dir = launch::log_dir(run_dir).string(),
