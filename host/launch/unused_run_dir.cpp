@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "host/io/atomic_dir.hpp"
 #include "host/launch/run_dir.hpp"
 
 namespace lrhost::launch {
@@ -48,8 +49,11 @@ bool UnusedRunDirCleanup::remove_if_unused() {
   std::error_code ec;
   const bool failed = fs::exists(error_file_path(run_dir_, rank_), ec);
   if (!failed || !holds_only_bookkeeping(run_dir_)) return false;
-  fs::remove_all(run_dir_, ec);
-  if (ec) return false;  // a folder that stays is no harm; the run's own error is what matters
+  try {
+    io::remove_tree(run_dir_);  // not fs::remove_all: see io/atomic_dir.hpp
+  } catch (const std::exception&) {
+    return false;  // a folder that stays is no harm; the run's own error is what matters
+  }
   // outputs/lrhost/ too when this leaves it empty (fs::remove leaves a folder with entries alone).
   fs::remove(run_dir_.parent_path(), ec);
   std::fprintf(stderr, "lrhost: removed the run folder %s: the run failed before it started, and it held only the "

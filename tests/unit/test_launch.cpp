@@ -413,7 +413,7 @@ TEST_CASE("interrupt report: ends with the command that continues the run, once 
   outcome.interrupted_by = SIGINT;
   outcome.ranks = {{.rank = 0, .local_rank = 0, .pid = 100, .status = status_of_child([] { raise(SIGINT); }),
                     .stop_signal = SIGINT}};
-  const std::filesystem::path run = std::filesystem::temp_directory_path() / ("lrhost_resume_hint_" + std::to_string(getpid()));
+  const std::filesystem::path run = temporary_folder("resume_hint");
   std::filesystem::create_directories(run);
   ReportContext context{"node0", run, 0, 0};
   // No checkpoint yet: no command recorded, none printed.
@@ -430,7 +430,7 @@ TEST_CASE("interrupt report: ends with the command that continues the run, once 
   CHECK(report.find("interrupted by SIGINT") != std::string::npos);
   CHECK(report.find("continue this run from its newest checkpoint with:\n  lrhost resume /data/runs/act\n") !=
         std::string::npos);
-  std::filesystem::remove_all(run);
+  remove_tree(run);
 }
 
 // The rank side of waiting (host/dist/wait_report.hpp): the sentences a rank prints and raises.
