@@ -1,19 +1,17 @@
-// The recipe engine: one LuaJIT state per run. Sets the module search path (the recipe's folder,
-// recipes/lib, every folder of LRHOST_PATH), preloads `lrhost`, runs the recipe under a traceback
-// handler, and turns any Lua error into one printed message with file:line and a non-zero exit (and
+// The recipe engine: one LuaJIT state per run. Sets the module search path (module_search.hpp: the
+// recipe's folder, recipes/lib, every folder of LRHOST_PATH), preloads `lrhost`, runs the recipe
+// under a traceback handler, and turns any Lua error into one printed message with file:line and a non-zero exit (and
 // into the error file a launched rank leaves for its launcher).
 #include <lua.hpp>  // LuaJIT's lua.hpp also declares luajit.h, all with C linkage
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <sstream>
 
 #include "bindings/engine_context.hpp"
 #include "bindings/module.hpp"
+#include "bindings/module_search.hpp"
 #include "bindings/runtime.hpp"
-#include "host/util/shipped_paths.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/launch/error_file.hpp"
 
@@ -27,23 +25,6 @@ namespace {
 
 const char kContextKey = 0;  // its address keys the EngineContext in the registry
 const char kShowFinished = 0;
-
-std::string search_path(const std::filesystem::path& recipe) {
-  std::vector<std::filesystem::path> dirs;
-  // `lrhost resume` runs a checkpoint's recipe copy with the modules saved beside it, first.
-  if (const char* saved = std::getenv("LRHOST_RECIPE_MODULES"); saved != nullptr && *saved != 0) dirs.emplace_back(saved);
-  auto recipe_dir = std::filesystem::absolute(recipe).parent_path();
-  dirs.push_back(recipe_dir);
-  dirs.push_back(util::recipes_lib_dir());
-  if (const char* team = std::getenv("LRHOST_PATH")) {
-    std::stringstream list(team);
-    for (std::string dir; std::getline(list, dir, ':');)
-      if (!dir.empty()) dirs.emplace_back(dir);
-  }
-  std::string path;
-  for (const auto& dir : dirs) path += dir.string() + "/?.lua;" + dir.string() + "/?/init.lua;";
-  return path;
-}
 
 int message_handler(lua_State* L) {
   if (lua_touserdata(L, 1) == &kShowFinished) return 1;
@@ -151,9 +132,8 @@ int run_recipe(const RecipeRequest& request) {
   EngineContext context{request, std::nullopt};
   set_engine_context(L, &context);
 
+  install_module_search(L, request.recipe_path);
   lua_getglobal(L, "package");
-  lua_pushstring(L, search_path(request.recipe_path).c_str());
-  lua_setfield(L, -2, "path");
   lua_getfield(L, -1, "preload");
   lua_pushcfunction(L, luaopen_lrhost);
   lua_setfield(L, -2, "lrhost");

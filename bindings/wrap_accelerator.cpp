@@ -8,7 +8,7 @@
 // a CUDA graph with accelerator.cuda_graph), autocast(fn, ...),
 // unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
 // gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
-// add_metrics_sink(sink), training_meter{...}, reduce_metrics(metrics),
+// add_metrics_sink(sink), training_meter{...}, eval_progress{episodes =, log_lines =}, reduce_metrics(metrics),
 // to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
 // guard_context{next_step =, checkpoint =} (what the divergence error names), ddp_stats(), memory_stats([opt]),
 // fsdp_units(), device_memory(), reset_peak_memory(), loader(dataset, options)
@@ -24,6 +24,7 @@
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
+#include "host/launch/unused_run_dir.hpp"
 #include "host/util/status_line.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -60,6 +61,7 @@ torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc,
 int w_accelerator(lua_State* L) {
   return lx_guard(L, "lr.accelerator", [&] {
     ensure_not_show_mode(L, "lr.accelerator");
+    launch::mark_run_started();  // the run folder is kept from here on, even if the run fails
     nlohmann::json config = lua_isnoneornil(L, 1) ? nlohmann::json::object() : lx_to_json(L, 1, 1, "config");
     auto acc = std::make_shared<accel::Accelerator>(dist::rank_env_from_environment(),
                                                     accel::AcceleratorConfig::from_recipe_config(config));
@@ -395,6 +397,39 @@ int w_training_meter(lua_State* L) {
   });
 }
 
+// acc:eval_progress{episodes = N, log_lines = false}: progress of a closed-loop evaluation of N
+// episodes dealt to the ranks (wrap_metrics.cpp); rank 0 draws the status line on a terminal, and
+// off one logs each tenth with log_lines (`lrhost eval`; not wanted between a training run's log lines).
+int w_eval_progress(lua_State* L) {
+  return lx_guard(L, "Accelerator:eval_progress", [&] {
+    auto& acc = check_accelerator(L, 1);
+    lx_check_table(L, 2, "options {episodes =}");
+    auto options_json = lx_to_json(L, 2, 2, "eval_progress");
+    metrics::EvalProgressOptions options;
+    bool log_lines = false;
+    for (const auto& [key, value] : options_json.items()) {
+      if (key == "log_lines") {
+        if (!value.is_boolean()) throw LxArgError(2, "log_lines must be a boolean, got " + value.dump());
+        log_lines = value.get<bool>();
+      } else if (key == "episodes") {
+        if (!value.is_number_integer() || value.get<int64_t>() < 1)
+          throw LxArgError(2, "episodes must be a whole number >= 1, got " + value.dump());
+        options.episodes = value.get<int64_t>();
+      } else {
+        throw LxArgError(2, "unknown option '" + key + "' (expected episodes, log_lines)");
+      }
+    }
+    if (options.episodes < 1) throw LxArgError(2, "'episodes' is required (the number of episodes evaluated)");
+    options.rank = acc.rank();
+    options.world_size = acc.world_size();
+    const bool terminal = util::StatusLine::instance().enabled();
+    options.draw_status_line = acc.is_main_process() && terminal;
+    options.log_lines = acc.is_main_process() && !terminal && log_lines;
+    lx_push(L, std::make_shared<metrics::EvalProgress>(options));
+    return 1;
+  });
+}
+
 // acc:to_device(tensor) or acc:to_device(batch table): moves tensors to the accelerator's device.
 int w_to_device(lua_State* L) {
   return lx_guard(L, "Accelerator:to_device", [&] {
@@ -590,6 +625,7 @@ void open_accelerator(lua_State* L, int module) {
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"log_text", w_log_text}, {"add_metrics_sink", w_add_metrics_sink},
                               {"training_meter", w_training_meter},
+                              {"eval_progress", w_eval_progress},
                               {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
                               {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
                               {"skipped_nonfinite_steps", w_skipped_nonfinite_steps},

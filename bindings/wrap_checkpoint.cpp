@@ -26,7 +26,9 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/training_state.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 
@@ -57,6 +59,12 @@ struct CheckpointHandle {
   enum class ResumeMode { fresh, if_present, required } resume_mode = ResumeMode::fresh;
   std::optional<std::filesystem::path> resume_from;
   bool resume_called = false;
+  // The run's last step (0: unknown) and where it came from, to refuse resuming past it.
+  int64_t total_steps = 0;
+  std::string total_steps_source;
+  // `lrhost resume` can continue this run (a recipe snapshot and a `resume` config key), and this
+  // is the process that tells the user how (rank 0): the interrupt hint is recorded (resume_hint.hpp).
+  bool records_resume_hint = false;
 
   ckpt::CheckpointTargets targets() {
     ckpt::CheckpointTargets t;
@@ -187,7 +195,11 @@ int w_checkpoint(lua_State* L) {
       throw LxArgError(2, "the scheduler drives a different optimizer than 'optimizer'");
     auto& context = engine_context(L);
     options.train_config = config ? *config : context.resolved_config.value_or(nlohmann::json::object());
+    handle->total_steps_source = options.total_steps != 0 ? "lr.checkpoint's total_steps" : "config key 'steps'";
     if (options.total_steps == 0) options.total_steps = integer_at(options.train_config, {"steps"}, 0);
+    handle->total_steps = options.total_steps;
+    handle->records_resume_hint = options.train_config.contains("resume") && !context.request.recipe_path.empty() &&
+                                  (!handle->acc || handle->acc->is_main_process());
     if (!context.request.recipe_path.empty())
       options.recipe = ckpt::take_recipe_snapshot(context.request.recipe_path, loaded_file_modules(L),
                                                   context.request.overrides);
@@ -250,8 +262,18 @@ int w_resume(lua_State* L) {
                                     " holds no complete checkpoint",
                                 "start without resume, or use resume = \"auto\" to resume only when one exists");
       if (dir) {
+        // A run told to stop before the step its checkpoint reached would silently train nothing
+        // (its loop runs resume_step + 1 .. steps) and look finished.
+        const int64_t reached = ckpt::load_training_step(*dir / ckpt::kTrainingStateDir).step;
+        if (h.total_steps > 0 && h.total_steps < reached)
+          throw util::ConfigError(
+              "checkpoint: " + dir->string() + " already reached step " + std::to_string(reached) +
+                  ", but this run ends at step " + std::to_string(h.total_steps) + " (" + h.total_steps_source + ")",
+              "give steps=" + std::to_string(reached) + " or more to train on from that checkpoint (e.g. `lrhost "
+              "resume DIR steps=" + std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
         h.restored = h.manager->resume(*dir, h.targets());
         h.restored_dir = *dir;
+        if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
         if (h.loader && !h.restored->sampler.is_null())
           h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
                                                          dir->string() + " training_step.json sampler"));
@@ -295,6 +317,7 @@ int w_save(lua_State* L) {
                               "call ckpt:resume() once the policy, optimizer, scheduler and loader are built, "
                               "before the first step");
     auto dir = h.manager->save(step, h.targets());
+    if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
     lua_pushstring(L, dir.c_str());
     return 1;
   });

@@ -5,6 +5,8 @@
 // and the TrainingMeter that acc:training_meter{...} builds:
 //   meter:mark(phase)  meter:end_step(step)  meter:window() -> {<phase>_s, step_s, samples_per_s}
 //   meter:progress(step) -> "step k/N (x%) | ..."  meter:elapsed_s()  meter:finish() (status line off)
+// and the EvalProgress that acc:eval_progress{episodes = N} builds (closed-loop evaluation):
+//   progress:episode_done(success)  progress:text() -> "episode k/N (x%) | success s/k ..."  progress:finish()
 #include "bindings/wrap_metrics.hpp"
 
 #include "bindings/json_convert.hpp"
@@ -100,6 +102,35 @@ int w_elapsed_s(lua_State* L) {
   });
 }
 
+metrics::EvalProgress& check_eval_progress(lua_State* L, int index) {
+  return lx_check<metrics::EvalProgress>(L, index);
+}
+
+int w_episode_done(lua_State* L) {
+  return lx_guard(L, "EvalProgress:episode_done", [&] {
+    auto& progress = check_eval_progress(L, 1);
+    if (!lua_isboolean(L, 2))
+      throw LxArgError(2, "expected a boolean (the episode's success), got " + lx_typename(L, 2));
+    progress.episode_done(lua_toboolean(L, 2) != 0);
+    return 0;
+  });
+}
+
+int w_eval_text(lua_State* L) {
+  return lx_guard(L, "EvalProgress:text", [&] {
+    std::string text = check_eval_progress(L, 1).progress_text();
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
+int w_eval_finish(lua_State* L) {
+  return lx_guard(L, "EvalProgress:finish", [&] {
+    check_eval_progress(L, 1).finish();
+    return 0;
+  });
+}
+
 }  // namespace
 
 void open_metrics(lua_State* L, int module) {
@@ -109,6 +140,9 @@ void open_metrics(lua_State* L, int module) {
                                     {"progress", w_progress}, {"elapsed_s", w_elapsed_s},
                                     {"finish", w_finish},     {nullptr, nullptr}};
   lx_register_type(L, LxTraits<metrics::TrainingMeter>::type, meter_methods);
+  const luaL_Reg eval_methods[] = {
+      {"episode_done", w_episode_done}, {"text", w_eval_text}, {"finish", w_eval_finish}, {nullptr, nullptr}};
+  lx_register_type(L, LxTraits<metrics::EvalProgress>::type, eval_methods);
   lua_newtable(L);
   const luaL_Reg functions[] = {{"jsonl", w_jsonl}, {"tensorboard", w_tensorboard}, {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);

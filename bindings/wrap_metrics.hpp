@@ -1,10 +1,11 @@
-// Lua binding of metric sinks and the training meter (see wrap_metrics.cpp); the accelerator's
+// Lua binding of metric sinks, the training meter and the evaluation progress (see wrap_metrics.cpp); the accelerator's
 // binding checks and pushes them through these.
 #pragma once
 
 #include <memory>
 
 #include "bindings/runtime.hpp"
+#include "host/metrics/eval_progress.hpp"
 #include "host/metrics/metrics_sink.hpp"
 #include "host/metrics/training_meter.hpp"
 
@@ -17,6 +18,10 @@ struct LxTraits<metrics::MetricsSink> {
 template <>
 struct LxTraits<metrics::TrainingMeter> {
   static constexpr LxType type{"TrainingMeter", "lrhost.TrainingMeter"};
+};
+template <>
+struct LxTraits<metrics::EvalProgress> {
+  static constexpr LxType type{"EvalProgress", "lrhost.EvalProgress"};
 };
 
 }  // namespace lrhost::bindings

@@ -8,6 +8,7 @@
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
+#include "host/launch/unused_run_dir.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -79,6 +80,7 @@ int w_make(lua_State* L) {
   static const char* names[] = {"lr.optim.adamw", "lr.optim.adam", "lr.optim.sgd"};
   return lx_guard(L, names[Kind], [&] {
     ensure_not_show_mode(L, names[Kind]);
+    launch::mark_run_started();  // a recipe building an optimizer trains: its folder is kept, failed or not
     auto groups = check_param_groups(L, 1);
     nlohmann::json options = lua_isnoneornil(L, 2) ? nlohmann::json::object() : lx_to_json(L, 2, 2, "optimizer");
     lx_push(L, std::make_shared<optim::Optimizer>(kinds[Kind], std::move(groups), options));

@@ -21,6 +21,7 @@
 
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
+#include "host/cli/eval_run_dir.hpp"
 #include "host/cli/lerobot_train.hpp"
 #include "host/cli/number_checks.hpp"
 #include "host/cli/plot_command.hpp"
@@ -369,6 +370,8 @@ int main(int argc, char** argv) {
       std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();
       eval_args.overrides = {"checkpoint=" + checkpoint, "episodes=" + std::to_string(eval_episodes),
                              "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps)};
+      // Logs go to the evaluated run's folder (<run>/eval/logs/<time>_eval/), not ./outputs/lrhost/.
+      lrhost::cli::choose_eval_run_dir(eval_launch.run_dir, checkpoint);
       return run(eval_args, lrhost::cli::RecipeMode::run, &eval_launch);
     }
     if (resume_command->parsed()) return resume(resume_from, resume_overrides, resume_args, resume_launch);

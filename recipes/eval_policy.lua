@@ -49,7 +49,7 @@ lr.log.info(string.format("evaluating %s (%s, step %s) on %d episodes over %d ra
                           policy:type_name(), step or "?", cfg.episodes, acc.world_size))
 local started = lr.clock()
 local summary = eval.run(lr, acc, policy, { episodes = cfg.episodes, videos = cfg.videos, seed = cfg.seed,
-                                            max_steps = cfg.max_steps, out_dir = out_dir })
+                                            max_steps = cfg.max_steps, out_dir = out_dir, progress_log = true })
 acc:on_main(function()
   lr.log.info(string.format("success %d/%d = %.1f%% (95%% interval %.1f-%.1f%%), mean return %.3f, "
                             .. "mean final distance %.3f, %.1f s; summary: %s/summary.json", summary.successes,

@@ -311,7 +311,8 @@ fs::path CheckpointManager::move_aside(const std::vector<fs::path>& step_dirs, c
     names += (names.empty() ? "" : ", ") + path.filename().string();
   }
   io::fsync_path(checkpoints_dir());
-  spdlog::warn("checkpoints: {}; checkpoint(s) {} were moved aside, not deleted, to {}", why, names, aside.string());
+  io::fsync_path(options_.output_dir);
+  spdlog::warn("checkpoints: {}; {} moved aside, not deleted, to {}", why, names, aside.string());
   return aside;
 }
 
@@ -331,6 +332,10 @@ void CheckpointManager::set_aside_checkpoints() {
     auto scan = scan_checkpoints(checkpoints_dir(), false);
     std::vector<fs::path> all = scan.complete;
     all.insert(all.end(), scan.incomplete.begin(), scan.incomplete.end());
+    // The old run's metrics go with its checkpoints: the new run's sinks would otherwise cut
+    // metrics.jsonl back to nothing (first_step 1) and add a second run's event files to tensorboard/.
+    for (const char* name : {"metrics.jsonl", "tensorboard"})
+      if (path_exists(options_.output_dir / name)) all.push_back(options_.output_dir / name);
     if (!all.empty()) move_aside(all, "a fresh run with --overwrite");
     std::error_code ec;
     fs::remove(checkpoints_dir() / kLastLink, ec);

@@ -106,8 +106,9 @@ class CheckpointManager {
   TrainingStep resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets);
   // True when checkpoints/ holds any step folder (a fresh run would overwrite them).
   bool has_checkpoints() const;
-  // A fresh run told to overwrite (--overwrite): rank 0 moves every step folder into
-  // superseded_dir and removes `last`, so nothing is deleted. Every rank must call it.
+  // A fresh run told to overwrite (--overwrite): rank 0 moves every step folder, and the old run's
+  // metrics.jsonl and tensorboard/ of the output folder, into superseded_dir and removes `last`, so
+  // nothing is deleted. Every rank must call it.
   void set_aside_checkpoints();
 
  private:

@@ -24,6 +24,18 @@ RecipeSnapshot take_recipe_snapshot(const fs::path& recipe, const std::vector<Lo
                                     std::vector<std::string> overrides) {
   RecipeSnapshot snapshot;
   snapshot.recipe_path = recipe.string();
+  // `lrhost resume` runs a checkpoint's copy; its train_launch.json names the file the user ran,
+  // which every later checkpoint keeps naming (the copy's folder may be gone to keep_last).
+  std::error_code ec;
+  if (recipe.filename() == kRecipeCopyFile && fs::is_regular_file(recipe.parent_path() / kLaunchFile, ec)) {
+    try {
+      auto launch = io::read_json_file(recipe.parent_path() / kLaunchFile, "");
+      if (launch.contains("recipe") && launch["recipe"].is_string() && !launch["recipe"].get<std::string>().empty())
+        snapshot.recipe_path = launch["recipe"].get<std::string>();
+    } catch (const util::Error&) {
+      // An unreadable record only costs the name: the copy's own path stays.
+    }
+  }
   snapshot.recipe_text = io::read_text_file(recipe);
   for (const auto& module : modules) snapshot.modules.emplace_back(module_path(module), io::read_text_file(module.file));
   std::sort(snapshot.modules.begin(), snapshot.modules.end());

@@ -23,7 +23,7 @@ struct LoadedModule {
 };
 
 struct RecipeSnapshot {
-  std::string recipe_path;  // as the run was started (informational)
+  std::string recipe_path;  // as the user started the run; a resumed run keeps its original's (informational)
   std::string recipe_text;
   std::vector<std::pair<std::string, std::string>> modules;  // path under train_modules/ -> text
   std::vector<std::string> overrides;

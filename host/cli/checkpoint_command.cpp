@@ -1,7 +1,9 @@
 // `lrhost checkpoint info` and the plan of `lrhost resume`; see checkpoint_command.hpp.
 #include "host/cli/checkpoint_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <iostream>
 #include <sstream>
 
@@ -50,21 +52,49 @@ ordered_json read_json(const fs::path& file) {
   return io::read_json_file(file, "the file is corrupt or truncated");
 }
 
-// The scalar fields of a config in order, "key=value", at most `limit` of them.
+// Fields of LeRobot's config.json about publishing and the machine, not about the model: listed
+// after the others, since they lead the file and would otherwise fill the summary.
+bool is_bookkeeping_field(const std::string& key) {
+  static const char* const kFields[] = {"push_to_hub", "repo_id", "private", "tags", "license", "device", "use_amp"};
+  return std::any_of(std::begin(kFields), std::end(kFields), [&](const char* field) { return key == field; });
+}
+
+std::string value_text(const ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// The scalar fields of a config, "key=value", at most `limit` of them: the config's own order, with
+// the bookkeeping fields last.
 std::string config_summary(const ordered_json& config, std::size_t limit) {
-  std::string text;
-  std::size_t shown = 0, skipped = 0;
+  std::vector<std::string> fields, bookkeeping;
   for (const auto& [key, value] : config.items()) {
     if (key == "type" || value.is_object() || (value.is_array() && value.size() > 4)) continue;
-    if (shown == limit) {
-      ++skipped;
-      continue;
-    }
-    text += (text.empty() ? "" : ", ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-    ++shown;
+    (is_bookkeeping_field(key) ? bookkeeping : fields).push_back(key + "=" + value_text(value));
   }
-  if (skipped) text += ", ... (" + std::to_string(skipped) + " more)";
+  fields.insert(fields.end(), bookkeeping.begin(), bookkeeping.end());
+  std::string text;
+  for (std::size_t i = 0; i < std::min(limit, fields.size()); ++i) text += (i ? ", " : "") + fields[i];
+  if (fields.size() > limit) text += ", ... (" + std::to_string(fields.size() - limit) + " more)";
   return text.empty() ? "(no scalar fields)" : text;
+}
+
+// The first of `paths` (each a key path) that leads to a scalar in `config`.
+std::optional<std::string> first_scalar(const ordered_json& config,
+                                        std::initializer_list<std::initializer_list<const char*>> paths) {
+  for (const auto& path : paths) {
+    const ordered_json* node = &config;
+    for (const char* key : path) {
+      if (!node->is_object() || !node->contains(key)) {
+        node = nullptr;
+        break;
+      }
+      node = &(*node)[key];
+    }
+    if (node == nullptr || node->is_null() || node->is_object() || node->is_array()) continue;
+    if (node->is_string() && node->get<std::string>().empty()) continue;  // "": the recipe's default
+    return value_text(*node);
+  }
+  return std::nullopt;
 }
 
 void describe_pretrained(std::ostream& out, const fs::path& dir) {
@@ -145,6 +175,13 @@ void describe_step_dir(std::ostream& out, const fs::path& step_dir) {
     }
     out << "\n";
   }
+  // What a user looks for first, whatever order the configs keep their fields in.
+  if (path_exists(pretrained / ckpt::kTrainConfigFile)) {
+    const fs::path config_file = pretrained / ckpt::kConfigFile;
+    ordered_json policy_config = path_exists(config_file) ? read_json(config_file) : ordered_json::object();
+    std::string summary = training_summary(read_json(pretrained / ckpt::kTrainConfigFile), policy_config);
+    if (!summary.empty()) out << "  training: " << summary << "\n";
+  }
   if (path_exists(pretrained / ckpt::kConfigFile)) describe_pretrained(out, pretrained);
   describe_training_state(out, state);
   if (path_exists(pretrained / ckpt::kTrainConfigFile))
@@ -155,13 +192,34 @@ void describe_step_dir(std::ostream& out, const fs::path& step_dir) {
     for (const auto& o : launch.value("overrides", ordered_json::array()))
       overrides += (overrides.empty() ? "" : " ") + o.get<std::string>();
     out << "  recipe: " << launch.value("recipe", std::string()) << (overrides.empty() ? "" : " " + overrides)
-        << (launch.contains("recipe_copy") ? " (copy stored)" : "") << "\n";
+        << (launch.contains("recipe_copy") ? std::string(" (copy: pretrained_model/") + ckpt::kRecipeCopyFile + ")"
+                                           : std::string())
+        << "\n";
   }
   out << "  size: pretrained_model " << human_bytes(tree_bytes(pretrained)) << ", training_state "
       << human_bytes(tree_bytes(state)) << ", total " << human_bytes(tree_bytes(step_dir)) << "\n";
 }
 
 }  // namespace
+
+std::string training_summary(const ordered_json& train_config, const ordered_json& policy_config) {
+  auto policy = first_scalar(train_config, {{"policy", "type"}});
+  if (!policy) policy = first_scalar(policy_config, {{"type"}});
+  // Recipes keep the lr under optimizer (LeRobot, the MLP recipes) or in the policy (ACT's optimizer_lr).
+  auto lr = first_scalar(train_config, {{"optimizer", "lr"}, {"policy", "optimizer_lr"}, {"lr"}});
+  if (!lr) lr = first_scalar(policy_config, {{"optimizer_lr"}});
+  const std::pair<const char*, std::optional<std::string>> fields[] = {
+      {"policy", policy},
+      {"steps", first_scalar(train_config, {{"steps"}})},
+      {"batch_size", first_scalar(train_config, {{"batch_size"}})},
+      {"lr", lr},
+      {"dataset", first_scalar(train_config, {{"dataset", "repo_id"}, {"dataset", "root"}, {"dataset"}})},
+  };
+  std::string text;
+  for (const auto& [name, value] : fields)
+    if (value) text += (text.empty() ? "" : ", ") + std::string(name) + " " + *value;
+  return text;
+}
 
 std::string checkpoint_info(const fs::path& path) {
   std::error_code ec;

@@ -5,6 +5,7 @@
 // checkpoint to continue from (main.cpp runs it like `lrhost run`, launch flags included).
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <optional>
@@ -23,6 +24,11 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
 int run_checkpoint_command(const CheckpointCommand& command);
 // The report `checkpoint info` prints (throws IoError / DataError naming the file on bad input).
 std::string checkpoint_info(const std::filesystem::path& path);
+
+// The line `checkpoint info` leads with: "policy act, steps 100000, batch_size 8, lr 1e-05, dataset
+// lerobot/pusht", from the run's train_config.json (a recipe's lr.config or LeRobot's
+// TrainPipelineConfig) and the policy's config.json; fields found in neither are left out.
+std::string training_summary(const nlohmann::ordered_json& train_config, const nlohmann::ordered_json& policy_config);
 
 struct ResumePlan {
   std::filesystem::path step_dir;      // the checkpoint to continue from

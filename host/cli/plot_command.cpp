@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "host/cli/gnuplot.hpp"
 #include "host/cli/number_checks.hpp"
@@ -192,6 +193,8 @@ PlotCurve make_curve(const Run& run, int colour, const std::string& metric, cons
 
 // The PNG is written next to its final place and renamed over it, so a viewer watching the file never
 // sees half an image; the temporary file is created first, which also proves the place is writable.
+// Missing folders of the path are created (`--out figures/run3/loss.png` in a fresh checkout), and
+// removed again, when still empty, if no image is written.
 class OutputFile {
  public:
   explicit OutputFile(fs::path final_path) : final_(std::move(final_path)) {
@@ -200,9 +203,15 @@ class OutputFile {
       throw util::IoError("plot: cannot write the plot to " + final_.string() + ": it is a folder",
                           "give a file name, e.g. --out " + (final_ / "plot.png").string());
     fs::path folder = final_.parent_path().empty() ? fs::path(".") : final_.parent_path();
-    if (!fs::is_directory(folder, error))
-      throw util::IoError("plot: cannot write the plot to " + final_.string() + ": folder " + folder.string() +
-                          " does not exist");
+    for (fs::path missing = folder; !missing.empty() && !fs::exists(missing, error); missing = missing.parent_path()) {
+      created_.push_back(missing);  // deepest first
+      if (missing == missing.parent_path()) break;
+    }
+    fs::create_directories(folder, error);
+    if (error || !fs::is_directory(folder, error))
+      throw util::IoError("plot: cannot write the plot to " + final_.string() + ": cannot create folder " +
+                              folder.string() + (error ? ": " + error.message() : ": a file is in the way"),
+                          "choose a writable place with --out FILE.png");
     temporary_ = folder / fmt::format(".{}.tmp-{}", final_.filename().string(), ::getpid());
     int fd = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
@@ -214,6 +223,7 @@ class OutputFile {
     if (!committed_) {
       std::error_code ignored;
       fs::remove(temporary_, ignored);
+      for (const fs::path& folder : created_) fs::remove(folder, ignored);  // only removes empty folders
     }
   }
   OutputFile(const OutputFile&) = delete;
@@ -230,6 +240,7 @@ class OutputFile {
 
  private:
   fs::path final_, temporary_;
+  std::vector<fs::path> created_;  // folders this plot created, deepest first
   bool committed_ = false;
 };
 

@@ -12,6 +12,7 @@
 
 #include "host/launch/launch_options.hpp"
 #include "host/launch/parent_watch.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/util/log.hpp"
 
@@ -46,10 +47,13 @@ RecipeProcess prepare_recipe_process(const RecipeProcessOptions& options) {
   RecipeProcess process;
   process.rank = util::rank_from_environment();
 
+  // A plain run (no launcher, no torchrun/Slurm rank) that picks the default folder claims a new one.
+  const bool claims_default = !options.run_dir && !env("LRHOST_RUN_DIR") && !env("LRHOST_LAUNCHER_PID") && !env("RANK");
   std::filesystem::path run_dir = options.run_dir         ? std::filesystem::path(*options.run_dir)
                                   : env("LRHOST_RUN_DIR") ? std::filesystem::path(*env("LRHOST_RUN_DIR"))
                                                           : launch::default_run_dir(options.recipe);
   run_dir = std::filesystem::absolute(run_dir);
+  if (claims_default) process.unused_run_dir = launch::UnusedRunDirCleanup(run_dir, process.rank);
   launch::create_run_dir(run_dir);
   // Before anything writes into the folder (error file, logs): a second job must leave it untouched.
   if (owns_run_dir_lock(process.rank)) process.run_dir_lock = launch::RunDirLock::acquire(run_dir);
@@ -62,6 +66,9 @@ RecipeProcess prepare_recipe_process(const RecipeProcessOptions& options) {
   }
   if (!env("LRHOST_TIMEOUT_S")) setenv("LRHOST_TIMEOUT_S", std::to_string(options.timeout_s).c_str(), 1);
 
+  // Ctrl-C on a run that nothing launched ends with the command that continues it (a launcher
+  // prints it in its interrupt report instead).
+  if (!env("LRHOST_LAUNCHER_PID") && process.rank == 0) launch::print_resume_command_on_interrupt();
   util::setup_logging({.rank = process.rank,
                        .verbose = options.verbose,
                        .log_dir = launch::log_dir(run_dir).string(),

@@ -29,11 +29,37 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-std::string episode_list(const std::vector<const Episode*>& episodes) {
+// "0-4, 7, 9-12": a file holding a hundred episodes names them in a few characters, not a hundred.
+std::string episode_ranges(std::vector<int64_t> indices) {
+  std::sort(indices.begin(), indices.end());
   std::string text;
-  for (const Episode* episode : episodes) text += (text.empty() ? "" : ", ") + std::to_string(episode->index);
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    text += (text.empty() ? "" : ", ") + std::to_string(indices[i]);
+    if (j > i) text += "-" + std::to_string(indices[j]);
+    i = j + 1;
+  }
   return text;
 }
+
+std::string episode_list(const std::vector<const Episode*>& episodes) {
+  std::vector<int64_t> indices;
+  for (const Episode* episode : episodes) indices.push_back(episode->index);
+  return episode_ranges(std::move(indices));
+}
+
+// One damaged file usually breaks the same check in many episodes (a truncated mp4: every episode
+// after the cut). Such problems are collected per file and cause and reported as one line with the
+// episode ranges, the count and the first instance, instead of one line per episode.
+struct EpisodeProblemGroup {
+  fs::path file;
+  std::string cause;  // "camera 'top': frame times with no frame within tolerance_s=0.0001"
+  std::string unit;   // what `count` counts ("frame times"), or empty when one per episode
+  std::vector<int64_t> episodes;
+  int64_t count = 0;
+  std::string first;  // the first instance, with its episode
+};
 
 class Verifier {
  public:
@@ -58,7 +84,9 @@ class Verifier {
       problem(root_ / "meta", "statistics: " + util::describe(error));
     }
     check_data_files();
+    report_episode_problems();
     check_videos();
+    report_episode_problems();
     return std::move(report_);
   }
 
@@ -71,7 +99,34 @@ class Verifier {
   // (as the loader queries them), or at k / fps when the data file could not be read.
   std::map<int64_t, std::vector<double>> timestamps_;
 
+  std::vector<EpisodeProblemGroup> groups_;  // in first-seen order
+
   void problem(const fs::path& file, std::string what) { report_.problems.push_back({file, std::move(what)}); }
+
+  // Records that `cause` hit `episode` of `file` (`count` times, first as `detail`); reported by
+  // report_episode_problems as one line per file and cause.
+  void episode_problem(const fs::path& file, const std::string& cause, const std::string& unit, int64_t episode,
+                       int64_t count, const std::string& detail) {
+    auto found = std::find_if(groups_.begin(), groups_.end(),
+                              [&](const EpisodeProblemGroup& g) { return g.file == file && g.cause == cause; });
+    if (found == groups_.end()) {
+      groups_.push_back({file, cause, unit, {}, 0, fmt::format("episode {}: {}", episode, detail)});
+      found = std::prev(groups_.end());
+    }
+    found->episodes.push_back(episode);
+    found->count += count;
+  }
+
+  void report_episode_problems() {
+    for (const EpisodeProblemGroup& g : groups_) {
+      const std::size_t n = g.episodes.size();
+      std::string where = fmt::format("episode{} {}", n == 1 ? "" : "s", episode_ranges(g.episodes));
+      std::string count = g.unit.empty() ? fmt::format("{} episode{}", n, n == 1 ? "" : "s")
+                                         : fmt::format("{} {} in {} episode{}", g.count, g.unit, n, n == 1 ? "" : "s");
+      problem(g.file, fmt::format("{}: {} ({}); first: {}", g.cause, where, count, g.first));
+    }
+    groups_.clear();
+  }
 
   // Episodes grouped by the file that holds them, in first-use order (paths from the templates).
   template <typename PathOf>
@@ -148,10 +203,9 @@ class Verifier {
     std::map<int64_t, int64_t> rows_per_episode;
     for (int64_t row = 0; row < rows; ++row) ++rows_per_episode[episode_of_row[row]];
     for (const Episode* episode : episodes) {
-      const std::string which = "episode " + std::to_string(episode->index);
       if (rows_per_episode[episode->index] != episode->length) {
-        problem(file, fmt::format("{} has {} rows, meta/episodes says length {}", which,
-                                  rows_per_episode[episode->index], episode->length));
+        episode_problem(file, "row count differs from the episode's length in meta/episodes", "", episode->index, 1,
+                        fmt::format("{} rows, length {}", rows_per_episode[episode->index], episode->length));
         continue;
       }
       const int64_t first = std::find(episode_of_row, episode_of_row + rows, episode->index) - episode_of_row;
@@ -159,8 +213,8 @@ class Verifier {
       for (int64_t row = first; contiguous && row < first + episode->length; ++row)
         contiguous = episode_of_row[row] == episode->index && indices[row] == episode->from_index + (row - first);
       if (!contiguous) {
-        problem(file, fmt::format("{}: its rows are not contiguous with 'index' {}..{} as meta/episodes says", which,
-                                  episode->from_index, episode->to_index - 1));
+        episode_problem(file, "rows are not contiguous with the 'index' range meta/episodes gives", "", episode->index,
+                        1, fmt::format("expected 'index' {}..{}", episode->from_index, episode->to_index - 1));
         continue;
       }
       if (auto found = columns.find("frame_index"); found != columns.end()) {
@@ -168,8 +222,9 @@ class Verifier {
         const int64_t* frame_index = frame_column.data_ptr<int64_t>() + first;
         for (int64_t k = 0; k < episode->length; ++k)
           if (frame_index[k] != k) {
-            problem(file, fmt::format("{}: frame_index is {} at frame {}, expected 0..{} in order", which, frame_index[k],
-                                      k, episode->length - 1));
+            episode_problem(file, "frame_index does not count 0..length-1 in order", "", episode->index, 1,
+                            fmt::format("frame_index is {} at frame {} (length {})", frame_index[k], k,
+                                        episode->length));
             break;
           }
       }
@@ -190,10 +245,11 @@ class Verifier {
       if (!bad++) first_bad = k;
     }
     if (bad)
-      problem(file, fmt::format("episode {}: {} timestamps are not 1/fps = {:.6f} s after the previous one (first at "
-                                "frame {}: {:.6f} -> {:.6f}, tolerance_s={})",
-                                episode.index, bad, period, first_bad, t[first_bad - 1], t[first_bad],
-                                options_.tolerance_s));
+      episode_problem(file,
+                      fmt::format("timestamps not 1/fps = {:.6f} s after the previous one (tolerance_s={})", period,
+                                  options_.tolerance_s),
+                      "timestamps", episode.index, bad,
+                      fmt::format("frame {}: {:.6f} -> {:.6f}", first_bad, t[first_bad - 1], t[first_bad]));
   }
 
   void check_images(const fs::path& file, const ParquetReader& reader, const FeatureSpec& feature) {
@@ -267,13 +323,14 @@ class Verifier {
   void check_episode_frames(const fs::path& file, const std::string& key, const Episode& episode,
                             const std::vector<double>& times) {
     const EpisodeVideo& video = episode.videos.at(key);
-    const std::string which = fmt::format("episode {}, camera '{}'", episode.index, key);
     const double last = times.empty() ? 0.0 : times.back();
     const double period = 1.0 / meta_.info.fps;
     if (video.from_timestamp < 0 || video.to_timestamp > last + period + options_.tolerance_s)
-      problem(file, fmt::format("{}: from/to_timestamp {:.6f}..{:.6f} s lie outside the video (frames at {})", which,
-                                video.from_timestamp, video.to_timestamp,
-                                times.empty() ? "none" : fmt::format("{:.6f}..{:.6f} s", times.front(), last)));
+      episode_problem(file,
+                      fmt::format("camera '{}': from/to_timestamp lie outside the video (frames at {})", key,
+                                  times.empty() ? "none" : fmt::format("{:.6f}..{:.6f} s", times.front(), last)),
+                      "", episode.index, 1,
+                      fmt::format("{:.6f}..{:.6f} s", video.from_timestamp, video.to_timestamp));
     auto found = timestamps_.find(episode.index);
     int64_t missing = 0;
     std::string first;
@@ -292,8 +349,10 @@ class Verifier {
                               : fmt::format("t={:.6f} s, nearest frame at t={:.6f} s", query, nearest);
     }
     if (missing)
-      problem(file, fmt::format("{}: {} of {} frame times have no frame within tolerance_s={} (first: {})", which,
-                                missing, episode.length, options_.tolerance_s, first));
+      episode_problem(file,
+                      fmt::format("camera '{}': frame times with no frame within tolerance_s={}", key,
+                                  options_.tolerance_s),
+                      "frame times", episode.index, missing, first);
   }
 };
 

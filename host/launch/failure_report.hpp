@@ -20,6 +20,7 @@ struct ReportContext {
   std::filesystem::path run_dir;
   int restart_count = 0;  // which attempt failed (0: the first)
   int max_restarts = 0;
+  std::optional<std::string> resume_command;  // what continues the run (resume_hint.hpp), when known
 };
 
 // "exit code 0 (finished)", "stopped by the launcher with SIGTERM", "killed with SIGKILL after
@@ -30,7 +31,8 @@ std::string rank_fate(const RankProcess& rank);
 std::string failure_report(const AttemptOutcome& outcome, const ReportContext& context, const RootCause& cause,
                            const std::map<int, std::string>& problems = {});
 
-// The shorter report of a launcher that was itself interrupted (SIGINT/SIGTERM).
+// The shorter report of a launcher that was itself interrupted (SIGINT/SIGTERM), ending with the
+// command that continues the run when one is known.
 std::string interrupt_report(const AttemptOutcome& outcome, const ReportContext& context);
 
 }  // namespace lrhost::launch

@@ -20,6 +20,7 @@
 #include "host/launch/error_file.hpp"
 #include "host/launch/failure_report.hpp"
 #include "host/launch/interrupts.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
@@ -176,6 +177,7 @@ int launch(const LaunchOptions& options) {
     ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
 
     if (outcome.interrupted_by != 0) {
+      context.resume_command = recorded_resume_command(options.run_dir);
       std::fputs(interrupt_report(outcome, context).c_str(), stderr);
       return 128 + outcome.interrupted_by;
     }

@@ -7,10 +7,12 @@
 -- <out_dir>/videos/episode_<e>.mp4.
 --   local eval = require "closed_loop_eval"
 --   local summary = eval.run(lr, acc, policy, { episodes = 50, videos = 4, out_dir = dir })
+-- Rank 0 shows the progress (episodes done, success so far, ETA) on its status line on a terminal;
+-- `progress_log = true` also logs it each tenth of the episodes off a terminal.
 --   summary.success_rate, summary.success_ci95 = {low, high}, summary.mean_return, ...
 local M = {}
 
-M.DEFAULTS = { episodes = 50, videos = 4, seed = 100000, max_steps = 80, fps = 10 }
+M.DEFAULTS = { episodes = 50, videos = 4, seed = 100000, max_steps = 80, fps = 10, progress_log = false }
 
 -- Wilson score interval for a success rate (95 %): unlike p ± 1.96·sqrt(p(1-p)/n) it stays inside
 -- [0, 1] and is not empty at 0 or n successes.
@@ -57,7 +59,7 @@ local function options_with_defaults(options)
   for k, v in pairs(options or {}) do
     if M.DEFAULTS[k] == nil and k ~= "out_dir" then
       error("closed_loop_eval.run: unknown option '" .. tostring(k) .. "' (expected episodes, videos, seed, "
-            .. "max_steps, fps, out_dir)", 3)
+            .. "max_steps, fps, progress_log, out_dir)", 3)
     end
     o[k] = v
   end
@@ -113,6 +115,9 @@ function M.run(lr, acc, policy, options)
   policy:eval()
   -- Row e: success, return, final distance, steps of episode e (zero on the ranks that did not play it).
   local rows = {}
+  -- Episodes done, success so far and ETA on rank 0's status line (and, with progress_log, as log
+  -- lines off a terminal), so that a long evaluation never looks hung.
+  local progress = acc:eval_progress { episodes = o.episodes, log_lines = o.progress_log }
   for e = 0, o.episodes - 1 do
     local row = { 0, 0, 0, 0 }
     if e % acc.world_size == acc.rank then
@@ -120,9 +125,11 @@ function M.run(lr, acc, policy, options)
                                 second_camera = wrist }
       local video = (o.out_dir and e < o.videos) and string.format("%s/videos/episode_%03d.mp4", o.out_dir, e) or nil
       row = { play(lr, acc, policy, env, video, o.fps) }
+      progress:episode_done(row[1] == 1)
     end
     for _, v in ipairs(row) do rows[#rows + 1] = v end
   end
+  progress:finish()
   local totals = acc:all_reduce(lr.tensor(rows, { dtype = "float64" }):view(o.episodes, 4)):tolist()
   if was_training then policy:train() end
 

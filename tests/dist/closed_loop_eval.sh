@@ -6,7 +6,7 @@
 #   - `lrhost resume` continues metrics.jsonl without duplicating the steps the interrupted run had
 #     logged after its checkpoint;
 #   - `lrhost eval` gives the same per-episode results on 1 and 2 ranks (episode e has seed 100000 + e
-#     wherever it runs) and never replaces an earlier evaluation;
+#     wherever it runs), logs its progress off a terminal, and never replaces an earlier evaluation;
 #   - errors: eval_freq with FSDP, a folder that is no checkpoint.
 # Usage: closed_loop_eval.sh LRHOST WORK_DIR REPO_DIR. Every call has a hard timeout.
 set -uo pipefail
@@ -70,6 +70,11 @@ lrhost eval "$run" --episodes 4 --videos 0 --run-dir "$work/eval1.run" >"$work/e
 lrhost eval "$run" --episodes 4 --videos 0 --nproc 2 --device cpu --run-dir "$work/eval2.run" >"$work/eval2.out" 2>&1 \
   || fail "eval on 2 ranks failed: $(cat "$work/eval2.out")"
 grep -q "success [0-9]/4 = .*summary: $run/eval/000006_2/summary.json" "$work/eval1.out" || fail "$(cat "$work/eval1.out")"
+# Off a terminal, `lrhost eval` logs its progress (episodes done, success so far, ETA) as it goes.
+grep -Eq "eval: episode 2/4 \(50.0%\) \| success [0-2]/2 .*episodes/s \| elapsed [0-9:]+ \| ETA [0-9:]+" "$work/eval1.out" ||
+  fail "no progress line half-way: $(cat "$work/eval1.out")"
+grep -Eq "eval: episode 4/4 \(100.0%\) \| success [0-2]/2 (\([0-9.]+%\) )?on rank 0" "$work/eval2.out" ||
+  fail "no progress line on 2 ranks: $(cat "$work/eval2.out")"
 python3 - "$run" <<'PY' || fail "1 and 2 ranks disagree"
 import json, os, sys
 one = json.load(open(os.path.join(sys.argv[1], "eval", "000006_2", "summary.json")))

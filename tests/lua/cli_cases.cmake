@@ -11,6 +11,10 @@ lrhost_expect_success(help_show "resolved config" show --help)
 lrhost_expect_failure(missing_recipe "recipe file 'no_such_recipe.lua' not found" no_such_recipe.lua)
 lrhost_expect_failure(syntax_error "bad_syntax.lua:4:.*near" cases/bad_syntax.lua)
 lrhost_expect_failure(runtime_error "runtime_error.lua:6: attempt to perform arithmetic.*stack traceback.*runtime_error.lua:9" cases/runtime_error.lua)
+# A missing module: Lua's list of tried files, then lrhost's folders by name and the LRHOST_PATH hint.
+lrhost_expect_failure(missing_module
+  "module 'team_helpers_not_installed' not found:.*lrhost searches these folders.*/tests/lua/cases  \\(the recipe's folder\\).*recipes/lib  \\(lrhost's recipes/lib\\).*add the folder holding it to LRHOST_PATH"
+  cases/missing_module.lua)
 lrhost_expect_failure(native_arg_error "config_recipe.lua:12: bad argument #1 to 'lr.zeros' \\(expected shape" cases/config_recipe.lua bad_call=true)
 lrhost_expect_failure(unknown_key "unknown config key 'optimizer.lrr'.*did you mean 'optimizer.lr'" cases/config_recipe.lua optimizer.lrr=1)
 lrhost_expect_failure(wrong_type "config key 'steps' expects a number \\(default 100\\), got 'many'" cases/config_recipe.lua steps=many)
@@ -76,6 +80,10 @@ set_property(TEST lua.fail.act_ddp_diverges APPEND PROPERTY ENVIRONMENT
 add_test(NAME lua.dataset_verify COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/dataset_verify.sh $<TARGET_FILE:lrhost>
                                          ${CMAKE_CURRENT_BINARY_DIR}/runs/dataset_verify)
 set_tests_properties(lua.dataset_verify PROPERTIES LABELS lua TIMEOUT 120)
+# A plain run that fails before it starts removes the default run folder it claimed; a started one keeps it.
+add_test(NAME lua.run_dir_cleanup COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/run_dir_cleanup.sh $<TARGET_FILE:lrhost>
+                                          ${CMAKE_CURRENT_BINARY_DIR}/runs/run_dir_cleanup ${CMAKE_CURRENT_SOURCE_DIR}/lua/cases)
+set_tests_properties(lua.run_dir_cleanup PROPERTIES LABELS lua TIMEOUT 120 ENVIRONMENT "OMP_NUM_THREADS=1")
 lrhost_expect_failure(dataset_verify_missing "problem: /nonexistent/lrhost_ds: dataset folder /nonexistent/lrhost_ds does not exist.*; 1 problem"
                       dataset verify /nonexistent/lrhost_ds)
 # steps must be >= 1, whatever the recipe's default.
@@ -120,8 +128,8 @@ lrhost_expect_failure(plot_unknown_metric
 lrhost_expect_failure(plot_width_zero "--width: expected a number greater than 0, got '0'" plot ${PLOT_RUNS}/run_a --width 0)
 lrhost_expect_failure(plot_height_huge "--height: expected a number of pixels from 100 to 16384, got 100000"
                       plot ${PLOT_RUNS}/run_a --height 100000)
-lrhost_expect_failure(plot_out_missing_folder "cannot write the plot to /nonexistent/lrhost_plot/x.png: folder /nonexistent/lrhost_plot does not exist"
-                      plot ${PLOT_RUNS}/run_a --out /nonexistent/lrhost_plot/x.png)
+lrhost_expect_failure(plot_out_uncreatable_folder "cannot write the plot to /proc/lrhost_plot/x.png: cannot create folder /proc/lrhost_plot: "
+                      plot ${PLOT_RUNS}/run_a --out /proc/lrhost_plot/x.png)
 lrhost_expect_failure(plot_out_unwritable "cannot write the plot to /proc/lrhost_plot.png: "
                       plot ${PLOT_RUNS}/run_a --out /proc/lrhost_plot.png)
 lrhost_expect_failure(plot_no_gnuplot "gnuplot not found on PATH.*sudo apt-get install gnuplot-nox"
@@ -134,6 +142,13 @@ set_property(TEST lua.fail.plot_gnuplot_fails APPEND PROPERTY ENVIRONMENT "PATH=
 file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/runs)
 lrhost_expect_success(plot_two_runs "^[^\n]*runs/plot_two_runs.png\n$"
                       plot ${PLOT_RUNS}/run_a ${PLOT_RUNS}/run_b --out ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_two_runs.png)
+# --out in folders that do not exist yet creates them (removed first, so the test sees a fresh path).
+set(PLOT_NEW_FOLDER ${CMAKE_CURRENT_BINARY_DIR}/runs/plot_new_folder)
+add_test(NAME lua.ok.plot_new_folder.clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PLOT_NEW_FOLDER})
+set_tests_properties(lua.ok.plot_new_folder.clean PROPERTIES LABELS lua FIXTURES_SETUP plot_new_folder)
+lrhost_expect_success(plot_new_folder "^[^\n]*runs/plot_new_folder/figures/x.png\n$"
+                      plot ${PLOT_RUNS}/run_a --out ${PLOT_NEW_FOLDER}/figures/x.png)
+set_tests_properties(lua.ok.plot_new_folder PROPERTIES FIXTURES_REQUIRED plot_new_folder)
 # `lrhost eval`: bad arguments name the option or folder (the evaluation itself: dist.closed_loop_eval).
 lrhost_expect_failure(eval_no_checkpoint "checkpoint is required" eval)
 lrhost_expect_failure(eval_episodes_zero "--episodes: expected a number greater than 0, got '0'" eval ${CMAKE_CURRENT_SOURCE_DIR} --episodes 0)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `lrhost dataset verify` on the synthetic dataset and on broken copies of it: the intact dataset
 # passes (exit 0, "0 problems"); a truncated data parquet, a truncated mp4 and a wrong total_frames
-# in info.json are each named with their file (exit 1), and all three at once are all listed.
+# in info.json are each named with their file (exit 1), and all three at once are all listed. The
+# truncated mp4 breaks the same checks in every episode after the cut: those are one line per cause
+# with the episode range and a count, not one line per episode.
 # Usage: dataset_verify.sh LRHOST WORK_DIR
 set -euo pipefail
 exe=$1 work=$2
@@ -20,7 +22,7 @@ verify_fails() {
   [ "$code" -eq 1 ] || fail "$1: expected exit code 1, got $code"
 }
 
-lrhost dataset synth --out "$work/ok" --episodes 3 --max-length 20 --image-size 32
+lrhost dataset synth --out "$work/ok" --episodes 12 --max-length 20 --image-size 32
 lrhost dataset verify "$work/ok" | tee "$work/ok.txt"
 grep -q "1 parquet files .*1 video files .*; 0 problems" "$work/ok.txt" || fail "the intact dataset should pass"
 
@@ -33,6 +35,10 @@ cp -r "$work/ok" "$work/mp4"
 halve "$work/mp4/$video"
 verify_fails mp4
 grep -q "problem: $work/mp4/$video: " "$work/mp4.txt" || fail "the truncated mp4 is not named"
+lines=$(grep -c "problem: $work/mp4/$video: " "$work/mp4.txt")
+[ "$lines" -le 4 ] || fail "the truncated mp4 takes $lines lines; expected at most 4 (one per cause)"
+grep -Eq "frame times with no frame within tolerance_s=[0-9.e-]+: episodes [0-9, -]*-11 \([0-9]+ frame times in [0-9]+ episodes\); first: episode [0-9]+: t=" \
+  "$work/mp4.txt" || fail "the missing frames are not grouped into one line with the episode range and count"
 
 cp -r "$work/ok" "$work/frames"
 sed -i -E 's/"total_frames": [0-9]+/"total_frames": 9999/' "$work/frames/meta/info.json"

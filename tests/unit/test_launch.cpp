@@ -17,6 +17,7 @@
 #include "host/launch/failure_report.hpp"
 #include "host/launch/launch_options.hpp"
 #include "host/launch/rank_environment.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/signals.hpp"
@@ -405,6 +406,31 @@ TEST_CASE("failure report names the cause first, then consequences and every oth
 
   auto unreadable = failure_report(outcome, context, choose_root_cause(outcome, {echo}), {{1, "not an error file"}});
   CHECK(unreadable.find("error: not an error file") != std::string::npos);
+}
+
+TEST_CASE("interrupt report: ends with the command that continues the run, once a checkpoint recorded it") {
+  AttemptOutcome outcome;
+  outcome.interrupted_by = SIGINT;
+  outcome.ranks = {{.rank = 0, .local_rank = 0, .pid = 100, .status = status_of_child([] { raise(SIGINT); }),
+                    .stop_signal = SIGINT}};
+  const std::filesystem::path run = temporary_folder("resume_hint");
+  std::filesystem::create_directories(run);
+  ReportContext context{"node0", run, 0, 0};
+  // No checkpoint yet: no command recorded, none printed.
+  CHECK_FALSE(recorded_resume_command(run).has_value());
+  context.resume_command = recorded_resume_command(run);
+  CHECK(interrupt_report(outcome, context).find("lrhost resume") == std::string::npos);
+  // What rank 0's checkpoint binding records after a save (note_resumable writes $LRHOST_RUN_DIR's file).
+  setenv("LRHOST_RUN_DIR", run.c_str(), 1);
+  note_resumable("/data/runs/act");
+  unsetenv("LRHOST_RUN_DIR");
+  REQUIRE(recorded_resume_command(run) == std::optional<std::string>("lrhost resume /data/runs/act"));
+  context.resume_command = recorded_resume_command(run);
+  const std::string report = interrupt_report(outcome, context);
+  CHECK(report.find("interrupted by SIGINT") != std::string::npos);
+  CHECK(report.find("continue this run from its newest checkpoint with:\n  lrhost resume /data/runs/act\n") !=
+        std::string::npos);
+  remove_tree(run);
 }
 
 // The rank side of waiting (host/dist/wait_report.hpp): the sentences a rank prints and raises.

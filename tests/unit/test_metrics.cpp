@@ -1,5 +1,5 @@
 // Unit tests of host/metrics and the status line: reduction rules, the training meter's windows and
-// progress text, metrics.jsonl (resume without duplicated steps, partial lines, errors) and the
+// progress text, the evaluation progress text, metrics.jsonl (resume without duplicated steps, partial lines, errors) and the
 // fan-out of a logged record.
 #include <doctest/doctest.h>
 
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "host/metrics/eval_progress.hpp"
 #include "host/metrics/jsonl_sink.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/metrics/metrics_log.hpp"
@@ -113,6 +114,32 @@ TEST_CASE("metrics: the meter charges time to the marked phases and reports per-
   CHECK(text.find("loss 0.125") != std::string::npos);
   CHECK(meter.eta_s(10) == 0.0);
   CHECK(meter.eta_s(2) > 0.0);
+}
+
+TEST_CASE("metrics: evaluation progress counts episodes, successes so far and the time left") {
+  // One process: exact counts; no ETA before the first episode.
+  lrhost::metrics::EvalProgress one({.episodes = 4});
+  CHECK(one.progress_text().rfind("episode 0/4 (0.0%) | success 0/0 | ", 0) == 0);
+  CHECK(one.progress_text().find("ETA ?") != std::string::npos);
+  one.episode_done(true);
+  one.episode_done(false);
+  one.episode_done(true);
+  std::string text = one.progress_text();
+  CHECK(text.rfind("episode 3/4 (75.0%) | success 2/3 (66.7%) | ", 0) == 0);
+  CHECK(text.find("episodes/s | elapsed 0:00 | ETA 0:00") != std::string::npos);
+  CHECK(text.find("on rank") == std::string::npos);
+
+  // Rank 0 of 2 plays episodes 0, 2, 4 of 5: the job's count is estimated from its own, and its
+  // last episode means the job is done; the successes are this rank's, and say so.
+  lrhost::metrics::EvalProgress rank0({.episodes = 5, .rank = 0, .world_size = 2});
+  CHECK(rank0.this_rank_episodes() == 3);
+  rank0.episode_done(false);
+  CHECK(rank0.progress_text().rfind("episode 2/5 (40.0%) | success 0/1 (0.0%) on rank 0 | ", 0) == 0);
+  rank0.episode_done(true);
+  rank0.episode_done(true);
+  CHECK(rank0.progress_text().rfind("episode 5/5 (100.0%) | success 2/3 (66.7%) on rank 0 | ", 0) == 0);
+  // Rank 1 of 2 plays episodes 1 and 3.
+  CHECK(lrhost::metrics::EvalProgress({.episodes = 5, .rank = 1, .world_size = 2}).this_rank_episodes() == 2);
 }
 
 TEST_CASE("metrics: the status line redraws in place, stays one line and steps aside for log records") {

@@ -1,7 +1,8 @@
 // Unit tests of the run folder's ownership: unique default names (claimed with mkdir), the lock that
 // keeps a second job out (named holder, released when the holder dies), the check that keeps a fresh
-// run from overwriting an earlier run's checkpoints, --overwrite reaching the ranks, and log files
-// that are appended under attempt headers instead of truncated.
+// run from overwriting an earlier run's checkpoints, --overwrite reaching the ranks, log files
+// that are appended under attempt headers instead of truncated, the removal of a claimed folder whose
+// run failed before it started, and where `lrhost eval` keeps its logs.
 #include <doctest/doctest.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -17,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "host/cli/eval_run_dir.hpp"
 #include "host/launch/error_file.hpp"
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/run_lock.hpp"
+#include "host/launch/unused_run_dir.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 #include "host/util/log_file.hpp"
@@ -268,4 +271,91 @@ TEST_CASE("log files: appended under one attempt header per open, never truncate
   CHECK(text.find("said by the second job") != std::string::npos);
   CHECK(lrhost::util::count_attempt_headers(logs / "rank3.log") == 2);
   CHECK(text.find("===== attempt 2 (restart 0) started ") != std::string::npos);
+}
+
+TEST_CASE("unused run folder: removed after a failure before the run started, kept otherwise") {
+  TempDir tmp("unused_run_dir");
+  auto make = [&](const std::string& name) {
+    const fs::path dir = claim_new_folder(tmp.path / "outputs" / "lrhost", name);
+    create_run_dir(dir);
+    std::ofstream(log_dir(dir) / "rank0.log") << "lrhost: error: unknown config key\n";
+    return dir;
+  };
+  // Failed (error file) with only logs/, errors/ and .lock: removed, with outputs/lrhost/ once empty.
+  const fs::path failed = make("failed");
+  std::ofstream(failed / ".lock") << "";
+  std::ofstream(error_file_path(failed, 0)) << "{}";
+  CHECK(holds_only_bookkeeping(failed));
+  { UnusedRunDirCleanup cleanup(failed, 0); }
+  CHECK_FALSE(fs::exists(failed));
+  CHECK_FALSE(fs::exists(tmp.path / "outputs" / "lrhost"));
+
+  // Succeeded (no error file): kept.
+  const fs::path succeeded = make("succeeded");
+  { UnusedRunDirCleanup cleanup(succeeded, 0); }
+  CHECK(fs::exists(log_dir(succeeded) / "rank0.log"));
+
+  // Failed, but the recipe wrote something of its own (a checkpoint, metrics): kept.
+  const fs::path wrote = make("wrote");
+  std::ofstream(error_file_path(wrote, 0)) << "{}";
+  fs::create_directories(wrote / "checkpoints");
+  CHECK_FALSE(holds_only_bookkeeping(wrote));
+  { UnusedRunDirCleanup cleanup(wrote, 0); }
+  CHECK(fs::exists(wrote / "checkpoints"));
+
+  // A moved-from guard does nothing; the guard it moved into decides.
+  const fs::path moved = make("moved");
+  std::ofstream(error_file_path(moved, 0)) << "{}";
+  {
+    UnusedRunDirCleanup first(moved, 0);
+    UnusedRunDirCleanup second(std::move(first));
+    { UnusedRunDirCleanup gone(std::move(second)); }
+    CHECK_FALSE(fs::exists(moved));
+  }
+
+  // Once a run started (lr.accelerator, an optimizer), its folder is kept even when it fails.
+  const fs::path started = make("started");
+  std::ofstream(error_file_path(started, 0)) << "{}";
+  mark_run_started();
+  CHECK(run_started());
+  { UnusedRunDirCleanup cleanup(started, 0); }
+  CHECK(fs::exists(log_dir(started) / "rank0.log"));
+}
+
+TEST_CASE("lrhost eval: logs go to the evaluated run's eval/logs/, whatever folder it is given as") {
+  TempDir tmp("eval_run_dir");
+  const fs::path run = tmp.path / "run";
+  const fs::path step = run / "checkpoints" / "000040";
+  fs::create_directories(step / "pretrained_model");
+  std::ofstream(step / "pretrained_model" / "config.json") << "{}";
+  fs::create_directory_symlink("000040", run / "checkpoints" / "last");
+  const fs::path canonical_run = fs::canonical(run);
+  CHECK(lrhost::cli::evaluated_run_folder(run) == canonical_run);
+  CHECK(lrhost::cli::evaluated_run_folder(run / "checkpoints" / "last") == canonical_run);
+  CHECK(lrhost::cli::evaluated_run_folder(step) == canonical_run);
+  CHECK(lrhost::cli::evaluated_run_folder(step / "pretrained_model") == canonical_run);
+  // A bare pretrained folder (save_pretrained) is its own run folder; anything else is not known.
+  fs::create_directories(tmp.path / "bare");
+  std::ofstream(tmp.path / "bare" / "config.json") << "{}";
+  CHECK(lrhost::cli::evaluated_run_folder(tmp.path / "bare") == fs::canonical(tmp.path / "bare"));
+  CHECK_FALSE(lrhost::cli::evaluated_run_folder(tmp.path).has_value());
+
+  // $LRHOST_RUN_DIR would choose the folder itself (as --run-dir does): not set for this check.
+  const char* inherited = std::getenv("LRHOST_RUN_DIR");
+  const std::optional<std::string> saved = inherited ? std::optional<std::string>(inherited) : std::nullopt;
+  unsetenv("LRHOST_RUN_DIR");
+  std::optional<std::string> run_dir;
+  lrhost::cli::choose_eval_run_dir(run_dir, step);
+  if (saved) setenv("LRHOST_RUN_DIR", saved->c_str(), 1);
+  REQUIRE(run_dir.has_value());
+  CHECK(fs::path(*run_dir).parent_path() == canonical_run / "eval" / "logs");
+  CHECK(fs::is_directory(*run_dir));
+  CHECK(fs::path(*run_dir).filename().string().ends_with("_eval"));
+  // --run-dir wins; so does nothing known about the checkpoint (the default then applies).
+  std::optional<std::string> given = std::string("/somewhere/else");
+  lrhost::cli::choose_eval_run_dir(given, step);
+  CHECK(*given == "/somewhere/else");
+  std::optional<std::string> unknown;
+  lrhost::cli::choose_eval_run_dir(unknown, tmp.path);
+  CHECK_FALSE(unknown.has_value());
 }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# An interrupted run (SIGINT, as Ctrl-C sends) that has saved a checkpoint ends with the
+# `lrhost resume <output dir>` line that continues it: printed by the process itself when nothing
+# launched it, and by the launcher's interrupt report for a launched job (whose ranks print nothing).
+# Both still exit with 128 + SIGINT = 130.
+# Usage: interrupt_resume.sh LRHOST WORK_DIR RECIPE NPROC   (NPROC 0: one process, no launcher)
+set -uo pipefail
+exe="$1" work="$2" recipe="$3" nproc="$4"
+rm -rf "$work"
+mkdir -p "$work"
+out="$work/out.txt"
+if [ "$nproc" -eq 0 ]; then
+  expected_ready=1
+  "$exe" run --device cpu --run-dir "$work/run" "$recipe" >"$out" 2>&1 &
+else
+  expected_ready=$nproc
+  "$exe" run --nproc "$nproc" --device cpu --run-dir "$work/run" "$recipe" >"$out" 2>&1 &
+fi
+pid=$!
+cleanup() { kill -KILL "$pid" 2>/dev/null; }
+trap cleanup EXIT
+fail() { echo "FAILED: $*" >&2; cat "$out" >&2; exit 1; }
+
+for _ in $(seq 600); do  # up to 60 s for every rank to save and report ready
+  [ "$(grep -c 'ready pid' "$out")" -ge "$expected_ready" ] && break
+  kill -0 "$pid" 2>/dev/null || fail "the run exited before it was ready"
+  sleep 0.1
+done
+[ "$(grep -c 'ready pid' "$out")" -ge "$expected_ready" ] || fail "the run never reported ready"
+kill -INT "$pid"
+for _ in $(seq 150); do  # up to 15 s to stop
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && fail "still running 15 s after SIGINT"
+wait "$pid"
+code=$?
+[ "$code" -eq 130 ] || fail "expected exit code 130 (SIGINT), got $code"
+grep -q "continue this run from its newest checkpoint with:" "$out" || fail "no resume hint"
+[ "$(grep -c "^  lrhost resume $work/run\$" "$out")" -eq 1 ] || fail "the hint is not one 'lrhost resume $work/run' line"
+echo "ok: the interrupted run names 'lrhost resume $work/run'"
