@@ -159,6 +159,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
         launch->run_dir                                          ? std::filesystem::path(*launch->run_dir)
         : inherited_run_dir != nullptr && *inherited_run_dir != 0 ? std::filesystem::path(inherited_run_dir)
                                                                   : lrhost::launch::default_run_dir(args.recipe));
+    options.claimed_run_dir = !launch->run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == 0);
     options.verbose = args.verbose;
     return lrhost::launch::launch(options);
   }

@@ -39,6 +39,9 @@ struct LaunchOptions {
   int timeout_s = 600;             // collective timeout handed to the ranks
   int rendezvous_timeout_s = 120;  // how long ranks wait for every rank (every node) to arrive
   std::filesystem::path run_dir;
+  // The launcher claimed run_dir (the default outputs/lrhost/<time>_<recipe>, not --run-dir or
+  // $LRHOST_RUN_DIR): a job that fails before any rank started its run removes it (unused_run_dir.hpp).
+  bool claimed_run_dir = false;
   bool overwrite = false;  // --overwrite, handed to the ranks (LRHOST_OVERWRITE)
   bool verbose = false;
 

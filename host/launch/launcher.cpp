@@ -24,6 +24,7 @@
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
+#include "host/launch/unused_run_dir.hpp"
 #include "host/launch/run_lock.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/spawn.hpp"
@@ -191,6 +192,12 @@ int launch(const LaunchOptions& options) {
                     options.max_restarts > 0
                         ? "; no restarts left (--max-restarts " + std::to_string(options.max_restarts) + ")"
                         : "");
+      // No rank started its run (a typo in an override, a recipe that does not parse): the folder
+      // this launcher claimed holds only the record of the error just reported.
+      if (options.claimed_run_dir && holds_only_bookkeeping(options.run_dir)) {
+        spdlog::shutdown();  // the log files are about to go
+        remove_unused_run_dir(options.run_dir);
+      }
       return failure.exit_code;
     }
     spdlog::warn("restarting the group: restart {} of {} (--max-restarts) after rank {} failed: {}", restart + 1,

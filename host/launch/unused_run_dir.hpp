@@ -13,12 +13,18 @@
 
 namespace lrhost::launch {
 
-// Called by the bindings when the recipe starts a run (lr.accelerator, lr.optim.*).
+// Called by the bindings when the recipe starts a run (lr.accelerator, lr.optim.*). A rank of a
+// launched job also leaves kStartedMarker in the run folder, which keeps the launcher from removing it.
 void mark_run_started();
+inline constexpr const char* kStartedMarker = ".started";
 bool run_started();
 
 // Whether `run_dir` holds nothing but lrhost's bookkeeping (logs/, errors/, .lock).
 bool holds_only_bookkeeping(const std::filesystem::path& run_dir);
+
+// Removes the claimed `run_dir` (and its parent when that is left empty), saying so on stderr;
+// false when it could not. The launcher calls it for a job whose ranks all failed before starting.
+bool remove_unused_run_dir(const std::filesystem::path& run_dir);
 
 // Owns the decision for one claimed folder: on destruction (the end of the process's run), removes
 // it when the conditions above hold, saying so on stderr. Move-only; a moved-from guard does nothing.

@@ -34,4 +34,17 @@ expect_failure started "$cases/fails_after_start.lua"
 grep -q "failing after the run started" started.txt || { cat started.txt; fail "started: not the expected error"; }
 [ "$(folders)" -eq 1 ] || { ls -R outputs; fail "a run that started and failed lost its folder"; }
 ls outputs/lrhost/*_fails_after_start/logs/rank0.log > /dev/null || fail "the started run's log is missing"
-echo "ok: failed attempts leave no folder, a started run keeps its own"
+rm -rf outputs
+
+# The same for a launched job (2 CPU ranks): the launcher removes the folder it claimed when no rank
+# started its run, and keeps the folder of a job whose ranks started.
+expect_failure launched_typo --nproc 2 --device cpu "$cases/config_recipe.lua" steps=many
+grep -q "config key 'steps' expects a number" launched_typo.txt || { cat launched_typo.txt; fail "launched typo: not the expected error"; }
+grep -q "removed the run folder .*outputs/lrhost/.*_config_recipe: the run failed before it started" launched_typo.txt ||
+  { cat launched_typo.txt; fail "launched typo: the removal is not reported"; }
+[ "$(folders)" -eq 0 ] || { ls -R outputs; fail "a launched job that failed on an override left a run folder"; }
+expect_failure launched_started --nproc 2 --device cpu "$cases/fails_after_start.lua"
+grep -q "failing after the run started" launched_started.txt || { cat launched_started.txt; fail "launched started: not the expected error"; }
+[ "$(folders)" -eq 1 ] || { ls -R outputs; fail "a launched job that started and failed lost its folder"; }
+ls outputs/lrhost/*_fails_after_start/logs/launcher.log > /dev/null || fail "the started job's launcher log is missing"
+echo "ok: failed attempts leave no folder, a started run keeps its own (one process and two ranks)"
