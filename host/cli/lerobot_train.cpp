@@ -142,7 +142,9 @@ const std::map<std::string, std::string>& recipes_by_type() {
 
 // LeRobot's optimizer and scheduler preset types per policy (get_optimizer_preset(),
 // get_scheduler_preset(); "" for none).
-std::string preset_optimizer(const std::string& type) { return type == "diffusion" ? "adam" : "adamw"; }
+std::string preset_optimizer(const std::string& type) {
+  return type == "diffusion" ? "adam" : "adamw";
+}
 std::string preset_scheduler(const std::string& type) {
   return type == "diffusion" ? "diffuser" : type == "smolvla" ? "cosine_decay_with_warmup" : "";
 }
@@ -240,6 +242,39 @@ int count(const Flag& flag) {
   throw ConfigError("lerobot-train: unknown flag " + flag.name,
                     (suggestions.empty() ? std::string() : "did you mean " + util::quoted_list(suggestions) + "? ") +
                         "`lrhost lerobot-train --help` and docs/lerobot.md list the flags lrhost maps");
+}
+
+// --optimizer.X / --scheduler.X (with --use_policy_training_preset=false) as the override of the
+// policy's preset field that holds X; nullopt for a type that matches the preset (nothing to set).
+std::optional<std::string> optimizer_override(const Flag& flag, const std::string& type,
+                                              const nlohmann::ordered_json& fields) {
+  const bool optimizer = flag.name.starts_with("--optimizer.");
+  const std::string field = flag.name.substr(std::string_view("--optimizer.").size());  // same length
+  if (field == "type") {
+    const std::string kind = optimizer ? preset_optimizer(type) : preset_scheduler(type);
+    if (kind.empty()) refuse(flag, "lrhost trains " + type + " without a scheduler, as LeRobot's preset");
+    if (flag.value != kind)
+      refuse(flag, "lrhost trains " + type + " with its preset " + (optimizer ? "optimizer" : "scheduler") + " '" +
+                       kind + "'");
+    return std::nullopt;
+  }
+  if (optimizer && field == "grad_clip_norm") return "optimizer.grad_clip_norm=" + flag.value;
+  // LeRobot's optimizer/scheduler config names -> the policy's preset fields.
+  static const std::map<std::string, std::string> scheduler_names{{"num_warmup_steps", "warmup_steps"},
+                                                                  {"num_decay_steps", "decay_steps"},
+                                                                  {"decay_lr", "decay_lr"},
+                                                                  {"name", "name"}};
+  std::string target;
+  if (optimizer) {
+    target = "optimizer_" + field;
+  } else if (auto found = scheduler_names.find(field); found != scheduler_names.end()) {
+    target = "scheduler_" + found->second;
+  } else if (field == "peak_lr") {
+    target = "optimizer_lr";
+  }
+  if (target.empty() || !fields.contains(target))
+    refuse(flag, "the '" + type + "' policy has no field policy." + (target.empty() ? field : target) + " for it");
+  return "policy." + target + "=" + flag.value;
 }
 
 // LeRobot's default output folder: outputs/train/<date>/<time>_<job_name>.
@@ -401,10 +436,9 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
         } else if (name == "--save_freq") {
           plan.overrides.push_back("save_freq=" + (flag.value.starts_with("-") ? std::string("0") : flag.value));
         } else if (name.starts_with("--optimizer.") || name.starts_with("--scheduler.")) {
-          const bool optimizer = name.starts_with("--optimizer.");
-          const std::string field = name.substr(std::string_view("--optimizer.").size());  // same length
           if (plan.resume_from)
-            throw ConfigError("lerobot-train: " + name + " with --resume=true: the resumed run keeps the "
+            throw ConfigError("lerobot-train: " + name +
+                              " with --resume=true: the resumed run keeps the "
                               "optimizer and scheduler of its checkpoint");
           if (preset)
             throw ConfigError("lerobot-train: " + name +
@@ -412,35 +446,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
                                   "--use_policy_training_preset=true (its default): the policy's preset wins",
                               "set the policy's field instead (e.g. --policy.optimizer_lr=1e-4), or add "
                               "--use_policy_training_preset=false");
-          if (field == "type") {
-            const std::string kind = optimizer ? preset_optimizer(type) : preset_scheduler(type);
-            if (kind.empty()) refuse(flag, "lrhost trains " + type + " without a scheduler, as LeRobot's preset");
-            if (flag.value != kind)
-              refuse(flag, "lrhost trains " + type + " with its preset " + (optimizer ? "optimizer" : "scheduler") +
-                               " '" + kind + "'");
-            break;
-          }
-          if (optimizer && field == "grad_clip_norm") {
-            plan.overrides.push_back("optimizer.grad_clip_norm=" + flag.value);
-            break;
-          }
-          // LeRobot's optimizer/scheduler config names -> the policy's preset fields.
-          static const std::map<std::string, std::string> scheduler_names{{"num_warmup_steps", "warmup_steps"},
-                                                                          {"num_decay_steps", "decay_steps"},
-                                                                          {"decay_lr", "decay_lr"},
-                                                                          {"name", "name"}};
-          std::string target;
-          if (optimizer) {
-            target = "optimizer_" + field;
-          } else if (auto found = scheduler_names.find(field); found != scheduler_names.end()) {
-            target = "scheduler_" + found->second;
-          } else if (field == "peak_lr") {
-            target = "optimizer_lr";
-          }
-          if (target.empty() || !fields.contains(target))
-            refuse(flag,
-                   "the '" + type + "' policy has no field policy." + (target.empty() ? field : target) + " for it");
-          plan.overrides.push_back("policy." + target + "=" + flag.value);
+          if (auto override = optimizer_override(flag, type, fields)) plan.overrides.push_back(*override);
         } else if (name == "--use_policy_training_preset") {
           if (!preset)
             plan.notes.push_back(name +
@@ -500,8 +506,9 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     if (pretrained.empty())
       for (const auto& field : recipe_policy_deviations().at(type))
         if (!typed("policy." + field) && fields.contains(field))
-          plan.overrides.push_back("policy." + field + "=" +
-                                   (fields[field].is_string() ? fields[field].get<std::string>() : fields[field].dump()));
+          plan.overrides.push_back(
+              "policy." + field + "=" +
+              (fields[field].is_string() ? fields[field].get<std::string>() : fields[field].dump()));
   }
   plan.overrides.insert(plan.overrides.end(), passthrough.begin(), passthrough.end());
   return plan;
