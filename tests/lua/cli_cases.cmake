@@ -168,3 +168,9 @@ lrhost_expect_failure(show_smolvla_pretrained_not_cached
 lrhost_expect_failure(show_smolvla_vlm_not_cached
   "policy.vlm_model_name.*nobody/no_such_vlm.*hf download nobody/no_such_vlm"
   show ${PROJECT_SOURCE_DIR}/recipes/smolvla.lua policy.vlm_model_name=nobody/no_such_vlm)
+# `lrhost lerobot-train` (tests/lua/lerobot_train.sh runs it end to end): its table, and a refusal.
+lrhost_expect_success(lerobot_train_help "--policy.path .*--dataset.repo_id .*--num_processes .*--mixed_precision" lerobot-train --help)
+lrhost_expect_failure(lerobot_train_push_to_hub "--policy.push_to_hub=true cannot be honoured: true is refused: lrhost never uploads"
+                      lerobot-train --policy.type=act --policy.push_to_hub=true)
+lrhost_expect_failure(lerobot_style_flag_on_recipe "hint: lrhost takes config overrides as key=value, without dashes: batch_size=4"
+                      cases/config_recipe.lua --batch_size=4)
