@@ -139,7 +139,10 @@ int w_config_call(lua_State* L) {
 
 int w_config_map(lua_State* L) {
   return lx_guard(L, "lr.config.map", [&] {
-    if (lua_isnoneornil(L, 1)) lua_newtable(L);
+    if (lua_isnoneornil(L, 1)) {
+      lua_settop(L, 0);
+      lua_newtable(L);
+    }
     lx_check_table(L, 1, "table of key = value (a map)");
     lua_settop(L, 1);
     auto entries = lx_to_json(L, 1, 1, "map");

@@ -13,6 +13,7 @@ t.truthy(json:find('"empty":[]', 1, true), "an unmarked empty table is a list: "
 -- The mark survives the trip into Lua and back (cfg passed to lr.config_json again).
 t.truthy(lr.config_json(cfg, -1):find('"rename_map":{}', 1, true), "resolved maps stay maps")
 t.eq(lr.config_json(lr.config.map(), -1), "{}", "lr.config.map() is an empty map")
+t.eq(lr.config_json(lr.config.map(nil), -1), "{}", "and so is lr.config.map(nil)")
 t.raises(function() lr.config.map { "x" } end, "a map has string keys, not list entries")
 t.raises(function() lr.config.map(3) end, "bad argument #1 to 'lr.config.map'")
 t.done()
