@@ -28,6 +28,14 @@ grep -q "wandb sync --sync-tensorboard" "$work/act.log" || fail "--wandb.enable=
 pretrained="$work/act/checkpoints/000002/pretrained_model"
 [ -f "$pretrained/model.safetensors" ] || fail "no checkpoint at step 2"
 
+# accelerate's --num_processes: two CPU ranks through lrhost's launcher, data-parallel.
+lrhost lerobot-train --num_processes=2 --policy.type=act --dataset.repo_id=user/push --batch_size=2 --steps=2 \
+  --save_freq=2 --policy.device=cpu --output_dir="$work/act2" "${tiny[@]}" > "$work/act2.log" 2>&1 \
+  || { cat "$work/act2.log" >&2; fail "lerobot-train with --num_processes=2 failed"; }
+grep -Eq "lrhost [^ ]*act_ddp.lua --nproc 2 --device cpu" "$work/act2.log" || fail "--num_processes=2 did not become --nproc 2"
+grep -q "effective batch 4 = batch_size 2 x 2 data-parallel rank(s)" "$work/act2.log" || fail "not two data-parallel ranks"
+grep -q '"dp_world_size": 2' "$work/act2/checkpoints/000002/training_state/training_step.json" || fail "no 2-rank checkpoint"
+
 # 2. Fine-tuning applies what was typed on top of the folder's config.json, never the recipe's defaults.
 lrhost show --json "$recipes/act_ddp.lua" policy.pretrained_path="$pretrained" policy.optimizer_lr=0.5 \
   dataset.repo_id=user/push > "$work/show.json" 2> "$work/show.log" || { cat "$work/show.log" >&2; fail "show failed"; }
