@@ -134,13 +134,6 @@ const FlagRule* find_rule(std::string_view flag) {
   return nullptr;
 }
 
-// The shipped recipe of a policy type.
-const std::map<std::string, std::string>& recipes_by_type() {
-  static const std::map<std::string, std::string> recipes{
-      {"act", "act_ddp.lua"}, {"diffusion", "diffusion_ddp.lua"}, {"smolvla", "smolvla.lua"}};
-  return recipes;
-}
-
 // LeRobot's optimizer and scheduler preset types per policy (get_optimizer_preset(),
 // get_scheduler_preset(); "" for none).
 std::string preset_optimizer(const std::string& type) {
@@ -157,15 +150,22 @@ std::string preset_scheduler(const std::string& type) {
 // tests/lua/lerobot_train.sh checks that no other field of the shipped recipes differs.
 const std::vector<std::pair<std::string, std::string>> kLeRobotLoopDefaults{
     {"steps", "100000"}, {"log_freq", "200"}, {"save_freq", "20000"}, {"num_workers", "4"}};
-const std::map<std::string, std::vector<std::string>>& recipe_policy_deviations() {
-  static const std::map<std::string, std::vector<std::string>> fields{
-      {"act", {"chunk_size", "n_action_steps"}},
+
+// The shipped recipe of each policy type, with the policy fields whose defaults it changes.
+struct ShippedRecipe {
+  std::string file;
+  std::vector<std::string> deviating_fields;
+};
+const std::map<std::string, ShippedRecipe>& shipped_recipes() {
+  static const std::map<std::string, ShippedRecipe> recipes{
+      {"act", {"act_ddp.lua", {"chunk_size", "n_action_steps"}}},
       // (its num_inference_steps = 100 is what LeRobot's null means)
-      {"diffusion", {"horizon", "n_action_steps"}},
+      {"diffusion", {"diffusion_ddp.lua", {"horizon", "n_action_steps"}}},
       {"smolvla",
-       {"vlm_model_name", "resize_imgs_with_padding", "chunk_size", "n_action_steps", "num_vlm_layers",
-        "tokenizer_max_length", "scheduler_warmup_steps"}}};
-  return fields;
+       {"smolvla.lua",
+        {"vlm_model_name", "resize_imgs_with_padding", "chunk_size", "n_action_steps", "num_vlm_layers",
+         "tokenizer_max_length", "scheduler_warmup_steps"}}}};
+  return recipes;
 }
 
 struct Flag {
@@ -377,17 +377,21 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
       throw ConfigError(
           "lerobot-train: give the policy: --policy.type=act|diffusion|smolvla (from scratch) or "
           "--policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
-    auto recipe = recipes_by_type().find(type);
-    if (recipe == recipes_by_type().end()) {
+    auto recipe = shipped_recipes().find(type);
+    if (recipe == shipped_recipes().end()) {
       std::vector<std::string> types;
-      for (const auto& [name, file] : recipes_by_type()) types.push_back(name);
+      for (const auto& [name, shipped] : shipped_recipes()) types.push_back(name);
       throw ConfigError("lerobot-train: policy type '" + type + "' has no shipped lrhost recipe",
                         "lrhost trains " + util::quoted_list(types) + " from lerobot-train's flags");
     }
-    plan.recipe = (util::shipped_recipes_dir() / recipe->second).lexically_normal().string();
+    plan.recipe = (util::shipped_recipes_dir() / recipe->second.file).lexically_normal().string();
     if (!pretrained.empty()) plan.overrides.push_back("policy.pretrained_path=" + pretrained);
     // A fresh run, as lerobot-train's: an output folder with checkpoints is refused, not resumed.
     plan.overrides.push_back("resume=false");
+    if (!output_dir.empty() && !job_name.empty())
+      plan.notes.push_back("--job_name=" + job_name +
+                           ": names only the default output folder (and a wandb run) "
+                           "in LeRobot; --output_dir gives the folder here");
     if (output_dir.empty()) {
       output_dir = lerobot_output_dir(job_name.empty() ? type : job_name);
       plan.overrides.push_back("output_dir=" + output_dir);
@@ -505,7 +509,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     for (const auto& [key, value] : kLeRobotLoopDefaults)
       if (!typed(key)) plan.overrides.push_back(key + "=" + value);
     if (pretrained.empty())
-      for (const auto& field : recipe_policy_deviations().at(type))
+      for (const auto& field : shipped_recipes().at(type).deviating_fields)
         if (!typed("policy." + field) && fields.contains(field))
           plan.overrides.push_back(
               "policy." + field + "=" +

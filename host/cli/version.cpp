@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "host/cli/recipe_request.hpp"
+#include "host/util/heap_bytes.hpp"
 
 namespace lrhost::cli {
 namespace {
@@ -23,8 +24,7 @@ std::optional<int> loaded_library_version(const char* symbol) {
 // Which malloc the process runs on: jemalloc (found by its mallctl) with its decay setting, or the C
 // library's.
 std::string allocator_line() {
-  using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
-  auto mallctl = reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"));
+  auto mallctl = util::jemalloc_mallctl();
   if (mallctl == nullptr) return "allocator: C library malloc\n";
   const char* version = nullptr;
   size_t size = sizeof(version);

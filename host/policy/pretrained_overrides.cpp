@@ -2,6 +2,7 @@
 #include "host/policy/pretrained_overrides.hpp"
 
 #include "host/ckpt/pretrained_dir.hpp"
+#include "host/config/overrides.hpp"
 #include "host/policy/act/act_config.hpp"
 #include "host/policy/diffusion/diffusion_config.hpp"
 #include "host/policy/policy_defaults.hpp"
@@ -22,7 +23,7 @@ bool recipe_only(const std::string& field) {
 bool same_kind(const ordered_json& a, const json& b) {
   if (a.is_null() || b.is_null()) return true;  // LeRobot's None fields take any value
   if (a.is_number() && b.is_number()) return true;
-  return a.type() == b.type() || (a.is_array() && b.is_array()) || (a.is_object() && b.is_object());
+  return a.type() == b.type();
 }
 
 bool shapes_weights(const std::string& type, const std::string& field) {
@@ -53,14 +54,12 @@ const std::vector<std::string>& weight_shape_fields(const std::string& type) {
 std::set<std::string> explicit_policy_fields(const std::vector<std::string>& overrides) {
   std::set<std::string> fields;
   for (const auto& argument : overrides) {
-    auto equals = argument.find('=');
-    if (equals == std::string::npos) continue;
-    const std::string key = argument.substr(0, equals);
+    const auto [key, value] = config::parse_override(argument);  // lr.config has checked them already
     if (key.starts_with("policy.")) {
-      const std::string rest = key.substr(7);
+      const std::string rest = key.substr(std::string_view("policy.").size());
       fields.insert(rest.substr(0, rest.find('.')));
     } else if (key == "policy") {
-      auto table = json::parse(argument.substr(equals + 1), nullptr, /*allow_exceptions=*/false);
+      auto table = json::parse(value, nullptr, /*allow_exceptions=*/false);
       if (table.is_object())
         for (const auto& [field, value] : table.items()) fields.insert(field);
     }
@@ -90,8 +89,10 @@ PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const s
     } else if (!config_json.contains(field)) {
       // A field this config.json predates (or lrhost's own option): the policy type's default, as
       // loading config.json alone would give, never the recipe's.
-      if (fields.contains(field) && !fields[field].is_null()) result.policy[field] = json::parse(fields[field].dump());
-      else if (!fields.contains(field)) result.policy[field] = value;
+      if (fields.contains(field) && !fields[field].is_null())
+        result.policy[field] = json::parse(fields[field].dump());
+      else if (!fields.contains(field))
+        result.policy[field] = value;
     } else if (!config_json[field].is_null()) {
       result.policy[field] = json::parse(config_json[field].dump());
     }

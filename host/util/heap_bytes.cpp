@@ -7,18 +7,12 @@
 #include <cstddef>
 
 namespace lrhost::util {
-namespace {
 
-using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
-
-// jemalloc's mallctl when some loaded object provides it; looked up by name, never linked, so the
-// unit tests (plain glibc) and the binary (jemalloc) share this code.
+// The unit tests (plain glibc) and the binary (jemalloc) share this code.
 MallctlFn jemalloc_mallctl() {
   static const auto fn = reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"));
   return fn;
 }
-
-}  // namespace
 
 int64_t live_heap_bytes() {
   if (auto mallctl = jemalloc_mallctl()) {

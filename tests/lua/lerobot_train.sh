@@ -80,6 +80,9 @@ grep -Eq "train frames \(4 episodes\), 2 held-out episodes" "$work/episodes.log"
 if lrhost lerobot-train --policy.type=act --dataset.repo_id=user/push --dataset.episodes='[0,0,1]' --steps=1 \
   --policy.device=cpu --output_dir="$work/twice" "${tiny[@]}" > "$work/twice.log" 2>&1; then fail "a repeated episode was accepted"; fi
 grep -q "dataset.episodes lists episode 0 twice" "$work/twice.log" || fail "$(tail -3 "$work/twice.log")"
+if lrhost lerobot-train --policy.type=act --dataset.repo_id=user/push --dataset.episodes='[0,9999]' --steps=1 \
+  --policy.device=cpu --output_dir="$work/range" "${tiny[@]}" > "$work/range.log" 2>&1; then fail "episode 9999 was accepted"; fi
+grep -q "dataset.episodes\[2\] = 9999: expected an episode index in \[0, " "$work/range.log" || fail "$(tail -3 "$work/range.log")"
 
 # 3. rename_map on the command line is a map (an empty default used to read as a list).
 lrhost show --json "$recipes/smolvla.lua" 'rename_map={"observation.images.top": "observation.images.camera1"}' \

@@ -55,6 +55,9 @@ TEST_CASE("lerobot-train: the multi-GPU guide's command line maps onto the SmolV
         std::string(R"(rename_map={"observation.images.top": "observation.images.camera1"})")})
     CHECK_MESSAGE(has(plan.overrides, expected), expected);
   CHECK(!plan.all_gpus);  // --multi_gpu with a count: the count
+  CHECK(plan_lerobot_train({"--policy.type=act", "--job_name=j", "--output_dir=o"}).notes ==
+        std::vector<std::string>{"--job_name=j: names only the default output folder (and a wandb run) in LeRobot; "
+                                 "--output_dir gives the folder here"});
   CHECK(plan_lerobot_train({"--multi_gpu", "--policy.type=act"}).all_gpus);
   // The printed line runs as is in a shell: the JSON is quoted.
   auto line = plan.equivalent_command();
@@ -115,6 +118,12 @@ TEST_CASE("lerobot-train: what lrhost cannot honour is an error naming the flag 
   CHECK(error_of({"--policy.type=act", "--resume=maybe"}).find("expects true or false") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--steps"}).find("--steps needs a value") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "stray"}).find("unexpected argument 'stray'") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--num_processes=2", "--gpus=2"}).find("not both") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--config_path=x.json"}).find("--config_path without --resume=true") !=
+        std::string::npos);
+  lrhost::test::TempDir dir("lerobot_train_types");
+  CHECK(error_of({"--policy.type=act", "--policy.path=" + pretrained_folder(dir, "smolvla").string()})
+            .find("is a 'smolvla' policy") != std::string::npos);
 }
 
 TEST_CASE("lerobot-train: optimizer flags follow use_policy_training_preset as LeRobot reads them") {
