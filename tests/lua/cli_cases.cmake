@@ -174,3 +174,7 @@ lrhost_expect_failure(lerobot_train_push_to_hub "--policy.push_to_hub=true canno
                       lerobot-train --policy.type=act --policy.push_to_hub=true)
 lrhost_expect_failure(lerobot_style_flag_on_recipe "hint: lrhost takes config overrides as key=value, without dashes: batch_size=4"
                       cases/config_recipe.lua --batch_size=4)
+# accelerate's --multi_gpu alone means every visible GPU; with none visible it is refused.
+lrhost_expect_failure(lerobot_train_multi_gpu_without_gpu "--multi_gpu without --num_processes uses every GPU, and none is visible"
+                      lerobot-train --multi_gpu --policy.type=act --dry-run)
+set_property(TEST lua.fail.lerobot_train_multi_gpu_without_gpu APPEND PROPERTY ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
