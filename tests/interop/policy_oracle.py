@@ -21,6 +21,13 @@ Subcommands (every file is safetensors; names below are the tensor names):
   compare-dirs REF_DIR OTHER_DIR
       A pretrained folder re-saved by lrhost against the original: same weights (exactly), same
       config values, same processor JSON and state tensors.
+  batch CMD ARGS... [SEP CMD ARGS...]
+      The commands above, one after another in this process, so torch and LeRobot are imported once
+      instead of once per command. SEP is ';' (run the next command anyway) or '&&' (run it only when
+      every command since the last ';' succeeded), as in a shell. Every command is parsed before the
+      first runs; each one's output follows a '>>> policy_oracle.py CMD ARGS' line. Exit status: the
+      number of failed commands (skipped ones do not count). Every command seeds its own generators,
+      so its files are the same as when it runs alone.
 
 PROTOCOL (tests/interop/policy_driver.lua implements the same steps with lrhost):
   norm.<key>      preprocessor(batch)                          (observations and action)
@@ -45,6 +52,7 @@ import json
 import os
 import shutil
 import sys
+import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -441,7 +449,7 @@ def cmd_compare_dirs(args) -> int:
     return 1 if bad else 0
 
 
-def main() -> int:
+def parse(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("make")
@@ -464,10 +472,58 @@ def main() -> int:
     p = sub.add_parser("compare-dirs")
     p.add_argument("ref_dir")
     p.add_argument("other_dir")
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     return {"make": cmd_make, "inputs": cmd_inputs, "run": cmd_run, "compare": cmd_compare,
             "compare-dirs": cmd_compare_dirs}[args.cmd](args)
 
 
+# --------------------------------------------------------------------------------------------- batch
+BATCH_SEPARATORS = (";", "&&")
+
+
+def run_batch(prog: str, argv: list[str], parse, run) -> int:
+    """`batch` (see the module docstring) for an oracle script with its own parse(argv) and run(args);
+    smolvla_oracle.py uses it too. Returns the number of failed commands."""
+    commands, sep, words = [], ";", []
+    for word in argv + [";"]:
+        if word not in BATCH_SEPARATORS:
+            words.append(word)
+            continue
+        if words:  # a trailing separator ends the last command
+            commands.append((sep, words, parse(words)))
+        sep, words = word, []
+    failed, chain_failed = 0, False
+    for sep, words, args in commands:
+        if sep == ";":
+            chain_failed = False
+        if chain_failed:
+            print(f">>> {prog} {' '.join(words)} (skipped: an earlier command of its '&&' chain failed)", flush=True)
+            continue
+        print(f">>> {prog} {' '.join(words)}", flush=True)
+        try:
+            rc = run(args)
+        except SystemExit as e:  # only on failure: smolvla_oracle's protocol checks exit with a message
+            print(e, file=sys.stderr)
+            rc = 1
+        except Exception:  # as a command run alone: the traceback, then the next command (if ';')
+            traceback.print_exc()
+            rc = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if rc:
+            failed += 1
+            chain_failed = True
+    return failed
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["batch"]:
+        return run_batch("policy_oracle.py", argv[1:], parse, run)
+    return run(parse(argv))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -43,7 +43,19 @@ quiet() { # run a command, showing its output only when it fails (last line othe
   fi
   grep -v '^WARNING:\|^Loading weights' "$log" | tail -n 1
 }
-oracle() { quiet "$py" "$here/policy_oracle.py" "$@"; }
+# Consecutive oracle commands run in one python (`policy_oracle.py batch`, commands separated by
+# ';' or '&&'): importing torch and LeRobot costs ~8 s of CPU per process, the commands a few each.
+oracle() { # oracle CMD ARGS... ['&&' CMD ARGS...]: oracle steps; each one's last line is shown
+  local log="$work/last.log"
+  if ! "$py" "$here/policy_oracle.py" batch "$@" >"$log" 2>&1; then
+    grep -v '^WARNING:' "$log" | tail -n 60
+    echo "command failed: policy_oracle.py batch $*" >&2
+    return 1
+  fi
+  # The last line before each '>>> policy_oracle.py CMD' line and before the end.
+  grep -v '^WARNING:\|^Loading weights' "$log" | awk '/^>>> /{if (last != "") print last; last=""; next} {last=$0}
+    END {if (last != "") print last}'
+}
 failures=0
 check() { # check LABEL CMD...: a comparison whose output is always shown
   step "$1"
@@ -53,49 +65,89 @@ check() { # check LABEL CMD...: a comparison whose output is always shown
   grep -v '^WARNING:' "$log" || true
   if [ "$rc" -ne 0 ]; then failures=$((failures + 1)); fi
 }
+checks() { # checks LABEL CMD ARGS... [SEP LABEL CMD ARGS...]: oracle comparisons (SEP ';' or '&&'),
+  # run by one python; each one's output is shown in full under its step line, each failing one counts
+  local labels=() cmds=() word label_next=1
+  for word in "$@"; do
+    if [ "$label_next" = 1 ]; then
+      labels+=("$word")
+      label_next=0
+    else
+      cmds+=("$word")
+      if [ "$word" = ";" ] || [ "$word" = "&&" ]; then label_next=1; fi
+    fi
+  done
+  [ "${#labels[@]}" -gt 0 ] || return 0
+  local log="$work/check.log" rc=0 n=0 line
+  "$py" "$here/policy_oracle.py" batch "${cmds[@]}" >"$log" 2>&1 || rc=$?
+  while IFS= read -r line; do
+    case "$line" in
+      ">>> "*) step "${labels[n]}"; n=$((n + 1)) ;;
+      WARNING:*|'Loading weights'*) ;;
+      *) printf '%s\n' "$line" ;;
+    esac
+  done <"$log"
+  # rc counts the failed commands; more than there are when python itself died (a signal).
+  failures=$((failures + (rc < ${#labels[@]} ? rc : ${#labels[@]})))
+}
 
 # lrhost writes, LeRobot reads: the same protocol on both sides, LeRobot's output is the reference.
-to_lerobot() {
-  local kind="$1" d="$work/$1"
-  mkdir -p "$d"
-  step "$kind: lrhost builds, trains 2 steps, saves"
-  if ! quiet "$lrhost" "$here/policy_driver.lua" mode=make kind="$kind" dir="$d/pretrained" work="$d"; then
-    failures=$((failures + 1))
-    return
-  fi
-  step "$kind: raw input batch"
-  oracle inputs "$d/pretrained" "$d/inputs.safetensors"
-  step "$kind: lrhost runs the protocol"
-  if ! quiet "$lrhost" "$here/policy_driver.lua" mode=run dir="$d/pretrained" inputs="$d/inputs.safetensors" \
-    out="$d/lrhost.safetensors"; then
-    failures=$((failures + 1))
-    return
-  fi
-  step "$kind: LeRobot loads strictly and runs the protocol"
-  if ! oracle run "$d/pretrained" "$d/inputs.safetensors" "$d/lerobot.safetensors"; then
-    failures=$((failures + 1))
-    return
-  fi
-  check "$kind: compare outputs" "$py" "$here/policy_oracle.py" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors"
+to_lerobot() { # to_lerobot KIND...
+  local kind d made=() batch=()
+  for kind in "$@"; do
+    d="$work/$kind"
+    mkdir -p "$d"
+    step "$kind: lrhost builds, trains 2 steps, saves"
+    if quiet "$lrhost" "$here/policy_driver.lua" mode=make kind="$kind" dir="$d/pretrained" work="$d"; then
+      made+=("$kind")
+      batch+=(inputs "$d/pretrained" "$d/inputs.safetensors" "&&")
+    else
+      failures=$((failures + 1))
+    fi
+  done
+  [ "${#made[@]}" -gt 0 ] || return 0
+  step "${made[*]}: raw input batch"
+  oracle "${batch[@]}"
+  batch=()
+  for kind in "${made[@]}"; do
+    d="$work/$kind"
+    step "$kind: lrhost runs the protocol"
+    if quiet "$lrhost" "$here/policy_driver.lua" mode=run dir="$d/pretrained" inputs="$d/inputs.safetensors" \
+      out="$d/lrhost.safetensors"; then
+      batch+=("$kind: LeRobot loads strictly and runs the protocol"
+        run "$d/pretrained" "$d/inputs.safetensors" "$d/lerobot.safetensors" "&&"
+        "$kind: compare outputs" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors" ";")
+    else
+      failures=$((failures + 1))
+    fi
+  done
+  checks "${batch[@]}"
 }
 
 # LeRobot writes, lrhost reads (and re-saves).
-from_lerobot() {
-  local kind="$1" d="$work/$1"
-  mkdir -p "$d"
-  step "$kind: LeRobot builds and saves (save_pretrained + processors)"
-  oracle make "$kind" "$d/pretrained"
-  oracle inputs "$d/pretrained" "$d/inputs.safetensors"
-  step "$kind: LeRobot runs the protocol"
-  oracle run "$d/pretrained" "$d/inputs.safetensors" "$d/lerobot.safetensors"
-  step "$kind: lrhost loads strictly, re-saves, runs the protocol"
-  if ! quiet "$lrhost" "$here/policy_driver.lua" mode=run dir="$d/pretrained" inputs="$d/inputs.safetensors" \
-    out="$d/lrhost.safetensors" resave="$d/resaved"; then
-    failures=$((failures + 1))
-    return
-  fi
-  check "$kind: compare outputs" "$py" "$here/policy_oracle.py" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors"
-  check "$kind: re-saved folder vs LeRobot's" "$py" "$here/policy_oracle.py" compare-dirs "$d/pretrained" "$d/resaved"
+from_lerobot() { # from_lerobot KIND...
+  local kind d batch=()
+  for kind in "$@"; do
+    d="$work/$kind"
+    mkdir -p "$d"
+    batch+=(make "$kind" "$d/pretrained" "&&" inputs "$d/pretrained" "$d/inputs.safetensors" "&&"
+      run "$d/pretrained" "$d/inputs.safetensors" "$d/lerobot.safetensors" "&&")
+  done
+  step "$*: LeRobot builds and saves (save_pretrained + processors), writes the raw input batch, runs the protocol"
+  oracle "${batch[@]}"
+  batch=()
+  for kind in "$@"; do
+    d="$work/$kind"
+    step "$kind: lrhost loads strictly, re-saves, runs the protocol"
+    if quiet "$lrhost" "$here/policy_driver.lua" mode=run dir="$d/pretrained" inputs="$d/inputs.safetensors" \
+      out="$d/lrhost.safetensors" resave="$d/resaved"; then
+      batch+=("$kind: compare outputs" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors" ";"
+        "$kind: re-saved folder vs LeRobot's" compare-dirs "$d/pretrained" "$d/resaved" ";")
+    else
+      failures=$((failures + 1))
+    fi
+  done
+  checks "${batch[@]}"
 }
 
 case "$case_name" in
@@ -106,9 +158,9 @@ case "$case_name" in
       --compare-lrhost "$work/lrhost_tables.json" --fixtures "$repo/tests/fixtures/policies"
     ;;
   policy_act_to_lerobot) to_lerobot act ;;
-  policy_diffusion_to_lerobot) to_lerobot diffusion; to_lerobot diffusion_ddim ;;
-  policy_act_from_lerobot) from_lerobot act; from_lerobot act_dropout ;;
-  policy_diffusion_from_lerobot) from_lerobot diffusion; from_lerobot diffusion_ddim ;;
+  policy_diffusion_to_lerobot) to_lerobot diffusion diffusion_ddim ;;
+  policy_act_from_lerobot) from_lerobot act act_dropout ;;
+  policy_diffusion_from_lerobot) from_lerobot diffusion diffusion_ddim ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2

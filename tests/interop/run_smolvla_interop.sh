@@ -48,15 +48,43 @@ quiet() { # run a command, showing its output only when it fails (last line othe
   fi
   grep -v '^WARNING:\|^Loading weights\|^Reducing the number' "$log" | tail -n 1
 }
-oracle() { quiet "$py" "$here/smolvla_oracle.py" "$@"; }
+# Consecutive oracle commands run in one python (`smolvla_oracle.py batch`, commands separated by
+# ';' or '&&'): importing torch, transformers and LeRobot costs ~8 s of CPU per process.
+oracle() { # oracle CMD ARGS... ['&&' CMD ARGS...]: oracle steps; each one's last line is shown
+  local log="$work/last.log"
+  if ! "$py" "$here/smolvla_oracle.py" batch "$@" >"$log" 2>&1; then
+    grep -v '^WARNING:' "$log" | tail -n 60
+    echo "command failed: smolvla_oracle.py batch $*" >&2
+    return 1
+  fi
+  # The last line before each '>>> smolvla_oracle.py CMD' line and before the end.
+  grep -v '^WARNING:\|^Loading weights\|^Reducing the number' "$log" |
+    awk '/^>>> /{if (last != "") print last; last=""; next} {last=$0} END {if (last != "") print last}'
+}
 failures=0
-check() { # check LABEL CMD...: a comparison whose output is always shown
-  step "$1"
-  shift
-  local log="$work/check.log" rc=0
-  "$@" >"$log" 2>&1 || rc=$?
-  grep -v '^WARNING:' "$log" || true
-  if [ "$rc" -ne 0 ]; then failures=$((failures + 1)); fi
+checks() { # checks LABEL CMD ARGS... [SEP LABEL CMD ARGS...]: oracle comparisons (SEP ';' or '&&'),
+  # run by one python; each one's output is shown in full under its step line, each failing one counts
+  local labels=() cmds=() word label_next=1
+  for word in "$@"; do
+    if [ "$label_next" = 1 ]; then
+      labels+=("$word")
+      label_next=0
+    else
+      cmds+=("$word")
+      if [ "$word" = ";" ] || [ "$word" = "&&" ]; then label_next=1; fi
+    fi
+  done
+  local log="$work/check.log" rc=0 n=0 line
+  "$py" "$here/smolvla_oracle.py" batch "${cmds[@]}" >"$log" 2>&1 || rc=$?
+  while IFS= read -r line; do
+    case "$line" in
+      ">>> "*) step "${labels[n]}"; n=$((n + 1)) ;;
+      WARNING:* | 'Loading weights'* | 'Reducing the number'*) ;;
+      *) printf '%s\n' "$line" ;;
+    esac
+  done <"$log"
+  # rc counts the failed commands; more than there are when python itself died (a signal).
+  failures=$((failures + (rc < ${#labels[@]} ? rc : ${#labels[@]})))
 }
 lrhost_run() { # lrhost_run DIR OUT [resave=...]: the protocol with lrhost on the oracle's inputs
   local dir="$1" out="$2"
@@ -68,23 +96,18 @@ lrhost_run() { # lrhost_run DIR OUT [resave=...]: the protocol with lrhost on th
 d="$work"
 case "$case_name" in
   smolvla_from_lerobot)
-    step "LeRobot builds and saves a tiny SmolVLA (VLM folder $d/vlm, policy $d/policy)"
-    oracle make "$d"
-    oracle inputs "$d/policy" "$d/inputs.safetensors"
-    step "LeRobot runs the protocol"
-    oracle run "$d/policy" "$d/inputs.safetensors" "$d/lerobot.safetensors"
+    step "LeRobot builds and saves a tiny SmolVLA (VLM folder $d/vlm, policy $d/policy), writes the raw" \
+      "input batch, runs the protocol"
+    oracle make "$d" "&&" inputs "$d/policy" "$d/inputs.safetensors" \
+      "&&" run "$d/policy" "$d/inputs.safetensors" "$d/lerobot.safetensors"
     step "lrhost loads, re-saves, runs the protocol"
     if lrhost_run "$d/policy" "$d/lrhost.safetensors" resave="$d/resaved"; then
-      check "compare outputs" "$py" "$here/smolvla_oracle.py" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors"
-      check "re-saved folder vs LeRobot's (weights exact, config, processors)" \
-        "$py" "$here/policy_oracle.py" compare-dirs "$d/policy" "$d/resaved"
-      step "LeRobot loads lrhost's re-saved folder and runs the protocol"
-      if oracle run "$d/resaved" "$d/inputs.safetensors" "$d/lerobot_resaved.safetensors"; then
-        check "LeRobot on the re-saved folder vs on the original" \
-          "$py" "$here/smolvla_oracle.py" compare "$d/lerobot.safetensors" "$d/lerobot_resaved.safetensors"
-      else
-        failures=$((failures + 1))
-      fi
+      checks "compare outputs" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors" \
+        ";" "re-saved folder vs LeRobot's (weights exact, config, processors)" compare-dirs "$d/policy" "$d/resaved" \
+        ";" "LeRobot loads lrhost's re-saved folder and runs the protocol" \
+        run "$d/resaved" "$d/inputs.safetensors" "$d/lerobot_resaved.safetensors" \
+        "&&" "LeRobot on the re-saved folder vs on the original" \
+        compare "$d/lerobot.safetensors" "$d/lerobot_resaved.safetensors"
     else
       failures=$((failures + 1))
     fi
@@ -94,12 +117,12 @@ case "$case_name" in
     oracle vlm "$d/vlm"
     step "lrhost builds and saves a tiny SmolVLA"
     if quiet "$lrhost" "$here/smolvla_driver.lua" mode=make vlm="$d/vlm" dir="$d/policy" work="$d"; then
-      oracle inputs "$d/policy" "$d/inputs.safetensors"
-      step "LeRobot loads (key/shape/dtype diff, from_pretrained) and runs the protocol"
-      if oracle run "$d/policy" "$d/inputs.safetensors" "$d/lerobot.safetensors"; then
+      step "raw input batch; LeRobot loads (key/shape/dtype diff, from_pretrained) and runs the protocol"
+      if oracle inputs "$d/policy" "$d/inputs.safetensors" "&&" run "$d/policy" "$d/inputs.safetensors" \
+        "$d/lerobot.safetensors"; then
         step "lrhost runs the protocol"
         if lrhost_run "$d/policy" "$d/lrhost.safetensors"; then
-          check "compare outputs" "$py" "$here/smolvla_oracle.py" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors"
+          checks "compare outputs" compare "$d/lerobot.safetensors" "$d/lrhost.safetensors"
         else
           failures=$((failures + 1))
         fi
@@ -112,11 +135,10 @@ case "$case_name" in
     ;;
   smolvla_keys)
     step "oracle writes the full-size VLM folder (SmolVLM2-500M geometry, hub dtypes) and LeRobot's table"
-    oracle vlm "$d/vlm_full" --full-size --dtype hub
-    oracle keys "$d/vlm_full" "$d/lerobot_keys.json"
+    oracle vlm "$d/vlm_full" --full-size --dtype hub "&&" keys "$d/vlm_full" "$d/lerobot_keys.json"
     step "lrhost's table"
     if quiet "$lrhost" "$here/smolvla_driver.lua" mode=keys vlm="$d/vlm_full" out="$d/lrhost_keys.json"; then
-      check "compare tables" "$py" "$here/smolvla_oracle.py" compare-keys "$d/lerobot_keys.json" "$d/lrhost_keys.json"
+      checks "compare tables" compare-keys "$d/lerobot_keys.json" "$d/lrhost_keys.json"
     else
       failures=$((failures + 1))
     fi

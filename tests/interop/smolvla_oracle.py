@@ -36,6 +36,14 @@ Subcommands (every tensor file is safetensors; names below are the tensor names)
       weights) and writes its state_dict table [key, shape, dtype] in order, the trainable names, the
       named_parameters order and the parameter counts (reference §2: 500 tensors, 450,046,176
       parameters, 99,880,992 trainable).
+  compare-keys REF OTHER
+      Two `keys` tables (REF = LeRobot's): same state_dict, parameter order, trainable set and counts.
+  compare-dirs REF_DIR OTHER_DIR
+      policy_oracle.py compare-dirs (a folder re-saved by lrhost against the original), here so that
+      it can run in a batch.
+  batch CMD ARGS... [SEP CMD ARGS...]
+      The commands above in this one process (torch, transformers and LeRobot imported once); SEP is
+      ';' or '&&' as in a shell. See policy_oracle.py batch.
 
 PROTOCOL (tests/interop/smolvla_driver.lua implements the same steps with lrhost):
   norm.observation.state, norm.action   preprocessor(raw batch + "task" strings)
@@ -65,6 +73,7 @@ import _lerobot_compat  # noqa: E402,F401  (offline hub; before any lerobot impo
 import torch  # noqa: E402
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
+from policy_oracle import check_config_roundtrip, cmd_compare_dirs, run_batch  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("LRHOST_ORACLE_THREADS", "1")))
 
@@ -442,7 +451,6 @@ def cmd_run(args) -> int:
     from lerobot.configs.policies import PreTrainedConfig
     from lerobot.policies.factory import make_pre_post_processors
     from lerobot.policies.smolvla.modeling_smolvla import SmolVLAPolicy
-    from policy_oracle import check_config_roundtrip
 
     t0 = timer.perf_counter()
     src = Path(args.dir)
@@ -686,7 +694,7 @@ def cmd_compare_keys(args) -> int:
     return 1 if bad else 0
 
 
-def main() -> int:
+def parse(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("vlm")
@@ -716,10 +724,22 @@ def main() -> int:
     p = sub.add_parser("compare-keys")
     p.add_argument("ref")
     p.add_argument("other")
-    args = ap.parse_args()
+    p = sub.add_parser("compare-dirs")
+    p.add_argument("ref_dir")
+    p.add_argument("other_dir")
+    return ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     return {"vlm": cmd_vlm, "make": cmd_make, "inputs": cmd_inputs, "run": cmd_run, "compare": cmd_compare,
-            "keys": cmd_keys, "compare-keys": cmd_compare_keys}[args.cmd](args)
+            "keys": cmd_keys, "compare-keys": cmd_compare_keys, "compare-dirs": cmd_compare_dirs}[args.cmd](args)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["batch"]:
+        return run_batch("smolvla_oracle.py", argv[1:], parse, run)
+    return run(parse(argv))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
