@@ -82,6 +82,7 @@ checks() { # checks LABEL CMD ARGS... [SEP LABEL CMD ARGS...]: oracle comparison
   "$py" "$here/policy_oracle.py" batch "${cmds[@]}" >"$log" 2>&1 || rc=$?
   while IFS= read -r line; do
     case "$line" in
+      ">>> "*"(skipped"*) step "${labels[n]} (skipped: an earlier step failed)"; n=$((n + 1)) ;;
       ">>> "*) step "${labels[n]}"; n=$((n + 1)) ;;
       WARNING:*|'Loading weights'*) ;;
       *) printf '%s\n' "$line" ;;
