@@ -15,6 +15,8 @@ Also checks the frame counts agree.
 
     compare_items.py --stats ROOT LRHOST.json   (LRHOST.json from dump_lrhost_items.lua stats=true)
 compares lrhost's ds:stats() with LeRobot's load_stats(ROOT): dtype, shape and bits of every stat.
+Several such comparisons, separated by ';' (each starting with --stats), run in this one process
+(LeRobot is imported once); the exit status is then the number of failing ones.
 
 Exits 1 with a listing of every mismatch (up to --max-report
 details per key), 0 when everything matches.
@@ -138,16 +140,22 @@ def compare_stats(root: str, lrhost_json: str, max_report: int, label: str) -> i
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--stats":
-        ap = argparse.ArgumentParser(description="compare_items.py --stats ROOT LRHOST.json: lrhost's ds:stats() "
-                                     "vs LeRobot's load_stats(ROOT)")
+        ap = argparse.ArgumentParser(description="compare_items.py --stats ROOT LRHOST.json [';' --stats ...]: "
+                                     "lrhost's ds:stats() vs LeRobot's load_stats(ROOT)")
         ap.add_argument("--stats", dest="root", required=True)
         ap.add_argument("lrhost")
         ap.add_argument("--max-report", type=int, default=10)
         ap.add_argument("--label", default="")
-        args = ap.parse_args()
+        jobs, words = [], []
+        for word in sys.argv[1:] + [";"]:
+            if word != ";":
+                words.append(word)
+            elif words:
+                jobs.append(ap.parse_args(words))
+                words = []
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         import _lerobot_compat  # noqa: F401  (offline env, before lerobot)
-        return compare_stats(args.root, args.lrhost, args.max_report, args.label)
+        return sum(compare_stats(args.root, args.lrhost, args.max_report, args.label) != 0 for args in jobs)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("lerobot")
     ap.add_argument("lrhost")

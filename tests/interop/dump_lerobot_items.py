@@ -4,6 +4,10 @@ lrhost's C++ reader is compared with).
 
     dump_lerobot_items.py ROOT OUT.safetensors [--delta-timestamps JSON] [--indices 0,5,22 | all]
                           [--episodes 0,2] [--video-backend pyav|torchcodec] [--repo-id ID]
+                          [';' ROOT OUT.safetensors [OPTIONS] ...]
+
+Several dumps separated by ';' run one after another in this process (torch and LeRobot are
+imported once); every one is parsed before the first runs.
 
 Tensors: `item<i>/<key>` for every tensor in `dataset[i]` (i = position passed to __getitem__, i.e.
 relative to the selected episodes when --episodes is given), dtypes as returned:
@@ -36,7 +40,7 @@ def parse_int_list(text: str | None) -> list[int] | None:
     return [int(x) for x in text.replace(",", " ").split()]
 
 
-def main() -> int:
+def parse(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", type=Path)
     ap.add_argument("out", type=Path)
@@ -46,8 +50,10 @@ def main() -> int:
     ap.add_argument("--video-backend", default="pyav", choices=["pyav", "torchcodec"])
     ap.add_argument("--repo-id", default=None, help="default: read from nothing; any id works offline")
     ap.add_argument("--tolerance-s", type=float, default=1e-4)
-    args = ap.parse_args()
+    return ap.parse_args(argv)
 
+
+def dump(args: argparse.Namespace) -> None:
     from safetensors.torch import save_file
 
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
@@ -112,8 +118,20 @@ def main() -> int:
         f"dump_lerobot_items out={args.out} items={len(indices)} tensors={len(tensors)} "
         f"backend={args.video_backend} keys={json.dumps(keys)}"
     )
+
+
+def main(argv: list[str]) -> int:
+    jobs, words = [], []
+    for word in argv + [";"]:
+        if word != ";":
+            words.append(word)
+        elif words:
+            jobs.append(parse(words))
+            words = []
+    for args in jobs:
+        dump(args)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -32,9 +32,10 @@ quiet() { # run a command, showing its output only when it fails
 }
 failures=0
 
-# compare_pair NAME ROOT [--delta-timestamps JSON] [--episodes LIST]: dumps the same items with both
-# readers (LeRobot picks the boundary indices; lrhost dumps exactly those) and compares them.
-compare_pair() {
+# pair NAME ROOT [--delta-timestamps JSON] [--episodes LIST]: queues one comparison of the same items
+# dumped by both readers (LeRobot picks the boundary indices; lrhost dumps exactly those).
+pairs=() # NAME ROOT DELTAS EPISODES, four words per queued pair
+pair() {
   local name="$1" root="$2"
   shift 2
   local deltas="" episodes=""
@@ -42,24 +43,42 @@ compare_pair() {
     case "$1" in
       --delta-timestamps) deltas="$2"; shift 2 ;;
       --episodes) episodes="$2"; shift 2 ;;
-      *) echo "compare_pair: bad argument $1" >&2; return 2 ;;
+      *) echo "pair: bad argument $1" >&2; return 2 ;;
     esac
   done
-  local args=()
-  [ -n "$deltas" ] && args+=(--delta-timestamps "$deltas")
-  [ -n "$episodes" ] && args+=(--episodes "$episodes")
-  step "$name: LeRobot dump"
-  quiet "$py" "$here/dump_lerobot_items.py" "$root" "$work/$name.safetensors" "${args[@]}"
-  local indices
-  indices="$("$py" -c 'import json,sys; from safetensors import safe_open
-with safe_open(sys.argv[1], framework="np") as f: print(",".join(map(str, json.loads(f.metadata()["lrhost"])["indices"])))' \
-    "$work/$name.safetensors")"
-  step "$name: lrhost dump (indices $indices)"
-  quiet "$lrhost" "$here/dump_lrhost_items.lua" root="$root" out="$work/$name.json" indices="$indices" \
-    deltas="$deltas" episodes="$episodes"
-  if ! "$py" "$here/compare_items.py" "$work/$name.safetensors" "$work/$name.json" --label "$name"; then
-    failures=$((failures + 1))
+  pairs+=("$name" "$root" "$deltas" "$episodes")
+}
+# compare_pairs: the queued pairs; LeRobot's dumps run in one python (importing torch and LeRobot
+# costs several seconds of CPU per process), then each pair's lrhost dump and comparison.
+compare_pairs() {
+  local i name root deltas episodes indices names=() dumps=() log="$work/last.log"
+  for ((i = 0; i < ${#pairs[@]}; i += 4)); do
+    name="${pairs[i]}" root="${pairs[i + 1]}" deltas="${pairs[i + 2]}" episodes="${pairs[i + 3]}"
+    names+=("$name")
+    dumps+=("$root" "$work/$name.safetensors")
+    [ -n "$deltas" ] && dumps+=(--delta-timestamps "$deltas")
+    [ -n "$episodes" ] && dumps+=(--episodes "$episodes")
+    dumps+=(";")
+  done
+  step "${names[*]}: LeRobot dumps"
+  if ! "$py" "$here/dump_lerobot_items.py" "${dumps[@]}" >"$log" 2>&1; then
+    cat "$log"
+    echo "command failed: dump_lerobot_items.py ${dumps[*]}" >&2
+    return 1
   fi
+  grep '^dump_lerobot_items ' "$log"
+  for ((i = 0; i < ${#pairs[@]}; i += 4)); do
+    name="${pairs[i]}" root="${pairs[i + 1]}" deltas="${pairs[i + 2]}" episodes="${pairs[i + 3]}"
+    indices="$("$py" -c 'import json,sys; from safetensors import safe_open
+with safe_open(sys.argv[1], framework="np") as f: print(",".join(map(str, json.loads(f.metadata()["lrhost"])["indices"])))' \
+      "$work/$name.safetensors")"
+    step "$name: lrhost dump (indices $indices)"
+    quiet "$lrhost" "$here/dump_lrhost_items.lua" root="$root" out="$work/$name.json" indices="$indices" \
+      deltas="$deltas" episodes="$episodes"
+    if ! "$py" "$here/compare_items.py" "$work/$name.safetensors" "$work/$name.json" --label "$name"; then
+      failures=$((failures + 1))
+    fi
+  done
 }
 
 case "$case_name" in
@@ -68,13 +87,14 @@ case "$case_name" in
     # 26 frames at 30 fps; episode 2 has two tasks).
     step "make_lerobot_dataset"
     quiet "$py" "$here/make_lerobot_dataset.py" "$work/lerobot" --episodes 4
-    compare_pair plain "$work/lerobot"
+    pair plain "$work/lerobot"
     deltas='{"action":[-0.1,-0.0333333,0,0.0333333,0.1,0.2],"observation.state":[-0.0666667,0],'
     deltas+='"observation.extra":[-0.0333333,0,0.0333333],"observation.images.front":[-0.1,0],'
     deltas+='"observation.images.wrist":[-0.0333333,0]}'
-    compare_pair deltas "$work/lerobot" --delta-timestamps "$deltas"
-    compare_pair subset "$work/lerobot" --episodes 1,3 \
+    pair deltas "$work/lerobot" --delta-timestamps "$deltas"
+    pair subset "$work/lerobot" --episodes 1,3 \
       --delta-timestamps '{"action":[-0.1,0,0.1,0.2],"observation.images.front":[-0.1,0]}'
+    compare_pairs
     ;;
   lrhost_writes_lerobot_reads)
     # lrhost's writer (built-in push dataset, 10 fps): two video cameras, then both as PNG images.
@@ -82,11 +102,12 @@ case "$case_name" in
     quiet "$lrhost" dataset synth --out "$work/synth_video" --episodes 4 --wrist
     step "lrhost dataset synth (--images --wrist)"
     quiet "$lrhost" dataset synth --out "$work/synth_images" --episodes 4 --images --wrist
-    compare_pair video_plain "$work/synth_video"
+    pair video_plain "$work/synth_video"
     deltas='{"action":[-0.1,0,0.1,0.2],"observation.state":[-0.1,0],"observation.images.top":[-0.1,0],'
     deltas+='"observation.images.wrist":[-0.2,0]}'
-    compare_pair video_deltas "$work/synth_video" --delta-timestamps "$deltas"
-    compare_pair images_deltas "$work/synth_images" --delta-timestamps "$deltas" --episodes 0,2,3
+    pair video_deltas "$work/synth_video" --delta-timestamps "$deltas"
+    pair images_deltas "$work/synth_images" --delta-timestamps "$deltas" --episodes 0,2,3
+    compare_pairs
     ;;
   sampler_order)
     # The loader's `index` stream (shuffle=true) vs LeRobot 0.6.1's own EpisodeAwareSampler order
@@ -147,13 +168,17 @@ EOF
     quiet "$py" "$here/make_lerobot_dataset.py" "$work/lerobot" --episodes 3
     step "lrhost dataset synth"
     quiet "$lrhost" dataset synth --out "$work/synth" --episodes 4 --wrist
+    compares=()
     for name in lerobot synth; do
       step "$name: lrhost ds:stats()"
       quiet "$lrhost" "$here/dump_lrhost_items.lua" root="$work/$name" out="$work/stats_$name.json" indices=0 stats=true
-      if ! "$py" "$here/compare_items.py" --stats "$work/$name" "$work/stats_$name.json" --label "$name"; then
-        failures=$((failures + 1))
-      fi
+      compares+=(--stats "$work/$name" "$work/stats_$name.json" --label "$name" ";")
     done
+    step "compare with LeRobot's load_stats (lerobot, synth)"
+    # One python for both (importing LeRobot costs several seconds); it exits with the failing count.
+    rc=0
+    "$py" "$here/compare_items.py" "${compares[@]}" || rc=$?
+    failures=$((failures + rc))
     ;;
   *)
     echo "unknown case $case_name" >&2
