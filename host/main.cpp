@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (show_version) {
-      std::cout << lrhost::cli::version_report();
+      std::cout << lrhost::cli::version_report(lrhost::cli::recipe_engine_version());
       return 0;
     }
     if (run_command->parsed()) return run(run_args, lrhost::cli::RecipeMode::run, &launch_args);

@@ -17,22 +17,13 @@
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::cli {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace {
-
-std::string human_bytes(uintmax_t bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
 
 uintmax_t tree_bytes(const fs::path& root) {
   uintmax_t total = 0;
@@ -105,7 +96,7 @@ void describe_pretrained(std::ostream& out, const fs::path& dir) {
   std::error_code ec;
   out << "  policy: " << config["type"].get<std::string>() << ", " << numel << " parameters and buffers in "
       << model.tensors.size() << " tensors (model.safetensors "
-      << human_bytes(fs::file_size(dir / ckpt::kModelFile, ec)) << ")\n";
+      << util::human_bytes(fs::file_size(dir / ckpt::kModelFile, ec)) << ")\n";
   out << "  config: " << config_summary(config, 12) << "\n";
   if (policy::PolicyProcessors::present(dir)) {
     auto processors = policy::PolicyProcessors::load(dir);
@@ -196,8 +187,8 @@ void describe_step_dir(std::ostream& out, const fs::path& step_dir) {
                                            : std::string())
         << "\n";
   }
-  out << "  size: pretrained_model " << human_bytes(tree_bytes(pretrained)) << ", training_state "
-      << human_bytes(tree_bytes(state)) << ", total " << human_bytes(tree_bytes(step_dir)) << "\n";
+  out << "  size: pretrained_model " << util::human_bytes(tree_bytes(pretrained)) << ", training_state "
+      << util::human_bytes(tree_bytes(state)) << ", total " << util::human_bytes(tree_bytes(step_dir)) << "\n";
 }
 
 }  // namespace
@@ -233,7 +224,7 @@ std::string checkpoint_info(const fs::path& path) {
     auto missing = path_exists(dir / ckpt::kModelFile) ? "" : std::string(ckpt::kModelFile);
     out << "  complete: " << (missing.empty() ? "yes" : "no (missing " + missing + ")") << "\n";
     describe_pretrained(out, dir);
-    out << "  size: " << human_bytes(tree_bytes(dir)) << "\n";
+    out << "  size: " << util::human_bytes(tree_bytes(dir)) << "\n";
     return out.str();
   }
   fs::path checkpoints = path_exists(dir / ckpt::kCheckpointsDir) ? dir / ckpt::kCheckpointsDir : dir;

@@ -10,19 +10,12 @@
 #include "host/data/dataset_verify.hpp"
 #include "host/data/video/video_reader.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::cli {
 namespace fs = std::filesystem;
 
 namespace {
-std::string human_bytes(uintmax_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
-
 std::pair<uintmax_t, int> folder_size(const fs::path& folder) {
   uintmax_t bytes = 0;
   int files = 0;
@@ -70,7 +63,7 @@ int print_info(const fs::path& root) {
   std::cout << "files\n";
   for (const char* folder : {"data", "videos", "meta", "images"}) {
     auto [bytes, files] = folder_size(root / folder);
-    if (files) std::cout << fmt::format("  {:<8} {:>5} files  {:>10}\n", folder, files, human_bytes(bytes));
+    if (files) std::cout << fmt::format("  {:<8} {:>5} files  {:>10}\n", folder, files, util::human_bytes(bytes));
   }
   std::cout << fmt::format("stats     {}\n", meta.stats ? "meta/stats.json (" + std::to_string(meta.stats->size()) + " features)"
                                                           : "none");

@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
-#include "host/cli/recipe_request.hpp"
 #include "host/util/heap_bytes.hpp"
 
 namespace lrhost::cli {
@@ -40,10 +39,10 @@ std::string allocator_line() {
 
 }  // namespace
 
-std::string version_report() {
+std::string version_report(const std::string& recipe_engine) {
   std::string text = "lrhost " LRHOST_VERSION "\n";
   text += "LibTorch " TORCH_VERSION "\n";
-  text += recipe_engine_version() + "\n";
+  text += recipe_engine + "\n";
   auto cuda_runtime = loaded_library_version("cudaRuntimeGetVersion");
   std::string cuda = cuda_runtime ? "CUDA runtime " + std::to_string(*cuda_runtime / 1000) + "." +
                                         std::to_string(*cuda_runtime % 1000 / 10)

@@ -3,5 +3,6 @@
 #include <string>
 
 namespace lrhost::cli {
-std::string version_report();
+// `recipe_engine` is the recipe engine's line (recipe_engine_version(), which the bindings provide).
+std::string version_report(const std::string& recipe_engine);
 }

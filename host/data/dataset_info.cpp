@@ -13,7 +13,7 @@
 namespace lrhost::data {
 namespace {
 // ordered_json keeps info.json's key order: the feature order is the column order.
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 const std::vector<std::string>& known_top_level_keys() {
   static const std::vector<std::string> keys{
@@ -30,18 +30,18 @@ const std::set<std::string>& legacy_keys() {
 }
 
 template <typename T>
-T get_typed(const json& object, const std::string& key, const std::string& file, const char* expected) {
-  const json& value = object.at(key);
+T get_typed(const ordered_json& object, const std::string& key, const std::string& file, const char* expected) {
+  const ordered_json& value = object.at(key);
   if constexpr (std::is_integral_v<T>)  // nlohmann would truncate 29.97 to 29 silently
     if (!value.is_number_integer()) throw util::DataError(file + ": '" + key + "' must be " + expected + ", got " + value.dump());
   try {
     return value.get<T>();
-  } catch (const json::exception&) {
+  } catch (const ordered_json::exception&) {
     throw util::DataError(file + ": '" + key + "' must be " + expected + ", got " + value.dump());
   }
 }
 
-FeatureSpec parse_feature(const std::string& key, const json& spec, const std::string& file) {
+FeatureSpec parse_feature(const std::string& key, const ordered_json& spec, const std::string& file) {
   std::string where = file + ": feature '" + key + "'";
   if (!spec.is_object()) throw util::DataError(where + " must be an object with 'dtype' and 'shape'");
   if (!spec.contains("dtype") || !spec["dtype"].is_string())
@@ -51,13 +51,13 @@ FeatureSpec parse_feature(const std::string& key, const json& spec, const std::s
   FeatureSpec feature;
   feature.key = key;
   feature.dtype = spec["dtype"].get<std::string>();
-  for (const json& dim : spec["shape"]) {
+  for (const ordered_json& dim : spec["shape"]) {
     if (!dim.is_number_integer() || dim.get<int64_t>() < 0)
       throw util::DataError(where + ": shape " + spec["shape"].dump() + " must hold non-negative integers");
     feature.shape.push_back(dim.get<int64_t>());
   }
-  feature.names = spec.value("names", json());
-  feature.info = spec.value("info", json());
+  feature.names = spec.value("names", ordered_json());
+  feature.info = spec.value("info", ordered_json());
   if (feature.dtype == "video" || feature.dtype == "image") {
     feature.kind = feature.dtype == "video" ? FeatureKind::Video : FeatureKind::Image;
     feature.scalar_type = c10::kByte;
@@ -76,8 +76,8 @@ FeatureSpec parse_feature(const std::string& key, const json& spec, const std::s
   return feature;
 }
 
-json feature_to_json(const FeatureSpec& feature) {
-  json spec = json::object();
+ordered_json feature_to_json(const FeatureSpec& feature) {
+  ordered_json spec = ordered_json::object();
   spec["dtype"] = feature.dtype;
   spec["shape"] = feature.shape;
   spec["names"] = feature.names;
@@ -137,11 +137,11 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
   if (!in)
-    throw util::IoError("cannot open " + file, "is this the root of a LeRobot dataset (it needs meta/info.json)?");
-  json root;
+    throw util::IoError("cannot open " + file, "is this the root of a LeRobot dataset (it needs meta/info.ordered_json)?");
+  ordered_json root;
   try {
-    root = json::parse(in);
-  } catch (const json::parse_error& error) {
+    root = ordered_json::parse(in);
+  } catch (const ordered_json::parse_error& error) {
     throw util::IoError(file + " is not valid JSON: " + error.what());
   }
   if (!root.is_object()) throw util::DataError(file + " must hold a JSON object");
@@ -184,7 +184,7 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   if (info.chunks_size <= 0) throw util::DataError(file + ": chunks_size must be positive");
   if (root.contains("splits")) info.splits = root["splits"];
 
-  const json& features = root["features"];
+  const ordered_json& features = root["features"];
   if (!features.is_object()) throw util::DataError(file + ": 'features' must be an object of feature specs");
   for (const auto& [key, spec] : features.items()) info.features.push_back(parse_feature(key, spec, file));
   for (const std::string& key : default_feature_keys())
@@ -203,10 +203,10 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   return info;
 }
 
-json DatasetInfo::to_json() const {
-  json root;
+ordered_json DatasetInfo::to_json() const {
+  ordered_json root;
   root["codebase_version"] = codebase_version;
-  root["robot_type"] = robot_type ? json(*robot_type) : json();
+  root["robot_type"] = robot_type ? ordered_json(*robot_type) : ordered_json();
   root["total_episodes"] = total_episodes;
   root["total_frames"] = total_frames;
   root["total_tasks"] = total_tasks;
@@ -216,8 +216,8 @@ json DatasetInfo::to_json() const {
   root["fps"] = fps;
   root["splits"] = splits;
   root["data_path"] = data_path;
-  root["video_path"] = video_path ? json(*video_path) : json();
-  json feature_table = json::object();
+  root["video_path"] = video_path ? ordered_json(*video_path) : ordered_json();
+  ordered_json feature_table = ordered_json::object();
   for (const auto& feature : features) feature_table[feature.key] = feature_to_json(feature);
   root["features"] = feature_table;
   return root;

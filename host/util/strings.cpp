@@ -1,7 +1,8 @@
-// Edit distance and nearest-candidate search for "did you mean" messages.
+// Edit distance and nearest-candidate search for "did you mean" messages; sizes for people.
 #include "host/util/strings.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 namespace lrhost::util {
@@ -43,6 +44,19 @@ std::vector<std::string> nearest(std::string_view word, const std::vector<std::s
 std::string quoted_list(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "'" : ", '") + item + "'";
+  return text;
+}
+
+std::string human_bytes(std::uintmax_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  char text[32];
+  if (unit == 0)
+    std::snprintf(text, sizeof text, "%ju B", bytes);
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
   return text;
 }
 

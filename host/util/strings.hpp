@@ -1,5 +1,6 @@
-// String helpers used to make error messages helpful: edit distance and "did you mean" lists.
+// String helpers used to make messages helpful: edit distance, "did you mean" lists, sizes in bytes.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,8 @@ std::vector<std::string> nearest(std::string_view word, const std::vector<std::s
 
 // "'a', 'b', 'c'": for lists of valid values in messages.
 std::string quoted_list(const std::vector<std::string>& items);
+
+// "512 B", "1.5 KiB", "3.2 GiB": a size for people (powers of 1024).
+std::string human_bytes(std::uintmax_t bytes);
 
 }  // namespace lrhost::util

@@ -14,6 +14,10 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+using lrhost::test::write_text;
+using lrhost::test::described_error;
+
 using lrhost::ckpt::load_pretrained;
 using lrhost::ckpt::save_pretrained;
 using lrhost::policy::create_policy;
@@ -37,24 +41,6 @@ std::shared_ptr<lrhost::policy::Policy> make_policy(const json& config = kConfig
   p->set_processors(std::make_shared<lrhost::policy::PolicyProcessors>(
       lrhost::policy::PolicyProcessors::build(features, {{"STATE", "MEAN_STD"}, {"ACTION", "MIN_MAX"}}, stats)));
   return p;
-}
-
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const lrhost::util::Error& e) {
-    return lrhost::util::describe(e);
-  }
-  return "";
-}
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace
@@ -115,7 +101,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   auto fewer = entries;
   fewer.erase(fewer.begin());
   lrhost::io::write_safetensors(model_file, fewer, {{"format", "pt"}});
-  auto error = error_of([&] { load_pretrained(dir.path); });
+  auto error = described_error([&] { load_pretrained(dir.path); });
   CHECK(contains(error, "model.safetensors does not match the 'mlp' policy's state dict: missing keys '" +
                             entries.front().first + "'"));
   CHECK(contains(error, "strict = false"));
@@ -132,7 +118,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   auto more = entries;
   more.emplace_back("normalize_inputs.buffer_observation_state.mean", torch::zeros({3}));
   lrhost::io::write_safetensors(model_file, more, {{"format", "pt"}});
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }),
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }),
                  "unexpected keys 'normalize_inputs.buffer_observation_state.mean'"));
   CHECK((lrhost::ckpt::load_state_dict(*target, model_file, false).unexpected.size() == 1));
 
@@ -141,7 +127,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   reshaped[0].second = torch::zeros({7});
   lrhost::io::write_safetensors(model_file, reshaped, {{"format", "pt"}});
   before = target->state_dict()[1].second.clone();
-  error = error_of([&] { lrhost::ckpt::load_state_dict(*target, model_file, false); });
+  error = described_error([&] { lrhost::ckpt::load_state_dict(*target, model_file, false); });
   CHECK(contains(
       error, "'" + entries[0].first + "' has shape [7], the policy expects " + c10::str(entries[0].second.sizes())));
   CHECK((torch::equal(target->state_dict()[1].second, before)));
@@ -150,7 +136,7 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
   auto doubled = entries;
   doubled[1].second = doubled[1].second.to(torch::kFloat64);
   lrhost::io::write_safetensors(model_file, doubled, {{"format", "pt"}});
-  CHECK(contains(error_of([&] { load_pretrained(dir.path, false); }),
+  CHECK(contains(described_error([&] { load_pretrained(dir.path, false); }),
                  "'" + entries[1].first + "' has dtype Double, the policy expects Float"));
 }
 
@@ -162,33 +148,33 @@ TEST_CASE("missing, corrupt and truncated pretrained files give errors naming th
   auto model_file = dir / "model.safetensors";
   auto bytes = lrhost::io::read_text_file(model_file);
   write_text(model_file, bytes.substr(0, bytes.size() - 7));
-  auto error = error_of([&] { load_pretrained(dir.path); });
+  auto error = described_error([&] { load_pretrained(dir.path); });
   CHECK(contains(error, model_file.string()));
 
   fresh();
   write_text(model_file, "");
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), model_file.string()));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), model_file.string()));
 
   fresh();
   auto config_file = dir / "config.json";
   auto config = lrhost::io::read_text_file(config_file);
   write_text(config_file, config.substr(0, config.size() / 2));
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "config.json: not valid JSON"));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), "config.json: not valid JSON"));
 
   write_text(config_file, R"({"input_dim": 3})");
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "config.json: expected a policy config object"));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), "config.json: expected a policy config object"));
 
   write_text(config_file, R"({"type": "mlp", "input_dim": 3, "output_dim": 2, "hidden_dim": [4]})");
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "config.json: "));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), "config.json: "));
 
   fresh();
   std::filesystem::remove(model_file);
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "model.safetensors"));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), "model.safetensors"));
 
   fresh();
   auto pre = dir / "policy_preprocessor.json";
   write_text(pre, "{");
-  CHECK(contains(error_of([&] { load_pretrained(dir.path); }), "policy_preprocessor.json: not valid JSON"));
+  CHECK(contains(described_error([&] { load_pretrained(dir.path); }), "policy_preprocessor.json: not valid JSON"));
 
-  CHECK(contains(error_of([&] { load_pretrained(dir / "nope"); }), "no such folder"));
+  CHECK(contains(described_error([&] { load_pretrained(dir / "nope"); }), "no such folder"));
 }

@@ -10,32 +10,29 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::write_text;
+
 namespace fs = std::filesystem;
 namespace ckpt = lrhost::ckpt;
 using lrhost::test::TempDir;
 
 namespace {
 
-void write(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file) << text;
-}
-
 }  // namespace
 
 TEST_CASE("recipe snapshot: taken once, written with its modules, checked for completeness") {
   TempDir dir("snapshot");
-  write(dir / "src/train.lua", "require 'helper'\n");
-  write(dir / "src/helper.lua", "return {v = 1}\n");
-  write(dir / "team/robots/scaling.lua", "return {}\n");
-  write(dir / "team/robots/init.lua", "return {pkg = true}\n");
+  write_text(dir / "src/train.lua", "require 'helper'\n");
+  write_text(dir / "src/helper.lua", "return {v = 1}\n");
+  write_text(dir / "team/robots/scaling.lua", "return {}\n");
+  write_text(dir / "team/robots/init.lua", "return {pkg = true}\n");
   auto snapshot = ckpt::take_recipe_snapshot(dir / "src/train.lua",
                                              {{"helper", dir / "src/helper.lua"},
                                               {"robots.scaling", dir / "team/robots/scaling.lua"},
                                               {"robots", dir / "team/robots/init.lua"}},
                                              {"steps=5", "policy.dim_model=64"});
   // Later edits do not reach the snapshot: it was read when taken.
-  write(dir / "src/helper.lua", "return {v = 2}\n");
+  write_text(dir / "src/helper.lua", "return {v = 2}\n");
   const fs::path pretrained = dir / "ckpt/pretrained_model";
   fs::create_directories(pretrained);
   ckpt::write_recipe_snapshot(snapshot, pretrained);
@@ -62,14 +59,14 @@ TEST_CASE("recipe snapshot: taken once, written with its modules, checked for co
 
 TEST_CASE("checkpoint damage: truncated safetensors and broken JSON are named") {
   TempDir dir("damage");
-  write(dir / "pretrained_model/config.json", "{\"type\": \"mlp\"}");
+  write_text(dir / "pretrained_model/config.json", "{\"type\": \"mlp\"}");
   CHECK_FALSE(ckpt::checkpoint_damage(dir.path));
-  write(dir / "training_state/training_step.json", "{\"step\": ");
+  write_text(dir / "training_state/training_step.json", "{\"step\": ");
   auto damage = ckpt::checkpoint_damage(dir.path);
   REQUIRE(damage);
   CHECK(damage->find("training_step.json") != std::string::npos);
   fs::remove(dir / "training_state/training_step.json");
-  write(dir / "pretrained_model/model.safetensors", std::string("\x40\x00\x00\x00\x00\x00\x00\x00{", 9));
+  write_text(dir / "pretrained_model/model.safetensors", std::string("\x40\x00\x00\x00\x00\x00\x00\x00{", 9));
   damage = ckpt::checkpoint_damage(dir.path);
   REQUIRE(damage);
   CHECK(damage->find("model.safetensors") != std::string::npos);

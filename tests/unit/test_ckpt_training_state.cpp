@@ -15,6 +15,10 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+using lrhost::test::write_text;
+using lrhost::test::described_error;
+
 namespace fs = std::filesystem;
 using lrhost::test::TempDir;
 using nlohmann::json;
@@ -62,24 +66,6 @@ void check_same_params(const lrhost::policy::Policy& a, const lrhost::policy::Po
   auto x = a.state_dict(), y = b.state_dict();
   REQUIRE(x.size() == y.size());
   for (std::size_t i = 0; i < x.size(); ++i) CHECK_MESSAGE((torch::equal(x[i].second, y[i].second)), x[i].first);
-}
-
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const lrhost::util::Error& e) {
-    return lrhost::util::describe(e);
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
 }
 
 }  // namespace
@@ -176,25 +162,25 @@ TEST_CASE("mismatched or corrupt optimizer state is refused with the file named"
   lrhost::optim::save_optimizer_state(*s.optimizer, dir.path, true);
   // Another optimizer type.
   auto adam = make_setup("adam");
-  CHECK(contains(error_of([&] { lrhost::optim::load_optimizer_state(*adam.optimizer, dir.path); }),
+  CHECK(contains(described_error([&] { lrhost::optim::load_optimizer_state(*adam.optimizer, dir.path); }),
                  "decoupled_weight_decay = true but this optimizer is adam"));
   // A different group layout.
   torch::manual_seed(1);
   auto policy = lrhost::policy::create_policy(kPolicy);
   lrhost::optim::Optimizer one_group("adamw", {{"all", policy->trainable_parameters(), std::nullopt, std::nullopt}},
                                      json{{"lr", 1e-3}});
-  CHECK(contains(error_of([&] { lrhost::optim::load_optimizer_state(one_group, dir.path); }),
+  CHECK(contains(described_error([&] { lrhost::optim::load_optimizer_state(one_group, dir.path); }),
                  "optimizer_param_groups.json: holds 2 parameter group(s), the optimizer has 1"));
   // A wrongly shaped state tensor.
   auto tensors = lrhost::optim::optimizer_state_tensors(*s.optimizer);
   tensors[1].second = torch::zeros({1});
   lrhost::io::write_safetensors(dir / "optimizer_state.safetensors", tensors);
   auto fresh = make_setup();
-  CHECK(contains(error_of([&] { lrhost::optim::load_optimizer_state(*fresh.optimizer, dir.path); }),
+  CHECK(contains(described_error([&] { lrhost::optim::load_optimizer_state(*fresh.optimizer, dir.path); }),
                  "optimizer_state.safetensors: 'state/0/exp_avg' is [1]"));
   // Truncated JSON.
   write_text(dir / "optimizer_param_groups.json", "[{\"lr\": 0.1");
-  CHECK(contains(error_of([&] { lrhost::optim::load_optimizer_state(*fresh.optimizer, dir.path); }),
+  CHECK(contains(described_error([&] { lrhost::optim::load_optimizer_state(*fresh.optimizer, dir.path); }),
                  "optimizer_param_groups.json: not valid JSON"));
 }
 
@@ -212,7 +198,7 @@ TEST_CASE("the CPU generator state round trips through rng_state.safetensors") {
   CHECK((content.at("torch_rng_state").dim() == 1));
   lrhost::io::write_safetensors(dir / "rng_state.safetensors",
                                   {{"torch_rng_state", torch::zeros({3}, torch::kUInt8)}});
-  CHECK(contains(error_of([&] { lrhost::ckpt::load_rng_state(dir.path); }), "rng_state.safetensors"));
+  CHECK(contains(described_error([&] { lrhost::ckpt::load_rng_state(dir.path); }), "rng_state.safetensors"));
 }
 
 TEST_CASE("training_step.json: LeRobot's fields plus the sampler, and the old layout") {
@@ -235,9 +221,9 @@ TEST_CASE("training_step.json: LeRobot's fields plus the sampler, and the old la
   CHECK((old.dp_world_size == 4));
   CHECK(old.sampler.is_null());
   write_text(dir / "training_step.json", "{\"step\": ");
-  CHECK(contains(error_of([&] { lrhost::ckpt::load_training_step(dir.path); }), "training_step.json: not valid JSON"));
+  CHECK(contains(described_error([&] { lrhost::ckpt::load_training_step(dir.path); }), "training_step.json: not valid JSON"));
   write_text(dir / "training_step.json", "{\"step\": \"ten\"}");
-  CHECK(contains(error_of([&] { lrhost::ckpt::load_training_step(dir.path); }), "'step' must be an integer"));
+  CHECK(contains(described_error([&] { lrhost::ckpt::load_training_step(dir.path); }), "'step' must be an integer"));
 }
 
 TEST_CASE("an uncommitted atomic folder disappears; a committed one replaces the old folder") {
@@ -288,7 +274,7 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
     CHECK_MESSAGE(fs::exists(first / file), std::string(file));
   CHECK_FALSE(fs::exists(first / "pretrained_model/train_launch.json"));  // no recipe, no snapshot
   CHECK(fs::read_symlink(dir / "checkpoints" / "last") == "000002");  // relative
-  CHECK(ordered_json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) ==
+  CHECK(json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) ==
         options.train_config);
   train(a, 2, 2);
   manager.save(4, targets);
@@ -342,14 +328,14 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   CHECK((lrhost::ckpt::resolve_checkpoint_dir(dir / "checkpoints" / "000004") == dir / "checkpoints" / "000004"));
   CHECK((lrhost::ckpt::resolve_checkpoint_dir(third / "pretrained_model") == third));
   CHECK(contains(
-      error_of([&] { lrhost::ckpt::resolve_checkpoint_dir(dir / "checkpoints" / "000004" / "training_state"); }),
+      described_error([&] { lrhost::ckpt::resolve_checkpoint_dir(dir / "checkpoints" / "000004" / "training_state"); }),
       "is not a checkpoint folder"));
   // An explicit incomplete checkpoint is refused.
-  CHECK(contains(error_of([&] { manager.find_resume_dir(aside / "000008"); }), "incomplete checkpoint"));
+  CHECK(contains(described_error([&] { manager.find_resume_dir(aside / "000008"); }), "incomplete checkpoint"));
   // A corrupt file of the chosen checkpoint is an error naming it, not a silent fresh start.
   write_text(third / "training_state" / "scheduler_state.json", "{");
   auto c = make_setup();
-  CHECK(contains(error_of([&] {
+  CHECK(contains(described_error([&] {
                    resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr});
                  }),
                  "scheduler_state.json: not valid JSON"));

@@ -11,16 +11,13 @@
 #include "host/io/safetensors.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::write_text;
+
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 using lrhost::test::TempDir;
 
 namespace {
-
-void write(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file) << text;
-}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -48,18 +45,18 @@ TEST_CASE("checkpoint info: leads with the training summary and names the recipe
   TempDir dir("checkpoint_info");
   const fs::path step = dir / "checkpoints/000040";
   // config.json as LeRobot orders it: the publishing fields first.
-  write(step / "pretrained_model/config.json",
+  write_text(step / "pretrained_model/config.json",
         R"({"type": "mlp", "push_to_hub": false, "repo_id": null, "private": null, "license": null,
             "device": "cpu", "use_amp": false, "hidden_dims": [8], "n_obs_steps": 1})");
-  write(step / "pretrained_model/train_config.json",
+  write_text(step / "pretrained_model/train_config.json",
         R"({"push_to_hub": false, "license": "apache-2.0", "steps": 40, "batch_size": 4,
             "optimizer": {"lr": 0.003}, "dataset": {"root": "/data/push"}, "resume": false})");
-  write(step / "pretrained_model/train_launch.json",
+  write_text(step / "pretrained_model/train_launch.json",
         R"({"recipe": "/home/me/recipes/train.lua", "overrides": ["steps=40"], "recipe_copy": "train_recipe.lua",
             "modules": []})");
-  write(step / "pretrained_model/train_recipe.lua", "-- copy\n");
+  write_text(step / "pretrained_model/train_recipe.lua", "-- copy\n");
   lrhost::io::write_safetensors(step / "pretrained_model/model.safetensors", {{"w", torch::zeros({2})}});
-  write(step / "training_state/training_step.json",
+  write_text(step / "training_state/training_step.json",
         R"({"step": 40, "dp_world_size": 1, "batch_size": 4, "grad_accum_steps": 1})");
 
   const std::string text = lrhost::cli::checkpoint_info(step);

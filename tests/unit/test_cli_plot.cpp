@@ -18,17 +18,12 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::read_bytes;
+
 namespace fs = std::filesystem;
 using lrhost::test::TempDir;
 
 namespace {
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream input(file, std::ios::binary);
-  std::ostringstream text;
-  text << input.rdbuf();
-  return text.str();
-}
 
 uint32_t big_endian_u32(const std::string& bytes, std::size_t at) {
   uint32_t value = 0;

@@ -40,6 +40,9 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+using lrhost::test::write_text;
+
 using namespace lrhost;
 using namespace lrhost::data;
 namespace fs = std::filesystem;
@@ -52,17 +55,11 @@ using lrhost::test::TempDir;
 
 using lrhost::test::error_of;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 #define CHECK_HAS(text, part) CHECK_MESSAGE(contains(text, part), "'" << (part) << "' not in: " << (text))
 
 ojson read_json(const fs::path& file) {
   std::ifstream in(file);
   return ojson::parse(in);
-}
-void write_text(const fs::path& file, const std::string& text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
 }
 void edit_info(const fs::path& root, const std::function<void(ojson&)>& edit) {
   ojson info = read_json(root / "meta" / "info.json");

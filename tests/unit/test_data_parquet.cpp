@@ -15,6 +15,9 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+using lrhost::test::read_bytes;
+
 using namespace lrhost::data;
 using lrhost::util::DataError;
 using lrhost::util::IoError;
@@ -35,11 +38,6 @@ void write_bytes(const fs::path& path, const std::string& bytes) {
   out << bytes;
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Message of the exception `body` throws as E; fails the test when it throws nothing or another type.
 template <class E, class F>
 std::string message_of(F&& body) {
@@ -52,10 +50,6 @@ std::string message_of(F&& body) {
   }
   FAIL("did not throw");
   return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // Deterministic per-row-group data: row group g, rows r gives distinct values in every column.

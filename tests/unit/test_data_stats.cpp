@@ -21,6 +21,8 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::write_text;
+
 namespace fs = std::filesystem;
 using lrhost::data::aggregate_stats;
 using lrhost::data::aggregate_stats_sequential;
@@ -79,11 +81,6 @@ torch::Tensor img(int64_t n, int64_t c, int64_t h, int64_t w) {
 }
 
 using lrhost::test::TempDir;
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream out(file);
-  out << text;
-}
 
 std::string read_text(const fs::path& file) {
   std::ifstream in(file);

@@ -7,6 +7,10 @@
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
+#include "test_support.hpp"
+
+using lrhost::test::described_error;
+using lrhost::test::small_mlp;
 
 using lrhost::dist::fsdp::find_wrap_units;
 using lrhost::dist::fsdp::make_param_spec;
@@ -19,20 +23,6 @@ using lrhost::util::ConfigError;
 using nlohmann::json;
 
 namespace {
-
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const ConfigError& error) {
-    return lrhost::util::describe(error);  // message and hint
-  }
-  return "";
-}
-
-std::shared_ptr<lrhost::policy::Policy> small_mlp() {
-  return lrhost::policy::create_policy(
-      json{{"type", "mlp"}, {"input_dim", 5}, {"output_dim", 3}, {"hidden_dims", {7, 4}}}, {});
-}
 
 // A policy that declares no wrap units.
 class PlainPolicy : public lrhost::policy::Policy {
@@ -164,16 +154,16 @@ TEST_CASE("fsdp parameter groups: trainable before frozen, one per dtype, in ord
 
 TEST_CASE("fsdp wrap units: refusals name the policy's module types") {
   auto mlp = small_mlp();
-  auto unknown = error_of([&] { find_wrap_units(*mlp, {"ACTEncoderLayer"}); });
+  auto unknown = described_error<ConfigError>([&] { find_wrap_units(*mlp, {"ACTEncoderLayer"}); });
   CHECK(unknown.find("'ACTEncoderLayer' matches no module of policy 'mlp'") != std::string::npos);
   CHECK(unknown.find("MlpLinear") != std::string::npos);
   CHECK(unknown.find("ReLU") != std::string::npos);
 
-  auto unhookable = error_of([&] { find_wrap_units(*mlp, {"ReLU"}); });
+  auto unhookable = described_error<ConfigError>([&] { find_wrap_units(*mlp, {"ReLU"}); });
   CHECK(unhookable.find("'ReLU' cannot be an FSDP unit") != std::string::npos);
 
   auto plain = std::make_shared<PlainPolicy>();
-  auto none = error_of([&] { find_wrap_units(*plain, {}); });
+  auto none = described_error<ConfigError>([&] { find_wrap_units(*plain, {}); });
   CHECK(none.find("declares no wrap-unit module types") != std::string::npos);
   CHECK(none.find("Linear") != std::string::npos);
 }

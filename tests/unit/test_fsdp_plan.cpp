@@ -11,6 +11,10 @@
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
+#include "test_support.hpp"
+
+using lrhost::test::described_error;
+using lrhost::test::small_mlp;
 
 using lrhost::accel::make_memory_plan;
 using lrhost::accel::MemoryPlan;
@@ -19,26 +23,11 @@ using nlohmann::json;
 
 namespace {
 
-// Layers [7,5]+[7], [4,7]+[4], [3,4]+[3]: 42 + 32 + 15 = 89 parameters, three MlpLinear units.
-std::shared_ptr<lrhost::policy::Policy> small_mlp() {
-  return lrhost::policy::create_policy(
-      json{{"type", "mlp"}, {"input_dim", 5}, {"output_dim", 3}, {"hidden_dims", {7, 4}}}, {});
-}
-
 const StrategyMemory& strategy(const MemoryPlan& plan, const std::string& name) {
   for (const auto& s : plan.strategies)
     if (s.name == name) return s;
   FAIL("no strategy " << name);
   return plan.strategies.front();
-}
-
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const lrhost::util::ConfigError& error) {
-    return lrhost::util::describe(error);
-  }
-  return "";
 }
 
 json fsdp_config(int dp_shard, int dp_replicate = 1, bool reshard = true) {
@@ -140,7 +129,9 @@ TEST_CASE("fsdp plan: DDP selected, hybrid naming, frozen parameters in full on 
 
   // The last layer frozen: FSDP shards it too (10 padded elements per rank), without gradients or
   // optimizer state; DDP keeps it whole.
-  for (auto& [name, param] : lrhost::dist::fsdp::find_wrap_units(*mlp, {}).back().params) param.set_requires_grad(false);
+  // (The units are held in a variable: a range-for over a member of a temporary would dangle.)
+  const auto units = lrhost::dist::fsdp::find_wrap_units(*mlp, {});
+  for (auto& [name, param] : units.back().params) param.set_requires_grad(false);
   auto frozen = make_memory_plan(*mlp, fsdp_config(2), 2);
   CHECK(frozen.trainable == 74);
   REQUIRE(frozen.units.size() == 3);
@@ -155,8 +146,7 @@ TEST_CASE("fsdp plan: DDP selected, hybrid naming, frozen parameters in full on 
   // A bf16 layer counts 2 bytes per element for its parameters, gradients and optimizer state.
   {
     torch::NoGradGuard no_grad;
-    for (auto& [name, param] : lrhost::dist::fsdp::find_wrap_units(*mlp, {}).front().params)
-      param.set_data(param.to(torch::kBFloat16));
+    for (auto& [name, param] : units.front().params) param.set_data(param.to(torch::kBFloat16));
   }
   auto bf16 = make_memory_plan(*mlp, fsdp_config(2), 2);
   auto bf16_zero3 = strategy(bf16, "zero-3");
@@ -189,12 +179,12 @@ TEST_CASE("fsdp plan: text and JSON forms") {
 
 TEST_CASE("fsdp plan: refusals") {
   auto mlp = small_mlp();
-  auto sizes = error_of([&] { make_memory_plan(*mlp, fsdp_config(3), 2); });
+  auto sizes = described_error<ConfigError>([&] { make_memory_plan(*mlp, fsdp_config(3), 2); });
   CHECK(sizes.find("dp_shard (3) x dp_replicate (1) must equal the number of ranks (2)") != std::string::npos);
 
   auto config = fsdp_config(2);
   config["accelerator"]["fsdp"]["wrap_modules"] = {"Nope"};
-  auto unknown = error_of([&] { make_memory_plan(*mlp, config, 2); });
+  auto unknown = described_error<ConfigError>([&] { make_memory_plan(*mlp, config, 2); });
   CHECK(unknown.find("'Nope' matches no module of policy 'mlp'") != std::string::npos);
   CHECK(unknown.find("MlpLinear") != std::string::npos);
 }

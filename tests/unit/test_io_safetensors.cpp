@@ -11,16 +11,13 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::read_bytes;
+
 using namespace lrhost::io;
 using lrhost::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // A file built by hand: header JSON (padded by nothing) and `data` bytes.
 std::string raw_file(const std::string& header, const std::string& data) {
   std::string out(8, '\0');

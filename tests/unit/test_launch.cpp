@@ -22,6 +22,9 @@
 #include "host/launch/run_dir.hpp"
 #include "host/launch/signals.hpp"
 #include "host/util/error.hpp"
+#include "test_support.hpp"
+
+using lrhost::test::contains;
 
 using namespace lrhost::launch;
 using lrhost::util::ConfigError;
@@ -41,20 +44,9 @@ int status_of_child(void (*body)()) {
   return status;
 }
 
-bool contains(const std::vector<std::string>& items, const std::string& item) {
-  return std::find(items.begin(), items.end(), item) != items.end();
-}
-
-// std::filesystem::remove_all is avoided: the libtorch.so of the pinned wheel exports its own copy
-// of that symbol, which crashes on a non-empty folder when the dynamic linker binds to it.
-void remove_tree(const std::filesystem::path& path) {
-  std::string command = "rm -rf '" + path.string() + "'";
-  CHECK(std::system(command.c_str()) == 0);
-}
-
 std::filesystem::path temporary_folder(const std::string& name) {
   auto path = std::filesystem::temp_directory_path() / ("lrhost_test_launch_" + name + "_" + std::to_string(getpid()));
-  remove_tree(path);
+  lrhost::test::remove_tree(path);
   return path;
 }
 
@@ -215,7 +207,7 @@ TEST_CASE("run directory names") {
   create_run_dir(dir);
   CHECK(std::filesystem::is_directory(dir / "logs"));
   CHECK(std::filesystem::is_directory(dir / "errors"));
-  remove_tree(dir);
+  lrhost::test::remove_tree(dir);
 }
 
 TEST_CASE("error file round trip") {
@@ -252,7 +244,7 @@ TEST_CASE("error file round trip") {
   CHECK_THROWS_AS(read_error_file(dir / "bad.json"), IoError);
   std::ofstream(dir / "wrong_type.json") << R"({"message": "m", "rank": "one"})";
   CHECK_THROWS_AS(read_error_file(dir / "wrong_type.json"), IoError);
-  remove_tree(dir);
+  lrhost::test::remove_tree(dir);
 }
 
 TEST_CASE("errors caused by a peer going away are consequences, everything else a cause") {
@@ -430,7 +422,7 @@ TEST_CASE("interrupt report: ends with the command that continues the run, once 
   CHECK(report.find("interrupted by SIGINT") != std::string::npos);
   CHECK(report.find("continue this run from its newest checkpoint with:\n  lrhost resume /data/runs/act\n") !=
         std::string::npos);
-  remove_tree(run);
+  lrhost::test::remove_tree(run);
 }
 
 // The rank side of waiting (host/dist/wait_report.hpp): the sentences a rank prints and raises.

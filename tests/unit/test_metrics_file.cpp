@@ -10,6 +10,8 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+
 namespace fs = std::filesystem;
 using lrhost::metrics::read_metrics_jsonl;
 using lrhost::test::TempDir;
@@ -29,10 +31,6 @@ std::string error_of(const fs::path& file) {
     return error.what();
   }
   return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

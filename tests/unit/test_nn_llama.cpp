@@ -13,6 +13,8 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::write_text;
+
 using namespace lrhost;
 
 namespace {
@@ -32,7 +34,7 @@ nn::LlamaConfig smolvlm2_text_config() {
   return c;
 }
 
-nn::LlamaConfig tiny_config() {
+nn::LlamaConfig tiny_llama_config() {
   nn::LlamaConfig c;
   c.vocab_size = 11;
   c.hidden_size = 32;
@@ -58,10 +60,6 @@ torch::Tensor mixed_mask(int64_t batch, int64_t length) {
   if (batch > 1) mask.index_put_({1, Slice(), Slice(length - 2)}, false);
   if (batch > 2) mask.index_put_({2, Slice(0, 3), Slice(0, 3)}, true);
   return mask;
-}
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream(file) << text;
 }
 
 }  // namespace
@@ -94,7 +92,7 @@ TEST_CASE("a SmolVLM2-500M text layer has transformers' keys and shapes (referen
 }
 
 TEST_CASE("the text model registers embed_tokens, layers and norm; init follows transformers") {
-  auto config = tiny_config();
+  auto config = tiny_llama_config();
   nn::LlamaModel model(config, /*num_layers=*/3);
   auto rows = nn::weight_table(*model, "model.text_model.");
   REQUIRE(rows.size() == 2 + 3 * 9);
@@ -217,7 +215,7 @@ TEST_CASE("SDPA, transformers-eager and SmolVLA-eager attention agree in fp32 wi
 
 TEST_CASE("a decoder layer runs both attention paths alike in fp32 and runs in bf16") {
   torch::manual_seed(5);
-  nn::LlamaModel model(tiny_config());
+  nn::LlamaModel model(tiny_llama_config());
   nn::init_llama_weights(*model, 0.2);
   torch::NoGradGuard no_grad;
   auto x = torch::randn({3, 7, 32});
@@ -278,12 +276,12 @@ TEST_CASE("llama config: text_config of a VLM, both RoPE spellings, and errors n
 
 TEST_CASE("loading a decoder layer's weights names the file and key of a missing or misshaped tensor") {
   test::TempDir dir("llama_weights");
-  nn::LlamaDecoderLayer layer(tiny_config());
+  nn::LlamaDecoderLayer layer(tiny_llama_config());
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : layer->named_parameters()) tensors.emplace_back("layers.3." + item.key(), item.value() + 1);
   const auto good = dir / "good.safetensors";
   io::write_safetensors(good, tensors);
-  nn::LlamaDecoderLayer loaded(tiny_config());
+  nn::LlamaDecoderLayer loaded(tiny_llama_config());
   loaded->to(torch::kBFloat16);
   nn::load_module_weights(*loaded, good, {.prefix = "layers.3."});
   CHECK((loaded->mlp->up_proj->weight.scalar_type() == torch::kBFloat16));

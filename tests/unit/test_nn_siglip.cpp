@@ -25,7 +25,7 @@ const nlohmann::json kSmolVLM2VisionConfig = {
     {"model_type", "smolvlm_vision"}, {"hidden_size", 768},        {"image_size", 512},      {"patch_size", 16},
     {"num_attention_heads", 12},      {"intermediate_size", 3072}, {"num_hidden_layers", 12}};
 
-nn::SiglipVisionConfig tiny_config() {
+nn::SiglipVisionConfig tiny_vision_config() {
   nn::SiglipVisionConfig c;
   c.hidden_size = 16;
   c.intermediate_size = 32;
@@ -228,7 +228,7 @@ TEST_CASE("resize_with_pad: LeRobot's sizes, top-left padding, bilinear without 
 
 TEST_CASE("weight files: a missing or misshaped key names the file and the key; dtypes convert") {
   test::TempDir dir("siglip");
-  nn::SiglipVisionTransformer source(tiny_config());
+  nn::SiglipVisionTransformer source(tiny_vision_config());
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : source->named_parameters())
     tensors.emplace_back("model.vision_model." + item.key(), item.value().detach().to(torch::kBFloat16));
@@ -237,7 +237,7 @@ TEST_CASE("weight files: a missing or misshaped key names the file and the key; 
   io::write_safetensors(good, tensors);
 
   // bf16 file into an fp32 module, and the connector from the same file under its own prefix.
-  nn::SiglipVisionTransformer loaded(tiny_config());
+  nn::SiglipVisionTransformer loaded(tiny_vision_config());
   nn::load_module_weights(*loaded, good, {.prefix = "model.vision_model."});
   CHECK(torch::equal(loaded->encoder->layers->ptr<nn::SiglipEncoderLayerImpl>(1)->mlp->fc2->weight,
                      tensors[3 + 16 + 12].second.to(torch::kFloat32)));
@@ -263,7 +263,7 @@ TEST_CASE("weight files: a missing or misshaped key names the file and the key; 
       util::DataError);
 
   // A bf16 module loads an fp32 file and computes in bf16.
-  nn::SiglipVisionTransformer half(tiny_config());
+  nn::SiglipVisionTransformer half(tiny_vision_config());
   half->to(torch::kBFloat16);
   nn::load_module_weights(*half, good, {.prefix = "model.vision_model."});
   CHECK((half->post_layernorm->weight.scalar_type() == torch::kBFloat16));

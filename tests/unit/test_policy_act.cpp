@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <map>
 #include <set>
@@ -21,6 +22,8 @@
 #include "host/policy/vision/resnet18.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
+
+using lrhost::test::contains;
 
 using lrhost::policy::Batch;
 using lrhost::policy::create_policy;
@@ -211,10 +214,6 @@ std::string error_of(const json& config, const PolicyFeatures& features = make_f
     return lrhost::util::describe(e);
   }
   return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace
@@ -412,6 +411,13 @@ TEST_CASE("act fast paths (folded frozen batch norm, channels-last trunk) equal 
   const auto saved = paths;
   paths = {false, false};
   auto [plain_loss, plain_grads] = loss_and_grads(*policy, batch);
+  // The fast paths only sum in another order. Bound: the first-order rounding bound of the longest
+  // sum in the trunk's gradients, N * eps (N = batch x the stem's output positions, 2 x 48 x 64 for a
+  // 96 x 128 image: the stem's weight gradient sums over every one of them), relative to the tensor's
+  // largest entry. The channels-last trunk (oneDNN's blocked reductions) comes within 0.6 of it here.
+  const auto image_shape = policy->act_config().image_features().front().shape;
+  const double longest_sum = 2.0 * (image_shape[1] / 2) * (image_shape[2] / 2);
+  const double relative = longest_sum * std::numeric_limits<float>::epsilon();
   for (auto setting : {lrhost::policy::FastPaths{true, false}, lrhost::policy::FastPaths{false, true},
                        lrhost::policy::FastPaths{true, true}}) {
     paths = setting;
@@ -420,9 +426,8 @@ TEST_CASE("act fast paths (folded frozen batch norm, channels-last trunk) equal 
     CHECK(std::abs(loss - plain_loss) <= 1e-5 * std::abs(plain_loss));
     for (const auto& [name, want] : plain_grads) {
       INFO(name);
-      // fp32 rounding of a different summation order: relative to the tensor's largest entry.
       const double scale = want.abs().max().item<double>() + 1e-12;
-      CHECK((grads.at(name) - want).abs().max().item<double>() <= 1e-4 * scale);
+      CHECK((grads.at(name) - want).abs().max().item<double>() <= relative * scale);
     }
   }
   paths = saved;
@@ -495,7 +500,8 @@ TEST_CASE("act draws one randn_like(mu) in a training forward and nothing in eva
   auto expected_after_training = torch::randn({4});
   CHECK(torch::equal(next_after(true), expected_after_training));
   torch::manual_seed(21);
-  CHECK(torch::equal(next_after(false), torch::randn({4})));
+  auto expected_after_eval = torch::randn({4});  // drawn first: a call's arguments have no set order
+  CHECK(torch::equal(next_after(false), expected_after_eval));
 }
 
 TEST_CASE("act inference is deterministic in eval mode and returns the whole chunk") {

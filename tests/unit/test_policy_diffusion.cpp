@@ -27,6 +27,7 @@ using lrhost::policy::PolicyFeature;
 using lrhost::policy::PolicyFeatures;
 using lrhost::util::ConfigError;
 using nlohmann::json;
+using nlohmann::ordered_json;
 namespace diffusion = lrhost::policy::diffusion;
 
 namespace {
@@ -304,10 +305,10 @@ TEST_CASE("diffusion config: LeRobot HEAD defaults in field order, and a config.
   CHECK(c["noise_scheduler_type"] == "DDPM");
   CHECK(c["beta_schedule"] == "squaredcos_cap_v2");
   CHECK(c["num_train_timesteps"] == 100);
-  CHECK(c["optimizer_betas"] == json({0.95, 0.999}));
+  CHECK(c["optimizer_betas"] == ordered_json({0.95, 0.999}));
   CHECK(c["resize_shape"].is_null());
   CHECK(c["crop_shape"].is_null());
-  CHECK(c["input_features"]["observation.images.cam0"]["shape"] == json({3, 64, 64}));
+  CHECK(c["input_features"]["observation.images.cam0"]["shape"] == ordered_json({3, 64, 64}));
 
   // config.json -> policy -> the same config and the same weights' keys.
   auto rebuilt = make_policy(c, {});
@@ -323,13 +324,13 @@ TEST_CASE("diffusion config: LeRobot HEAD defaults in field order, and a config.
 TEST_CASE("diffusion config: crop_shape follows resize_shape and crop_ratio as in HEAD's __post_init__") {
   auto features = make_features(2, 2, 1, 64, 64);
   auto derived = make_policy(small_config({{"resize_shape", {40, 50}}, {"crop_ratio", 0.9}}), features);
-  CHECK(derived->config()["crop_shape"] == json({36, 45}));  // int(40 * 0.9), int(50 * 0.9)
+  CHECK(derived->config()["crop_shape"] == ordered_json({36, 45}));  // int(40 * 0.9), int(50 * 0.9)
   // crop_ratio 1.0 with a resize turns the crop off, whatever crop_shape said.
   auto no_crop = make_policy(small_config({{"resize_shape", {40, 50}}, {"crop_shape", {20, 20}}}), features);
   CHECK(no_crop->config()["crop_shape"].is_null());
   // Without a resize, crop_shape is used as given.
   auto crop = make_policy(small_config({{"crop_shape", {60, 56}}}), features);
-  CHECK(crop->config()["crop_shape"] == json({60, 56}));
+  CHECK(crop->config()["crop_shape"] == ordered_json({60, 56}));
   // The pooling grid is sized from the trunk's input: a 60x56 crop gives a 2x2 layer4 map.
   CHECK((crop->model()->rgb_encoders()[0]->named_buffers()["pool.pos_grid"].sizes() == torch::IntArrayRef({4, 2})));
 }
@@ -792,11 +793,11 @@ TEST_CASE("diffusion: LeRobot's presets, normalization and delta indices") {
   auto opt = policy->optimizer_preset();
   CHECK(opt["type"] == "adam");
   CHECK(opt["lr"].get<double>() == 1e-4);
-  CHECK(opt["betas"] == json({0.95, 0.999}));
+  CHECK(opt["betas"] == ordered_json({0.95, 0.999}));
   CHECK(opt["eps"].get<double>() == 1e-8);
   CHECK(opt["weight_decay"].get<double>() == 1e-6);
   CHECK(opt["grad_clip_norm"].get<double>() == 10.0);
-  CHECK(policy->scheduler_preset() == json({{"type", "cosine_with_warmup"}, {"warmup_steps", 500}}));
+  CHECK(policy->scheduler_preset() == ordered_json({{"type", "cosine_with_warmup"}, {"warmup_steps", 500}}));
   CHECK((policy->normalization_mapping() ==
          std::map<std::string, std::string>{{"VISUAL", "MEAN_STD"}, {"STATE", "MIN_MAX"}, {"ACTION", "MIN_MAX"}}));
   auto deltas = policy->delta_indices();
@@ -813,7 +814,7 @@ TEST_CASE("diffusion: LeRobot's presets, normalization and delta indices") {
 
   auto linear = make_policy(small_config({{"scheduler_name", "linear"}, {"scheduler_warmup_steps", 7}}),
                             make_features(2, 2, 1, 32, 32));
-  CHECK(linear->scheduler_preset() == json({{"type", "linear_with_warmup"}, {"warmup_steps", 7}}));
+  CHECK(linear->scheduler_preset() == ordered_json({{"type", "linear_with_warmup"}, {"warmup_steps", 7}}));
   auto odd = make_policy(small_config({{"scheduler_name", "cosine_with_restarts"}}), make_features(2, 2, 1, 32, 32));
   CHECK_THROWS_AS(odd->scheduler_preset(), lrhost::util::NotImplemented);
 }

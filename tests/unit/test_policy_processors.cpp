@@ -12,6 +12,8 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::write_text;
+
 using lrhost::data::DatasetStats;
 using lrhost::data::FeatureStats;
 using lrhost::policy::Batch;
@@ -51,11 +53,6 @@ DatasetStats stats() {
 
 const std::vector<std::pair<std::string, std::string>> kMap{
     {"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MIN_MAX"}};
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 std::string load_error(const std::filesystem::path& dir) {
   try {

@@ -26,6 +26,7 @@ using lrhost::policy::create_policy;
 using lrhost::policy::PolicyFeatures;
 using lrhost::policy::smolvla::SmolVLAPolicy;
 using nlohmann::json;
+using nlohmann::ordered_json;
 namespace smolvla = lrhost::policy::smolvla;
 namespace fs = std::filesystem;
 
@@ -304,7 +305,7 @@ TEST_CASE("smolvla: config defaults, round trip and LeRobot's validation") {
   auto preset = policy->scheduler_preset();
   CHECK(preset["type"] == "cosine_decay_with_warmup");
   CHECK(preset["decay_lr_ratio"].get<double>() == doctest::Approx(0.025));
-  CHECK((policy->optimizer_preset()["betas"] == json::array({0.9, 0.95})));
+  CHECK((policy->optimizer_preset()["betas"] == ordered_json::array({0.9, 0.95})));
   CHECK(policy->delta_indices().at("action").size() == 5);
 
   using lrhost::util::ConfigError;

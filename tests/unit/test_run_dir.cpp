@@ -29,6 +29,8 @@
 #include "host/util/log_file.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+
 namespace fs = std::filesystem;
 using namespace lrhost::launch;
 using lrhost::test::TempDir;
@@ -86,10 +88,6 @@ std::string lock_error(const fs::path& run_dir) {
     return error.what();
   }
   return "";
-}
-
-bool contains(const std::vector<std::string>& items, const std::string& item) {
-  return std::find(items.begin(), items.end(), item) != items.end();
 }
 
 }  // namespace

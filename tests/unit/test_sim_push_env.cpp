@@ -18,6 +18,8 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::test::contains;
+
 using namespace lrhost;
 using sim::PushEnv;
 using sim::PushEnvOptions;
@@ -25,9 +27,6 @@ using sim::PushEnvOptions;
 using lrhost::test::error_of;
 
 namespace {
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 #define CHECK_HAS(text, part) CHECK_MESSAGE(contains(text, part), "'" << (part) << "' not in: " << (text))
 
 bool same(const sim::Observation& a, const sim::Observation& b) {

@@ -1,16 +1,24 @@
-// Shared helpers of the unit tests: committed fixture files, and scratch folders (a fresh folder
-// under the system temp folder, removed with everything in it at scope exit).
+// Shared helpers of the unit tests: committed fixture files, scratch folders (a fresh folder under the
+// system temp folder, removed with everything in it at scope exit), small file and text helpers, and
+// the text of an expected error. Every test file shares one translation unit with others (unity
+// build), so helpers that several files need live here, once.
 #pragma once
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/policy/registry.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::test {
 
@@ -35,6 +43,43 @@ std::string error_of(F&& f) {
   }
   FAIL("no exception was thrown");
   return {};
+}
+
+// util::describe (message and hint) of the `E` that `body` throws; "" when it throws nothing (an
+// exception of another type propagates and fails the test).
+template <typename E = util::Error>
+std::string described_error(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const E& error) {
+    return util::describe(error);
+  }
+  return "";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// Writes `text` to `file` byte for byte, replacing it, creating its folder first.
+inline void write_text(const std::filesystem::path& file, const std::string& text) {
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// The bytes of `file` ("" when it cannot be read).
+inline std::string read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// An MLP policy with layers [7,5]+[7], [4,7]+[4], [3,4]+[3]: 42 + 32 + 15 = 89 parameters in three
+// MlpLinear wrap units.
+inline std::shared_ptr<policy::Policy> small_mlp() {
+  return policy::create_policy(
+      nlohmann::json{{"type", "mlp"}, {"input_dim", 5}, {"output_dim", 3}, {"hidden_dims", {7, 4}}}, {});
 }
 
 struct TempDir {

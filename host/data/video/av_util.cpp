@@ -34,6 +34,8 @@ FramePtr ref_frame(const AVFrame* source) {
   return frame;
 }
 
+std::string quoted(const std::filesystem::path& file) { return "'" + file.string() + "'"; }
+
 std::string error_text(int code) {
   char buffer[AV_ERROR_MAX_STRING_SIZE] = {};
   if (av_strerror(code, buffer, sizeof buffer) < 0) std::snprintf(buffer, sizeof buffer, "error %d", code);

@@ -14,6 +14,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -51,6 +52,9 @@ CodecContextPtr make_codec_context(const AVCodec* codec);
 
 // A new reference to `source` (shares the buffers); throws on failure.
 FramePtr ref_frame(const AVFrame* source);
+
+// A file's path in single quotes, as our error messages name files.
+std::string quoted(const std::filesystem::path& file);
 
 // FFmpeg's description of an error code ("Invalid data found when processing input").
 std::string error_text(int code);

@@ -23,20 +23,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quoted(const fs::path& file) { return "'" + file.string() + "'"; }
-
 av::InputFormatPtr open_input(const fs::path& file) {
   av::install_log_forwarding();
   std::error_code ec;
-  if (!fs::exists(file, ec)) throw util::IoError("video file not found: " + quoted(file));
-  if (fs::is_directory(file, ec)) throw util::IoError("video path is a directory, not a file: " + quoted(file));
+  if (!fs::exists(file, ec)) throw util::IoError("video file not found: " + av::quoted(file));
+  if (fs::is_directory(file, ec)) throw util::IoError("video path is a directory, not a file: " + av::quoted(file));
   AVFormatContext* raw = nullptr;
   int result = avformat_open_input(&raw, file.c_str(), nullptr, nullptr);
-  if (result < 0) throw util::IoError("cannot open video " + quoted(file) + ": " + av::error_text(result));
+  if (result < 0) throw util::IoError("cannot open video " + av::quoted(file) + ": " + av::error_text(result));
   av::InputFormatPtr format(raw);
   result = avformat_find_stream_info(format.get(), nullptr);
   if (result < 0)
-    throw util::IoError("cannot read the streams of video " + quoted(file) + ": " + av::error_text(result));
+    throw util::IoError("cannot read the streams of video " + av::quoted(file) + ": " + av::error_text(result));
   return format;
 }
 
@@ -47,7 +45,7 @@ int first_video_stream(const AVFormatContext* format, const fs::path& file) {
     if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC))
       return static_cast<int>(i);
   }
-  throw util::IoError("no video stream in " + quoted(file));
+  throw util::IoError("no video stream in " + av::quoted(file));
 }
 
 bool valid(AVRational rate) { return rate.num > 0 && rate.den > 0; }
@@ -118,7 +116,7 @@ struct VideoReader::Impl {
     stream = format->streams[stream_index];
     info = make_info(format.get(), stream_index);
     if (info.width <= 0 || info.height <= 0)
-      throw util::IoError("video " + quoted(file) + " has no valid frame size");
+      throw util::IoError("video " + av::quoted(file) + " has no valid frame size");
     // Other streams (audio, data) are never read into packets we keep.
     for (unsigned i = 0; i < format->nb_streams; ++i)
       if (static_cast<int>(i) != stream_index) format->streams[i]->discard = AVDISCARD_ALL;
@@ -136,16 +134,16 @@ struct VideoReader::Impl {
     if (parameters->codec_id == AV_CODEC_ID_AV1) codec = avcodec_find_decoder_by_name("libdav1d");
     if (!codec) codec = avcodec_find_decoder(parameters->codec_id);
     if (!codec)
-      throw util::IoError("no decoder for codec '" + info.codec + "' of video " + quoted(file),
+      throw util::IoError("no decoder for codec '" + info.codec + "' of video " + av::quoted(file),
                           "this FFmpeg build lacks a decoder for it; re-encode the video (e.g. to AV1 or H.264)");
     decoder = av::make_codec_context(codec);
     int result = avcodec_parameters_to_context(decoder.get(), parameters);
-    if (result < 0) throw util::IoError("cannot set up the decoder of video " + quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot set up the decoder of video " + av::quoted(file) + ": " + av::error_text(result));
     decoder->pkt_timebase = stream->time_base;
     decoder->thread_count = std::max(1, options.decoder_threads);
     result = avcodec_open2(decoder.get(), codec, nullptr);
     if (result < 0)
-      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + quoted(file) + ": " +
+      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + av::quoted(file) + ": " +
                           av::error_text(result));
   }
 
@@ -165,7 +163,7 @@ struct VideoReader::Impl {
     int result = av_seek_frame(format.get(), stream_index, ticks, AVSEEK_FLAG_BACKWARD);
     if (result < 0) result = av_seek_frame(format.get(), stream_index, first_ticks(), AVSEEK_FLAG_BACKWARD);
     if (result < 0)
-      throw util::IoError(fmt::format("cannot seek in video {} to t={:.6f}s: {}", quoted(file),
+      throw util::IoError(fmt::format("cannot seek in video {} to t={:.6f}s: {}", av::quoted(file),
                                       av::seconds(ticks, stream->time_base), av::error_text(result)));
     avcodec_flush_buffers(decoder.get());
     retained.clear();
@@ -199,7 +197,7 @@ struct VideoReader::Impl {
         break;
       }
       if (result != AVERROR(EAGAIN))
-        throw util::IoError("cannot decode video " + quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot decode video " + av::quoted(file) + ": " + av::error_text(result),
                             "the file may be corrupt or truncated");
       if (flushing) {  // a drained decoder should report EOF, never ask for input
         drained = true;
@@ -212,7 +210,7 @@ struct VideoReader::Impl {
         continue;
       }
       if (result < 0)
-        throw util::IoError("cannot read video " + quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot read video " + av::quoted(file) + ": " + av::error_text(result),
                             "the file may be corrupt or truncated");
       if (packet->stream_index != stream_index) {
         av_packet_unref(packet.get());
@@ -223,7 +221,7 @@ struct VideoReader::Impl {
       result = avcodec_send_packet(decoder.get(), packet.get());
       av_packet_unref(packet.get());
       if (result < 0 && result != AVERROR(EAGAIN))
-        throw util::IoError("cannot decode video " + quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot decode video " + av::quoted(file) + ": " + av::error_text(result),
                             "the file may be corrupt or truncated");
     }
     return nullptr;
@@ -273,7 +271,7 @@ struct VideoReader::Impl {
     sws.reset(context);
     if (!context) {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(source->format));
-      throw util::IoError("cannot convert frames of video " + quoted(file) + " from pixel format '" +
+      throw util::IoError("cannot convert frames of video " + av::quoted(file) + " from pixel format '" +
                           (name ? name : "unknown") + "' to RGB");
     }
     if (!(key == sws_key)) {
@@ -298,16 +296,16 @@ struct VideoReader::Impl {
     uint8_t* target[4] = {hwc.data_ptr<uint8_t>(), nullptr, nullptr, nullptr};
     int target_stride[4] = {width * 3, 0, 0, 0};
     int rows = sws_scale(context, source->data, source->linesize, 0, source->height, target, target_stride);
-    if (rows != height) throw util::IoError("cannot convert a frame of video " + quoted(file) + " to RGB");
+    if (rows != height) throw util::IoError("cannot convert a frame of video " + av::quoted(file) + " to RGB");
     chw.copy_(hwc.permute({2, 0, 1}));
   }
 
   torch::Tensor frames_at(std::span<const double> times, double tolerance_s, std::vector<double>* found_times) {
     if (!(tolerance_s >= 0))
-      throw util::DataError(fmt::format("video {}: tolerance_s must be >= 0, got {}", quoted(file), tolerance_s));
+      throw util::DataError(fmt::format("video {}: tolerance_s must be >= 0, got {}", av::quoted(file), tolerance_s));
     for (double t : times)
       if (!std::isfinite(t) || std::abs(t) > 1e9)
-        throw util::DataError(fmt::format("video {}: query time {} is not a valid time in seconds", quoted(file), t));
+        throw util::DataError(fmt::format("video {}: query time {} is not a valid time in seconds", av::quoted(file), t));
     std::vector<double> queries(times.begin(), times.end());
     std::sort(queries.begin(), queries.end());
     queries.erase(std::unique(queries.begin(), queries.end()), queries.end());
@@ -337,7 +335,7 @@ struct VideoReader::Impl {
         consider(decoded->frame.get(), decoded->time);
       }
       if (next < queries.size() && !previous)
-        throw util::IoError("no frame could be decoded from video " + quoted(file), "the file may be corrupt or truncated");
+        throw util::IoError("no frame could be decoded from video " + av::quoted(file), "the file may be corrupt or truncated");
       for (; next < queries.size(); ++next) chosen[next] = Decoded{av::ref_frame(previous.get()), previous_time};
 
       for (std::size_t i = 0; i < queries.size(); ++i) {
@@ -346,7 +344,7 @@ struct VideoReader::Impl {
           throw util::DataError(
               fmt::format("video {}: no frame near t={:.6f}s; the nearest frame is at t={:.6f}s, {:.6f}s away "
                           "(tolerance_s={})",
-                          quoted(file), queries[i], chosen[i].time, distance, tolerance_s),
+                          av::quoted(file), queries[i], chosen[i].time, distance, tolerance_s),
               "the video's frame times do not match the dataset's timestamps (check fps in meta/info.json and "
               "the episode's from_timestamp), or the video is shorter than the episode");
       }

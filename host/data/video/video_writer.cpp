@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quoted(const fs::path& file) { return "'" + file.string() + "'"; }
-
 const AVCodec* find_encoder(const std::string& name) {
   // LeRobot accepts "av1" as an alias of libsvtav1.
   const std::string resolved = name == "av1" ? "libsvtav1" : name;
@@ -138,14 +136,14 @@ struct VideoWriter::Impl {
   Impl(const fs::path& path, int frame_width, int frame_height, int frame_rate, VideoWriterOptions writer_options)
       : file(path), width(frame_width), height(frame_height), fps(frame_rate), options(std::move(writer_options)) {
     av::install_log_forwarding();
-    if (fps <= 0) throw util::ConfigError(fmt::format("video {}: fps must be positive, got {}", quoted(file), fps));
+    if (fps <= 0) throw util::ConfigError(fmt::format("video {}: fps must be positive, got {}", av::quoted(file), fps));
     pix_fmt = av_get_pix_fmt(options.pix_fmt.c_str());
     if (pix_fmt == AV_PIX_FMT_NONE)
-      throw util::ConfigError("video " + quoted(file) + ": unknown pixel format '" + options.pix_fmt + "'");
+      throw util::ConfigError("video " + av::quoted(file) + ": unknown pixel format '" + options.pix_fmt + "'");
     const AVPixFmtDescriptor* descriptor = av_pix_fmt_desc_get(pix_fmt);
     int align_w = 1 << descriptor->log2_chroma_w, align_h = 1 << descriptor->log2_chroma_h;
     if (width <= 0 || height <= 0 || width % align_w != 0 || height % align_h != 0)
-      throw util::DataError(fmt::format("video {}: cannot encode {}x{} frames in {}", quoted(file), width, height,
+      throw util::DataError(fmt::format("video {}: cannot encode {}x{} frames in {}", av::quoted(file), width, height,
                                         options.pix_fmt),
                             "width and height must be positive, and even for 4:2:0 pixel formats");
 
@@ -153,12 +151,12 @@ struct VideoWriter::Impl {
     int result = avformat_alloc_output_context2(&output.context, nullptr, nullptr, file.c_str());
     if (result < 0 || !output.context) result = avformat_alloc_output_context2(&output.context, nullptr, "mp4", file.c_str());
     if (result < 0 || !output.context)
-      throw util::IoError("cannot create a muxer for video " + quoted(file) + ": " + av::error_text(result));
+      throw util::IoError("cannot create a muxer for video " + av::quoted(file) + ": " + av::error_text(result));
 
     // The file first: a path that cannot be written fails before any encoder exists.
     if (!(output.context->oformat->flags & AVFMT_NOFILE)) {
       result = avio_open(&output.context->pb, file.c_str(), AVIO_FLAG_WRITE);
-      if (result < 0) throw util::IoError("cannot create video file " + quoted(file) + ": " + av::error_text(result));
+      if (result < 0) throw util::IoError("cannot create video file " + av::quoted(file) + ": " + av::error_text(result));
       output.opened = true;
     }
 
@@ -168,23 +166,23 @@ struct VideoWriter::Impl {
       std::string second_failure;
       opened = open_encoder(options.fallback_codec, second_failure);
       if (!opened)
-        throw util::IoError("cannot encode video " + quoted(file) + ": " + first_failure + "; fallback: " + second_failure);
-      spdlog::warn("video {}: {}; encoding with {} instead", quoted(file), first_failure, codec_name);
+        throw util::IoError("cannot encode video " + av::quoted(file) + ": " + first_failure + "; fallback: " + second_failure);
+      spdlog::warn("video {}: {}; encoding with {} instead", av::quoted(file), first_failure, codec_name);
     }
-    if (!opened) throw util::IoError("cannot encode video " + quoted(file) + ": " + first_failure);
+    if (!opened) throw util::IoError("cannot encode video " + av::quoted(file) + ": " + first_failure);
 
     stream = avformat_new_stream(output.context, nullptr);
     if (!stream) throw std::bad_alloc();
     stream->time_base = encoder->time_base;
     stream->avg_frame_rate = encoder->framerate;
     result = avcodec_parameters_from_context(stream->codecpar, encoder.context);
-    if (result < 0) throw util::IoError("cannot set up the stream of video " + quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot set up the stream of video " + av::quoted(file) + ": " + av::error_text(result));
 
     AVDictionary* muxer_options = nullptr;
     av_dict_set(&muxer_options, "movflags", "faststart", 0);
     result = avformat_write_header(output.context, &muxer_options);
     av_dict_free(&muxer_options);
-    if (result < 0) throw util::IoError("cannot write the header of video " + quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot write the header of video " + av::quoted(file) + ": " + av::error_text(result));
 
     frame->format = pix_fmt;
     frame->width = width;
@@ -193,7 +191,7 @@ struct VideoWriter::Impl {
     if (result < 0) throw std::bad_alloc();
     sws.reset(sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, pix_fmt, SWS_BILINEAR, nullptr, nullptr,
                              nullptr));
-    if (!sws) throw util::IoError("video " + quoted(file) + ": cannot convert RGB frames to " + options.pix_fmt);
+    if (!sws) throw util::IoError("video " + av::quoted(file) + ": cannot convert RGB frames to " + options.pix_fmt);
   }
 
   // Opens encoder `name` into `encoder`; false with the reason in `why` (missing, refused settings).
@@ -245,7 +243,7 @@ struct VideoWriter::Impl {
       encoder.close();
       return false;
     }
-    if (!ignored.empty()) spdlog::warn("video {}: encoder {} ignored options {}", quoted(file), codec_id, ignored);
+    if (!ignored.empty()) spdlog::warn("video {}: encoder {} ignored options {}", av::quoted(file), codec_id, ignored);
     codec_name = codec_id;
     return true;
   }
@@ -255,20 +253,20 @@ struct VideoWriter::Impl {
     while (true) {
       int result = avcodec_receive_packet(encoder.context, packet.get());
       if (result == AVERROR(EAGAIN) || result == AVERROR_EOF) return;
-      if (result < 0) throw util::IoError("cannot encode video " + quoted(file) + ": " + av::error_text(result));
+      if (result < 0) throw util::IoError("cannot encode video " + av::quoted(file) + ": " + av::error_text(result));
       if (packet->duration == 0) packet->duration = 1;  // the last frame's duration sets the track's
       av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
       packet->stream_index = stream->index;
       result = av_interleaved_write_frame(output.context, packet.get());
-      if (result < 0) throw util::IoError("cannot write video file " + quoted(file) + ": " + av::error_text(result));
+      if (result < 0) throw util::IoError("cannot write video file " + av::quoted(file) + ": " + av::error_text(result));
     }
   }
 
   void write(const torch::Tensor& image) {
-    if (finished) throw util::IoError("video " + quoted(file) + ": write() after finish()");
+    if (finished) throw util::IoError("video " + av::quoted(file) + ": write() after finish()");
     if (image.dim() != 3 || image.size(0) != height || image.size(1) != width || image.size(2) != 3 ||
         image.scalar_type() != torch::kUInt8)
-      throw util::DataError(fmt::format("video {}: a frame must be uint8 [{},{},3] (H,W,RGB), got {} {}", quoted(file),
+      throw util::DataError(fmt::format("video {}: a frame must be uint8 [{},{},3] (H,W,RGB), got {} {}", av::quoted(file),
                                         height, width, std::string(c10::toString(image.scalar_type())),
                                         fmt::join(image.sizes(), "x")));
     torch::Tensor rgb = image.to(torch::kCPU).contiguous();
@@ -285,7 +283,7 @@ struct VideoWriter::Impl {
     frame->pkt_duration = 1;
 #endif
     result = avcodec_send_frame(encoder.context, frame.get());
-    if (result < 0) throw util::IoError("cannot encode video " + quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot encode video " + av::quoted(file) + ": " + av::error_text(result));
     ++encoder.frames_sent;
     ++written;
     drain();
@@ -293,14 +291,14 @@ struct VideoWriter::Impl {
 
   void finish() {
     if (finished) return;
-    if (written == 0) throw util::DataError("video " + quoted(file) + ": no frames were written");
+    if (written == 0) throw util::DataError("video " + av::quoted(file) + ": no frames were written");
     encoder.flushed = true;
     int result = avcodec_send_frame(encoder.context, nullptr);
     if (result < 0 && result != AVERROR_EOF)
-      throw util::IoError("cannot flush the encoder of video " + quoted(file) + ": " + av::error_text(result));
+      throw util::IoError("cannot flush the encoder of video " + av::quoted(file) + ": " + av::error_text(result));
     drain();
     result = av_write_trailer(output.context);
-    if (result < 0) throw util::IoError("cannot finish video file " + quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot finish video file " + av::quoted(file) + ": " + av::error_text(result));
     output.keep = true;
     output.close();
     finished = true;

@@ -6,9 +6,6 @@
 namespace lrhost::policy::diffusion {
 namespace {
 
-const char* kImages = "observation.images";
-const char* kState = "observation.state";
-
 NoiseSchedulerOptions scheduler_options(const DiffusionConfig& c) {
   NoiseSchedulerOptions o;
   o.type = c.noise_scheduler_type;

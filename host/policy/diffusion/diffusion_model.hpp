@@ -18,6 +18,10 @@
 
 namespace lrhost::policy::diffusion {
 
+// The batch keys the model reads (LeRobot's OBS_IMAGES and OBS_STATE).
+inline constexpr const char* kImages = "observation.images";
+inline constexpr const char* kState = "observation.state";
+
 class DiffusionModelImpl : public torch::nn::Module {
  public:
   explicit DiffusionModelImpl(const DiffusionConfig& config);

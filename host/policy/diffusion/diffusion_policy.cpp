@@ -4,13 +4,6 @@
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::diffusion {
-namespace {
-
-const char* kImages = "observation.images";
-const char* kState = "observation.state";
-
-}  // namespace
-
 DiffusionPolicy::DiffusionPolicy(DiffusionConfig config) : config_(std::move(config)) {
   config_.validate();
   diffusion_ = register_module("diffusion", DiffusionModel(config_));

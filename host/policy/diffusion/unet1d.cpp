@@ -67,10 +67,13 @@ torch::Tensor DiffusionConditionalResidualBlock1dImpl::forward(const torch::Tens
 DiffusionConditionalUnet1dImpl::DiffusionConditionalUnet1dImpl(const DiffusionConfig& config, int64_t action_dim,
                                                                int64_t global_cond_dim) {
   const int64_t embed = config.diffusion_step_embed_dim;
-  diffusion_step_encoder_ =
-      register_module("diffusion_step_encoder",
-                      torch::nn::Sequential(DiffusionSinusoidalPosEmb(embed), torch::nn::Linear(embed, embed * 4),
-                                            torch::nn::Mish(), torch::nn::Linear(embed * 4, embed)));
+  // Modules that draw initial weights are built one statement each, in LeRobot's order: the order
+  // of a call's arguments is up to the compiler.
+  torch::nn::Linear step_in(embed, embed * 4);
+  torch::nn::Linear step_out(embed * 4, embed);
+  diffusion_step_encoder_ = register_module(
+      "diffusion_step_encoder",
+      torch::nn::Sequential(DiffusionSinusoidalPosEmb(embed), step_in, torch::nn::Mish(), step_out));
 
   const int64_t cond_dim = embed + global_cond_dim;
   auto residual = [&](int64_t in, int64_t out) {
@@ -118,9 +121,9 @@ DiffusionConditionalUnet1dImpl::DiffusionConditionalUnet1dImpl(const DiffusionCo
   }
   register_module("up_modules", up_modules);
 
-  final_conv_ = register_module(
-      "final_conv", torch::nn::Sequential(DiffusionConv1dBlock(dims[0], dims[0], config.kernel_size),
-                                          torch::nn::Conv1d(torch::nn::Conv1dOptions(dims[0], action_dim, 1))));
+  DiffusionConv1dBlock final_block(dims[0], dims[0], config.kernel_size);
+  torch::nn::Conv1d final_projection(torch::nn::Conv1dOptions(dims[0], action_dim, 1));
+  final_conv_ = register_module("final_conv", torch::nn::Sequential(final_block, final_projection));
 }
 
 torch::Tensor DiffusionConditionalUnet1dImpl::forward(const torch::Tensor& x_in, const torch::Tensor& timestep,

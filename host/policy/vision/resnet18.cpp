@@ -35,8 +35,12 @@ torch::Tensor conv_then_norm(torch::nn::Conv2dImpl& conv, torch::nn::AnyModule& 
   return norm.forward(conv.forward(x));
 }
 
+// The blocks are built one statement each, first block first as torchvision does: the order of a
+// call's arguments is up to the compiler, and each block draws its initial weights from the RNG.
 torch::nn::Sequential make_layer(int64_t in, int64_t out, int64_t stride, NormKind norm) {
-  return torch::nn::Sequential(BasicBlock(in, out, stride, norm), BasicBlock(out, out, 1, norm));
+  BasicBlock first(in, out, stride, norm);
+  BasicBlock second(out, out, 1, norm);
+  return torch::nn::Sequential(first, second);
 }
 
 }  // namespace
