@@ -11,6 +11,11 @@ if(NOT LRHOST_FULL_DEBUG_INFO)
   endforeach()
 endif()
 
+# __FILE__ relative to the clone (doctest's messages, LibTorch's checks in our code): an object then
+# holds no path of the clone that compiled it, so ccache can hand it to a clone at another path. A
+# unity batch includes its files by absolute path, so without this every test batch would miss.
+add_compile_options(-fmacro-prefix-map=${CMAKE_SOURCE_DIR}/=)
+
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   # ccache can only reuse objects compiled against a precompiled header whose bytes do not change
   # between builds: leave the build time out of it.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -97,15 +98,13 @@ struct TempDir {
   std::filesystem::path operator/(const std::string& name) const { return path / name; }
 };
 
-// tests/fixtures/<folder>/<name>. __FILE__ is absolute, or (ccache with CCACHE_BASEDIR) relative to
-// the build folder, which is the parent of the test binary's folder. Empty when not found.
+// tests/fixtures/<folder>/<name>: in $LRHOST_TEST_FIXTURES (ctest sets it), else under the current
+// folder when that is the repository root (no path of the clone is compiled in: see
+// cmake/build_speed.cmake). Empty when not found.
 inline std::filesystem::path fixture_path(const std::string& folder, const std::string& name) {
   namespace fs = std::filesystem;
-  const fs::path source = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / folder / name;
-  std::vector<fs::path> candidates{source};
-  std::error_code error;
-  const auto exe = fs::read_symlink("/proc/self/exe", error);
-  if (!error && source.is_relative()) candidates.push_back(exe.parent_path().parent_path() / source);
+  std::vector<fs::path> candidates;
+  if (const char* fixtures = std::getenv("LRHOST_TEST_FIXTURES")) candidates.push_back(fs::path(fixtures) / folder / name);
   candidates.push_back(fs::current_path() / "tests" / "fixtures" / folder / name);
   for (const auto& candidate : candidates)
     if (fs::exists(candidate)) return candidate;
