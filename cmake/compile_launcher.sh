@@ -22,7 +22,9 @@ case $output in
 esac
 
 # The precompiled header itself is always compiled here, never taken from the cache: its bytes name
-# the files it was built from, and the compiler refuses it once the clone that built it is gone.
+# the files it was built from, and the compiler refuses it once the clone that built it is gone. The
+# old digest goes first: without one ccache hashes the header's bytes, never a stale digest.
+rm -f "$output.sum"
 "${args[@]}" || exit
 
 # The same command, preprocessing only: without its output, dependency file and -emit-pch.
