@@ -179,12 +179,12 @@ TEST_CASE("fsdp plan: text and JSON forms") {
 
 TEST_CASE("fsdp plan: refusals") {
   auto mlp = small_mlp();
-  auto sizes = described_error<ConfigError>([&] { make_memory_plan(*mlp, fsdp_config(3), 2); });
+  auto sizes = described_error<lrhost::util::ConfigError>([&] { make_memory_plan(*mlp, fsdp_config(3), 2); });
   CHECK(sizes.find("dp_shard (3) x dp_replicate (1) must equal the number of ranks (2)") != std::string::npos);
 
   auto config = fsdp_config(2);
   config["accelerator"]["fsdp"]["wrap_modules"] = {"Nope"};
-  auto unknown = described_error<ConfigError>([&] { make_memory_plan(*mlp, config, 2); });
+  auto unknown = described_error<lrhost::util::ConfigError>([&] { make_memory_plan(*mlp, config, 2); });
   CHECK(unknown.find("'Nope' matches no module of policy 'mlp'") != std::string::npos);
   CHECK(unknown.find("MlpLinear") != std::string::npos);
 }
