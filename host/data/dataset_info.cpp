@@ -137,7 +137,7 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
   if (!in)
-    throw util::IoError("cannot open " + file, "is this the root of a LeRobot dataset (it needs meta/info.ordered_json)?");
+    throw util::IoError("cannot open " + file, "is this the root of a LeRobot dataset (it needs meta/info.json)?");
   ordered_json root;
   try {
     root = ordered_json::parse(in);

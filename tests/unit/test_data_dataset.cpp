@@ -606,6 +606,9 @@ TEST_CASE("dataset: info.json fields") {
                                              "features"});
 
   DatasetInfo info = DatasetInfo::read(root / "meta" / "info.json");
+  // A folder without it: the hint names the file a LeRobot dataset needs.
+  CHECK_HAS(lrhost::test::described_error<lrhost::util::IoError>([&] { DatasetInfo::read(tmp.path / "nothing.json"); }),
+            "(it needs meta/info.json)");
   CHECK(info.codebase_version == "v3.0");
   CHECK(info.version_major == 3);
   CHECK(info.version_minor == 0);
