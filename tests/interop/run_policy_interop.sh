@@ -33,30 +33,9 @@ mkdir -p "$work"
 # shared machine.
 export OMP_NUM_THREADS=1 LRHOST_ORACLE_THREADS=1 LRHOST_RUN_DIR="$work/runs" PYTHONWARNINGS=ignore
 start=$SECONDS
-step() { printf '[interop %s +%ds] %s\n' "$case_name" $((SECONDS - start)) "$*"; }
-quiet() { # run a command, showing its output only when it fails (last line otherwise)
-  local log="$work/last.log"
-  if ! "$@" >"$log" 2>&1; then
-    grep -v '^WARNING:' "$log" | tail -n 60
-    echo "command failed: $*" >&2
-    return 1
-  fi
-  grep -v '^WARNING:\|^Loading weights' "$log" | tail -n 1
-}
-# Consecutive oracle commands run in one python (`policy_oracle.py batch`, commands separated by
-# ';' or '&&'): importing torch and LeRobot costs ~8 s of CPU per process, the commands a few each.
-oracle() { # oracle CMD ARGS... ['&&' CMD ARGS...]: oracle steps; each one's last line is shown
-  local log="$work/last.log"
-  if ! "$py" "$here/policy_oracle.py" batch "$@" >"$log" 2>&1; then
-    grep -v '^WARNING:' "$log" | tail -n 60
-    echo "command failed: policy_oracle.py batch $*" >&2
-    return 1
-  fi
-  # The last line before each '>>> policy_oracle.py CMD' line and before the end.
-  grep -v '^WARNING:\|^Loading weights' "$log" | awk '/^>>> /{if (last != "") print last; last=""; next} {last=$0}
-    END {if (last != "") print last}'
-}
-failures=0
+oracle_script=policy_oracle.py
+# shellcheck source=oracle_steps.sh
+source "$here/oracle_steps.sh"
 check() { # check LABEL CMD...: a comparison whose output is always shown
   step "$1"
   shift
@@ -64,32 +43,6 @@ check() { # check LABEL CMD...: a comparison whose output is always shown
   "$@" >"$log" 2>&1 || rc=$?
   grep -v '^WARNING:' "$log" || true
   if [ "$rc" -ne 0 ]; then failures=$((failures + 1)); fi
-}
-checks() { # checks LABEL CMD ARGS... [SEP LABEL CMD ARGS...]: oracle comparisons (SEP ';' or '&&'),
-  # run by one python; each one's output is shown in full under its step line, each failing one counts
-  local labels=() cmds=() word label_next=1
-  for word in "$@"; do
-    if [ "$label_next" = 1 ]; then
-      labels+=("$word")
-      label_next=0
-    else
-      cmds+=("$word")
-      if [ "$word" = ";" ] || [ "$word" = "&&" ]; then label_next=1; fi
-    fi
-  done
-  [ "${#labels[@]}" -gt 0 ] || return 0
-  local log="$work/check.log" rc=0 n=0 line
-  "$py" "$here/policy_oracle.py" batch "${cmds[@]}" >"$log" 2>&1 || rc=$?
-  while IFS= read -r line; do
-    case "$line" in
-      ">>> "*"(skipped"*) step "${labels[n]} (skipped: an earlier step failed)"; n=$((n + 1)) ;;
-      ">>> "*) step "${labels[n]}"; n=$((n + 1)) ;;
-      WARNING:*|'Loading weights'*) ;;
-      *) printf '%s\n' "$line" ;;
-    esac
-  done <"$log"
-  # rc counts the failed commands; more than there are when python itself died (a signal).
-  failures=$((failures + (rc < ${#labels[@]} ? rc : ${#labels[@]})))
 }
 
 # lrhost writes, LeRobot reads: the same protocol on both sides, LeRobot's output is the reference.
