@@ -23,6 +23,15 @@ TEST_CASE("nearest returns close candidates, nearest first") {
   CHECK(quoted_list({"a", "b"}) == "'a', 'b'");
 }
 
+TEST_CASE("human_bytes: bytes as they are, then one decimal of the largest power of 1024 under the size") {
+  CHECK(human_bytes(0) == "0 B");
+  CHECK(human_bytes(1023) == "1023 B");
+  CHECK(human_bytes(1024) == "1.0 KiB");
+  CHECK(human_bytes(1536) == "1.5 KiB");
+  CHECK(human_bytes(5ull << 30) == "5.0 GiB");
+  CHECK(human_bytes(3ull << 50) == "3072.0 TiB");  // TiB is the largest unit
+}
+
 TEST_CASE("dtype and device names") {
   CHECK((parse_dtype("float32") == c10::kFloat));  // (( )): doctest cannot print ScalarType
   CHECK((parse_dtype("bfloat16") == c10::kBFloat16));
