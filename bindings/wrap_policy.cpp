@@ -111,11 +111,7 @@ int w_policy_new(lua_State* L) {
       if (!meta.stats)
         spdlog::warn("lr.policy.new: the dataset has no stats.json; the policy's processors normalize nothing");
       if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
-      auto processors = policy::PolicyProcessors::for_policy(*policy, features, stats);
-      if (!mapping_override.empty()) {
-        auto policy_features = policy->features().empty() ? features : policy->features();
-        processors = policy::PolicyProcessors::build(policy_features, mapping_override, stats, processors.device());
-      }
+      auto processors = policy::PolicyProcessors::for_policy(*policy, features, stats, mapping_override);
       if (processors.has_language()) processors.set_task_table(meta.tasks);
       policy->set_processors(std::make_shared<policy::PolicyProcessors>(std::move(processors)));
     } else if (!lua_isnoneornil(L, 3)) {

@@ -12,6 +12,7 @@
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/shipped_paths.hpp"
 #include "host/util/strings.hpp"
@@ -134,13 +135,12 @@ const FlagRule* find_rule(std::string_view flag) {
   return nullptr;
 }
 
-// LeRobot's optimizer and scheduler preset types per policy (get_optimizer_preset(),
-// get_scheduler_preset(); "" for none).
-std::string preset_optimizer(const std::string& type) {
-  return type == "diffusion" ? "adam" : "adamw";
-}
-std::string preset_scheduler(const std::string& type) {
-  return type == "diffusion" ? "diffuser" : type == "smolvla" ? "cosine_decay_with_warmup" : "";
+// The policy types lerobot-train's --policy.type can name here.
+std::vector<std::string> lerobot_types() {
+  std::vector<std::string> types;
+  for (const auto* spec : policy::policy_specs())
+    if (spec->lerobot_train) types.push_back(spec->type);
+  return types;
 }
 
 // Where a shipped recipe's defaults differ from lerobot-train's: the recipes train small models out
@@ -151,21 +151,14 @@ std::string preset_scheduler(const std::string& type) {
 const std::vector<std::pair<std::string, std::string>> kLeRobotLoopDefaults{
     {"steps", "100000"}, {"log_freq", "200"}, {"save_freq", "20000"}, {"num_workers", "4"}};
 
-// The shipped recipe of each policy type, with the policy fields whose defaults it changes.
-struct ShippedRecipe {
-  std::string file;
-  std::vector<std::string> deviating_fields;
-};
-const std::map<std::string, ShippedRecipe>& shipped_recipes() {
-  static const std::map<std::string, ShippedRecipe> recipes{
-      {"act", {"act_ddp.lua", {"chunk_size", "n_action_steps"}}},
-      // (its num_inference_steps = 100 is what LeRobot's null means)
-      {"diffusion", {"diffusion_ddp.lua", {"horizon", "n_action_steps"}}},
-      {"smolvla",
-       {"smolvla.lua",
-        {"vlm_model_name", "resize_imgs_with_padding", "chunk_size", "n_action_steps", "num_vlm_layers",
-         "tokenizer_max_length", "scheduler_warmup_steps"}}}};
-  return recipes;
+// How lerobot-train's --policy.type maps onto lrhost: the shipped recipe, the policy fields whose
+// recipe defaults differ from LeRobot's, LeRobot's presets (the type's spec, policy_spec.hpp);
+// ConfigError naming the types that have one.
+const policy::LeRobotTrainMapping& lerobot_mapping(const std::string& type) {
+  const auto* spec = policy::find_policy_spec(type);
+  if (spec && spec->lerobot_train) return *spec->lerobot_train;
+  throw ConfigError("lerobot-train: policy type '" + type + "' has no shipped lrhost recipe",
+                    "lrhost trains " + util::quoted_list(lerobot_types()) + " from lerobot-train's flags");
 }
 
 struct Flag {
@@ -252,7 +245,8 @@ std::optional<std::string> optimizer_override(const Flag& flag, const std::strin
   const bool optimizer = flag.name.starts_with("--optimizer.");
   const std::string field = flag.name.substr(std::string_view("--optimizer.").size());  // same length
   if (field == "type") {
-    const std::string kind = optimizer ? preset_optimizer(type) : preset_scheduler(type);
+    const auto& mapping = lerobot_mapping(type);
+    const std::string kind = optimizer ? mapping.optimizer_preset : mapping.scheduler_preset;
     if (kind.empty()) refuse(flag, "lrhost trains " + type + " without a scheduler, as LeRobot's preset");
     if (flag.value != kind)
       refuse(flag, "lrhost trains " + type + " with its preset " + (optimizer ? "optimizer" : "scheduler") + " '" +
@@ -375,16 +369,10 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     }
     if (type.empty())
       throw ConfigError(
-          "lerobot-train: give the policy: --policy.type=act|diffusion|smolvla (from scratch) or "
-          "--policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
-    auto recipe = shipped_recipes().find(type);
-    if (recipe == shipped_recipes().end()) {
-      std::vector<std::string> types;
-      for (const auto& [name, shipped] : shipped_recipes()) types.push_back(name);
-      throw ConfigError("lerobot-train: policy type '" + type + "' has no shipped lrhost recipe",
-                        "lrhost trains " + util::quoted_list(types) + " from lerobot-train's flags");
-    }
-    plan.recipe = (util::shipped_recipes_dir() / recipe->second.file).lexically_normal().string();
+          "lerobot-train: give the policy: --policy.type=TYPE (from scratch; one of " +
+          util::quoted_list(lerobot_types()) +
+          ") or --policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
+    plan.recipe = (util::shipped_recipes_dir() / lerobot_mapping(type).recipe).lexically_normal().string();
     if (!pretrained.empty()) plan.overrides.push_back("policy.pretrained_path=" + pretrained);
     // A fresh run, as lerobot-train's: an output folder with checkpoints is refused, not resumed.
     plan.overrides.push_back("resume=false");
@@ -509,7 +497,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     for (const auto& [key, value] : kLeRobotLoopDefaults)
       if (!typed(key)) plan.overrides.push_back(key + "=" + value);
     if (pretrained.empty())
-      for (const auto& field : shipped_recipes().at(type).deviating_fields)
+      for (const auto& field : lerobot_mapping(type).deviating_fields)
         if (!typed("policy." + field) && fields.contains(field))
           plan.overrides.push_back(
               "policy." + field + "=" +

@@ -2,6 +2,7 @@
 #include "host/policy/policy.hpp"
 
 #include "host/policy/forward_hooks.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -30,6 +31,11 @@ torch::Tensor Policy::run_select_action(const Batch& batch) {
 torch::Tensor Policy::run_predict_action_chunk(const Batch& batch) {
   torch::NoGradGuard no_grad;
   return hooked_forward(*this, [&] { return predict_action_chunk(batch); });
+}
+
+std::vector<std::string> Policy::fsdp_wrap_module_types() const {
+  const auto* spec = find_policy_spec(type());
+  return spec ? spec->fsdp_wrap_module_types : std::vector<std::string>{};
 }
 
 std::vector<ParamGroup> Policy::param_groups() const {

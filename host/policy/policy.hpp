@@ -97,8 +97,8 @@ class Policy : public torch::nn::Module {
   // need only the current frame. Recipes turn these into the loader's delta_timestamps (offset/fps).
   virtual std::map<std::string, std::vector<int64_t>> delta_indices() const { return {}; }
   // Module type names (LeRobot's Python class names, e.g. "ACTEncoderLayer") whose instances are
-  // FSDP wrap units; empty when the policy declares none.
-  virtual std::vector<std::string> fsdp_wrap_module_types() const { return {}; }
+  // FSDP wrap units: its spec's (policy_spec.hpp); empty for a type without a spec.
+  virtual std::vector<std::string> fsdp_wrap_module_types() const;
   // Why this policy's training step cannot be captured in a CUDA graph (accelerator.cuda_graph),
   // which replays the same kernels with the same arguments every step; nullopt when it can (its
   // training forward draws random numbers on the device, reads nothing back to the host and keeps

@@ -1,26 +1,12 @@
-// Default configs per policy type, from each type's config struct.
+// Default configs per policy type, from each type's spec (policy_spec.hpp).
 #include "host/policy/policy_defaults.hpp"
 
-#include "host/policy/act/act_config.hpp"
-#include "host/policy/diffusion/diffusion_config.hpp"
-#include "host/policy/mlp/mlp_policy.hpp"
 #include "host/policy/registry.hpp"
-#include "host/policy/smolvla/smolvla_config.hpp"
-#include "host/util/error.hpp"
-#include "host/util/strings.hpp"
 
 namespace lrhost::policy {
 
 nlohmann::ordered_json default_policy_config_with_nulls(const std::string& type) {
-  nlohmann::ordered_json full;
-  if (type == "act") full = act::ACTConfig{}.to_json();
-  else if (type == "diffusion") full = diffusion::DiffusionConfig{}.to_json();
-  else if (type == "mlp") full = MlpConfig{}.to_json();
-  else if (type == "smolvla") full = smolvla::SmolVLAConfig{}.to_recipe_json();
-  else
-    throw util::ConfigError("unknown policy type '" + type + "'",
-                            "registered types: " + util::quoted_list(registered_policy_types()));
-  return full;
+  return policy_spec(type).default_config();
 }
 
 nlohmann::ordered_json default_policy_config(const std::string& type) {

@@ -3,10 +3,8 @@
 
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
-#include "host/policy/act/act_config.hpp"
-#include "host/policy/diffusion/diffusion_config.hpp"
 #include "host/policy/policy_defaults.hpp"
-#include "host/policy/smolvla/smolvla_config.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -45,10 +43,8 @@ bool shapes_weights(const std::string& type, const std::string& field) {
 
 const std::vector<std::string>& weight_shape_fields(const std::string& type) {
   static const std::vector<std::string> none;
-  if (type == "act") return act::ACTConfig::weight_shape_fields();
-  if (type == "diffusion") return diffusion::DiffusionConfig::weight_shape_fields();
-  if (type == "smolvla") return smolvla::SmolVLAConfig::weight_shape_fields();
-  return none;
+  const auto* spec = find_policy_spec(type);
+  return spec ? spec->weight_shape_fields : none;
 }
 
 std::set<std::string> explicit_policy_fields(const std::vector<std::string>& overrides) {

@@ -7,6 +7,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -17,13 +18,6 @@ namespace {
 
 constexpr const char* kPreName = "policy_preprocessor";
 constexpr const char* kPostName = "policy_postprocessor";
-const std::vector<std::string> kPreSteps{"rename_observations_processor", "to_batch_processor", "device_processor",
-                                         "normalizer_processor"};
-// make_smolvla_pre_post_processors: new-line and tokenizer steps after to_batch.
-const std::vector<std::string> kLanguagePreSteps{
-    "rename_observations_processor", "to_batch_processor", "smolvla_new_line_processor",
-    "tokenizer_processor",           "device_processor",   "normalizer_processor"};
-const std::vector<std::string> kPostSteps{"unnormalizer_processor", "device_processor"};
 
 // LeRobot keeps every stat as a float32 tensor (to_tensor(stats, dtype=float32)) and reshapes flat
 // per-channel stats of VISUAL features to (C,1,1).
@@ -76,37 +70,65 @@ const ordered_json& field(const ordered_json& object, const std::string& key, co
   return object[key];
 }
 
-// The steps of a pipeline file, checked against the registry names LeRobot's default pipelines use.
+// The registered policy types, for messages about pipelines lrhost does not read.
+std::string pipeline_hint() {
+  return "lrhost reads the processor pipelines of its policy types (" + util::quoted_list(registered_policy_types()) +
+         "); other step lists are not supported";
+}
+
+// The registry names of a pipeline file's steps ("?" where a step has none).
+std::vector<std::string> step_names(const ordered_json& doc) {
+  std::vector<std::string> names;
+  if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array()) return names;
+  for (const auto& step : doc["steps"])
+    names.push_back(step.is_object() && step.contains("registry_name") && step["registry_name"].is_string()
+                        ? step["registry_name"].get<std::string>()
+                        : (step.is_object() && step.contains("class") ? step["class"].dump() : "?"));
+  return names;
+}
+
+// The registered pipeline a preprocessor file was written from: an exact match of its step names,
+// else the one agreeing at most positions (so that the error names the first step that differs).
+const ProcessorPipeline& closest_pipeline(const std::vector<std::string>& names) {
+  const ProcessorPipeline* best = nullptr;
+  std::size_t best_score = 0;
+  for (const auto* spec : policy_specs()) {
+    const auto& steps = spec->processors.pre;
+    if (ProcessorPipeline::matches(steps, names)) return spec->processors;
+    std::size_t score = 0;
+    for (std::size_t i = 0; i < std::min(steps.size(), names.size()); ++i) score += steps[i].registry_name == names[i];
+    if (steps.size() == names.size()) score += names.size() + 1;  // same length first
+    if (!best || score > best_score) best = &spec->processors, best_score = score;
+  }
+  return *best;
+}
+
+// The steps of a pipeline file, checked against the registry names of `expected`.
 const ordered_json& checked_steps(const ordered_json& doc, const fs::path& file, const std::string& name,
-                                  const std::vector<std::string>& expected) {
+                                  const std::vector<ProcessorStep>& expected) {
   const std::string where = file.string();
   if (!doc.is_object()) throw util::DataError(where + ": expected a JSON object {\"name\", \"steps\"}");
   const auto& doc_name = field(doc, "name", where);
   if (!doc_name.is_string() || doc_name.get<std::string>() != name)
     throw util::DataError(where + ": 'name' is " + doc_name.dump() + ", expected \"" + name + "\"");
   const auto& steps = field(doc, "steps", where);
-  std::string expected_list;
-  for (const auto& e : expected) expected_list += (expected_list.empty() ? "" : ", ") + e;
+  const std::string expected_list = ProcessorPipeline::names(expected);
   if (!steps.is_array() || steps.size() != expected.size())
     throw util::DataError(where + ": expected " + std::to_string(expected.size()) + " steps (" + expected_list + ")",
-                          "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion) and SmolVLA's; other "
-                          "step lists are not supported");
+                          pipeline_hint());
+  const auto names = step_names(doc);
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto& step = steps[i];
-    std::string registry = step.is_object() && step.contains("registry_name") && step["registry_name"].is_string()
-                               ? step["registry_name"].get<std::string>()
-                               : (step.is_object() && step.contains("class") ? step["class"].dump() : "?");
-    if (registry != expected[i])
-      throw util::DataError(where + ": step " + std::to_string(i) + " is '" + registry + "', expected '" + expected[i] +
-                                "' (steps: " + expected_list + ")",
-                            "lrhost reads LeRobot's default policy pipelines (ACT, Diffusion) and SmolVLA's");
-    if (!step.contains("config") || !step["config"].is_object())
-      throw util::DataError(where + ": step " + std::to_string(i) + " ('" + registry + "') has no 'config' object");
+    if (names[i] != expected[i].registry_name)
+      throw util::DataError(where + ": step " + std::to_string(i) + " is '" + names[i] + "', expected '" +
+                                expected[i].registry_name + "' (steps: " + expected_list + ")",
+                            pipeline_hint());
+    if (!steps[i].contains("config") || !steps[i]["config"].is_object())
+      throw util::DataError(where + ": step " + std::to_string(i) + " ('" + names[i] + "') has no 'config' object");
   }
   return steps;
 }
 
-NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, const fs::path& file, int index,
+NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, const fs::path& file, std::size_t index,
                                 const std::string& expected_state_file) {
   const std::string where = file.string() + " step " + std::to_string(index);
   const auto& config = step["config"];
@@ -160,8 +182,8 @@ NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, c
 
 // LeRobot's TokenizerProcessorStep config as lrhost runs it: right padding, truncation, the "task" key;
 // the tokenizer folder resolved from tokenizer_name (a folder or a cached hub id).
-LanguageSettings parse_tokenizer_step(const ordered_json& step, const fs::path& file) {
-  const std::string where = file.string() + " step 3 (tokenizer_processor)";
+LanguageSettings parse_tokenizer_step(const ordered_json& step, const fs::path& file, std::size_t index) {
+  const std::string where = file.string() + " step " + std::to_string(index) + " (tokenizer_processor)";
   const auto& config = step["config"];
   auto get = [&](const char* key, auto check, const char* expected) -> const ordered_json& {
     const auto& value = field(config, key, where);
@@ -236,7 +258,21 @@ data::NormMode NormalizerStep::mode_of(const std::string& type) const {
 PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
                                          const std::vector<std::pair<std::string, std::string>>& norm_map,
                                          const data::DatasetStats& stats, const std::string& device,
-                                         const std::optional<LanguageSettings>& language) {
+                                         const std::optional<LanguageSettings>& language,
+                                         const ProcessorPipeline& pipeline) {
+  using Kind = ProcessorStepKind;
+  if (!ProcessorPipeline::index_of(pipeline.pre, Kind::device) ||
+      !ProcessorPipeline::index_of(pipeline.pre, Kind::normalizer) ||
+      !ProcessorPipeline::index_of(pipeline.post, Kind::device) ||
+      !ProcessorPipeline::index_of(pipeline.post, Kind::unnormalizer))
+    throw util::ConfigError("processor pipeline (" + ProcessorPipeline::names(pipeline.pre) + " / " +
+                            ProcessorPipeline::names(pipeline.post) +
+                            ") lacks a device step or the (un)normalizer step");
+  if (pipeline.has_language() != language.has_value())
+    throw util::ConfigError(language ? "language settings given to a processor pipeline without a tokenizer step (" +
+                                           ProcessorPipeline::names(pipeline.pre) + ")"
+                                     : "the processor pipeline tokenizes the task (" +
+                                           ProcessorPipeline::names(pipeline.pre) + ") but no language settings were given");
   for (const auto& [type, mode] : norm_map) {
     if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end())
       throw util::ConfigError("normalization_mapping: unknown feature type '" + type +
@@ -244,6 +280,7 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
     data::parse_norm_mode(mode);
   }
   PolicyProcessors p;
+  p.pipeline_ = pipeline;
   p.device_ = device;
   p.normalizer_.features = features.inputs;
   p.normalizer_.features.insert(p.normalizer_.features.end(), features.outputs.begin(), features.outputs.end());
@@ -257,7 +294,8 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
 }
 
 PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const PolicyFeatures& fallback,
-                                              const data::DatasetStats& stats) {
+                                              const data::DatasetStats& stats,
+                                              const std::vector<std::pair<std::string, std::string>>& norm_map_override) {
   PolicyFeatures features = policy.features();
   if (features.empty()) features = fallback;
   auto config = policy.config();
@@ -270,9 +308,10 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
   for (const auto& [type, mode] : mapping)
     if (std::none_of(norm_map.begin(), norm_map.end(), [&](const auto& e) { return e.first == type; }))
       norm_map.emplace_back(type, mode);
+  if (!norm_map_override.empty()) norm_map = norm_map_override;
   std::string device =
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
-  return build(features, norm_map, stats, device, policy.language_settings());
+  return build(features, norm_map, stats, device, policy.language_settings(), policy_spec(policy.type()).processors);
 }
 
 Batch PolicyProcessors::renamed(const Batch& batch) const {
@@ -344,50 +383,72 @@ torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action) const {
   return data::unnormalize(action, stats->second, unnormalizer_.mode_of("ACTION"), unnormalizer_.eps);
 }
 
-ordered_json PolicyProcessors::preprocessor_json() const {
-  ordered_json steps = ordered_json::array();
-  ordered_json rename;
-  rename["rename_map"] = ordered_json::object();
-  for (const auto& [from, to] : rename_map_) rename["rename_map"][from] = to;
-  steps.push_back(step_entry("rename_observations_processor", rename));
-  steps.push_back(step_entry("to_batch_processor", ordered_json::object()));
-  if (language_) {
-    const auto& settings = language_->settings();
-    steps.push_back(step_entry("smolvla_new_line_processor", ordered_json::object()));
-    steps.push_back(step_entry("tokenizer_processor", {{"max_length", settings.max_length},
-                                                       {"task_key", "task"},
-                                                       {"padding_side", "right"},
-                                                       {"padding", settings.padding},
-                                                       {"truncation", true},
-                                                       {"tokenizer_name", settings.tokenizer_name}}));
+std::string PolicyProcessors::normalizer_state_file() const {
+  auto index = *ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::normalizer);
+  return step_state_file(kPreName, index, pipeline_.pre[index].registry_name);
+}
+
+std::string PolicyProcessors::unnormalizer_state_file() const {
+  auto index = *ProcessorPipeline::index_of(pipeline_.post, ProcessorStepKind::unnormalizer);
+  return step_state_file(kPostName, index, pipeline_.post[index].registry_name);
+}
+
+ordered_json PolicyProcessors::step_json(const ProcessorStep& step, const std::string& device) const {
+  switch (step.kind) {
+    case ProcessorStepKind::rename: {
+      ordered_json rename;
+      rename["rename_map"] = ordered_json::object();
+      for (const auto& [from, to] : rename_map_) rename["rename_map"][from] = to;
+      return step_entry(step.registry_name, rename);
+    }
+    case ProcessorStepKind::to_batch:
+    case ProcessorStepKind::task_new_line:
+      return step_entry(step.registry_name, ordered_json::object());
+    case ProcessorStepKind::tokenizer: {
+      const auto& settings = language_->settings();
+      return step_entry(step.registry_name, {{"max_length", settings.max_length},
+                                             {"task_key", "task"},
+                                             {"padding_side", "right"},
+                                             {"padding", settings.padding},
+                                             {"truncation", true},
+                                             {"tokenizer_name", settings.tokenizer_name}});
+    }
+    case ProcessorStepKind::device:
+      return step_entry(step.registry_name, {{"device", device}, {"float_dtype", nullptr}});
+    case ProcessorStepKind::normalizer: {
+      const auto file = normalizer_state_file();
+      return step_entry(step.registry_name, normalizer_config(normalizer_),
+                        normalizer_.stats.empty() ? nullptr : file.c_str());
+    }
+    case ProcessorStepKind::unnormalizer: {
+      const auto file = unnormalizer_state_file();
+      return step_entry(step.registry_name, normalizer_config(unnormalizer_),
+                        unnormalizer_.stats.empty() ? nullptr : file.c_str());
+    }
   }
-  steps.push_back(step_entry("device_processor", {{"device", device_}, {"float_dtype", nullptr}}));
-  steps.push_back(step_entry("normalizer_processor", normalizer_config(normalizer_),
-                             normalizer_.stats.empty() ? nullptr
-                             : language_               ? kLanguageNormalizerStateFile
-                                                       : kNormalizerStateFile));
+  throw util::Error("unhandled processor step kind of '" + step.registry_name + "'");
+}
+
+ordered_json PolicyProcessors::preprocessor_json() const {
   ordered_json doc;
   doc["name"] = kPreName;
-  doc["steps"] = steps;
+  doc["steps"] = ordered_json::array();
+  for (const auto& step : pipeline_.pre) doc["steps"].push_back(step_json(step, device_));
   return doc;
 }
 
 ordered_json PolicyProcessors::postprocessor_json() const {
-  ordered_json steps = ordered_json::array();
-  steps.push_back(step_entry(kPostSteps[0], normalizer_config(unnormalizer_),
-                             unnormalizer_.stats.empty() ? nullptr : kUnnormalizerStateFile));
-  steps.push_back(step_entry(kPostSteps[1], {{"device", "cpu"}, {"float_dtype", nullptr}}));
   ordered_json doc;
   doc["name"] = kPostName;
-  doc["steps"] = steps;
+  doc["steps"] = ordered_json::array();
+  for (const auto& step : pipeline_.post) doc["steps"].push_back(step_json(step, "cpu"));
   return doc;
 }
 
 void PolicyProcessors::save(const fs::path& dir) const {
   // State files first: a JSON file that names its state file is only written once that file exists.
-  if (!normalizer_.stats.empty())
-    io::write_safetensors(dir / (language_ ? kLanguageNormalizerStateFile : kNormalizerStateFile), normalizer_.state());
-  if (!unnormalizer_.stats.empty()) io::write_safetensors(dir / kUnnormalizerStateFile, unnormalizer_.state());
+  if (!normalizer_.stats.empty()) io::write_safetensors(dir / normalizer_state_file(), normalizer_.state());
+  if (!unnormalizer_.stats.empty()) io::write_safetensors(dir / unnormalizer_state_file(), unnormalizer_.state());
   io::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
   io::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
 }
@@ -397,36 +458,53 @@ bool PolicyProcessors::present(const fs::path& dir) {
   return fs::exists(dir / kPreprocessorFile, ec) || fs::exists(dir / kPostprocessorFile, ec);
 }
 
+void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& entry, std::size_t index,
+                                 const fs::path& dir, const fs::path& file, bool postprocessor) {
+  const auto& config = entry["config"];
+  const std::string where = file.string() + ": step " + std::to_string(index) + " (" + step.registry_name + ")";
+  switch (step.kind) {
+    case ProcessorStepKind::rename:
+      if (!config.contains("rename_map") || !config["rename_map"].is_object())
+        throw util::DataError(where + " needs a 'rename_map' object");
+      for (const auto& [from, to] : config["rename_map"].items()) {
+        if (!to.is_string())
+          throw util::DataError(file.string() + ": rename_map['" + from + "'] must be a key name, got " + to.dump());
+        rename_map_[from] = to.get<std::string>();
+      }
+      return;
+    case ProcessorStepKind::to_batch:
+    case ProcessorStepKind::task_new_line:
+      return;
+    case ProcessorStepKind::tokenizer:
+      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index));
+      return;
+    case ProcessorStepKind::device:
+      if (!config.contains("device") || !config["device"].is_string())
+        throw util::DataError(where + " needs a string 'device'");
+      // The preprocessor's device is the policy's; the postprocessor's is always "cpu".
+      if (!postprocessor) device_ = config["device"].get<std::string>();
+      return;
+    case ProcessorStepKind::normalizer:
+      normalizer_ = parse_normalizer(entry, dir, file, index, normalizer_state_file());
+      return;
+    case ProcessorStepKind::unnormalizer:
+      unnormalizer_ = parse_normalizer(entry, dir, file, index, unnormalizer_state_file());
+      return;
+  }
+}
+
 PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
   PolicyProcessors p;
   const fs::path pre_file = dir / kPreprocessorFile, post_file = dir / kPostprocessorFile;
   ordered_json pre = parse_json_file(pre_file);
-  // A language pipeline (SmolVLA) has the new-line step third.
-  const bool language = pre.is_object() && pre.contains("steps") && pre["steps"].is_array() &&
-                        pre["steps"].size() == kLanguagePreSteps.size() && pre["steps"][2].is_object() &&
-                        pre["steps"][2].value("registry_name", "") == kLanguagePreSteps[2];
-  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, language ? kLanguagePreSteps : kPreSteps);
-  const auto& rename = pre_steps[0]["config"];
-  if (!rename.contains("rename_map") || !rename["rename_map"].is_object())
-    throw util::DataError(pre_file.string() + ": step 0 (rename_observations_processor) needs a 'rename_map' object");
-  for (const auto& [from, to] : rename["rename_map"].items()) {
-    if (!to.is_string())
-      throw util::DataError(pre_file.string() + ": rename_map['" + from + "'] must be a key name, got " + to.dump());
-    p.rename_map_[from] = to.get<std::string>();
-  }
-  const std::size_t device_step = language ? 4 : 2;
-  if (language) p.language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(pre_steps[3], pre_file));
-  const auto& device_config = pre_steps[device_step]["config"];
-  if (!device_config.contains("device") || !device_config["device"].is_string())
-    throw util::DataError(pre_file.string() + ": step " + std::to_string(device_step) +
-                          " (device_processor) needs a string 'device'");
-  p.device_ = device_config["device"].get<std::string>();
-  const int normalizer_step = language ? 5 : 3;
-  p.normalizer_ = parse_normalizer(pre_steps[static_cast<std::size_t>(normalizer_step)], dir, pre_file, normalizer_step,
-                                   language ? kLanguageNormalizerStateFile : kNormalizerStateFile);
+  p.pipeline_ = closest_pipeline(step_names(pre));
+  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, p.pipeline_.pre);
+  for (std::size_t i = 0; i < p.pipeline_.pre.size(); ++i)
+    p.read_step(p.pipeline_.pre[i], pre_steps[i], i, dir, pre_file, false);
   ordered_json post = parse_json_file(post_file);
-  const auto& post_steps = checked_steps(post, post_file, kPostName, kPostSteps);
-  p.unnormalizer_ = parse_normalizer(post_steps[0], dir, post_file, 0, kUnnormalizerStateFile);
+  const auto& post_steps = checked_steps(post, post_file, kPostName, p.pipeline_.post);
+  for (std::size_t i = 0; i < p.pipeline_.post.size(); ++i)
+    p.read_step(p.pipeline_.post[i], post_steps[i], i, dir, post_file, true);
   return p;
 }
 
@@ -436,7 +514,8 @@ bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
     const auto &a = language_->settings(), &b = other.language_->settings();
     return a.tokenizer_name == b.tokenizer_name && a.max_length == b.max_length && a.padding == b.padding;
   };
-  return device_ == other.device_ && rename_map_ == other.rename_map_ && language_equal() &&
+  return pipeline_ == other.pipeline_ && device_ == other.device_ && rename_map_ == other.rename_map_ &&
+         language_equal() &&
          steps_equal(normalizer_, other.normalizer_) && steps_equal(unnormalizer_, other.unnormalizer_);
 }
 

@@ -1,11 +1,11 @@
-// The normalization pipelines a policy carries, as LeRobot's make_default_pre_post_processors builds
-// them: the preprocessor (rename -> to_batch -> device -> normalizer) normalizes observations and
-// the action with dataset statistics, the postprocessor (unnormalizer -> device cpu) maps predicted
-// actions back. Policies fed with language (SmolVLA, make_smolvla_pre_post_processors) have two more
-// steps after to_batch: smolvla_new_line and tokenizer (task_tokenizer.hpp), and their normalizer is
-// step 5. The rename step renames batch keys (rename_map: dataset name -> policy name); to_batch and
-// device change nothing here (batches are already batched and on the device), but every step is
-// kept so that policy_preprocessor.json / policy_postprocessor.json and their
+// The normalization pipelines a policy carries, as LeRobot's processor_<policy>.py builds them: the
+// preprocessor (e.g. rename -> to_batch -> device -> normalizer) normalizes observations and the
+// action with dataset statistics, the postprocessor (unnormalizer -> device cpu) maps predicted
+// actions back. Which steps, in which order, is the policy's (its spec's ProcessorPipeline,
+// processor_pipeline.hpp); policies fed with language add new-line and tokenizer steps
+// (task_tokenizer.hpp). The rename step renames batch keys (rename_map: dataset name -> policy name);
+// to_batch and device change nothing here (batches are already batched and on the device), but every
+// step is kept so that policy_preprocessor.json / policy_postprocessor.json and their
 // *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
 // LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
 #pragma once
@@ -23,6 +23,7 @@
 #include "host/data/stats/normalizer.hpp"
 #include "host/policy/policy.hpp"
 #include "host/policy/policy_features.hpp"
+#include "host/policy/processor_pipeline.hpp"
 #include "host/policy/task_tokenizer.hpp"
 
 namespace lrhost::policy {
@@ -44,17 +45,22 @@ struct NormalizerStep {
 
 class PolicyProcessors {
  public:
-  // LeRobot's default pipelines for a policy with these features and normalization mapping, fed
-  // with dataset stats (apply data::apply_imagenet_stats first for use_imagenet_stats). `device`
-  // is the preprocessor's device step ("cpu" / "cuda", the policy config's device).
+  // The pipelines `pipeline` for a policy with these features and normalization mapping, fed with
+  // dataset stats (apply data::apply_imagenet_stats first for use_imagenet_stats). `device` is the
+  // preprocessor's device step ("cpu" / "cuda", the policy config's device). `language` is required
+  // exactly when the pipeline has a tokenizer step (ConfigError otherwise).
   static PolicyProcessors build(const PolicyFeatures& features,
                                 const std::vector<std::pair<std::string, std::string>>& norm_map,
                                 const data::DatasetStats& stats, const std::string& device = "cpu",
-                                const std::optional<LanguageSettings>& language = std::nullopt);
-  // The same for a policy: its features (or `fallback` when it declares none, e.g. mlp), its
-  // normalization mapping in config.json order, and its config's "device" (cpu when absent).
+                                const std::optional<LanguageSettings>& language = std::nullopt,
+                                const ProcessorPipeline& pipeline = ProcessorPipeline::lerobot_default());
+  // The same for a policy: its spec's pipeline, its features (or `fallback` when it declares none,
+  // e.g. mlp), its normalization mapping in config.json order, and its config's "device" (cpu when
+  // absent).
+  // A non-empty `norm_map_override` replaces the policy's mapping (lr.policy.new's option).
   static PolicyProcessors for_policy(const Policy& policy, const PolicyFeatures& fallback,
-                                     const data::DatasetStats& stats);
+                                     const data::DatasetStats& stats,
+                                     const std::vector<std::pair<std::string, std::string>>& norm_map_override = {});
 
   // Preprocessor: renames keys per rename_map, adds the language tokens (language pipelines: from
   // `task_index` through the task table, unless the batch already has tokens), normalizes every
@@ -75,8 +81,9 @@ class PolicyProcessors {
 
   // Writes policy_preprocessor.json, policy_postprocessor.json and the state files into `dir`.
   void save(const std::filesystem::path& dir) const;
-  // Reads them back; errors name the file and what is wrong. Files are checked against LeRobot's
-  // structure (step names and order, config keys, state file names, "<feature>.<stat>" keys).
+  // Reads them back; errors name the file and what is wrong. Files are checked against the pipeline of
+  // a registered policy type (step names and order, config keys, state file names,
+  // "<feature>.<stat>" keys).
   static PolicyProcessors load(const std::filesystem::path& dir);
   // Whether `dir` holds processor files (either JSON).
   static bool present(const std::filesystem::path& dir);
@@ -84,6 +91,11 @@ class PolicyProcessors {
   const NormalizerStep& normalizer() const { return normalizer_; }
   const NormalizerStep& unnormalizer() const { return unnormalizer_; }
   const std::string& device() const { return device_; }
+  const ProcessorPipeline& pipeline() const { return pipeline_; }
+  // The state files of the (un)normalizer steps: "policy_preprocessor_step_<i>_normalizer_processor.safetensors"
+  // with <i> the step's index in this pipeline.
+  std::string normalizer_state_file() const;
+  std::string unnormalizer_state_file() const;
   // The JSON documents as they are saved.
   nlohmann::ordered_json preprocessor_json() const;
   nlohmann::ordered_json postprocessor_json() const;
@@ -93,7 +105,12 @@ class PolicyProcessors {
  private:
   Batch renamed(const Batch& batch) const;
   Batch normalized(Batch batch) const;
+  // One step's entry in the pipeline JSON, and reading it back into this object.
+  nlohmann::ordered_json step_json(const ProcessorStep& step, const std::string& device) const;
+  void read_step(const ProcessorStep& step, const nlohmann::ordered_json& entry, std::size_t index,
+                 const std::filesystem::path& dir, const std::filesystem::path& file, bool postprocessor);
 
+  ProcessorPipeline pipeline_ = ProcessorPipeline::lerobot_default();
   NormalizerStep normalizer_, unnormalizer_;
   std::string device_ = "cpu";
   std::map<std::string, std::string> rename_map_;
@@ -102,8 +119,5 @@ class PolicyProcessors {
 
 inline constexpr const char* kPreprocessorFile = "policy_preprocessor.json";
 inline constexpr const char* kPostprocessorFile = "policy_postprocessor.json";
-inline constexpr const char* kNormalizerStateFile = "policy_preprocessor_step_3_normalizer_processor.safetensors";
-inline constexpr const char* kLanguageNormalizerStateFile = "policy_preprocessor_step_5_normalizer_processor.safetensors";
-inline constexpr const char* kUnnormalizerStateFile = "policy_postprocessor_step_0_unnormalizer_processor.safetensors";
 
 }  // namespace lrhost::policy

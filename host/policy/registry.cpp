@@ -1,44 +1,52 @@
-// The table of built-in policy types and lookup by name.
+// The table of built-in policy specs and lookup by name. Adding a policy type: its folder with a
+// <type>_spec.cpp, and one line here.
 #include "host/policy/registry.hpp"
 
-#include <map>
+#include <algorithm>
 
-#include "host/policy/act/act_policy.hpp"
-#include "host/policy/diffusion/diffusion_policy.hpp"
-#include "host/policy/mlp/mlp_policy.hpp"
-#include "host/policy/smolvla/smolvla_policy.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
 namespace lrhost::policy {
-namespace {
-const std::map<std::string, PolicyFactory>& factories() {
-  static const std::map<std::string, PolicyFactory> table{
-      {"act", act::make_act_policy},
-      {"diffusion", diffusion::make_diffusion_policy},
-      {"mlp", make_mlp_policy},
-      {"smolvla", smolvla::make_smolvla_policy},
-  };
-  return table;
+
+// Defined in each type's <type>_spec.cpp.
+namespace act { const PolicySpec& spec(); }
+namespace diffusion { const PolicySpec& spec(); }
+namespace mlp { const PolicySpec& spec(); }
+namespace smolvla { const PolicySpec& spec(); }
+
+const std::vector<const PolicySpec*>& policy_specs() {
+  static const std::vector<const PolicySpec*> specs = [] {
+    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(), &smolvla::spec()};
+    std::sort(all.begin(), all.end(), [](const PolicySpec* a, const PolicySpec* b) { return a->type < b->type; });
+    return all;
+  }();
+  return specs;
 }
-}  // namespace
 
 std::vector<std::string> registered_policy_types() {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : factories()) names.push_back(name);
+  for (const auto* spec : policy_specs()) names.push_back(spec->type);
   return names;
+}
+
+const PolicySpec* find_policy_spec(const std::string& type) {
+  for (const auto* spec : policy_specs())
+    if (spec->type == type) return spec;
+  return nullptr;
+}
+
+const PolicySpec& policy_spec(const std::string& type) {
+  if (const auto* spec = find_policy_spec(type)) return *spec;
+  throw util::ConfigError("unknown policy type '" + type + "'",
+                          "registered types: " + util::quoted_list(registered_policy_types()));
 }
 
 std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const PolicyFeatures& features) {
   if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
     throw util::ConfigError("policy config needs a string 'type' (one of " +
                             util::quoted_list(registered_policy_types()) + ")");
-  auto type = config["type"].get<std::string>();
-  auto found = factories().find(type);
-  if (found == factories().end())
-    throw util::ConfigError("unknown policy type '" + type + "'",
-                            "registered types: " + util::quoted_list(registered_policy_types()));
-  return found->second(config, features);
+  return policy_spec(config["type"].get<std::string>()).create(config, features);
 }
 
 }  // namespace lrhost::policy

@@ -1,18 +1,23 @@
-// The policy registry: maps a config's `type` ("mlp", "act", "diffusion", "smolvla") to its factory.
-// The table is explicit (one line per built-in type in registry.cpp) rather than filled by static
+// The policy registry: the specs of the built-in policy types (policy_spec.hpp), one line per type in
+// registry.cpp, and lookup by a config's `type`. The table is explicit rather than filled by static
 // initialisers, which a static library link would silently drop.
 #pragma once
-#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "host/policy/policy.hpp"
+#include "host/policy/policy_spec.hpp"
 
 namespace lrhost::policy {
 
-using PolicyFactory = std::function<std::shared_ptr<Policy>(const nlohmann::json& config, const PolicyFeatures&)>;
+// Every built-in spec, sorted by type name.
+const std::vector<const PolicySpec*>& policy_specs();
+// The spec of `type`; ConfigError naming the registered types when there is none.
+const PolicySpec& policy_spec(const std::string& type);
+// The same, or null.
+const PolicySpec* find_policy_spec(const std::string& type);
 
 // Builds the policy named by config["type"]; unknown types list the registered ones.
 std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const PolicyFeatures& features = {});

@@ -411,7 +411,8 @@ TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at s
   }
   auto processors = lrhost::policy::PolicyProcessors::build(
       features, {{"VISUAL", "IDENTITY"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, stats, "cpu",
-      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "max_length"});
+      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "max_length"},
+      lrhost::policy::policy_spec("smolvla").processors);
   processors.set_rename_map({{"observation.pos", "observation.state"}});
   processors.save(dir.path);
   auto pre = lrhost::io::read_json_file(dir / "policy_preprocessor.json", {});
@@ -500,7 +501,8 @@ TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refu
   const auto features = state_action_features();
   auto processors = lrhost::policy::PolicyProcessors::build(
       features, {{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, {}, "cpu",
-      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"});
+      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"},
+      lrhost::policy::policy_spec("smolvla").processors);
   processors.save(dir.path);
   auto pre = lrhost::io::read_json_file(dir / "policy_preprocessor.json", {});
   auto with = [&](const std::string& key, const nlohmann::ordered_json& value) {

@@ -34,7 +34,6 @@ class ACTPolicy : public Policy {
   std::map<std::string, std::string> normalization_mapping() const override;
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
-  std::vector<std::string> fsdp_wrap_module_types() const override { return {"ACTEncoderLayer", "ACTDecoderLayer"}; }
 
   const ACTConfig& act_config() const { return config_; }
   ACT& model() { return model_; }

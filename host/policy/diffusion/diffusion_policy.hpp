@@ -46,7 +46,6 @@ class DiffusionPolicy : public Policy {
   std::map<std::string, std::string> normalization_mapping() const override;
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
-  std::vector<std::string> fsdp_wrap_module_types() const override { return {"DiffusionConditionalResidualBlock1d"}; }
 
   const DiffusionConfig& diffusion_config() const { return config_; }
   DiffusionModel& model() { return diffusion_; }

@@ -27,8 +27,6 @@ class MlpPolicy : public Policy {
   torch::Tensor select_action(const Batch& batch) override;
   std::string type() const override { return "mlp"; }
   nlohmann::ordered_json config() const override { return config_.to_json(); }
-  // Every linear layer is an FSDP unit (the root unit is then empty).
-  std::vector<std::string> fsdp_wrap_module_types() const override { return {"MlpLinear"}; }
 
  private:
   torch::Tensor predict(const Batch& batch);

@@ -47,11 +47,6 @@ class SmolVLAPolicy : public Policy {
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   std::optional<LanguageSettings> language_settings() const override;
-  // The decoder layers (VLM and expert, frozen ones too) and the vision tower: the layer loop runs
-  // each layer index inside both layers' hooks, although SmolVLA calls their parts directly.
-  std::vector<std::string> fsdp_wrap_module_types() const override {
-    return {"LlamaDecoderLayer", "SiglipVisionTransformer"};
-  }
   void load_pretrained_parts() override;
 
   // Training with the vision feature cache (config.cache_vision_features): features per (camera,

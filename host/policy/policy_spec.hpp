@@ -1,0 +1,44 @@
+// Everything lrhost knows about one policy type, in one record that lives in the type's own folder
+// (host/policy/<type>/<type>_spec.cpp), as torchtitan keeps a train spec per model: its name, how to
+// build it, its default config, its processor pipelines, its FSDP wrap units and how lerobot-train's
+// command line maps onto it. The registry (registry.hpp) lists the specs; defaults, processors,
+// pretrained overrides, FSDP and the lerobot-train mapping read them instead of naming types.
+#pragma once
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/policy/policy.hpp"
+#include "host/policy/processor_pipeline.hpp"
+
+namespace lrhost::policy {
+
+using PolicyFactory = std::function<std::shared_ptr<Policy>(const nlohmann::json& config, const PolicyFeatures&)>;
+
+// How `lerobot-train --policy.type=<type> ...` maps onto lrhost (host/cli/lerobot_train.cpp).
+struct LeRobotTrainMapping {
+  std::string recipe;                         // the shipped recipe under recipes/, e.g. "act_ddp.lua"
+  std::vector<std::string> deviating_fields;  // policy fields whose recipe default differs from LeRobot's
+  std::string optimizer_preset;               // LeRobot's get_optimizer_preset() type: "adamw", "adam"
+  std::string scheduler_preset;               // get_scheduler_preset() type; "" for none
+};
+
+struct PolicySpec {
+  std::string type;  // config.json's "type"
+  PolicyFactory create;
+  // Every field with its default (null fields kept) in config.json's order, plus lrhost's own
+  // options a recipe may set, before features are known (lr.policy.defaults).
+  std::function<nlohmann::ordered_json()> default_config;
+  // Fields that shape the weights: fixed when fine-tuning from a pretrained folder.
+  std::vector<std::string> weight_shape_fields;
+  ProcessorPipeline processors = ProcessorPipeline::lerobot_default();
+  // Module type names (LeRobot's class names) whose instances are FSDP wrap units.
+  std::vector<std::string> fsdp_wrap_module_types;
+  // Unset for lrhost-only types that lerobot-train does not know.
+  std::optional<LeRobotTrainMapping> lerobot_train;
+};
+
+}  // namespace lrhost::policy

@@ -1,0 +1,54 @@
+// The shape of a policy's processor pipelines: the ordered steps of its preprocessor and
+// postprocessor, by LeRobot's registry names, as each policy's processor_<name>.py builds them
+// (make_default_pre_post_processors for ACT/Diffusion, make_smolvla_pre_post_processors, ...). A
+// policy's spec (policy_spec.hpp) holds its pipeline; PolicyProcessors writes and reads the JSON files
+// step by step from it, so a new step order is data in the policy's folder, not a branch here.
+// Every registry name maps to one kind of step lrhost knows how to run, write and read.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lrhost::policy {
+
+enum class ProcessorStepKind {
+  rename,        // rename_observations_processor {rename_map}
+  to_batch,      // to_batch_processor {} (batches are already batched)
+  device,        // device_processor {device, float_dtype}
+  normalizer,    // normalizer_processor {eps, features, norm_map} + state file
+  unnormalizer,  // unnormalizer_processor, the same in the postprocessor
+  task_new_line, // <policy>_new_line_processor {}: "\n" appended to the task unless it ends with one
+  tokenizer,     // tokenizer_processor {max_length, task_key, padding_side, padding, truncation, tokenizer_name}
+};
+
+struct ProcessorStep {
+  std::string registry_name;
+  ProcessorStepKind kind;
+};
+
+struct ProcessorPipeline {
+  std::vector<ProcessorStep> pre, post;
+
+  // LeRobot's make_default_pre_post_processors (ACT, Diffusion): rename -> to_batch -> device ->
+  // normalizer; unnormalizer -> device.
+  static ProcessorPipeline lerobot_default();
+  // A pipeline fed with language: the default with `new_line_step` (registry name) and the tokenizer
+  // after to_batch, as make_smolvla_pre_post_processors orders them.
+  static ProcessorPipeline with_language(const std::string& new_line_step);
+
+  // The index of the first step of `kind` in `steps`; nullopt when it has none.
+  static std::optional<std::size_t> index_of(const std::vector<ProcessorStep>& steps, ProcessorStepKind kind);
+  bool has_language() const { return index_of(pre, ProcessorStepKind::tokenizer).has_value(); }
+  // The registry names in order, comma-separated (for messages).
+  static std::string names(const std::vector<ProcessorStep>& steps);
+  // Whether `registry_names` are exactly these steps' names in order.
+  static bool matches(const std::vector<ProcessorStep>& steps, const std::vector<std::string>& registry_names);
+
+  bool operator==(const ProcessorPipeline& other) const;
+};
+
+// The state file of step `index` of a pipeline named `pipeline_name` ("policy_preprocessor"):
+// "<pipeline_name>_step_<index>_<registry_name>.safetensors", as LeRobot's pipeline.py names them.
+std::string step_state_file(const std::string& pipeline_name, std::size_t index, const std::string& registry_name);
+
+}  // namespace lrhost::policy

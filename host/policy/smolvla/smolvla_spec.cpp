@@ -1,0 +1,29 @@
+// SmolVLA's entry in the policy registry (policy_spec.hpp): make_smolvla_pre_post_processors'
+// pipeline (new-line and tokenizer steps after to_batch), the decoder layers and the vision tower as
+// FSDP units (the layer loop runs each layer index inside both layers' hooks, although SmolVLA calls
+// their parts directly), and smolvla.lua for lerobot-train.
+#include "host/policy/policy_spec.hpp"
+#include "host/policy/smolvla/smolvla_config.hpp"
+#include "host/policy/smolvla/smolvla_policy.hpp"
+
+namespace lrhost::policy::smolvla {
+
+const PolicySpec& spec() {
+  static const PolicySpec entry{
+      .type = "smolvla",
+      .create = make_smolvla_policy,
+      .default_config = [] { return SmolVLAConfig{}.to_recipe_json(); },
+      .weight_shape_fields = SmolVLAConfig::weight_shape_fields(),
+      .processors = ProcessorPipeline::with_language("smolvla_new_line_processor"),
+      .fsdp_wrap_module_types = {"LlamaDecoderLayer", "SiglipVisionTransformer"},
+      .lerobot_train = LeRobotTrainMapping{.recipe = "smolvla.lua",
+                                           .deviating_fields = {"vlm_model_name", "resize_imgs_with_padding",
+                                                                "chunk_size", "n_action_steps", "num_vlm_layers",
+                                                                "tokenizer_max_length", "scheduler_warmup_steps"},
+                                           .optimizer_preset = "adamw",
+                                           .scheduler_preset = "cosine_decay_with_warmup"},
+  };
+  return entry;
+}
+
+}  // namespace lrhost::policy::smolvla
