@@ -1,4 +1,5 @@
-// Attention between projected heads: transformers' sdpa and eager paths and SmolVLA's eager path.
+// Attention between projected heads: transformers' sdpa and eager paths and the eager path with fp32
+// scores (LeRobot SmolVLA's).
 #include "host/nn/attention_core.hpp"
 
 #include <cmath>
@@ -39,7 +40,7 @@ torch::Tensor checked_mask(const torch::Tensor& query, const torch::Tensor& key,
                     ", " + std::to_string(lk) + ") for query " + c10::str(query.sizes()) + " and key " +
                     c10::str(key.sizes()));
   if (m.scalar_type() != torch::kBool) {
-    if (kernel == AttentionKernel::smolvla_eager)
+    if (kernel == AttentionKernel::eager_fp32_scores)
       throw DataError(where(kernel) + ": the mask must be boolean (true = may attend), got " +
                       std::string(c10::toString(m.scalar_type())));
     if (!c10::isFloatingType(m.scalar_type()))
@@ -114,10 +115,11 @@ torch::Tensor transformers_eager(const torch::Tensor& query, const torch::Tensor
   return merge_heads(torch::matmul(weights, v));
 }
 
-torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
-                            const torch::Tensor& mask, double scale, int64_t groups) {
+torch::Tensor eager_fp32_scores(const torch::Tensor& query, const torch::Tensor& key, const torch::Tensor& value,
+                                const torch::Tensor& mask, double scale, int64_t groups) {
   const int64_t batch = query.size(0), lk = key.size(1), kv_heads = key.size(2), head_dim = key.size(3);
-  // K/V expanded (B, Lk, Hkv, groups, D) -> (B, Lk, H, D), in SmolVLA's (batch, length, heads, dim) layout.
+  // K/V expanded (B, Lk, Hkv, groups, D) -> (B, Lk, H, D), in the (batch, length, heads, dim) layout
+  // LeRobot SmolVLA expands them in.
   auto expand = [&](const torch::Tensor& x) {
     return x.unsqueeze(3)
         .expand({batch, lk, kv_heads, groups, head_dim})
@@ -128,7 +130,7 @@ torch::Tensor smolvla_eager(const torch::Tensor& query, const torch::Tensor& key
   auto q = query.to(torch::kFloat32).transpose(1, 2);
   auto weights = torch::matmul(q, k.transpose(2, 3));
   weights.mul_(scale);
-  // SmolVLA casts the scores to fp32 again here: under autocast the matmul gives bf16, and the
+  // Cast to fp32 again here, as LeRobot SmolVLA does: under autocast the matmul gives bf16, and the
   // finfo(float32).min fill below would overflow bf16.
   weights = weights.to(torch::kFloat32);
   if (mask.defined())
@@ -147,8 +149,8 @@ const char* attention_kernel_name(AttentionKernel kernel) {
       return "sdpa";
     case AttentionKernel::eager:
       return "eager";
-    case AttentionKernel::smolvla_eager:
-      return "smolvla_eager";
+    case AttentionKernel::eager_fp32_scores:
+      return "eager_fp32_scores";
   }
   return "?";
 }
@@ -165,8 +167,8 @@ torch::Tensor attend(const torch::Tensor& query, const torch::Tensor& key, const
       return sdpa(query, key, value, m, options.causal, scale, groups);
     case AttentionKernel::eager:
       return transformers_eager(query, key, value, m, scale, groups);
-    case AttentionKernel::smolvla_eager:
-      return smolvla_eager(query, key, value, m, scale, groups);
+    case AttentionKernel::eager_fp32_scores:
+      return eager_fp32_scores(query, key, value, m, scale, groups);
   }
   throw util::ConfigError("attention: unknown kernel");
 }

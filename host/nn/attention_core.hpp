@@ -1,16 +1,16 @@
 // The attention computation between projected heads (no projections, no RoPE): softmax(q·kᵀ·scale
 // + mask)·v with grouped-query heads, in three arithmetic variants that callers choose by the model
 // they must match bit for bit:
-//  - sdpa:          at::scaled_dot_product_attention exactly as transformers' "sdpa" backend calls
-//                   it (kv heads repeated when a mask is given, enable_gqa + is_causal without one).
-//                   A query row whose keys are all masked gives 0 (PyTorch's safe softmax).
-//  - eager:         transformers' eager_attention_forward (scores in the activation dtype, additive
-//                   mask, softmax in fp32 cast back, probs·v). A boolean mask becomes 0 / finfo.min
-//                   of the query dtype, as transformers builds it for eager.
-//  - smolvla_eager: LeRobot SmolVLA's eager_attention_forward (smolvlm_with_expert.py): Q and K cast
-//                   to fp32, scores·scale, masked_fill with finfo(float32).min (not −inf, so a fully
-//                   masked row gets a uniform softmax instead of NaN), softmax fp32, probs cast to V's
-//                   dtype, probs·v. Boolean masks only.
+//  - sdpa: at::scaled_dot_product_attention exactly as transformers' "sdpa" backend calls it (kv
+//    heads repeated when a mask is given, enable_gqa + is_causal without one). A query row whose keys
+//    are all masked gives 0 (PyTorch's safe softmax).
+//  - eager: transformers' eager_attention_forward (scores in the activation dtype, additive mask,
+//    softmax in fp32 cast back, probs·v). A boolean mask becomes 0 / finfo.min of the query dtype, as
+//    transformers builds it for eager.
+//  - eager_fp32_scores: Q and K cast to fp32, scores·scale in fp32, masked with finfo(float32).min
+//    (not −inf, so a fully masked row gets a uniform softmax instead of NaN), softmax fp32, probs cast
+//    to V's dtype, probs·v. Boolean masks only. This is LeRobot SmolVLA's eager_attention_forward
+//    (smolvlm_with_expert.py).
 // In fp32 with no fully masked row the three agree to ~1e-6 (different kernels); they are not
 // interchangeable on fully masked rows (0 vs uniform) nor in bf16 (score dtype differs).
 #pragma once
@@ -20,7 +20,7 @@
 
 namespace lrhost::nn {
 
-enum class AttentionKernel { sdpa, eager, smolvla_eager };
+enum class AttentionKernel { sdpa, eager, eager_fp32_scores };
 
 struct AttentionOptions {
   AttentionKernel kernel = AttentionKernel::sdpa;

@@ -1,4 +1,5 @@
-// Rotary position embedding, in transformers' and in LeRobot SmolVLA's order of operations.
+// Rotary position embedding, in transformers' order of operations and in fp32 throughout (LeRobot
+// SmolVLA's).
 #include "host/nn/rotary_embedding.hpp"
 
 #include "host/util/error.hpp"
@@ -68,9 +69,9 @@ torch::Tensor apply_rotary_pos_emb(const torch::Tensor& x, const RotaryTables& t
   return (x * cos) + (rotated * sin);
 }
 
-torch::Tensor smolvla_apply_rope(const torch::Tensor& x, const torch::Tensor& positions, double base) {
-  check_positions(positions, "smolvla_apply_rope");
-  check_heads_input(x, positions, 2, "smolvla_apply_rope");
+torch::Tensor apply_rope_fp32(const torch::Tensor& x, const torch::Tensor& positions, double base) {
+  check_positions(positions, "apply_rope_fp32");
+  check_heads_input(x, positions, 2, "apply_rope_fp32");
   const auto dtype = x.scalar_type();
   const int64_t half = x.size(-1) / 2;
   auto xf = x.to(torch::kFloat32);

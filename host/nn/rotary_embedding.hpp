@@ -2,8 +2,8 @@
 //  - transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb ("default" rope type): inverse
 //    frequencies 1/base^(2i/d), angles = inv_freq·pos in fp32, cos/sin cast to the activation dtype,
 //    and the rotation x·cos + rotate_half(x)·sin done in that dtype (bf16 rotates in bf16);
-//  - LeRobot SmolVLA's apply_rope (smolvlm_with_expert.py): angles = pos / base^((2/d)·i) in fp32,
-//    and the rotation done in fp32 on an fp32 copy of x, cast back at the end.
+//  - apply_rope_fp32: angles = pos / base^((2/d)·i) in fp32, and the rotation done in fp32 on an
+//    fp32 copy of x, cast back at the end (LeRobot SmolVLA's apply_rope, smolvlm_with_expert.py).
 // In fp32 the two differ only by the rounding of the angles (multiply by a reciprocal vs divide), a
 // few ulp of the angle; in bf16 they differ by the rotation's dtype. Each caller uses its own.
 // Positions are (B, L) integer ids, arbitrary per batch row (padding repeats, gaps, offsets).
@@ -39,8 +39,9 @@ class LlamaRotaryEmbedding {
 // layout) or (B, H, L, D) when heads_dim == 1 (transformers' layout); cos/sin are (B, L, D).
 torch::Tensor apply_rotary_pos_emb(const torch::Tensor& x, const RotaryTables& tables, int64_t heads_dim = 2);
 
-// LeRobot SmolVLA's apply_rope: x (B, L, H, D), positions (B, L); returns x's dtype.
-// `base` is SmolVLA's max_wavelength (10,000 there, whatever the checkpoint's rope_theta says).
-torch::Tensor smolvla_apply_rope(const torch::Tensor& x, const torch::Tensor& positions, double base = 10000.0);
+// Split-half RoPE computed and applied in fp32 (angles by division): x (B, L, H, D), positions
+// (B, L); returns x's dtype. `base` is the max wavelength (LeRobot SmolVLA hard-codes 10,000,
+// whatever the checkpoint's rope_theta says).
+torch::Tensor apply_rope_fp32(const torch::Tensor& x, const torch::Tensor& positions, double base = 10000.0);
 
 }  // namespace lrhost::nn

@@ -89,14 +89,14 @@ void check_case(const fs::path& folder) {
   report("rope q (transformers, bf16)",
          nn::apply_rotary_pos_emb(r("q").to(torch::kBFloat16), rope.tables(positions, torch::kBFloat16)),
          r("q_rot_bf16"), true);
-  report("rope q (smolvla apply_rope)", nn::smolvla_apply_rope(r("q"), positions), r("q_smolvla_rope"), false);
-  report("rope q (smolvla, config base)", nn::smolvla_apply_rope(r("q"), positions, config.rope_theta),
+  report("rope q (smolvla apply_rope)", nn::apply_rope_fp32(r("q"), positions), r("q_smolvla_rope"), false);
+  report("rope q (smolvla, config base)", nn::apply_rope_fp32(r("q"), positions, config.rope_theta),
          r("q_smolvla_rope_theta"), false);
-  report("rope q (smolvla, bf16)", nn::smolvla_apply_rope(r("q").to(torch::kBFloat16), positions),
+  report("rope q (smolvla, bf16)", nn::apply_rope_fp32(r("q").to(torch::kBFloat16), positions),
          r("q_smolvla_rope_bf16"), true);
 
   // SmolVLA's eager attention.
-  const nn::AttentionOptions smolvla{.kernel = nn::AttentionKernel::smolvla_eager};
+  const nn::AttentionOptions smolvla{.kernel = nn::AttentionKernel::eager_fp32_scores};
   report("smolvla eager attention", nn::attend(r("q"), r("k"), r("v"), mask, smolvla), r("smolvla_attn"), false);
   report("smolvla eager, fully masked rows", nn::attend(r("q"), r("k"), r("v"), r("fully_masked"), smolvla),
          r("smolvla_attn_fully_masked"), false);

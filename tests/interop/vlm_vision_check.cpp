@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     }
 
     for (const std::string name : {"wide", "tall"})
-      compare("resize_with_pad." + name, nn::smolvla_prepare_image(io.at("images_" + name), 64, 64),
+      compare("resize_with_pad." + name, nn::resize_with_pad_signed(io.at("images_" + name), 64, 64),
               io.at("prep_" + name), 1e-5);
 
     // One key removed: the error names the file and the key.

@@ -151,7 +151,7 @@ TEST_CASE("RoPE: position 0 is the identity and q.k depends only on the relative
   auto q = torch::randn({1, 1, 2, 16}), k = torch::randn({1, 1, 2, 16});
   auto at = [&](const torch::Tensor& x, int64_t position, bool smolvla) {
     auto pos = torch::full({1, 1}, position, torch::kInt64);
-    return smolvla ? nn::smolvla_apply_rope(x, pos, 100000)
+    return smolvla ? nn::apply_rope_fp32(x, pos, 100000)
                    : nn::apply_rotary_pos_emb(x, rope.tables(pos, x.scalar_type()));
   };
   for (bool smolvla : {false, true}) {
@@ -169,14 +169,14 @@ TEST_CASE("RoPE: position 0 is the identity and q.k depends only on the relative
   auto tables = rope.tables(pos, torch::kFloat32);
   CHECK(torch::equal(nn::apply_rotary_pos_emb(x, tables).transpose(1, 2),
                      nn::apply_rotary_pos_emb(x.transpose(1, 2), tables, 1)));
-  CHECK_THROWS_AS(nn::smolvla_apply_rope(x, torch::zeros({1, 4}, torch::kInt64)), util::DataError);
+  CHECK_THROWS_AS(nn::apply_rope_fp32(x, torch::zeros({1, 4}, torch::kInt64)), util::DataError);
 }
 
-TEST_CASE("SmolVLA's eager attention gives a fully masked query row a uniform softmax, not NaN") {
+TEST_CASE("eager_fp32_scores attention (SmolVLA's) gives a fully masked query row a uniform softmax, not NaN") {
   auto q = torch::randn({2, 4, 6, 8}), k = torch::randn({2, 4, 3, 8}), v = torch::randn({2, 4, 3, 8});
   auto mask = torch::ones({2, 4, 4}, torch::kBool);
   mask.index_put_({0, 1}, false);  // batch 0, query 1 sees no key
-  auto out = nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::smolvla_eager});
+  auto out = nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::eager_fp32_scores});
   CHECK_FALSE(out.isnan().any().item<bool>());
   // Uniform weights: the mean of the values over the keys, kv head h/2 for query head h.
   auto mean_v = v[0].mean(0).repeat_interleave(2, 0).reshape({-1});
@@ -184,11 +184,12 @@ TEST_CASE("SmolVLA's eager attention gives a fully masked query row a uniform so
   // PyTorch's SDPA gives 0 on that row instead: the kernels differ exactly there.
   auto sdpa = nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::sdpa});
   CHECK(sdpa[0][1].abs().max().item<double>() == 0.0);
-  CHECK_THROWS_WITH_AS(nn::attend(q, k, v, mask.to(torch::kFloat32), {.kernel = nn::AttentionKernel::smolvla_eager}),
-                       doctest::Contains("boolean"), util::DataError);
+  CHECK_THROWS_WITH_AS(
+      nn::attend(q, k, v, mask.to(torch::kFloat32), {.kernel = nn::AttentionKernel::eager_fp32_scores}),
+      doctest::Contains("boolean"), util::DataError);
 }
 
-TEST_CASE("SDPA, transformers-eager and SmolVLA-eager attention agree in fp32 without fully masked rows") {
+TEST_CASE("SDPA, transformers-eager and eager_fp32_scores attention agree in fp32 without fully masked rows") {
   torch::manual_seed(3);
   const int64_t batch = 3, length = 7;
   auto q = torch::randn({batch, length, 6, 16}), k = torch::randn({batch, length, 2, 16}),
@@ -196,7 +197,7 @@ TEST_CASE("SDPA, transformers-eager and SmolVLA-eager attention agree in fp32 wi
   auto mask = mixed_mask(batch, length);
   auto sdpa = nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::sdpa});
   CHECK(sdpa.sizes() == torch::IntArrayRef({batch, length, 6 * 16}));
-  CHECK(max_diff(sdpa, nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::smolvla_eager})) < 1e-6);
+  CHECK(max_diff(sdpa, nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::eager_fp32_scores})) < 1e-6);
   CHECK(max_diff(sdpa, nn::attend(q, k, v, mask, {.kernel = nn::AttentionKernel::eager})) < 1e-6);
   // 4-D masks and additive masks mean the same.
   auto additive = torch::zeros({batch, 1, length, length}).masked_fill(mask.unsqueeze(1).logical_not(), -1e30);
@@ -205,7 +206,7 @@ TEST_CASE("SDPA, transformers-eager and SmolVLA-eager attention agree in fp32 wi
   auto causal = torch::ones({length, length}, torch::kBool).tril().expand({batch, length, length});
   CHECK(max_diff(nn::attend(q, k, v, {}, {.kernel = nn::AttentionKernel::sdpa, .causal = true}),
                  nn::attend(q, k, v, causal, {.kernel = nn::AttentionKernel::sdpa})) < 1e-6);
-  CHECK(max_diff(nn::attend(q, k, v, {}, {.kernel = nn::AttentionKernel::smolvla_eager, .causal = true}),
+  CHECK(max_diff(nn::attend(q, k, v, {}, {.kernel = nn::AttentionKernel::eager_fp32_scores, .causal = true}),
                  nn::attend(q, k, v, causal, {.kernel = nn::AttentionKernel::sdpa})) < 1e-6);
   CHECK_THROWS_WITH_AS(nn::attend(q, k, v, torch::ones({batch, length, length + 1}, torch::kBool)),
                        doctest::Contains("mask of shape [3, 7, 8] does not fit"), util::DataError);
@@ -222,7 +223,7 @@ TEST_CASE("a decoder layer runs both attention paths alike in fp32 and runs in b
   auto positions = torch::tensor({{0, 1, 2, 3, 4, 5, 6}, {4, 5, 9, 10, 11, 11, 11}, {90, 91, 92, 300, 301, 302, 900}});
   auto mask = mixed_mask(3, 7);
   auto sdpa = model->forward(x, positions, mask, {.kernel = nn::AttentionKernel::sdpa});
-  auto eager = model->forward(x, positions, mask, {.kernel = nn::AttentionKernel::smolvla_eager});
+  auto eager = model->forward(x, positions, mask, {.kernel = nn::AttentionKernel::eager_fp32_scores});
   CHECK(max_diff(sdpa, eager) < 1e-5);
   model->to(torch::kBFloat16);
   auto bf16 = model->forward(x.to(torch::kBFloat16), positions, mask);

@@ -202,7 +202,7 @@ TEST_CASE("pixel shuffle: token k covers patch rows s·(k / (n/s)).. and columns
 TEST_CASE("resize_with_pad: LeRobot's sizes, top-left padding, bilinear without antialias") {
   // 480x640 -> 384x512 image under 128 rows of padding; after x*2-1 the padding is -1.
   auto grey = torch::full({2, 3, 480, 640}, 0.5);
-  auto out = nn::smolvla_prepare_image(grey, 512, 512);
+  auto out = nn::resize_with_pad_signed(grey, 512, 512);
   REQUIRE(out.sizes() == c10::IntArrayRef{2, 3, 512, 512});
   CHECK(torch::equal(out.narrow(2, 0, 128), torch::full({2, 3, 128, 512}, -1.0)));
   CHECK(torch::allclose(out.narrow(2, 128, 384), torch::zeros({2, 3, 384, 512})));

@@ -14,6 +14,8 @@
 #include "host/nn/image_preprocess.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/activation_probe.hpp"
+#include "host/policy/common/flow_matching.hpp"
+#include "host/policy/common/prefix_suffix_masks.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/smolvla/flow_matching_model.hpp"
@@ -184,7 +186,7 @@ TEST_CASE("smolvla: attention masks, positions and the time embedding follow the
   // Prefix of 3 (last padded) + state (ar 1) + 2 actions (ar 1 each).
   auto pad = torch::tensor({true, true, false, true, true, true}).unsqueeze(0);
   auto ar = torch::tensor({0, 0, 0, 1, 1, 1}, torch::kLong).unsqueeze(0);
-  auto mask = smolvla::make_att_2d_masks(pad, ar)[0];
+  auto mask = lrhost::policy::common::make_att_2d_masks(pad, ar)[0];
   CHECK(mask[0][1].item<bool>());        // image tokens see each other
   CHECK_FALSE(mask[0][3].item<bool>());  // ... but not the state
   CHECK_FALSE(mask[0][2].item<bool>());  // nobody sees the padded token
@@ -196,7 +198,7 @@ TEST_CASE("smolvla: attention masks, positions and the time embedding follow the
   CHECK(positions[0][5].item<int64_t>() == 4);
 
   auto time = torch::tensor({0.25f});
-  auto emb = smolvla::sinusoidal_time_embedding(time, 8, 4e-3, 4.0);
+  auto emb = lrhost::policy::common::sinusoidal_time_embedding(time, 8, 4e-3, 4.0);
   REQUIRE(emb.sizes() == torch::IntArrayRef({1, 8}));
   CHECK((emb.scalar_type() == torch::kFloat64));
   for (int i = 0; i < 4; ++i) {
@@ -218,7 +220,7 @@ TEST_CASE("smolvla: the loss is the MSE over valid steps and real action dims; f
     // The per-element losses through the model, as the policy reduces them.
     auto& model = policy->model();
     smolvla::PrefixInputs in;
-    in.images = {lrhost::nn::smolvla_prepare_image(b.at("observation.images.top"), 64, 64)};
+    in.images = {lrhost::nn::resize_with_pad_signed(b.at("observation.images.top"), 64, 64)};
     in.image_masks = {torch::ones({2}, torch::kBool)};
     in.language_tokens = b.at("observation.language.tokens");
     in.language_masks = b.at("observation.language.attention_mask");

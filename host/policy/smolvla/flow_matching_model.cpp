@@ -1,12 +1,13 @@
-// VLAFlowMatching: prefix/suffix embeddings, masks, the training loss and Euler sampling, each step in
-// LeRobot's order and dtypes (modeling_smolvla.py, common/vla_utils.py, common/flow_matching.py).
+// VLAFlowMatching: prefix/suffix embeddings, the training loss and Euler sampling, each step in
+// LeRobot's order and dtypes (modeling_smolvla.py); the masks, positions, samplers and the Euler loop
+// are the shared ones of host/policy/common.
 #include "host/policy/smolvla/flow_matching_model.hpp"
 
 #include <cmath>
-#include <numbers>
 
 #include "host/nn/linear.hpp"
-#include "host/util/error.hpp"
+#include "host/policy/common/flow_matching.hpp"
+#include "host/policy/common/prefix_suffix_masks.hpp"
 
 namespace lrhost::policy::smolvla {
 namespace {
@@ -25,27 +26,6 @@ torch::Tensor pad_sequence(const torch::Tensor& x, int64_t length, double value)
 }
 
 }  // namespace
-
-torch::Tensor make_att_2d_masks(const torch::Tensor& pad_masks, const torch::Tensor& att_masks) {
-  auto cumsum = att_masks.cumsum(1);
-  auto att_2d = cumsum.unsqueeze(1) <= cumsum.unsqueeze(2);
-  auto pad_2d = pad_masks.unsqueeze(1).logical_and(pad_masks.unsqueeze(2));
-  return att_2d.logical_and(pad_2d);
-}
-
-torch::Tensor sinusoidal_time_embedding(const torch::Tensor& time, int64_t dimension, double min_period,
-                                        double max_period) {
-  if (dimension % 2 != 0)
-    throw util::ConfigError("sinusoidal time embedding: dimension (" + std::to_string(dimension) +
-                            ") must be divisible by 2");
-  auto f64 = torch::TensorOptions(torch::kFloat64).device(time.device());
-  auto fraction = torch::linspace(0.0, 1.0, dimension / 2, f64);
-  // min_period * (max_period / min_period) ** fraction, then 1/period * 2 * pi, in Python's order.
-  auto period = torch::pow(max_period / min_period, fraction) * min_period;
-  auto scaling = period.reciprocal() * 2.0 * std::numbers::pi;
-  auto input = time.unsqueeze(-1) * scaling;
-  return torch::cat({torch::sin(input), torch::cos(input)}, -1);
-}
 
 VLAFlowMatchingImpl::VLAFlowMatchingImpl(const SmolVLAConfig& config, const nn::SmolVLMConfig& vlm_config)
     : config_(config) {
@@ -102,9 +82,9 @@ Prefix VLAFlowMatchingImpl::embed_prefix(const PrefixInputs& inputs) {
 VLAFlowMatchingImpl::Suffix VLAFlowMatchingImpl::embed_suffix(const torch::Tensor& noisy_actions,
                                                               const torch::Tensor& time) {
   auto action = nn::apply_linear(action_in_proj, noisy_actions);
-  auto time_embedding =
-      sinusoidal_time_embedding(time, vlm_with_expert->expert_hidden_size(), config_.min_period, config_.max_period)
-          .to(action.scalar_type());
+  auto time_embedding = common::sinusoidal_time_embedding(time, vlm_with_expert->expert_hidden_size(),
+                                                          config_.min_period, config_.max_period)
+                            .to(action.scalar_type());
   time_embedding = time_embedding.unsqueeze(1).expand_as(action);
   auto fused = nn::apply_linear(action_time_mlp_in, torch::cat({action, time_embedding}, 2));
   fused = nn::apply_linear(action_time_mlp_out, torch::silu(fused));
@@ -122,54 +102,37 @@ torch::Tensor VLAFlowMatchingImpl::velocity(const torch::Tensor& suffix_out) {
 
 torch::Tensor VLAFlowMatchingImpl::forward(const PrefixInputs& inputs, const torch::Tensor& actions,
                                            const torch::Tensor& noise, const torch::Tensor& time) {
-  auto t = time.unsqueeze(1).unsqueeze(2);
-  auto x_t = t * noise + (1 - t) * actions;
-  auto u_t = noise - actions;
+  const auto noisy = common::noisy_actions(actions, noise, time);
   auto prefix = embed_prefix(inputs);
-  auto suffix = embed_suffix(x_t, time);
+  auto suffix = embed_suffix(noisy.x_t, time);
   auto pad_masks = torch::cat({prefix.pad_masks, suffix.pad_masks}, 1);
   auto att_masks = torch::cat({prefix.att_masks, suffix.att_masks}, 1);
-  auto mask = make_att_2d_masks(pad_masks, att_masks);
-  auto positions = pad_masks.cumsum(1) - 1;
+  auto mask = common::make_att_2d_masks(pad_masks, att_masks);
+  auto positions = common::positions_from_pad_masks(pad_masks);
   auto suffix_out = vlm_with_expert->forward(prefix.embeddings, suffix.embeddings, mask, positions);
-  return torch::mse_loss(u_t, velocity(suffix_out), at::Reduction::None);
+  return torch::mse_loss(noisy.u_t, velocity(suffix_out), at::Reduction::None);
 }
 
 torch::Tensor VLAFlowMatchingImpl::sample_actions(const PrefixInputs& inputs, const torch::Tensor& noise) {
   auto prefix = embed_prefix(inputs);
-  auto prefix_mask = make_att_2d_masks(prefix.pad_masks, prefix.att_masks);
-  auto prefix_positions = prefix.pad_masks.cumsum(1) - 1;
+  auto prefix_mask = common::make_att_2d_masks(prefix.pad_masks, prefix.att_masks);
+  auto prefix_positions = common::positions_from_pad_masks(prefix.pad_masks);
   const auto cache = vlm_with_expert->fill_cache(prefix.embeddings, prefix_mask, prefix_positions);
-
-  const int64_t batch = prefix.pad_masks.size(0), prefix_length = prefix.pad_masks.size(1);
-  const auto prefix_offsets = prefix.pad_masks.sum(-1).unsqueeze(1);
-  const double dt = -1.0 / static_cast<double>(config_.num_steps);
-  auto x_t = noise;
-  for (int64_t step = 0; step < config_.num_steps; ++step) {
-    const double t = 1.0 + static_cast<double>(step) * dt;
-    auto time = torch::full({batch}, t, noise.options().dtype(torch::kFloat32));
+  // SmolVLA's denoise_step: the suffix attends to the cached prefix (the cache is read, never grown).
+  return common::euler_integrate(noise, config_.num_steps, [&](const torch::Tensor& x_t, const torch::Tensor& time) {
     auto suffix = embed_suffix(x_t, time);
-    const int64_t suffix_length = suffix.pad_masks.size(1);
-    auto prefix_2d = prefix.pad_masks.unsqueeze(1).expand({batch, suffix_length, prefix_length});
-    auto suffix_2d = make_att_2d_masks(suffix.pad_masks, suffix.att_masks);
-    auto mask = torch::cat({prefix_2d, suffix_2d}, 2);
-    auto positions = prefix_offsets + suffix.pad_masks.cumsum(1) - 1;
-    auto out = vlm_with_expert->forward_suffix(suffix.embeddings, mask, positions, cache);
-    x_t = x_t + dt * velocity(out);
-  }
-  return x_t;
+    auto mask = common::suffix_attention_mask(prefix.pad_masks, suffix.pad_masks, suffix.att_masks);
+    auto positions = common::suffix_positions(prefix.pad_masks, suffix.pad_masks);
+    return velocity(vlm_with_expert->forward_suffix(suffix.embeddings, mask, positions, cache));
+  });
 }
 
 torch::Tensor VLAFlowMatchingImpl::sample_noise(at::IntArrayRef shape, const torch::Device& device) {
-  return at::normal(0.0, 1.0, shape, std::nullopt, torch::TensorOptions(torch::kFloat32).device(device));
+  return common::sample_noise(shape, device);
 }
 
 torch::Tensor VLAFlowMatchingImpl::sample_time(int64_t batch, const torch::Device& device) {
-  // torch.distributions.Beta(1.5, 1.0).sample((B,)): a Dirichlet over [alpha, beta], first component,
-  // drawn on the CPU generator.
-  auto concentration = torch::tensor({1.5f, 1.0f}).expand({batch, 2});
-  auto beta = at::_sample_dirichlet(concentration).select(-1, 0);
-  return (beta * 0.999 + 0.001).to(device, torch::kFloat32);
+  return common::sample_time_beta(batch, device);
 }
 
 }  // namespace lrhost::policy::smolvla

@@ -1,9 +1,10 @@
 // VLAFlowMatching (LeRobot 0.6.1 modeling_smolvla.py), the module under the policy's `model` name:
-// the prefix (camera tokens, language tokens, one state token) and suffix (noisy actions fused with a
-// sinusoidal time embedding) embeddings, their attention masks and positions, the flow-matching
-// training loss (x_t = t·noise + (1−t)·actions, target noise − actions) and Euler sampling from t=1
-// to 0 over a prefix KV cache. Inputs are already prepared by the policy: images in [-1, 1] at the
-// resize size, state and actions zero-padded to max_state_dim / max_action_dim.
+// SmolVLA's prefix (camera tokens, language tokens, one state token) and suffix (noisy actions fused
+// with a sinusoidal time embedding) embeddings, its velocity head, and the flow-matching training
+// loss and Euler sampling over a prefix KV cache built from the shared VLA parts in
+// host/policy/common (flow_matching.hpp, prefix_suffix_masks.hpp). Inputs are already prepared by
+// the policy: images in [-1, 1] at the resize size, state and actions zero-padded to max_state_dim /
+// max_action_dim.
 #pragma once
 #include <torch/torch.h>
 
@@ -43,7 +44,7 @@ class VLAFlowMatchingImpl : public torch::nn::Module {
   torch::Tensor sample_actions(const PrefixInputs& inputs, const torch::Tensor& noise);
 
   // LeRobot's samplers, in its RNG order: noise from the device generator, then the time from the
-  // CPU generator (Beta(1.5, 1) · 0.999 + 0.001 through _sample_dirichlet).
+  // CPU generator (Beta(1.5, 1) · 0.999 + 0.001); see common/flow_matching.hpp.
   static torch::Tensor sample_noise(at::IntArrayRef shape, const torch::Device& device);
   static torch::Tensor sample_time(int64_t batch, const torch::Device& device);
 
@@ -61,13 +62,5 @@ class VLAFlowMatchingImpl : public torch::nn::Module {
   SmolVLAConfig config_;
 };
 TORCH_MODULE(VLAFlowMatching);
-
-// big_vision's make_att_2d_masks: token q may attend to k when cumsum(att)[k] <= cumsum(att)[q] and
-// both are real tokens. pad_masks (B, N) bool, att_masks (B, N) integer -> (B, N, N) bool.
-torch::Tensor make_att_2d_masks(const torch::Tensor& pad_masks, const torch::Tensor& att_masks);
-
-// openpi's create_sinusoidal_pos_embedding in float64: (B,) -> (B, dimension), sin half first.
-torch::Tensor sinusoidal_time_embedding(const torch::Tensor& time, int64_t dimension, double min_period,
-                                        double max_period);
 
 }  // namespace lrhost::policy::smolvla

@@ -78,7 +78,7 @@ void SmolVLAPolicy::load_pretrained_parts() {
 }
 
 torch::Tensor SmolVLAPolicy::prepare_image(const torch::Tensor& image) const {
-  if (auto size = config_.resize_height_width()) return nn::smolvla_prepare_image(image, size->first, size->second);
+  if (auto size = config_.resize_height_width()) return nn::resize_with_pad_signed(image, size->first, size->second);
   return image * 2.0 - 1.0;
 }
 

@@ -145,7 +145,7 @@ bool SmolVLMWithExpertImpl::is_self_attention_layer(int64_t i) const {
 torch::Tensor SmolVLMWithExpertImpl::attention(const torch::Tensor& mask, const torch::Tensor& query,
                                                const torch::Tensor& key, const torch::Tensor& value) const {
   nn::AttentionOptions options;
-  options.kernel = nn::AttentionKernel::smolvla_eager;
+  options.kernel = nn::AttentionKernel::eager_fp32_scores;
   return nn::attend(query, key, value, mask, options);
 }
 
@@ -172,8 +172,8 @@ std::vector<torch::Tensor> SmolVLMWithExpertImpl::joint_attention(LayerPair& lay
     positions = positions.slice(1, 0, length);
     mask = mask.slice(1, 0, length).slice(2, 0, length);
   }
-  query = nn::smolvla_apply_rope(query, positions, kRopeBase);
-  key = nn::smolvla_apply_rope(key, positions, kRopeBase);
+  query = nn::apply_rope_fp32(query, positions, kRopeBase);
+  key = nn::apply_rope_fp32(key, positions, kRopeBase);
   const auto index = static_cast<std::size_t>(at.index);
   if (at.pass == Pass::fill_cache) {
     at.cache->keys[index] = key;
@@ -197,8 +197,8 @@ std::vector<torch::Tensor> SmolVLMWithExpertImpl::cross_attention(LayerPair& lay
     expert_positions = at.positions.slice(1, length);
     auto& attn = *layers[0]->self_attn;
     auto h = layers[0]->input_layernorm->forward(inputs[0]).to(attn.q_proj->weight.scalar_type());
-    auto query = nn::smolvla_apply_rope(attn.project_query(h), prefix_positions, kRopeBase);
-    key = nn::smolvla_apply_rope(attn.project_key(h), prefix_positions, kRopeBase);
+    auto query = nn::apply_rope_fp32(attn.project_query(h), prefix_positions, kRopeBase);
+    key = nn::apply_rope_fp32(attn.project_key(h), prefix_positions, kRopeBase);
     value = attn.project_value(h);
     outputs.push_back(attention(at.mask.slice(1, 0, length).slice(2, 0, length), query, key, value));
   } else {
@@ -220,7 +220,7 @@ std::vector<torch::Tensor> SmolVLMWithExpertImpl::cross_attention(LayerPair& lay
   expert_positions = expert_positions - std::get<0>(expert_positions.min(1, /*keepdim=*/true));
   const int64_t suffix_length = inputs[1].size(1);
   auto expert_mask = at.mask.slice(1, at.mask.size(1) - suffix_length).slice(2, 0, expert_key.size(1));
-  query = nn::smolvla_apply_rope(query, expert_positions, kRopeBase);
+  query = nn::apply_rope_fp32(query, expert_positions, kRopeBase);
   outputs.push_back(attention(expert_mask, query, expert_key, expert_value));
   return outputs;
 }
