@@ -56,7 +56,8 @@ struct AlwaysNull {
 // type; finish() rejects keys no field read (suggesting the nearest).
 class FieldReader {
  public:
-  // `dataset` fills feature lists the table leaves empty.
+  // `dataset` fills feature lists the table leaves empty. The reader keeps a reference to `table`
+  // (as ConfigReader does), so the table must outlive it.
   FieldReader(const nlohmann::json& table, std::string where, const PolicyFeatures& dataset = {});
 
   // Accepts the "type" key, which must name this policy when present.
