@@ -1,5 +1,5 @@
-// PreTrainedConfig's shared fields: strict reading of null-able values, features and the
-// normalization mapping, config.json writing in LeRobot's order, and the feature properties.
+// PreTrainedConfig's shared parts: strict reading of null-able values, features and the
+// normalization mapping, their config.json form, and the feature properties.
 #include "host/policy/pretrained_config.hpp"
 
 #include <algorithm>
@@ -120,39 +120,6 @@ NormalizationMapping PolicyFieldReader::normalization_mapping(const std::string&
   for (const auto& entry : fallback) take(entry.first);
   for (const auto& type : feature_types) take(type);
   return result;
-}
-
-void PretrainedConfigFields::read(config::ConfigReader& reader, PolicyFieldReader& fields,
-                                  const PolicyFeatures& dataset_features) {
-  n_obs_steps = reader.integer("n_obs_steps", n_obs_steps);
-  input_features = fields.features("input_features", dataset_features.inputs);
-  output_features = fields.features("output_features", dataset_features.outputs);
-  device = fields.optional_string("device");
-  use_amp = reader.boolean("use_amp", use_amp);
-  use_peft = reader.boolean("use_peft", use_peft);
-  push_to_hub = reader.boolean("push_to_hub", push_to_hub);
-  repo_id = fields.optional_string("repo_id");
-  private_repo = fields.optional_bool("private");
-  tags = fields.optional_strings("tags");
-  license = fields.optional_string("license");
-  pretrained_path = fields.optional_string("pretrained_path");
-  pretrained_revision = fields.optional_string("pretrained_revision");
-}
-
-void PretrainedConfigFields::write(nlohmann::ordered_json& j) const {
-  j["n_obs_steps"] = n_obs_steps;
-  j["input_features"] = PolicyFeatures::list_to_json(input_features);
-  j["output_features"] = PolicyFeatures::list_to_json(output_features);
-  j["device"] = optional_json(device);
-  j["use_amp"] = use_amp;
-  j["use_peft"] = use_peft;
-  j["push_to_hub"] = push_to_hub;
-  j["repo_id"] = optional_json(repo_id);
-  j["private"] = optional_json(private_repo);
-  j["tags"] = optional_json(tags);
-  j["license"] = optional_json(license);
-  j["pretrained_path"] = optional_json(pretrained_path);
-  j["pretrained_revision"] = optional_json(pretrained_revision);
 }
 
 const PolicyFeature* PretrainedConfigFields::robot_state_feature() const {

@@ -1,8 +1,8 @@
 // What every policy config shares with LeRobot's PreTrainedConfig (configs/policies.py): its base
-// fields (n_obs_steps through pretrained_revision) with their strict reading and config.json
-// writing in LeRobot's order, the feature properties derived from them, and a reader for the field
-// kinds ConfigReader does not cover (null-able values, feature tables, the normalization mapping),
-// so that ACT and Diffusion read and write these fields, and word their errors, the same way.
+// fields (n_obs_steps through pretrained_revision, their field list in config_fields.hpp), the
+// feature properties derived from them, and a reader for the field kinds ConfigReader does not
+// cover (null-able values, feature tables, the normalization mapping), so that every policy reads
+// and writes these fields, and words its errors, the same way.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -75,11 +75,11 @@ struct PretrainedConfigFields {
   std::optional<std::string> pretrained_path;
   std::optional<std::string> pretrained_revision;
 
-  // Reads the base fields, the current values being the defaults. Features come from the table's
-  // input_features/output_features when non-empty, else from `dataset_features`.
-  void read(config::ConfigReader& reader, PolicyFieldReader& fields, const PolicyFeatures& dataset_features);
-  // Appends the base fields to `j` in LeRobot's order (after "type").
-  void write(nlohmann::ordered_json& j) const;
+  // Visits the base fields in LeRobot's order (defined in config_fields.hpp, which has the traits).
+  // Whether n_obs_steps shapes the weights depends on the policy (Diffusion's conditioning width).
+  template <class Self, class F>
+  static void fields(Self& c, F&& f, bool n_obs_steps_shapes_weights);
+  bool operator==(const PretrainedConfigFields&) const = default;
 
   // LeRobot's PreTrainedConfig properties: observation.state of type STATE, the first ENV input,
   // the VISUAL inputs in order, and the ACTION output named "action".

@@ -1,7 +1,6 @@
 // ACT config: strict reading, LeRobot's validation, and config.json output.
 #include "host/policy/act/act_config.hpp"
 
-#include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::act {
@@ -14,36 +13,11 @@ using util::ConfigError;
 }  // namespace
 
 ACTConfig ACTConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  config::ConfigReader reader(table, kWhere);
-  PolicyFieldReader fields(reader, table, kWhere);
-  fields.expect_type("act");
+  FieldReader reader(table, kWhere, dataset_features);
+  reader.expect_type("act");
   ACTConfig c;
-  c.read(reader, fields, dataset_features);
-
-  c.chunk_size = reader.integer("chunk_size", c.chunk_size);
-  c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
-  c.normalization_mapping = fields.normalization_mapping("normalization_mapping", c.normalization_mapping);
-  c.vision_backbone = reader.string("vision_backbone", c.vision_backbone);
-  c.pretrained_backbone_weights = fields.optional_string("pretrained_backbone_weights");
-  c.replace_final_stride_with_dilation =
-      fields.bool_or_int("replace_final_stride_with_dilation", c.replace_final_stride_with_dilation);
-  c.pre_norm = reader.boolean("pre_norm", c.pre_norm);
-  c.dim_model = reader.integer("dim_model", c.dim_model);
-  c.n_heads = reader.integer("n_heads", c.n_heads);
-  c.dim_feedforward = reader.integer("dim_feedforward", c.dim_feedforward);
-  c.feedforward_activation = reader.string("feedforward_activation", c.feedforward_activation);
-  c.n_encoder_layers = reader.integer("n_encoder_layers", c.n_encoder_layers);
-  c.n_decoder_layers = reader.integer("n_decoder_layers", c.n_decoder_layers);
-  c.use_vae = reader.boolean("use_vae", c.use_vae);
-  c.latent_dim = reader.integer("latent_dim", c.latent_dim);
-  c.n_vae_encoder_layers = reader.integer("n_vae_encoder_layers", c.n_vae_encoder_layers);
-  c.temporal_ensemble_coeff = fields.optional_number("temporal_ensemble_coeff");
-  c.dropout = reader.number("dropout", c.dropout);
-  c.kl_weight = reader.number("kl_weight", c.kl_weight);
-  c.optimizer_lr = reader.number("optimizer_lr", c.optimizer_lr);
-  c.optimizer_weight_decay = reader.number("optimizer_weight_decay", c.optimizer_weight_decay);
-  c.optimizer_lr_backbone = reader.number("optimizer_lr_backbone", c.optimizer_lr_backbone);
-  reader.reject_unknown();
+  read_config_fields(c, reader);
+  reader.finish();
   c.validate();
   return c;
 }
@@ -117,38 +91,10 @@ void ACTConfig::validate() const {
     throw util::NotImplemented(where + ": 'replace_final_stride_with_dilation' = true is not implemented");
 }
 
-nlohmann::ordered_json ACTConfig::to_json() const {
-  nlohmann::ordered_json j;
-  j["type"] = "act";
-  write(j);
-  j["chunk_size"] = chunk_size;
-  j["n_action_steps"] = n_action_steps;
-  j["normalization_mapping"] = normalization_mapping_json(normalization_mapping);
-  j["vision_backbone"] = vision_backbone;
-  j["pretrained_backbone_weights"] = optional_json(pretrained_backbone_weights);
-  j["replace_final_stride_with_dilation"] = replace_final_stride_with_dilation;
-  j["pre_norm"] = pre_norm;
-  j["dim_model"] = dim_model;
-  j["n_heads"] = n_heads;
-  j["dim_feedforward"] = dim_feedforward;
-  j["feedforward_activation"] = feedforward_activation;
-  j["n_encoder_layers"] = n_encoder_layers;
-  j["n_decoder_layers"] = n_decoder_layers;
-  j["use_vae"] = use_vae;
-  j["latent_dim"] = latent_dim;
-  j["n_vae_encoder_layers"] = n_vae_encoder_layers;
-  j["temporal_ensemble_coeff"] = optional_json(temporal_ensemble_coeff);
-  j["dropout"] = dropout;
-  j["kl_weight"] = kl_weight;
-  j["optimizer_lr"] = optimizer_lr;
-  j["optimizer_weight_decay"] = optimizer_weight_decay;
-  j["optimizer_lr_backbone"] = optimizer_lr_backbone;
-  return j;
-}
-
+nlohmann::ordered_json ACTConfig::to_json() const { return write_config_fields(*this, "act"); }
 
 const std::vector<std::string>& ACTConfig::weight_shape_fields() {
-  static const std::vector<std::string> fields{"chunk_size", "n_obs_steps", "vision_backbone", "pre_norm", "dim_model", "dim_feedforward", "n_encoder_layers", "n_decoder_layers", "use_vae", "latent_dim", "n_vae_encoder_layers"};
+  static const std::vector<std::string> fields = config_field_names<ACTConfig>(&FieldTraits::shapes_weights);
   return fields;
 }
 

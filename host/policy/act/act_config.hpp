@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/pretrained_config.hpp"
+#include "host/policy/config_fields.hpp"
 
 namespace lrhost::policy::act {
 
@@ -41,6 +41,36 @@ struct ACTConfig : PretrainedConfigFields {
   double optimizer_lr = 1e-5;
   double optimizer_weight_decay = 1e-4;
   double optimizer_lr_backbone = 1e-5;
+
+  // Every field once, PreTrainedConfig's first, in LeRobot's order: f("name", c.member, {traits}).
+  // The one list behind from_json, to_json and weight_shape_fields (config_fields.hpp).
+  template <class Self, class F>
+  static void fields(Self& c, F&& f) {
+    PretrainedConfigFields::fields(c, f, /*n_obs_steps_shapes_weights=*/true);
+    f("chunk_size", c.chunk_size, {.shapes_weights = true});
+    f("n_action_steps", c.n_action_steps);
+    f("normalization_mapping", c.normalization_mapping);
+    f("vision_backbone", c.vision_backbone, {.shapes_weights = true});
+    f("pretrained_backbone_weights", c.pretrained_backbone_weights);
+    f("replace_final_stride_with_dilation", c.replace_final_stride_with_dilation, {.bool_or_int = true});
+    f("pre_norm", c.pre_norm, {.shapes_weights = true});
+    f("dim_model", c.dim_model, {.shapes_weights = true});
+    f("n_heads", c.n_heads);
+    f("dim_feedforward", c.dim_feedforward, {.shapes_weights = true});
+    f("feedforward_activation", c.feedforward_activation);
+    f("n_encoder_layers", c.n_encoder_layers, {.shapes_weights = true});
+    f("n_decoder_layers", c.n_decoder_layers, {.shapes_weights = true});
+    f("use_vae", c.use_vae, {.shapes_weights = true});
+    f("latent_dim", c.latent_dim, {.shapes_weights = true});
+    f("n_vae_encoder_layers", c.n_vae_encoder_layers, {.shapes_weights = true});
+    f("temporal_ensemble_coeff", c.temporal_ensemble_coeff);
+    f("dropout", c.dropout);
+    f("kl_weight", c.kl_weight);
+    f("optimizer_lr", c.optimizer_lr);
+    f("optimizer_weight_decay", c.optimizer_weight_decay);
+    f("optimizer_lr_backbone", c.optimizer_lr_backbone);
+  }
+  bool operator==(const ACTConfig&) const = default;
 
   // Reads every field strictly (unknown keys and wrong types are ConfigErrors). Features come from
   // the table's input_features/output_features when non-empty, else from `dataset_features`.

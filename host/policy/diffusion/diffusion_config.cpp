@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -15,31 +14,6 @@ const char* kWhere = "policy 'diffusion'";
 
 using util::ConfigError;
 
-bool is_integral(const nlohmann::json& value) {
-  return value.is_number() && std::floor(value.get<double>()) == value.get<double>();
-}
-
-// A list of integers (JSON numbers with integral values, as Lua tables deliver them).
-std::vector<int64_t> integers(PolicyFieldReader& fields, const std::string& key, const nlohmann::json& value,
-                              const std::string& expected) {
-  if (!value.is_array()) fields.wrong_type(key, expected, value);
-  std::vector<int64_t> result;
-  for (const auto& element : value) {
-    if (!is_integral(element)) fields.wrong_type(key, expected, value);
-    result.push_back(element.get<int64_t>());
-  }
-  return result;
-}
-
-// An (H, W) pair or null.
-std::optional<std::vector<int64_t>> optional_pair(PolicyFieldReader& fields, const std::string& key) {
-  const auto* value = fields.nullable(key);
-  if (!value) return std::nullopt;
-  auto pair = integers(fields, key, *value, "a pair of integers [height, width] or null");
-  if (pair.size() != 2) fields.wrong_type(key, "a pair of integers [height, width] or null", *value);
-  return pair;
-}
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   return nlohmann::json(shape).dump();
 }
@@ -47,52 +21,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }  // namespace
 
 DiffusionConfig DiffusionConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  config::ConfigReader reader(table, kWhere);
-  PolicyFieldReader fields(reader, table, kWhere);
-  fields.expect_type("diffusion");
+  FieldReader reader(table, kWhere, dataset_features);
+  reader.expect_type("diffusion");
   DiffusionConfig c;
-  c.read(reader, fields, dataset_features);
-
-  c.horizon = reader.integer("horizon", c.horizon);
-  c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
-  c.normalization_mapping = fields.normalization_mapping("normalization_mapping", c.normalization_mapping);
-  c.drop_n_last_frames = reader.integer("drop_n_last_frames", c.drop_n_last_frames);
-  c.vision_backbone = reader.string("vision_backbone", c.vision_backbone);
-  c.resize_shape = optional_pair(fields, "resize_shape");
-  c.crop_ratio = reader.number("crop_ratio", c.crop_ratio);
-  c.crop_shape = optional_pair(fields, "crop_shape");
-  c.crop_is_random = reader.boolean("crop_is_random", c.crop_is_random);
-  c.pretrained_backbone_weights = fields.optional_string("pretrained_backbone_weights");
-  c.use_group_norm = reader.boolean("use_group_norm", c.use_group_norm);
-  c.spatial_softmax_num_keypoints = reader.integer("spatial_softmax_num_keypoints", c.spatial_softmax_num_keypoints);
-  c.use_separate_rgb_encoder_per_camera =
-      reader.boolean("use_separate_rgb_encoder_per_camera", c.use_separate_rgb_encoder_per_camera);
-  if (const auto* dims = fields.nullable("down_dims"))
-    c.down_dims = integers(fields, "down_dims", *dims, "a list of integers");
-  c.kernel_size = reader.integer("kernel_size", c.kernel_size);
-  c.n_groups = reader.integer("n_groups", c.n_groups);
-  c.diffusion_step_embed_dim = reader.integer("diffusion_step_embed_dim", c.diffusion_step_embed_dim);
-  c.use_film_scale_modulation = reader.boolean("use_film_scale_modulation", c.use_film_scale_modulation);
-  c.gradient_checkpointing = reader.boolean("gradient_checkpointing", c.gradient_checkpointing);
-  c.noise_scheduler_type = reader.string("noise_scheduler_type", c.noise_scheduler_type);
-  c.num_train_timesteps = reader.integer("num_train_timesteps", c.num_train_timesteps);
-  c.beta_schedule = reader.string("beta_schedule", c.beta_schedule);
-  c.beta_start = reader.number("beta_start", c.beta_start);
-  c.beta_end = reader.number("beta_end", c.beta_end);
-  c.prediction_type = reader.string("prediction_type", c.prediction_type);
-  c.clip_sample = reader.boolean("clip_sample", c.clip_sample);
-  c.clip_sample_range = reader.number("clip_sample_range", c.clip_sample_range);
-  c.num_inference_steps = fields.optional_integer("num_inference_steps");
-  c.compile_model = reader.boolean("compile_model", c.compile_model);
-  c.compile_mode = reader.string("compile_mode", c.compile_mode);
-  c.do_mask_loss_for_padding = reader.boolean("do_mask_loss_for_padding", c.do_mask_loss_for_padding);
-  c.optimizer_lr = reader.number("optimizer_lr", c.optimizer_lr);
-  c.optimizer_betas = reader.number_list("optimizer_betas", c.optimizer_betas);
-  c.optimizer_eps = reader.number("optimizer_eps", c.optimizer_eps);
-  c.optimizer_weight_decay = reader.number("optimizer_weight_decay", c.optimizer_weight_decay);
-  c.scheduler_name = reader.string("scheduler_name", c.scheduler_name);
-  c.scheduler_warmup_steps = reader.integer("scheduler_warmup_steps", c.scheduler_warmup_steps);
-  reader.reject_unknown();
+  read_config_fields(c, reader);
+  reader.finish();
 
   // __post_init__: with a resize, the crop follows from crop_ratio (and is off at ratio 1.0),
   // whatever crop_shape said. The ranges are checked first, as LeRobot does.
@@ -225,53 +158,10 @@ void DiffusionConfig::validate() const {
                                "set gradient_checkpointing = false (it only trades memory for compute)");
 }
 
-nlohmann::ordered_json DiffusionConfig::to_json() const {
-  nlohmann::ordered_json j;
-  j["type"] = "diffusion";
-  write(j);
-  j["horizon"] = horizon;
-  j["n_action_steps"] = n_action_steps;
-  j["normalization_mapping"] = normalization_mapping_json(normalization_mapping);
-  j["drop_n_last_frames"] = drop_n_last_frames;
-  j["vision_backbone"] = vision_backbone;
-  j["resize_shape"] = optional_json(resize_shape);
-  j["crop_ratio"] = crop_ratio;
-  j["crop_shape"] = optional_json(crop_shape);
-  j["crop_is_random"] = crop_is_random;
-  j["pretrained_backbone_weights"] = optional_json(pretrained_backbone_weights);
-  j["use_group_norm"] = use_group_norm;
-  j["spatial_softmax_num_keypoints"] = spatial_softmax_num_keypoints;
-  j["use_separate_rgb_encoder_per_camera"] = use_separate_rgb_encoder_per_camera;
-  j["down_dims"] = down_dims;
-  j["kernel_size"] = kernel_size;
-  j["n_groups"] = n_groups;
-  j["diffusion_step_embed_dim"] = diffusion_step_embed_dim;
-  j["use_film_scale_modulation"] = use_film_scale_modulation;
-  j["gradient_checkpointing"] = gradient_checkpointing;
-  j["noise_scheduler_type"] = noise_scheduler_type;
-  j["num_train_timesteps"] = num_train_timesteps;
-  j["beta_schedule"] = beta_schedule;
-  j["beta_start"] = beta_start;
-  j["beta_end"] = beta_end;
-  j["prediction_type"] = prediction_type;
-  j["clip_sample"] = clip_sample;
-  j["clip_sample_range"] = clip_sample_range;
-  j["num_inference_steps"] = optional_json(num_inference_steps);
-  j["compile_model"] = compile_model;
-  j["compile_mode"] = compile_mode;
-  j["do_mask_loss_for_padding"] = do_mask_loss_for_padding;
-  j["optimizer_lr"] = optimizer_lr;
-  j["optimizer_betas"] = optimizer_betas;
-  j["optimizer_eps"] = optimizer_eps;
-  j["optimizer_weight_decay"] = optimizer_weight_decay;
-  j["scheduler_name"] = scheduler_name;
-  j["scheduler_warmup_steps"] = scheduler_warmup_steps;
-  return j;
-}
-
+nlohmann::ordered_json DiffusionConfig::to_json() const { return write_config_fields(*this, "diffusion"); }
 
 const std::vector<std::string>& DiffusionConfig::weight_shape_fields() {
-  static const std::vector<std::string> fields{"n_obs_steps", "vision_backbone", "resize_shape", "crop_ratio", "crop_shape", "use_group_norm", "spatial_softmax_num_keypoints", "use_separate_rgb_encoder_per_camera", "down_dims", "kernel_size", "diffusion_step_embed_dim", "use_film_scale_modulation"};
+  static const std::vector<std::string> fields = config_field_names<DiffusionConfig>(&FieldTraits::shapes_weights);
   return fields;
 }
 

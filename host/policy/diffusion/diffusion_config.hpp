@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/pretrained_config.hpp"
+#include "host/policy/config_fields.hpp"
 
 namespace lrhost::policy::diffusion {
 
@@ -65,6 +65,51 @@ struct DiffusionConfig : PretrainedConfigFields {
   std::string scheduler_name = "cosine";
   int64_t scheduler_warmup_steps = 500;
 
+  // Every field once, PreTrainedConfig's first, in LeRobot's order: f("name", c.member, {traits}).
+  // The one list behind from_json, to_json and weight_shape_fields (config_fields.hpp).
+  template <class Self, class F>
+  static void fields(Self& c, F&& f) {
+    PretrainedConfigFields::fields(c, f, /*n_obs_steps_shapes_weights=*/true);
+    f("horizon", c.horizon);
+    f("n_action_steps", c.n_action_steps);
+    f("normalization_mapping", c.normalization_mapping);
+    f("drop_n_last_frames", c.drop_n_last_frames);
+    f("vision_backbone", c.vision_backbone, {.shapes_weights = true});
+    f("resize_shape", c.resize_shape, kHeightWidth);
+    f("crop_ratio", c.crop_ratio, {.shapes_weights = true});
+    f("crop_shape", c.crop_shape, kHeightWidth);
+    f("crop_is_random", c.crop_is_random);
+    f("pretrained_backbone_weights", c.pretrained_backbone_weights);
+    f("use_group_norm", c.use_group_norm, {.shapes_weights = true});
+    f("spatial_softmax_num_keypoints", c.spatial_softmax_num_keypoints, {.shapes_weights = true});
+    f("use_separate_rgb_encoder_per_camera", c.use_separate_rgb_encoder_per_camera, {.shapes_weights = true});
+    f("down_dims", c.down_dims, {.shapes_weights = true});
+    f("kernel_size", c.kernel_size, {.shapes_weights = true});
+    f("n_groups", c.n_groups);
+    f("diffusion_step_embed_dim", c.diffusion_step_embed_dim, {.shapes_weights = true});
+    f("use_film_scale_modulation", c.use_film_scale_modulation, {.shapes_weights = true});
+    f("gradient_checkpointing", c.gradient_checkpointing);
+    f("noise_scheduler_type", c.noise_scheduler_type);
+    f("num_train_timesteps", c.num_train_timesteps);
+    f("beta_schedule", c.beta_schedule);
+    f("beta_start", c.beta_start);
+    f("beta_end", c.beta_end);
+    f("prediction_type", c.prediction_type);
+    f("clip_sample", c.clip_sample);
+    f("clip_sample_range", c.clip_sample_range);
+    f("num_inference_steps", c.num_inference_steps);
+    f("compile_model", c.compile_model);
+    f("compile_mode", c.compile_mode);
+    f("do_mask_loss_for_padding", c.do_mask_loss_for_padding);
+    f("optimizer_lr", c.optimizer_lr);
+    f("optimizer_betas", c.optimizer_betas);
+    f("optimizer_eps", c.optimizer_eps);
+    f("optimizer_weight_decay", c.optimizer_weight_decay);
+    f("scheduler_name", c.scheduler_name);
+    f("scheduler_warmup_steps", c.scheduler_warmup_steps);
+  }
+  bool operator==(const DiffusionConfig&) const = default;
+
   // Reads every field strictly (unknown keys and wrong types are ConfigErrors), applies LeRobot's
   // __post_init__ (crop_shape from resize_shape and crop_ratio) and validates. Features come from
   // the table's input_features/output_features when non-empty, else from `dataset_features`.
@@ -77,6 +122,10 @@ struct DiffusionConfig : PretrainedConfigFields {
   static const std::vector<std::string>& weight_shape_fields();
   // LeRobot's checks; throws util::ConfigError (or util::NotImplemented for what lrhost lacks).
   void validate() const;
+
+  // An image size: it shapes the spatial softmax's grid, and is an (H, W) pair or null.
+  static constexpr FieldTraits kHeightWidth{
+      .shapes_weights = true, .length = 2, .expected = "a pair of integers [height, width] or null"};
 
   // The number of reverse diffusion steps at inference (num_inference_steps or num_train_timesteps).
   int64_t inference_steps() const { return num_inference_steps.value_or(num_train_timesteps); }

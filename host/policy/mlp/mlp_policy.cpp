@@ -1,7 +1,6 @@
 // MLP policy: config parsing, layer construction and the regression loss.
 #include "host/policy/mlp/mlp_policy.hpp"
 
-#include "host/config/config_reader.hpp"
 #include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
@@ -26,18 +25,14 @@ TORCH_MODULE(MlpLinear);
 }  // namespace
 
 MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures& features) {
-  config::ConfigReader reader(table, "policy 'mlp'");
-  reader.allow("type");
+  FieldReader reader(table, "policy 'mlp'");
+  reader.expect_type("mlp");
   MlpConfig c;
-  c.input_key = reader.string("input_key", c.input_key);
-  c.target_key = reader.string("target_key", c.target_key);
-  c.input_dim = reader.integer("input_dim", feature_size(features.find_input(c.input_key)));
-  c.output_dim = reader.integer("output_dim", feature_size(features.find_output(c.target_key)));
-  c.hidden_dims = reader.integer_list("hidden_dims", c.hidden_dims);
-  c.activation = reader.choice("activation", c.activation, {"relu", "gelu", "tanh"});
-  c.dropout = reader.number("dropout", c.dropout);
-  c.loss = reader.choice("loss", c.loss, {"mse", "l1"});
-  reader.reject_unknown();
+  read_config_fields(c, reader);
+  reader.finish();
+  // Dims the table leaves out are the dataset features' sizes.
+  if (!reader.given(&c.input_dim)) c.input_dim = feature_size(features.find_input(c.input_key));
+  if (!reader.given(&c.output_dim)) c.output_dim = feature_size(features.find_output(c.target_key));
   if (c.input_dim <= 0 || c.output_dim <= 0)
     throw util::ConfigError("policy 'mlp': input_dim and output_dim must be positive (got " +
                                 std::to_string(c.input_dim) + " and " + std::to_string(c.output_dim) + ")",
@@ -49,11 +44,7 @@ MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures
   return c;
 }
 
-nlohmann::ordered_json MlpConfig::to_json() const {
-  return {{"type", "mlp"},          {"input_key", input_key},   {"target_key", target_key},
-          {"input_dim", input_dim}, {"output_dim", output_dim}, {"hidden_dims", hidden_dims},
-          {"activation", activation}, {"dropout", dropout},    {"loss", loss}};
-}
+nlohmann::ordered_json MlpConfig::to_json() const { return write_config_fields(*this, "mlp"); }
 
 MlpPolicy::MlpPolicy(MlpConfig config) : config_(std::move(config)) {
   int64_t width = config_.input_dim;

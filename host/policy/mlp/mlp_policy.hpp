@@ -2,6 +2,7 @@
 // feature, trained with MSE or L1. It is the small model of the test suite and of the examples;
 // its dims come from the config, or from the dataset features when those are given.
 #pragma once
+#include "host/policy/config_fields.hpp"
 #include "host/policy/policy.hpp"
 
 namespace lrhost::policy {
@@ -15,6 +16,20 @@ struct MlpConfig {
   std::string activation = "relu";  // relu | gelu | tanh
   double dropout = 0.0;
   std::string loss = "mse";         // mse | l1
+
+  // Every field once, in config.json's order (config_fields.hpp).
+  template <class Self, class F>
+  static void fields(Self& c, F&& f) {
+    f("input_key", c.input_key);
+    f("target_key", c.target_key);
+    f("input_dim", c.input_dim);
+    f("output_dim", c.output_dim);
+    f("hidden_dims", c.hidden_dims);
+    f("activation", c.activation, {.one_of = {"relu", "gelu", "tanh"}});
+    f("dropout", c.dropout);
+    f("loss", c.loss, {.one_of = {"mse", "l1"}});
+  }
+  bool operator==(const MlpConfig&) const = default;
 
   static MlpConfig from_json(const nlohmann::json& table, const PolicyFeatures& features);
   nlohmann::ordered_json to_json() const;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "host/config/config_reader.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::smolvla {
@@ -16,62 +15,11 @@ using util::ConfigError;
 }  // namespace
 
 SmolVLAConfig SmolVLAConfig::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  config::ConfigReader reader(table, kWhere);
-  PolicyFieldReader fields(reader, table, kWhere);
-  fields.expect_type("smolvla");
+  FieldReader reader(table, kWhere, dataset_features);
+  reader.expect_type("smolvla");
   SmolVLAConfig c;
-  c.read(reader, fields, dataset_features);
-
-  c.chunk_size = reader.integer("chunk_size", c.chunk_size);
-  c.n_action_steps = reader.integer("n_action_steps", c.n_action_steps);
-  c.normalization_mapping = fields.normalization_mapping("normalization_mapping", c.normalization_mapping);
-  c.max_state_dim = reader.integer("max_state_dim", c.max_state_dim);
-  c.max_action_dim = reader.integer("max_action_dim", c.max_action_dim);
-  if (const auto* resize = fields.nullable("resize_imgs_with_padding")) {
-    if (!resize->is_array() || resize->size() != 2 || !(*resize)[0].is_number_integer() ||
-        !(*resize)[1].is_number_integer())
-      fields.wrong_type("resize_imgs_with_padding", "[width, height] or null", *resize);
-    c.resize_imgs_with_padding = {(*resize)[0].get<int64_t>(), (*resize)[1].get<int64_t>()};
-  } else if (table.is_object() && table.contains("resize_imgs_with_padding")) {
-    c.resize_imgs_with_padding.clear();  // explicit null: no resize
-  }
-  c.empty_cameras = reader.integer("empty_cameras", c.empty_cameras);
-  c.adapt_to_pi_aloha = reader.boolean("adapt_to_pi_aloha", c.adapt_to_pi_aloha);
-  c.use_delta_joint_actions_aloha = reader.boolean("use_delta_joint_actions_aloha", c.use_delta_joint_actions_aloha);
-  c.tokenizer_max_length = reader.integer("tokenizer_max_length", c.tokenizer_max_length);
-  c.num_steps = reader.integer("num_steps", c.num_steps);
-  c.use_cache = reader.boolean("use_cache", c.use_cache);
-  c.freeze_vision_encoder = reader.boolean("freeze_vision_encoder", c.freeze_vision_encoder);
-  c.train_expert_only = reader.boolean("train_expert_only", c.train_expert_only);
-  c.train_state_proj = reader.boolean("train_state_proj", c.train_state_proj);
-  c.optimizer_lr = reader.number("optimizer_lr", c.optimizer_lr);
-  c.optimizer_betas = reader.number_list("optimizer_betas", c.optimizer_betas);
-  c.optimizer_eps = reader.number("optimizer_eps", c.optimizer_eps);
-  c.optimizer_weight_decay = reader.number("optimizer_weight_decay", c.optimizer_weight_decay);
-  c.optimizer_grad_clip_norm = reader.number("optimizer_grad_clip_norm", c.optimizer_grad_clip_norm);
-  c.scheduler_warmup_steps = reader.integer("scheduler_warmup_steps", c.scheduler_warmup_steps);
-  c.scheduler_decay_steps = reader.integer("scheduler_decay_steps", c.scheduler_decay_steps);
-  c.scheduler_decay_lr = reader.number("scheduler_decay_lr", c.scheduler_decay_lr);
-  c.vlm_model_name = reader.string("vlm_model_name", c.vlm_model_name);
-  c.load_vlm_weights = reader.boolean("load_vlm_weights", c.load_vlm_weights);
-  c.add_image_special_tokens = reader.boolean("add_image_special_tokens", c.add_image_special_tokens);
-  c.attention_mode = reader.string("attention_mode", c.attention_mode);
-  c.prefix_length = reader.integer("prefix_length", c.prefix_length);
-  c.pad_language_to = reader.choice("pad_language_to", c.pad_language_to, {"longest", "max_length"});
-  c.num_expert_layers = reader.integer("num_expert_layers", c.num_expert_layers);
-  c.num_vlm_layers = reader.integer("num_vlm_layers", c.num_vlm_layers);
-  c.self_attn_every_n_layers = reader.integer("self_attn_every_n_layers", c.self_attn_every_n_layers);
-  c.expert_width_multiplier = reader.number("expert_width_multiplier", c.expert_width_multiplier);
-  c.min_period = reader.number("min_period", c.min_period);
-  c.max_period = reader.number("max_period", c.max_period);
-  if (const auto* rtc = fields.nullable("rtc_config"))
-    throw util::NotImplemented(std::string(kWhere) + ": 'rtc_config' = " + rtc->dump() +
-                               ": real-time chunking is not implemented in lrhost; use null");
-  c.compile_model = reader.boolean("compile_model", c.compile_model);
-  c.compile_mode = reader.string("compile_mode", c.compile_mode);
-  c.cache_vision_features = reader.boolean("cache_vision_features", c.cache_vision_features);
-  c.vision_cache_max_gib = reader.number("vision_cache_max_gib", c.vision_cache_max_gib);
-  reader.reject_unknown();
+  read_config_fields(c, reader);
+  reader.finish();
 
   // validate_features: the empty cameras are VISUAL inputs (3, 480, 640), added once.
   for (int64_t i = 0; i < c.empty_cameras; ++i) {
@@ -159,64 +107,16 @@ void SmolVLAConfig::validate() const {
       fail("camera '" + camera.key + "' must have shape [3, H, W], got " + nlohmann::json(camera.shape).dump());
 }
 
-nlohmann::ordered_json SmolVLAConfig::to_json() const {
-  nlohmann::ordered_json j;
-  j["type"] = "smolvla";
-  write(j);
-  j["chunk_size"] = chunk_size;
-  j["n_action_steps"] = n_action_steps;
-  j["normalization_mapping"] = normalization_mapping_json(normalization_mapping);
-  j["max_state_dim"] = max_state_dim;
-  j["max_action_dim"] = max_action_dim;
-  j["resize_imgs_with_padding"] = resize_imgs_with_padding.empty() ? nlohmann::ordered_json(nullptr)
-                                                                   : nlohmann::ordered_json(resize_imgs_with_padding);
-  j["empty_cameras"] = empty_cameras;
-  j["adapt_to_pi_aloha"] = adapt_to_pi_aloha;
-  j["use_delta_joint_actions_aloha"] = use_delta_joint_actions_aloha;
-  j["tokenizer_max_length"] = tokenizer_max_length;
-  j["num_steps"] = num_steps;
-  j["use_cache"] = use_cache;
-  j["freeze_vision_encoder"] = freeze_vision_encoder;
-  j["train_expert_only"] = train_expert_only;
-  j["train_state_proj"] = train_state_proj;
-  j["optimizer_lr"] = optimizer_lr;
-  j["optimizer_betas"] = optimizer_betas;
-  j["optimizer_eps"] = optimizer_eps;
-  j["optimizer_weight_decay"] = optimizer_weight_decay;
-  j["optimizer_grad_clip_norm"] = optimizer_grad_clip_norm;
-  j["scheduler_warmup_steps"] = scheduler_warmup_steps;
-  j["scheduler_decay_steps"] = scheduler_decay_steps;
-  j["scheduler_decay_lr"] = scheduler_decay_lr;
-  j["vlm_model_name"] = vlm_model_name;
-  j["load_vlm_weights"] = load_vlm_weights;
-  j["add_image_special_tokens"] = add_image_special_tokens;
-  j["attention_mode"] = attention_mode;
-  j["prefix_length"] = prefix_length;
-  j["pad_language_to"] = pad_language_to;
-  j["num_expert_layers"] = num_expert_layers;
-  j["num_vlm_layers"] = num_vlm_layers;
-  j["self_attn_every_n_layers"] = self_attn_every_n_layers;
-  j["expert_width_multiplier"] = expert_width_multiplier;
-  j["min_period"] = min_period;
-  j["max_period"] = max_period;
-  j["rtc_config"] = nullptr;
-  j["compile_model"] = compile_model;
-  j["compile_mode"] = compile_mode;
-  return j;
-}
+nlohmann::ordered_json SmolVLAConfig::to_json() const { return write_config_fields(*this, "smolvla"); }
 
 nlohmann::ordered_json SmolVLAConfig::to_recipe_json() const {
-  auto j = to_json();
-  j["cache_vision_features"] = cache_vision_features;
-  j["vision_cache_max_gib"] = vision_cache_max_gib;
-  return j;
+  return write_config_fields(*this, "smolvla", /*with_lrhost_only=*/true);
 }
-
 
 // vlm_model_name is not among them: it names where the VLM's config and tokenizer are (offline, a
 // local copy of the same VLM), and loading checks every weight's shape anyway.
 const std::vector<std::string>& SmolVLAConfig::weight_shape_fields() {
-  static const std::vector<std::string> fields{"max_state_dim", "max_action_dim", "num_vlm_layers", "num_expert_layers", "self_attn_every_n_layers", "expert_width_multiplier"};
+  static const std::vector<std::string> fields = config_field_names<SmolVLAConfig>(&FieldTraits::shapes_weights);
   return fields;
 }
 

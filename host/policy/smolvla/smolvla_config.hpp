@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/pretrained_config.hpp"
+#include "host/policy/config_fields.hpp"
 
 namespace lrhost::policy::smolvla {
 
@@ -52,7 +52,8 @@ struct SmolVLAConfig : PretrainedConfigFields {
   double expert_width_multiplier = 0.75;
   double min_period = 4e-3;
   double max_period = 4.0;
-  // rtc_config is None here (real-time chunking is not implemented; a value is refused).
+  // Real-time chunking is not implemented: rtc_config is None, and a value is refused.
+  AlwaysNull rtc_config;
   bool compile_model = false;
   std::string compile_mode = "max-autotune";
 
@@ -61,6 +62,56 @@ struct SmolVLAConfig : PretrainedConfigFields {
   // and the cache's bound on disk.
   bool cache_vision_features = false;
   double vision_cache_max_gib = 100.0;
+
+  // Every field once, PreTrainedConfig's first, in LeRobot's order, lrhost's own options last:
+  // f("name", c.member, {traits}). The one list behind from_json, to_json, to_recipe_json and
+  // weight_shape_fields (config_fields.hpp).
+  template <class Self, class F>
+  static void fields(Self& c, F&& f) {
+    PretrainedConfigFields::fields(c, f, /*n_obs_steps_shapes_weights=*/false);
+    f("chunk_size", c.chunk_size);
+    f("n_action_steps", c.n_action_steps);
+    f("normalization_mapping", c.normalization_mapping);
+    f("max_state_dim", c.max_state_dim, {.shapes_weights = true});
+    f("max_action_dim", c.max_action_dim, {.shapes_weights = true});
+    f("resize_imgs_with_padding", c.resize_imgs_with_padding,
+      {.length = 2, .null_is_empty = true, .expected = "[width, height] or null"});
+    f("empty_cameras", c.empty_cameras);
+    f("adapt_to_pi_aloha", c.adapt_to_pi_aloha);
+    f("use_delta_joint_actions_aloha", c.use_delta_joint_actions_aloha);
+    f("tokenizer_max_length", c.tokenizer_max_length);
+    f("num_steps", c.num_steps);
+    f("use_cache", c.use_cache);
+    f("freeze_vision_encoder", c.freeze_vision_encoder);
+    f("train_expert_only", c.train_expert_only);
+    f("train_state_proj", c.train_state_proj);
+    f("optimizer_lr", c.optimizer_lr);
+    f("optimizer_betas", c.optimizer_betas);
+    f("optimizer_eps", c.optimizer_eps);
+    f("optimizer_weight_decay", c.optimizer_weight_decay);
+    f("optimizer_grad_clip_norm", c.optimizer_grad_clip_norm);
+    f("scheduler_warmup_steps", c.scheduler_warmup_steps);
+    f("scheduler_decay_steps", c.scheduler_decay_steps);
+    f("scheduler_decay_lr", c.scheduler_decay_lr);
+    f("vlm_model_name", c.vlm_model_name);
+    f("load_vlm_weights", c.load_vlm_weights);
+    f("add_image_special_tokens", c.add_image_special_tokens);
+    f("attention_mode", c.attention_mode);
+    f("prefix_length", c.prefix_length);
+    f("pad_language_to", c.pad_language_to, {.one_of = {"longest", "max_length"}});
+    f("num_expert_layers", c.num_expert_layers, {.shapes_weights = true});
+    f("num_vlm_layers", c.num_vlm_layers, {.shapes_weights = true});
+    f("self_attn_every_n_layers", c.self_attn_every_n_layers, {.shapes_weights = true});
+    f("expert_width_multiplier", c.expert_width_multiplier, {.shapes_weights = true});
+    f("min_period", c.min_period);
+    f("max_period", c.max_period);
+    f("rtc_config", c.rtc_config, {.refusal = "real-time chunking is not implemented in lrhost; use null"});
+    f("compile_model", c.compile_model);
+    f("compile_mode", c.compile_mode);
+    f("cache_vision_features", c.cache_vision_features, {.lrhost_only = true});
+    f("vision_cache_max_gib", c.vision_cache_max_gib, {.lrhost_only = true});
+  }
+  bool operator==(const SmolVLAConfig&) const = default;
 
   // Reads every field strictly (unknown keys and wrong types are ConfigErrors). Features come from
   // the table's input_features/output_features when non-empty, else from `dataset_features`; the
