@@ -5,8 +5,8 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>

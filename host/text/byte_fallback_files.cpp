@@ -9,8 +9,7 @@ namespace lrhost::text::detail {
 
 bool declares_byte_fallback(const JsonFile& file) {
   const json& model = file.root().value("model", json());
-  return model.is_object() && model.value("byte_fallback", json()).is_boolean() &&
-         model["byte_fallback"].get<bool>();
+  return model.is_object() && model.value("byte_fallback", json()).is_boolean() && model["byte_fallback"].get<bool>();
 }
 
 namespace {
@@ -36,8 +35,9 @@ void check_fallback_decoder(const JsonFile& file, const json& node, const std::s
   if (type == "Replace" && node.contains("pattern") && node["pattern"].is_object() &&
       node["pattern"].value("String", json()) == std::string(metaspace) && node.value("content", json()) == " ")
     return;
-  file.fail(key + ".type", type, "unsupported decoder for byte-fallback BPE (supported: Replace(\"\u2581\", \" \"), "
-                                 "ByteFallback, Fuse, Strip, Sequence of these)");
+  file.fail(key + ".type", type,
+            "unsupported decoder for byte-fallback BPE (supported: Replace(\"\u2581\", \" \"), "
+            "ByteFallback, Fuse, Strip, Sequence of these)");
 }
 
 }  // namespace

@@ -59,8 +59,8 @@ void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& id
         ids.push_back(segment.id);
         continue;
       }
-      std::size_t length = segment.text.size() + 2 * static_cast<std::size_t>(std::count(
-                                                         segment.text.begin(), segment.text.end(), ' '));
+      std::size_t length =
+          segment.text.size() + 2 * static_cast<std::size_t>(std::count(segment.text.begin(), segment.text.end(), ' '));
       segments.clear();
       added_.split_normalized(std::string_view(normalized).substr(offset, length), segments);
       offset += length;
@@ -107,9 +107,10 @@ std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string>& te
   // max_length counts them), so a truncated Gemma text keeps max_length - 1 tokens after <bos>.
   std::size_t added_count = prefix_ids_.size() + suffix_ids_.size();
   if (options.truncation && *max_length < added_count)
-    throw util::ConfigError(fmt::format("tokenizer: max_length {} is shorter than the {} special tokens the "
-                                        "post-processor of {} adds",
-                                        *max_length, added_count, (folder_ / "tokenizer.json").string()));
+    throw util::ConfigError(
+        fmt::format("tokenizer: max_length {} is shorter than the {} special tokens the "
+                    "post-processor of {} adds",
+                    *max_length, added_count, (folder_ / "tokenizer.json").string()));
 
   std::vector<Encoding> batch(texts.size());
   std::size_t longest = 0;

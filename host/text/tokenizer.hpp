@@ -84,7 +84,7 @@ class Tokenizer {
   // Ids the post-processor puts around every text (TemplateProcessing's single template).
   const std::vector<std::int32_t>& prefix_ids() const { return prefix_ids_; }
   const std::vector<std::int32_t>& suffix_ids() const { return suffix_ids_; }
-  std::string describe() const;    // one line: files, model, pipeline, added tokens, config
+  std::string describe() const;  // one line: files, model, pipeline, added tokens, config
 
   // Assembled by tokenizer_files.cpp.
   struct Parts {

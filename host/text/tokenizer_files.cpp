@@ -108,8 +108,7 @@ std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& mod
     options.byte_fallback = options.fuse_unk = true;
     unk_token = rebuild_unk_token;
   } else {
-    if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0 &&
-        model["dropout"] != 1.0)
+    if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0 && model["dropout"] != 1.0)
       file.fail("model.dropout", model["dropout"], "BPE dropout is not supported (expected null)");
     for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"})
       if (model.contains(name) && !model[name].is_null() && model[name] != "")
@@ -232,8 +231,8 @@ TokenizerSettings read_settings(const fs::path& folder) {
   if (config.contains("unk_token")) settings.unk_token = token_content(file, "unk_token", config["unk_token"]);
   if (config.contains("mask_token")) settings.mask_token = token_content(file, "mask_token", config["mask_token"]);
   // transformers 5 rebuilds the post-processor when either flag is given (tokenization_utils_tokenizers.py).
-  for (auto [flag, out] : {std::pair{"add_bos_token", &settings.add_bos_token},
-                           std::pair{"add_eos_token", &settings.add_eos_token}})
+  for (auto [flag, out] :
+       {std::pair{"add_bos_token", &settings.add_bos_token}, std::pair{"add_eos_token", &settings.add_eos_token}})
     if (config.contains(flag) && !config[flag].is_null()) *out = file.bool_at(config, "(top level)", flag);
   return settings;
 }
@@ -289,15 +288,15 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
   if (parts.family == Family::byte_fallback) {
     parts.byte_level_decoder = false;
     if (gemma_rebuild) {
-      parts.pipeline_note = "tokenizer_class GemmaTokenizer: transformers 5 installs the normalizer, "
-                            "pre-tokenizer and BPE options";
+      parts.pipeline_note =
+          "tokenizer_class GemmaTokenizer: transformers 5 installs the normalizer, "
+          "pre-tokenizer and BPE options";
       // The class's defaults (padding_side = "left" is a class attribute; the special tokens are __init__
       // defaults).
       if (!parts.settings.padding_side_given) parts.settings.padding_side = Side::left;
-      for (auto [token, fallback] : {std::pair{&parts.settings.pad_token, "<pad>"},
-                                     std::pair{&parts.settings.bos_token, "<bos>"},
-                                     std::pair{&parts.settings.eos_token, "<eos>"},
-                                     std::pair{&parts.settings.unk_token, "<unk>"}})
+      for (auto [token, fallback] :
+           {std::pair{&parts.settings.pad_token, "<pad>"}, std::pair{&parts.settings.bos_token, "<bos>"},
+            std::pair{&parts.settings.eos_token, "<eos>"}, std::pair{&parts.settings.unk_token, "<unk>"}})
         if (!token->has_value()) *token = fallback;
     } else {
       detail::check_byte_fallback_pipeline(file);
@@ -317,14 +316,17 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
         added.special = true;
         auto found = parts.model->vocab().find(added.content);
         std::size_t outside = 0;
-        for (const AddedToken& existing : parts.added.tokens()) outside += !parts.model->vocab().count(existing.content);
-        added.id = found != parts.model->vocab().end() ? found->second
-                                                       : static_cast<std::int32_t>(parts.model->vocab().size() + outside);
+        for (const AddedToken& existing : parts.added.tokens())
+          outside += !parts.model->vocab().count(existing.content);
+        added.id = found != parts.model->vocab().end()
+                       ? found->second
+                       : static_cast<std::int32_t>(parts.model->vocab().size() + outside);
         parts.added.add(std::move(added));
       }
     }
     const json& post = root.value("post_processor", json());
-    bool rebuild_post = gemma_rebuild && (parts.settings.add_bos_token || parts.settings.add_eos_token || post.is_null());
+    bool rebuild_post =
+        gemma_rebuild && (parts.settings.add_bos_token || parts.settings.add_eos_token || post.is_null());
     if (rebuild_post)
       detail::rebuild_template(config_path, parts.settings, parts.added, *parts.model, parts.prefix_ids,
                                parts.suffix_ids);
@@ -345,9 +347,10 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
     for (auto [flag, value] : {std::pair{"add_bos_token", parts.settings.add_bos_token},
                                std::pair{"add_eos_token", parts.settings.add_eos_token}})
       if (value.value_or(false))
-        throw util::DataError(fmt::format("{}: {} = true: adding BOS/EOS tokens to byte-level BPE is not supported "
-                                          "(transformers would add them; lrhost adds none)",
-                                          config_path.string(), flag));
+        throw util::DataError(
+            fmt::format("{}: {} = true: adding BOS/EOS tokens to byte-level BPE is not supported "
+                        "(transformers would add them; lrhost adds none)",
+                        config_path.string(), flag));
     parts.model = read_model(file, model_json, gpt2_rebuild ? ModelRule::gpt2_rebuild : ModelRule::from_file, "");
     parts.added = read_added_tokens(file, root.value("added_tokens", json()), false);
     check_post_processor(file, root.value("post_processor", json()), "post_processor");

@@ -19,8 +19,8 @@ using GemmaIds = std::vector<std::int32_t>;
 namespace {
 
 json gemma_added(int id, const char* content) {
-  return {{"id", id},          {"content", content}, {"single_word", false}, {"lstrip", false},
-          {"rstrip", false},   {"normalized", false}, {"special", true}};
+  return {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", false}, {"special", true}};
 }
 
 // Specials at 0..4 as in Gemma; only four byte pieces (é's two bytes, tab, newline), so other unknown
@@ -55,14 +55,30 @@ json gemma_tokenizer() {
         {"byte_fallback", true},
         {"ignore_merges", false},
         {"vocab",
-         {{"<pad>", 0},   {"<eos>", 1},   {"<bos>", 2},   {"<unk>", 3},   {"<mask>", 4},       {"<0xC3>", 5},
-          {"<0xA9>", 6},  {"<0x09>", 7},  {"<0x0A>", 8},  {"a", 9},       {"b", 10},           {"c", 11},
-          {"\u2581", 12}, {"ab", 13},     {"\u2581a", 14}, {"abc", 15},   {"\u2581\u2581", 16}}},
+         {{"<pad>", 0},
+          {"<eos>", 1},
+          {"<bos>", 2},
+          {"<unk>", 3},
+          {"<mask>", 4},
+          {"<0xC3>", 5},
+          {"<0xA9>", 6},
+          {"<0x09>", 7},
+          {"<0x0A>", 8},
+          {"a", 9},
+          {"b", 10},
+          {"c", 11},
+          {"\u2581", 12},
+          {"ab", 13},
+          {"\u2581a", 14},
+          {"abc", 15},
+          {"\u2581\u2581", 16}}},
         {"merges", json::array({"a b", "\u2581 a", "ab c", json::array({"\u2581", "\u2581"})})}}},
   };
 }
 
-json gemma_config() { return {{"tokenizer_class", "GemmaTokenizer"}, {"padding_side", "right"}}; }
+json gemma_config() {
+  return {{"tokenizer_class", "GemmaTokenizer"}, {"padding_side", "right"}};
+}
 
 struct GemmaFolder {
   test::TempDir dir{"gemma_tokenizer"};
@@ -82,7 +98,8 @@ void check_gemma_error(const json& tokenizer, const json& config, std::initializ
     folder.load(source);
     FAIL("loading should fail");
   } catch (const util::DataError& error) {
-    for (const char* part : parts) CHECK_MESSAGE(std::string(error.what()).find(part) != std::string::npos, error.what());
+    for (const char* part : parts)
+      CHECK_MESSAGE(std::string(error.what()).find(part) != std::string::npos, error.what());
   }
 }
 
@@ -92,10 +109,10 @@ TEST_CASE("gemma: spaces become '\u2581', the whole text is one BPE word, merges
   GemmaFolder folder(gemma_tokenizer());
   auto tokenizer = folder.load();
   CHECK(tokenizer.family() == text::Family::byte_fallback);
-  CHECK(tokenizer.encode("abc") == GemmaIds{15});            // a b -> ab, ab c -> abc
-  CHECK(tokenizer.encode("ab c") == GemmaIds{13, 12, 11});   // no dummy prefix; "ab▁c": ▁ c has no merge
-  CHECK(tokenizer.encode(" a") == GemmaIds{14});             // ▁ a -> ▁a
-  CHECK(tokenizer.encode("  a") == GemmaIds{12, 14});        // ▁ a (rank 1) before ▁ ▁ (rank 3)
+  CHECK(tokenizer.encode("abc") == GemmaIds{15});           // a b -> ab, ab c -> abc
+  CHECK(tokenizer.encode("ab c") == GemmaIds{13, 12, 11});  // no dummy prefix; "ab▁c": ▁ c has no merge
+  CHECK(tokenizer.encode(" a") == GemmaIds{14});            // ▁ a -> ▁a
+  CHECK(tokenizer.encode("  a") == GemmaIds{12, 14});       // ▁ a (rank 1) before ▁ ▁ (rank 3)
   CHECK(tokenizer.encode("  ") == GemmaIds{16});
   CHECK(tokenizer.encode("") == GemmaIds{});
   // The same file run as it is: same normalizer, so same ids.
@@ -105,10 +122,10 @@ TEST_CASE("gemma: spaces become '\u2581', the whole text is one BPE word, merges
 TEST_CASE("gemma: byte fallback, then <unk>, fused") {
   GemmaFolder folder(gemma_tokenizer());
   auto tokenizer = folder.load();
-  CHECK(tokenizer.encode("\xC3\xA9") == GemmaIds{5, 6});                 // é -> <0xC3><0xA9>
-  CHECK(tokenizer.encode("a\tb\n") == GemmaIds{9, 7, 10, 8});          // tab and newline are byte pieces
-  CHECK(tokenizer.encode("\xE2\x82\xAC") == GemmaIds{3});              // € has no byte pieces: <unk>
-  CHECK(tokenizer.encode("\xE2\x82\xACxyz") == GemmaIds{3});           // consecutive unknowns fuse
+  CHECK(tokenizer.encode("\xC3\xA9") == GemmaIds{5, 6});       // é -> <0xC3><0xA9>
+  CHECK(tokenizer.encode("a\tb\n") == GemmaIds{9, 7, 10, 8});  // tab and newline are byte pieces
+  CHECK(tokenizer.encode("\xE2\x82\xAC") == GemmaIds{3});      // € has no byte pieces: <unk>
+  CHECK(tokenizer.encode("\xE2\x82\xACxyz") == GemmaIds{3});   // consecutive unknowns fuse
   CHECK(tokenizer.encode("x a y") == GemmaIds{3, 14, 12, 3});
   // Hugging Face emits a pending <unk> only at the next vocabulary character or the end, after byte pieces.
   CHECK(tokenizer.encode("x\xC3\xA9") == GemmaIds{5, 6, 3});
@@ -144,8 +161,8 @@ TEST_CASE("gemma: GemmaTokenizer's defaults and the rebuilt post-processor") {
   auto batch = left.load().encode_batch({"abc"}, {.max_length = 3, .padding = text::Padding::max_length});
   CHECK(batch[0].ids == GemmaIds{0, 2, 15});
   // add_bos_token/add_eos_token given: transformers rebuilds "<bos> $A <eos>" from them.
-  GemmaFolder both(gemma_tokenizer(), {{"tokenizer_class", "GemmaTokenizer"}, {"add_bos_token", true},
-                                       {"add_eos_token", true}});
+  GemmaFolder both(gemma_tokenizer(),
+                   {{"tokenizer_class", "GemmaTokenizer"}, {"add_bos_token", true}, {"add_eos_token", true}});
   CHECK(both.load().encode_batch({"abc"}, {})[0].ids == GemmaIds{2, 15, 1});
   GemmaFolder none(gemma_tokenizer(), {{"tokenizer_class", "GemmaTokenizer"}, {"add_bos_token", false}});
   CHECK(none.load().encode_batch({"abc"}, {})[0].ids == GemmaIds{15});
