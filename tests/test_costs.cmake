@@ -31,6 +31,7 @@ set(_lrhost_test_costs
   dist.fsdp_resume_smolvla_3_to_2=13
   dist.fsdp_diffusion_zero3_2=13
   interop.tokenizer=12
+  interop.tokenizer_gemma=8
   dist.fsdp_resume_smolvla_2_to_3=12
   dist.fsdp_act_zero3_2=12
   dist.fsdp_act_zero2_2_accum_clip=12

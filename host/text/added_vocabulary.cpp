@@ -7,27 +7,32 @@ namespace lrhost::text {
 
 void AddedVocabulary::add(AddedToken token) {
   if (token.content.empty()) return;  // an empty token can never match
+  if (token.pattern.empty()) token.pattern = token.content;
   std::size_t index = tokens_.size();
   by_content_[token.content] = index;
   by_id_[token.id] = index;
   Matcher& matcher = token.normalized ? normalized_ : raw_;
-  auto& bucket = matcher.by_first_byte[static_cast<unsigned char>(token.content.front())];
+  auto& bucket = matcher.by_first_byte[static_cast<unsigned char>(token.pattern.front())];
   tokens_.push_back(std::move(token));
   bucket.push_back(index);
   std::stable_sort(bucket.begin(), bucket.end(),
-                   [&](std::size_t a, std::size_t b) { return tokens_[a].content.size() > tokens_[b].content.size(); });
+                   [&](std::size_t a, std::size_t b) { return tokens_[a].pattern.size() > tokens_[b].pattern.size(); });
   matcher.empty = false;
 }
 
 void AddedVocabulary::split_with(const Matcher& matcher, std::string_view text, std::vector<Segment>& segments) const {
+  if (matcher.empty) {
+    if (!text.empty()) segments.push_back({text, -1});
+    return;
+  }
   std::size_t start = 0;  // first byte not yet emitted
   std::size_t i = 0;
   while (i < text.size()) {
     const auto& bucket = matcher.by_first_byte[static_cast<unsigned char>(text[i])];
     const AddedToken* hit = nullptr;
     for (std::size_t index : bucket) {  // longest first: the first that matches is the longest
-      const std::string& content = tokens_[index].content;
-      if (text.compare(i, content.size(), content) == 0) {
+      const std::string& pattern = tokens_[index].pattern;
+      if (text.compare(i, pattern.size(), pattern) == 0) {
         hit = &tokens_[index];
         break;
       }
@@ -37,8 +42,8 @@ void AddedVocabulary::split_with(const Matcher& matcher, std::string_view text, 
       continue;
     }
     if (i > start) segments.push_back({text.substr(start, i - start), -1});
-    segments.push_back({text.substr(i, hit->content.size()), hit->id});
-    i += hit->content.size();
+    segments.push_back({text.substr(i, hit->pattern.size()), hit->id});
+    i += hit->pattern.size();
     start = i;
   }
   if (start < text.size()) segments.push_back({text.substr(start), -1});

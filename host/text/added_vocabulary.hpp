@@ -1,7 +1,9 @@
 // The added tokens of a tokenizer.json (special tokens such as <|im_end|>, image placeholders): found in
 // the raw text by exact match before any pre-tokenization, so they always become their one id. Matching is
 // leftmost-longest, first over the tokens with normalized=false and then, inside the remaining text, over
-// those with normalized=true — Hugging Face tokenizers' order, which without a normalizer is exact.
+// those with normalized=true — Hugging Face tokenizers' order. With a normalizer the caller runs the two
+// passes itself (split_unnormalized, normalize the text segments, split_normalized), and a normalized
+// token is searched for in its normalized spelling (AddedToken::pattern).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -18,6 +20,7 @@ struct AddedToken {
   std::string content;
   bool special = false;
   bool normalized = false;
+  std::string pattern;  // what is searched for when it differs from content (a normalized token's spelling)
 };
 
 // A stretch of the input: an added token's id, or text (id < 0) for the pre-tokenizer and the model.
@@ -29,8 +32,16 @@ struct Segment {
 class AddedVocabulary {
  public:
   void add(AddedToken token);
-  // Splits `text` into segments in order; text segments are never empty.
+  // Splits `text` into segments in order; text segments are never empty. Both passes, no normalizer.
   void split(std::string_view text, std::vector<Segment>& segments) const;
+  // One pass each, appending to `segments`: the normalized=false tokens in raw text, the normalized=true
+  // tokens in normalized text.
+  void split_unnormalized(std::string_view text, std::vector<Segment>& segments) const {
+    split_with(raw_, text, segments);
+  }
+  void split_normalized(std::string_view text, std::vector<Segment>& segments) const {
+    split_with(normalized_, text, segments);
+  }
 
   std::optional<std::int32_t> id_of(std::string_view content) const;
   const AddedToken* token_of(std::int32_t id) const;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "host/text/byte_fallback.hpp"
 #include "host/text/byte_level.hpp"
 #include "host/text/utf8.hpp"
 #include "host/util/error.hpp"
@@ -18,6 +19,9 @@ Tokenizer::Tokenizer(Parts parts)
       pre_tokenizer_(std::move(parts.pre_tokenizer)),
       added_(std::move(parts.added)),
       byte_level_decoder_(parts.byte_level_decoder),
+      family_(parts.family),
+      prefix_ids_(std::move(parts.prefix_ids)),
+      suffix_ids_(std::move(parts.suffix_ids)),
       settings_(std::move(parts.settings)),
       pipeline_note_(std::move(parts.pipeline_note)) {
   for (const auto& [token, id] : model_->vocab()) {
@@ -30,8 +34,45 @@ Tokenizer::Tokenizer(Parts parts)
 void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& ids) const {
   if (auto bad = find_invalid_utf8(text))
     throw util::DataError(fmt::format("tokenizer: the text is not valid UTF-8 (byte {} of {})", *bad, text.size()));
-  thread_local std::vector<Segment> segments;
+  thread_local std::vector<Segment> segments, raw_segments;
   thread_local PreTokenizer::Pieces pieces;
+  thread_local std::string normalized;
+  auto run_model = [&](std::string_view piece) {
+    try {
+      model_->tokenize(piece, ids);
+    } catch (const std::invalid_argument& error) {
+      throw util::DataError(fmt::format("{}: {}", (folder_ / "tokenizer.json").string(), error.what()));
+    }
+  };
+  if (family_ == Family::byte_fallback) {
+    // Added tokens with normalized=false are found in the raw text; the rest is normalized (' ' -> '▁') and
+    // searched for normalized=true tokens. No pre-tokenizer splits what remains: each text segment is one
+    // BPE word. The normalized text lives in one buffer, filled before any view of it is taken.
+    raw_segments.clear();
+    added_.split_unnormalized(text, raw_segments);
+    normalized.clear();
+    for (const Segment& segment : raw_segments)
+      if (segment.id < 0) append_metaspace_normalized(normalized, segment.text);
+    std::size_t offset = 0;
+    for (const Segment& segment : raw_segments) {
+      if (segment.id >= 0) {
+        ids.push_back(segment.id);
+        continue;
+      }
+      std::size_t length =
+          segment.text.size() + 2 * static_cast<std::size_t>(std::count(segment.text.begin(), segment.text.end(), ' '));
+      segments.clear();
+      added_.split_normalized(std::string_view(normalized).substr(offset, length), segments);
+      offset += length;
+      for (const Segment& piece : segments) {
+        if (piece.id >= 0)
+          ids.push_back(piece.id);
+        else
+          run_model(piece.text);
+      }
+    }
+    return;
+  }
   added_.split(text, segments);
   for (const Segment& segment : segments) {
     if (segment.id >= 0) {
@@ -39,13 +80,7 @@ void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& id
       continue;
     }
     pre_tokenizer_->run(segment.text, pieces);
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      try {
-        model_->tokenize(pieces[i], ids);
-      } catch (const std::invalid_argument& error) {
-        throw util::DataError(fmt::format("{}: {}", (folder_ / "tokenizer.json").string(), error.what()));
-      }
-    }
+    for (std::size_t i = 0; i < pieces.size(); ++i) run_model(pieces[i]);
   }
 }
 
@@ -68,19 +103,30 @@ std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string>& te
   if (needs_length && *max_length == 0) throw util::ConfigError("tokenizer: max_length must be positive");
   Side truncation_side = options.truncation_side.value_or(settings_.truncation_side);
   Side padding_side = options.padding_side.value_or(settings_.padding_side);
+  // Truncation leaves room for the post-processor's tokens (Hugging Face tokenizers' TruncationParams:
+  // max_length counts them), so a truncated Gemma text keeps max_length - 1 tokens after <bos>.
+  std::size_t added_count = prefix_ids_.size() + suffix_ids_.size();
+  if (options.truncation && *max_length < added_count)
+    throw util::ConfigError(
+        fmt::format("tokenizer: max_length {} is shorter than the {} special tokens the "
+                    "post-processor of {} adds",
+                    *max_length, added_count, (folder_ / "tokenizer.json").string()));
 
   std::vector<Encoding> batch(texts.size());
   std::size_t longest = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     auto& ids = batch[i].ids;
     encode_into(texts[i], ids);
-    if (options.truncation && ids.size() > *max_length) {
+    std::size_t keep = options.truncation ? *max_length - added_count : ids.size();
+    if (ids.size() > keep) {
       // Left truncation keeps the end of the text (the setting of SmolVLM2's tokenizer_config.json).
       if (truncation_side == Side::left)
-        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(*max_length));
+        ids.erase(ids.begin(), ids.end() - static_cast<std::ptrdiff_t>(keep));
       else
-        ids.resize(*max_length);
+        ids.resize(keep);
     }
+    ids.insert(ids.begin(), prefix_ids_.begin(), prefix_ids_.end());
+    ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
     batch[i].attention_mask.assign(ids.size(), 1);
     longest = std::max(longest, ids.size());
   }
@@ -109,14 +155,20 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids) const {
     out += byte_level_decoder_ ? byte_level_decode(pending) : pending;
     pending.clear();
   };
+  bool metaspace_decoder = family_ == Family::byte_fallback;
   for (std::int32_t id : ids) {
     if (const AddedToken* added = added_.token_of(id)) {
       flush();
       out += added->content;
     } else if (id >= 0 && static_cast<std::size_t>(id) < id_to_token_.size() && !id_to_token_[id].empty()) {
-      // Without a decoder Hugging Face joins the tokens with spaces.
-      if (!byte_level_decoder_ && !first) pending += ' ';
-      pending += id_to_token_[static_cast<std::size_t>(id)];
+      const std::string& token = id_to_token_[static_cast<std::size_t>(id)];
+      if (metaspace_decoder) {
+        append_metaspace_decoded(pending, token);
+      } else {
+        // Without a decoder Hugging Face joins the tokens with spaces.
+        if (!byte_level_decoder_ && !first) pending += ' ';
+        pending += token;
+      }
     } else {
       throw util::DataError(
           fmt::format("tokenizer: id {} is not in the vocabulary of {}", id, (folder_ / "tokenizer.json").string()));
@@ -145,10 +197,13 @@ std::string Tokenizer::describe() const {
   std::size_t special = std::count_if(added_.tokens().begin(), added_.tokens().end(),
                                       [](const AddedToken& token) { return token.special; });
   return fmt::format(
-      "{}: BPE, {} tokens, {} merges, {} added tokens ({} special); pre-tokenizer {}{}; pad {}; truncation {}, "
-      "padding {}",
+      "{}: BPE, {} tokens, {} merges, {} added tokens ({} special); {}{}; {} special tokens added; pad {}; "
+      "truncation {}, padding {}",
       folder_.string(), vocab_size(), model_->merge_count(), added_.tokens().size(), special,
-      pre_tokenizer_->describe(), pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")",
+      family_ == Family::byte_fallback
+          ? std::string("byte fallback, normalizer Replace(' ', U+2581), one word between added tokens")
+          : "pre-tokenizer " + pre_tokenizer_->describe(),
+      pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")", prefix_ids_.size() + suffix_ids_.size(),
       settings_.pad_token ? fmt::format("'{}' = {}", *settings_.pad_token, settings_.pad_id.value_or(-1)) : "none",
       settings_.truncation_side == Side::left ? "left" : "right",
       settings_.padding_side == Side::left ? "left" : "right");

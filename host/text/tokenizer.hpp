@@ -1,6 +1,8 @@
-// A Hugging Face tokenizer of the byte-level BPE family (GPT-2, SmolLM2, SmolVLM2), loaded from a folder
-// with tokenizer.json and tokenizer_config.json: encode one text, encode a batch with truncation, padding
-// and attention masks as transformers' AutoTokenizer does, and decode for diagnostics. Whatever the files
+// A Hugging Face BPE tokenizer, loaded from a folder with tokenizer.json and tokenizer_config.json, of one of
+// two families: byte-level (GPT-2, SmolLM2, SmolVLM2) or SentencePiece-style with byte fallback (Gemma,
+// PaliGemma: spaces as '▁', the whole text between added tokens one BPE word, <0xXX> byte tokens, <bos>
+// added in front). Encodes one text, encodes a batch with special tokens, truncation, padding and attention
+// masks as transformers' AutoTokenizer does, and decodes for diagnostics. Whatever the files
 // use that this class does not implement is an error at load time (tokenizer_files.cpp), never a silently
 // different tokenization. See docs/tokenizer.md.
 #pragma once
@@ -24,8 +26,12 @@ enum class Padding { none, longest, max_length };
 // Which pipeline the tokenizer runs. transformers (the default): what transformers 5 AutoTokenizer builds,
 // which is what LeRobot feeds its models — for tokenizer_class GPT2Tokenizer it keeps only vocab, merges,
 // added tokens and post-processor of tokenizer.json and installs its own ByteLevel pre-tokenizer (no
-// Digits split, no normalizer). file: tokenizer.json verbatim, as `tokenizers.Tokenizer.from_file` runs it.
+// Digits split, no normalizer); for GemmaTokenizer it rebuilds normalizer, pre-tokenizer, decoder and model
+// options in code. file: tokenizer.json verbatim, as `tokenizers.Tokenizer.from_file` runs it.
 enum class PipelineSource { transformers, file };
+
+// The two families (how load() tells them apart: tokenizer_files.cpp, choose_family).
+enum class Family { byte_level, byte_fallback };
 
 // What tokenizer_config.json says (defaults as in transformers when a key or the file is absent).
 struct TokenizerSettings {
@@ -36,6 +42,10 @@ struct TokenizerSettings {
   Side padding_side = Side::right;
   std::optional<std::int64_t> model_max_length;  // absent for transformers' "very large" placeholder
   bool add_prefix_space = false;
+  // Special tokens and the flags that make transformers rebuild the post-processor (only when given).
+  std::optional<std::string> bos_token, eos_token, unk_token, mask_token;
+  std::optional<bool> add_bos_token, add_eos_token;
+  bool padding_side_given = false;
 };
 
 struct BatchOptions {
@@ -58,17 +68,23 @@ class Tokenizer {
   static Tokenizer load(const std::filesystem::path& dir, PipelineSource source = PipelineSource::transformers);
 
   // Token ids of one text (no truncation, no padding; no tokens added around it). Throws util::DataError
-  // for text that is not valid UTF-8 or a piece with a character the vocabulary lacks.
+  // for text that is not valid UTF-8 or a piece with a character the vocabulary lacks (byte-level only).
   std::vector<std::int32_t> encode(std::string_view text) const;
+  // With the post-processor's special tokens (Gemma: <bos> first); truncation counts them, as in
+  // Hugging Face tokenizers: the text keeps max_length minus their number.
   std::vector<Encoding> encode_batch(const std::vector<std::string>& texts, const BatchOptions& options) const;
-  // The ByteLevel decoder over the tokens (added tokens as their content). Throws on an unknown id.
+  // The family's decoder over the tokens (added tokens as their content). Throws on an unknown id.
   std::string decode(const std::vector<std::int32_t>& ids) const;
 
   std::optional<std::int32_t> token_to_id(std::string_view token) const;
   const TokenizerSettings& settings() const { return settings_; }
   const PreTokenizer& pre_tokenizer() const { return *pre_tokenizer_; }
   std::size_t vocab_size() const;  // model vocabulary plus added tokens outside it
-  std::string describe() const;    // one line: files, model, pipeline, added tokens, config
+  Family family() const { return family_; }
+  // Ids the post-processor puts around every text (TemplateProcessing's single template).
+  const std::vector<std::int32_t>& prefix_ids() const { return prefix_ids_; }
+  const std::vector<std::int32_t>& suffix_ids() const { return suffix_ids_; }
+  std::string describe() const;  // one line: files, model, pipeline, added tokens, config
 
   // Assembled by tokenizer_files.cpp.
   struct Parts {
@@ -77,6 +93,8 @@ class Tokenizer {
     std::shared_ptr<const PreTokenizer> pre_tokenizer;
     AddedVocabulary added;
     bool byte_level_decoder = true;
+    Family family = Family::byte_level;
+    std::vector<std::int32_t> prefix_ids, suffix_ids;
     TokenizerSettings settings;
     std::string pipeline_note;  // how the pipeline was chosen (for describe())
   };
@@ -90,6 +108,8 @@ class Tokenizer {
   std::shared_ptr<const PreTokenizer> pre_tokenizer_;
   AddedVocabulary added_;
   bool byte_level_decoder_ = true;
+  Family family_ = Family::byte_level;
+  std::vector<std::int32_t> prefix_ids_, suffix_ids_;
   TokenizerSettings settings_;
   std::string pipeline_note_;
   std::vector<std::string> id_to_token_;  // model vocabulary by id

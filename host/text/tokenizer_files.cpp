@@ -3,69 +3,18 @@
 // path and the value. See tokenizer.hpp for the two pipeline sources.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
+#include "host/text/byte_fallback.hpp"
+#include "host/text/byte_fallback_files.hpp"
+#include "host/text/json_file.hpp"
 #include "host/text/tokenizer.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::text {
 namespace {
 
+using detail::json;
+using detail::JsonFile;
 namespace fs = std::filesystem;
-using nlohmann::json;
-
-// Reads and checks one JSON file, naming it in every error.
-class JsonFile {
- public:
-  JsonFile(fs::path path, json root) : path_(std::move(path)), root_(std::move(root)) {}
-  static JsonFile read(const fs::path& path) {
-    std::ifstream stream(path, std::ios::binary);
-    if (!stream) throw util::IoError(fmt::format("cannot read {}", path.string()));
-    std::stringstream text;
-    text << stream.rdbuf();
-    try {
-      return JsonFile(path, json::parse(text.str()));
-    } catch (const json::parse_error& error) {
-      throw util::DataError(fmt::format("{}: malformed JSON: {}", path.string(), error.what()));
-    }
-  }
-  const json& root() const { return root_; }
-  const fs::path& path() const { return path_; }
-
-  [[noreturn]] void fail(const std::string& key, const json& value, const std::string& why,
-                         const std::string& hint = {}) const {
-    std::string shown = value.dump();
-    if (shown.size() > 120) shown = shown.substr(0, 117) + "...";
-    throw util::DataError(fmt::format("{}: {} = {}: {}", path_.string(), key, shown, why), hint);
-  }
-  [[noreturn]] void missing(const std::string& key, const std::string& expected) const {
-    throw util::DataError(fmt::format("{}: {} is missing (expected {})", path_.string(), key, expected));
-  }
-  // The member `name` of `object` (at `key`), checked to be of the expected kind.
-  const json& member(const json& object, const std::string& key, const char* name) const {
-    if (!object.is_object()) fail(key, object, "expected an object");
-    auto found = object.find(name);
-    if (found == object.end()) missing(key + "." + name, "a value");
-    return *found;
-  }
-  std::string string_at(const json& object, const std::string& key, const char* name) const {
-    const json& value = member(object, key, name);
-    if (!value.is_string()) fail(key + "." + name, value, "expected a string");
-    return value.get<std::string>();
-  }
-  bool bool_at(const json& object, const std::string& key, const char* name, std::optional<bool> fallback = {}) const {
-    if (fallback && (!object.contains(name) || object[name].is_null())) return *fallback;
-    const json& value = member(object, key, name);
-    if (!value.is_boolean()) fail(key + "." + name, value, "expected true or false");
-    return value.get<bool>();
-  }
-
- private:
-  fs::path path_;
-  json root_;
-};
 
 const char* supported_pre_tokenizers = "supported: ByteLevel, Digits, Split (Regex, Isolated), Sequence of these";
 
@@ -141,20 +90,37 @@ void check_normalizer(const JsonFile& file, const json& node) {
   file.fail("normalizer", node, "normalizers are not supported (byte-level BPE tokenizers have none)");
 }
 
-// `gpt2_rebuild`: transformers' GPT2Tokenizer builds its own BPE from vocab and merges, without ignore_merges.
-std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& model, bool gpt2_rebuild) {
+// How the model's options are chosen. from_file: the file's own flags (ignore_merges; byte_fallback, fuse_unk,
+// unk_token). The rebuilds are transformers classes with their own __init__, which build BPE from vocab and
+// merges alone: GPT2Tokenizer with no options, GemmaTokenizer with byte_fallback, fuse_unk and the config's
+// unk_token (models/gemma/tokenization_gemma.py).
+enum class ModelRule { from_file, gpt2_rebuild, gemma_rebuild };
+
+std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& model, ModelRule rule,
+                                           const std::string& rebuild_unk_token) {
   if (!model.is_object()) file.fail("model", model, "expected an object");
   if (!model.contains("type")) file.missing("model.type", "\"BPE\"");
   std::string type = file.string_at(model, "model", "type");
-  if (type != "BPE") file.fail("model.type", type, "unsupported model (supported: BPE, byte-level)");
-  if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0 && model["dropout"] != 1.0)
-    file.fail("model.dropout", model["dropout"], "BPE dropout is not supported (expected null)");
-  for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (model.contains(name) && !model[name].is_null() && model[name] != "")
-      file.fail(std::string("model.") + name, model[name], "not supported by byte-level BPE (expected null)");
-  if (file.bool_at(model, "model", "byte_fallback", false))
-    file.fail("model.byte_fallback", true, "byte fallback is not supported (expected false)");
-  bool ignore_merges = file.bool_at(model, "model", "ignore_merges", false) && !gpt2_rebuild;
+  if (type != "BPE") file.fail("model.type", type, "unsupported model (supported: BPE)");
+  BpeOptions options;
+  std::optional<std::string> unk_token;
+  if (rule == ModelRule::gemma_rebuild) {
+    options.byte_fallback = options.fuse_unk = true;
+    unk_token = rebuild_unk_token;
+  } else {
+    if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0 && model["dropout"] != 1.0)
+      file.fail("model.dropout", model["dropout"], "BPE dropout is not supported (expected null)");
+    for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"})
+      if (model.contains(name) && !model[name].is_null() && model[name] != "")
+        file.fail(std::string("model.") + name, model[name], "not supported (expected null)");
+    options.ignore_merges = file.bool_at(model, "model", "ignore_merges", false) && rule == ModelRule::from_file;
+    if (rule == ModelRule::from_file) {
+      options.byte_fallback = file.bool_at(model, "model", "byte_fallback", false);
+      options.fuse_unk = file.bool_at(model, "model", "fuse_unk", false);
+      if (model.contains("unk_token") && !model["unk_token"].is_null())
+        unk_token = file.string_at(model, "model", "unk_token");
+    }
+  }
 
   const json& vocab_json = file.member(model, "model", "vocab");
   if (!vocab_json.is_object()) file.fail("model.vocab", vocab_json, "expected an object {token: id}");
@@ -186,14 +152,20 @@ std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& mod
       file.fail(key, merge, "expected \"left right\" or [\"left\", \"right\"]");
     }
   }
+  if (unk_token) {
+    // Hugging Face checks this only when an unknown character comes; without the id such text is an error.
+    if (auto found = vocab.find(*unk_token); found != vocab.end()) options.unk_id = found->second;
+  }
   try {
-    return std::make_shared<const BpeModel>(std::move(vocab), merges, ignore_merges);
+    return std::make_shared<const BpeModel>(std::move(vocab), merges, options);
   } catch (const std::invalid_argument& error) {
     throw util::DataError(fmt::format("{}: model.merges: {}", file.path().string(), error.what()));
   }
 }
 
-AddedVocabulary read_added_tokens(const JsonFile& file, const json& list) {
+// `metaspace`: the byte-fallback family's normalizer runs before normalized=true tokens are searched for, so
+// they are searched for in their normalized spelling (as tokenizers' AddedVocabulary normalizes them).
+AddedVocabulary read_added_tokens(const JsonFile& file, const json& list, bool metaspace) {
   AddedVocabulary added;
   if (list.is_null()) return added;
   if (!list.is_array()) file.fail("added_tokens", list, "expected an array");
@@ -212,6 +184,7 @@ AddedVocabulary read_added_tokens(const JsonFile& file, const json& list) {
       if (file.bool_at(node, key, flag, false))
         file.fail(key + "." + flag, true,
                   fmt::format("added token '{}': {} is not supported (expected false)", token.content, flag));
+    if (metaspace && token.normalized) append_metaspace_normalized(token.pattern, token.content);
     added.add(std::move(token));
   }
   return added;
@@ -252,10 +225,15 @@ TokenizerSettings read_settings(const fs::path& folder) {
     if (length >= 1 && length < 1e12) settings.model_max_length = static_cast<std::int64_t>(length);
   }
   settings.add_prefix_space = file.bool_at(config, "(top level)", "add_prefix_space", false);
-  // transformers 5 rebuilds the post-processor from these; a BOS/EOS it would add is not supported.
-  for (const char* flag : {"add_bos_token", "add_eos_token"})
-    if (file.bool_at(config, "(top level)", flag, false))
-      file.fail(flag, true, "adding BOS/EOS tokens is not supported (transformers would add them; lrhost adds none)");
+  settings.padding_side_given = config.contains("padding_side") && !config["padding_side"].is_null();
+  if (config.contains("bos_token")) settings.bos_token = token_content(file, "bos_token", config["bos_token"]);
+  if (config.contains("eos_token")) settings.eos_token = token_content(file, "eos_token", config["eos_token"]);
+  if (config.contains("unk_token")) settings.unk_token = token_content(file, "unk_token", config["unk_token"]);
+  if (config.contains("mask_token")) settings.mask_token = token_content(file, "mask_token", config["mask_token"]);
+  // transformers 5 rebuilds the post-processor when either flag is given (tokenization_utils_tokenizers.py).
+  for (auto [flag, out] :
+       {std::pair{"add_bos_token", &settings.add_bos_token}, std::pair{"add_eos_token", &settings.add_eos_token}})
+    if (config.contains(flag) && !config[flag].is_null()) *out = file.bool_at(config, "(top level)", flag);
   return settings;
 }
 
@@ -279,36 +257,105 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
   if (!root.is_object()) file.fail("(top level)", root, "expected an object");
 
   // Which pipeline: transformers 5 keeps tokenizer.json's own for TokenizersBackend / PreTrainedTokenizerFast
-  // (and a missing class); GPT2Tokenizer has its own __init__, which installs a plain ByteLevel pre-tokenizer
-  // and decoder and drops the normalizer (transformers tokenization_utils_tokenizers.py,
-  // convert_to_native_format; models/gpt2/tokenization_gpt2.py).
+  // (and a missing class); GPT2Tokenizer and GemmaTokenizer have their own __init__, which keeps only vocab,
+  // merges, added tokens and post-processor of the file and installs the rest in code (transformers
+  // tokenization_utils_tokenizers.py, convert_to_native_format; models/gpt2/tokenization_gpt2.py,
+  // models/gemma/tokenization_gemma.py).
   std::string tokenizer_class = parts.settings.tokenizer_class;
   if (tokenizer_class.size() > 4 && tokenizer_class.ends_with("Fast") && tokenizer_class != "PreTrainedTokenizerFast")
     tokenizer_class.resize(tokenizer_class.size() - 4);
-  auto pre_tokenizer = std::make_shared<PreTokenizer>();
   bool gpt2_rebuild = source == PipelineSource::transformers && tokenizer_class == "GPT2Tokenizer";
-  if (gpt2_rebuild) {
-    pre_tokenizer->add_byte_level(parts.settings.add_prefix_space, true);
-    parts.byte_level_decoder = true;
-    parts.pipeline_note = "tokenizer_class GPT2Tokenizer: transformers 5 replaces tokenizer.json's pre-tokenizer";
+  bool gemma_rebuild = source == PipelineSource::transformers && tokenizer_class == "GemmaTokenizer";
+  bool known = tokenizer_class.empty() || tokenizer_class == "PreTrainedTokenizerFast" ||
+               tokenizer_class == "TokenizersBackend" || gpt2_rebuild || gemma_rebuild;
+  if (source == PipelineSource::transformers && !known)
+    throw util::DataError(
+        fmt::format("{}: tokenizer_class = \"{}\": unsupported (transformers 5 may rebuild this tokenizer's "
+                    "pipeline in code; lrhost knows PreTrainedTokenizerFast, TokenizersBackend, GPT2Tokenizer, "
+                    "GemmaTokenizer)",
+                    (folder / "tokenizer_config.json").string(), parts.settings.tokenizer_class),
+        "use PipelineSource::file (lrhost tokenize --pipeline file) to run tokenizer.json as it is");
+
+  // The family. GemmaTokenizer (through transformers) is byte-fallback whatever tokenizer.json says, since the
+  // class installs it. Otherwise tokenizer.json decides: model.byte_fallback = true is the byte-fallback family
+  // (SentencePiece-converted BPE: Gemma, and Llama-style files, whose Metaspace/Prepend normalizers are then
+  // refused by name), anything else byte-level. The rest of the file must fit the family it chose.
+  bool byte_fallback_file = !gpt2_rebuild && !gemma_rebuild && detail::declares_byte_fallback(file);
+  parts.family = gemma_rebuild || byte_fallback_file ? Family::byte_fallback : Family::byte_level;
+  auto pre_tokenizer = std::make_shared<PreTokenizer>();
+  const json& model_json = file.member(root, "(top level)", "model");
+  fs::path config_path = folder / "tokenizer_config.json";
+  if (parts.family == Family::byte_fallback) {
+    parts.byte_level_decoder = false;
+    if (gemma_rebuild) {
+      parts.pipeline_note =
+          "tokenizer_class GemmaTokenizer: transformers 5 installs the normalizer, "
+          "pre-tokenizer and BPE options";
+      // The class's defaults (padding_side = "left" is a class attribute; the special tokens are __init__
+      // defaults).
+      if (!parts.settings.padding_side_given) parts.settings.padding_side = Side::left;
+      for (auto [token, fallback] :
+           {std::pair{&parts.settings.pad_token, "<pad>"}, std::pair{&parts.settings.bos_token, "<bos>"},
+            std::pair{&parts.settings.eos_token, "<eos>"}, std::pair{&parts.settings.unk_token, "<unk>"}})
+        if (!token->has_value()) *token = fallback;
+    } else {
+      detail::check_byte_fallback_pipeline(file);
+    }
+    parts.model = read_model(file, model_json, gemma_rebuild ? ModelRule::gemma_rebuild : ModelRule::from_file,
+                             parts.settings.unk_token.value_or("<unk>"));
+    parts.added = read_added_tokens(file, root.value("added_tokens", json()), true);
+    if (gemma_rebuild) {
+      // transformers registers the class's special tokens as added tokens (special, not normalized); one
+      // missing from both lists gets the next free id, as add_tokens assigns it.
+      std::optional<std::string> mask = parts.settings.mask_token.value_or("<mask>");
+      for (const auto* token : {&parts.settings.unk_token, &parts.settings.bos_token, &parts.settings.eos_token,
+                                &parts.settings.pad_token, &mask}) {
+        if (!*token || token->value().empty() || parts.added.id_of(**token)) continue;
+        AddedToken added;
+        added.content = **token;
+        added.special = true;
+        auto found = parts.model->vocab().find(added.content);
+        std::size_t outside = 0;
+        for (const AddedToken& existing : parts.added.tokens())
+          outside += !parts.model->vocab().count(existing.content);
+        added.id = found != parts.model->vocab().end()
+                       ? found->second
+                       : static_cast<std::int32_t>(parts.model->vocab().size() + outside);
+        parts.added.add(std::move(added));
+      }
+    }
+    const json& post = root.value("post_processor", json());
+    bool rebuild_post =
+        gemma_rebuild && (parts.settings.add_bos_token || parts.settings.add_eos_token || post.is_null());
+    if (rebuild_post)
+      detail::rebuild_template(config_path, parts.settings, parts.added, *parts.model, parts.prefix_ids,
+                               parts.suffix_ids);
+    else
+      detail::read_template(file, post, parts.prefix_ids, parts.suffix_ids);
   } else {
-    bool known = tokenizer_class.empty() || tokenizer_class == "PreTrainedTokenizerFast" ||
-                 tokenizer_class == "TokenizersBackend";
-    if (source == PipelineSource::transformers && !known)
-      throw util::DataError(
-          fmt::format("{}: tokenizer_class = \"{}\": unsupported (transformers 5 may rebuild this tokenizer's "
-                      "pipeline in code; lrhost knows PreTrainedTokenizerFast, TokenizersBackend, GPT2Tokenizer)",
-                      (folder / "tokenizer_config.json").string(), parts.settings.tokenizer_class),
-          "use PipelineSource::file (lrhost tokenize --pipeline file) to run tokenizer.json as it is");
-    check_normalizer(file, root.value("normalizer", json()));
-    const json& pre = root.value("pre_tokenizer", json());
-    if (!pre.is_null()) add_pre_tokenizer(file, pre, "pre_tokenizer", *pre_tokenizer);
-    check_decoder(file, root.value("decoder", json()), "decoder", parts.byte_level_decoder);
+    if (gpt2_rebuild) {
+      pre_tokenizer->add_byte_level(parts.settings.add_prefix_space, true);
+      parts.byte_level_decoder = true;
+      parts.pipeline_note = "tokenizer_class GPT2Tokenizer: transformers 5 replaces tokenizer.json's pre-tokenizer";
+    } else {
+      check_normalizer(file, root.value("normalizer", json()));
+      const json& pre = root.value("pre_tokenizer", json());
+      if (!pre.is_null()) add_pre_tokenizer(file, pre, "pre_tokenizer", *pre_tokenizer);
+      check_decoder(file, root.value("decoder", json()), "decoder", parts.byte_level_decoder);
+    }
+    // transformers 5 rebuilds the post-processor from these; a BOS/EOS it would add is not supported here.
+    for (auto [flag, value] : {std::pair{"add_bos_token", parts.settings.add_bos_token},
+                               std::pair{"add_eos_token", parts.settings.add_eos_token}})
+      if (value.value_or(false))
+        throw util::DataError(
+            fmt::format("{}: {} = true: adding BOS/EOS tokens to byte-level BPE is not supported "
+                        "(transformers would add them; lrhost adds none)",
+                        config_path.string(), flag));
+    parts.model = read_model(file, model_json, gpt2_rebuild ? ModelRule::gpt2_rebuild : ModelRule::from_file, "");
+    parts.added = read_added_tokens(file, root.value("added_tokens", json()), false);
+    check_post_processor(file, root.value("post_processor", json()), "post_processor");
   }
   parts.pre_tokenizer = std::move(pre_tokenizer);
-  parts.model = read_model(file, file.member(root, "(top level)", "model"), gpt2_rebuild);
-  parts.added = read_added_tokens(file, root.value("added_tokens", json()));
-  check_post_processor(file, root.value("post_processor", json()), "post_processor");
 
   if (parts.settings.pad_token) {
     const std::string& pad = *parts.settings.pad_token;

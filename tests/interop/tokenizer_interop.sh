@@ -2,7 +2,10 @@
 # Tokenizer interop: `lrhost tokenize` against Hugging Face tokenizers and transformers' AutoTokenizer
 # (tokenizer_interop.py trains the tokenizers offline and compares every string).
 #
-#   tokenizer_interop.sh LRHOST_EXE WORK_DIR
+#   tokenizer_interop.sh LRHOST_EXE WORK_DIR [SCRIPT]
+#
+# SCRIPT: the Python side, default tokenizer_interop.py (byte-level BPE); tokenizer_gemma_interop.py checks the
+# Gemma-style byte-fallback family.
 #
 # Exits 77 (ctest's skip code) when the interop oracle's Python is unavailable, 1 on any mismatch.
 set -euo pipefail
@@ -19,4 +22,4 @@ if ! "$py" -c 'import tokenizers, transformers' 2>/dev/null; then
   exit 77
 fi
 export TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
-exec "$py" "$here/tokenizer_interop.py" "$lrhost" "$work"
+exec "$py" "$here/${3:-tokenizer_interop.py}" "$lrhost" "$work"
