@@ -287,7 +287,7 @@ int w_postprocess(lua_State* L) {
   });
 }
 
-// Policy:needs_task(): whether its preprocessor tokenizes a task (SmolVLA).
+// Policy:needs_task(): whether its preprocessor tokenizes a task (language policies).
 int w_needs_task(lua_State* L) {
   return lx_guard(L, "Policy:needs_task", [&] {
     const auto& p = check_policy(L, 1);
