@@ -1,13 +1,14 @@
 // Lua binding of the Accelerator: lr.accelerator(cfg) builds one from the resolved config and
 // the process's rank environment. Properties: rank, world_size, local_rank, device,
 // is_main_process, effective_batch, gradient_accumulation_steps, sync_gradients,
-// mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...), nonfinite
-// ("error" | "skip"), max_skipped_steps, cuda_graph ("off", "warming up", "captured", "eager: <why>").
+// mixed_precision, strategy ("ddp", "fsdp zero-3 (dp_shard 2 x dp_replicate 1)", ...; for display),
+// is_sharded (FSDP: parameters sharded), nonfinite ("error" | "skip"), max_skipped_steps, cuda_graph
+// ("off", "warming up", "captured", "eager: <why>").
 // Methods: prepare(policy, opt), backward(loss), clip_grad_norm(max),
-// train_step(policy, opt, batch [, max_norm]) -> loss, parts, grad_norm (one whole step; captured in
-// a CUDA graph with accelerator.cuda_graph), autocast(fn, ...),
-// unwrap(policy), wait_for_everyone(), all_reduce(x [, op]), broadcast(x [, root]), gather(x),
-// gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
+// train_step(policy, opt, batch [, max_norm | {max_norm =, meter =, scheduler =, memory_stats =}])
+// -> loss, parts, grad_norm, memory (one whole step; captured in a CUDA graph with
+// accelerator.cuda_graph), autocast(fn, ...), wait_for_everyone(), all_reduce(x [, op]),
+// broadcast(x [, root]), gather(x), gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
 // add_metrics_sink(sink), training_meter{...}, eval_progress{episodes =, log_lines =}, reduce_metrics(metrics),
 // to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
 // guard_context{next_step =, checkpoint =} (what the divergence error names), ddp_stats(), memory_stats([opt]),
@@ -22,6 +23,7 @@
 #include "bindings/wrap_metrics.hpp"
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
+#include "bindings/wrap_scheduler.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
 #include "host/launch/unused_run_dir.hpp"
@@ -58,6 +60,16 @@ torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc,
   return t;
 }
 
+void push_memory_stats(lua_State* L, const accel::MemoryStats& stats) {
+  lua_createtable(L, 0, 3);
+  lua_pushnumber(L, static_cast<double>(stats.parameter_bytes));
+  lua_setfield(L, -2, "parameter_bytes");
+  lua_pushnumber(L, static_cast<double>(stats.gradient_bytes));
+  lua_setfield(L, -2, "gradient_bytes");
+  lua_pushnumber(L, static_cast<double>(stats.optimizer_bytes));
+  lua_setfield(L, -2, "optimizer_bytes");
+}
+
 int w_accelerator(lua_State* L) {
   return lx_guard(L, "lr.accelerator", [&] {
     ensure_not_show_mode(L, "lr.accelerator");
@@ -87,6 +99,7 @@ int w_properties(lua_State* L) {
     else if (key == "sync_gradients") lua_pushboolean(L, acc.sync_gradients());
     else if (key == "mixed_precision") lua_pushstring(L, acc.config().mixed_precision.c_str());
     else if (key == "strategy") lua_pushstring(L, acc.strategy().c_str());
+    else if (key == "is_sharded") lua_pushboolean(L, acc.is_sharded());
     else if (key == "nonfinite") lua_pushstring(L, acc.config().nonfinite.c_str());
     else if (key == "max_skipped_steps") lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
     else if (key == "cuda_graph") lua_pushstring(L, acc.cuda_graph_status().c_str());
@@ -94,7 +107,7 @@ int w_properties(lua_State* L) {
       throw util::ConfigError("Accelerator has no method or property '" + key +
                               "' (properties: rank, world_size, local_rank, device, is_main_process, "
                               "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
-                              "nonfinite, max_skipped_steps, cuda_graph)");
+                              "is_sharded, nonfinite, max_skipped_steps, cuda_graph)");
     return 1;
   });
 }
@@ -126,19 +139,64 @@ int w_clip_grad_norm(lua_State* L) {
   });
 }
 
-// acc:train_step(policy, opt, batch [, max_norm]): forward, backward, clipping (none when max_norm
-// is nil or 0), optimizer step and zero_grad; returns the loss, the loss parts and the gradient
-// norm before clipping (nil without clipping).
+// The userdata of type T in field `key` of the options table at `index` (the value on the stack
+// top), or null when the field is nil.
+template <class T>
+T* opt_object_field(lua_State* L, int index, const char* key, const char* expected) {
+  if (lua_isnil(L, -1)) return nullptr;
+  if (!lx_is<T>(L, -1))
+    throw LxArgError(index, std::string(key) + " must be " + expected + ", got " + lx_typename(L, -1));
+  return &lx_check<T>(L, lua_gettop(L));
+}
+
+// train_step's options table {max_norm =, meter =, scheduler =, memory_stats =}; unknown keys are errors.
+accel::Accelerator::StepOptions check_step_options(lua_State* L, int index) {
+  accel::Accelerator::StepOptions options;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
+    if (key != "max_norm" && key != "meter" && key != "scheduler" && key != "memory_stats") {
+      lua_pop(L, 1);
+      throw LxArgError(index, "unknown option '" + key + "' (valid: max_norm, meter, scheduler, memory_stats)");
+    }
+  }
+  if (int type = lx_get_field(L, index, "max_norm"); type != LUA_TNIL) {
+    if (type != LUA_TNUMBER) throw LxArgError(index, "max_norm must be a number, got " + lx_typename(L, -1));
+    options.max_norm = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  lx_get_field(L, index, "meter");
+  options.meter = opt_object_field<metrics::TrainingMeter>(L, index, "meter", "a TrainingMeter (acc:training_meter)");
+  lua_pop(L, 1);
+  lx_get_field(L, index, "scheduler");
+  if (auto* handle = opt_object_field<SchedulerHandle>(L, index, "scheduler", "a Scheduler (lr.optim.scheduler)"))
+    options.scheduler = &handle->scheduler;
+  lua_pop(L, 1);
+  if (int type = lx_get_field(L, index, "memory_stats"); type != LUA_TNIL) {
+    if (type != LUA_TBOOLEAN) throw LxArgError(index, "memory_stats must be a boolean, got " + lx_typename(L, -1));
+    options.measure_memory = lua_toboolean(L, -1) != 0;
+  }
+  lua_pop(L, 1);
+  return options;
+}
+
+// acc:train_step(policy, opt, batch [, max_norm | {max_norm =, meter =, scheduler =, memory_stats =}]):
+// forward, backward, clipping (none when max_norm is nil or 0), optimizer step and zero_grad, then
+// the scheduler's step, with the meter's phases marked (Accelerator::StepOptions); returns the loss,
+// the loss parts, the gradient norm before clipping (nil without clipping) and, with memory_stats =
+// true, memory_stats' table taken before zero_grad.
 int w_train_step(lua_State* L) {
   return lx_guard(L, "Accelerator:train_step", [&] {
     auto& acc = check_accelerator(L, 1);
     auto& policy = lx_check<policy::Policy>(L, 2);
     auto& optimizer = lx_check<optim::Optimizer>(L, 3);
     auto batch = check_batch(L, 4);
-    const double max_norm = lua_isnoneornil(L, 5) ? 0.0 : lx_check_number(L, 5);
-    if (!(max_norm >= 0))
-      throw LxArgError(5, "expected max_norm >= 0 (nil or 0: no clipping), got " + std::to_string(max_norm));
-    auto result = acc.train_step(policy, optimizer, batch, max_norm);
+    auto options = lua_istable(L, 5) ? check_step_options(L, 5) : accel::Accelerator::StepOptions{};
+    if (!lua_istable(L, 5) && !lua_isnoneornil(L, 5)) options.max_norm = lx_check_number(L, 5);
+    if (!(options.max_norm >= 0))
+      throw LxArgError(5, "expected max_norm >= 0 (nil or 0: no clipping), got " + std::to_string(options.max_norm));
+    auto result = acc.train_step(policy, optimizer, batch, options);
     push_tensor(L, result.loss);
     lua_createtable(L, 0, static_cast<int>(result.parts.size()));
     for (auto& [name, tensor] : result.parts) {
@@ -147,7 +205,9 @@ int w_train_step(lua_State* L) {
     }
     if (result.grad_norm) lua_pushnumber(L, *result.grad_norm);
     else lua_pushnil(L);
-    return 3;
+    if (result.memory) push_memory_stats(L, *result.memory);
+    else lua_pushnil(L);
+    return 4;
   });
 }
 
@@ -163,15 +223,6 @@ int w_autocast(lua_State* L) {
   });
   if (status != 0) return lua_error(L);
   return lua_gettop(L) - 1;
-}
-
-int w_unwrap(lua_State* L) {
-  return lx_guard(L, "Accelerator:unwrap", [&] {
-    check_accelerator(L, 1);
-    lx_check<policy::Policy>(L, 2);  // prepare never wraps: the policy is its own unwrapped self
-    lua_settop(L, 2);
-    return 1;
-  });
 }
 
 int w_wait_for_everyone(lua_State* L) {
@@ -537,14 +588,7 @@ int w_ddp_stats(lua_State* L) {
 int w_memory_stats(lua_State* L) {
   return lx_guard(L, "Accelerator:memory_stats", [&] {
     const optim::Optimizer* optimizer = lua_isnoneornil(L, 2) ? nullptr : &lx_check<optim::Optimizer>(L, 2);
-    auto stats = check_accelerator(L, 1).memory_stats(optimizer);
-    lua_createtable(L, 0, 3);
-    lua_pushnumber(L, static_cast<double>(stats.parameter_bytes));
-    lua_setfield(L, -2, "parameter_bytes");
-    lua_pushnumber(L, static_cast<double>(stats.gradient_bytes));
-    lua_setfield(L, -2, "gradient_bytes");
-    lua_pushnumber(L, static_cast<double>(stats.optimizer_bytes));
-    lua_setfield(L, -2, "optimizer_bytes");
+    push_memory_stats(L, check_accelerator(L, 1).memory_stats(optimizer));
     return 1;
   });
 }
@@ -620,7 +664,7 @@ int w_loader(lua_State* L) {
 void open_accelerator(lua_State* L, int module) {
   const luaL_Reg methods[] = {{"prepare", w_prepare}, {"backward", w_backward}, {"clip_grad_norm", w_clip_grad_norm},
                               {"train_step", w_train_step},
-                              {"autocast", w_autocast}, {"unwrap", w_unwrap}, {"wait_for_everyone", w_wait_for_everyone},
+                              {"autocast", w_autocast}, {"wait_for_everyone", w_wait_for_everyone},
                               {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"log_text", w_log_text}, {"add_metrics_sink", w_add_metrics_sink},

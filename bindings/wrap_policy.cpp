@@ -13,8 +13,8 @@
 // preprocess(batch [, tasks]) -> normalized batch (language policies: tokens from task_index via the
 // task table, or from the task strings given), set_tasks(Dataset | {task, ...}) (the task table),
 // use_dataset(Dataset) (fine-tuning: the dataset's stats and tasks in the processors),
-// enable_vision_cache(dir, Dataset [, {augmentation =}]), vision_cache_stats() (SmolVLA),
-// needs_task(), postprocess(action) -> unnormalized action,
+// prepare_training{cache_dir =, dataset =, augmentation =} (before acc:prepare), training_metrics()
+// -> {name = number} (the policy's own figures for the log), needs_task(), postprocess(action) -> unnormalized action,
 // save_pretrained(dir), state_dict() -> {name = Tensor}, weight_table() (ordered rows: name, shape,
 // dtype, numel, parameter, trainable), parameters(), named_parameters(),
 // param_groups(), optimizer_preset(), scheduler_preset(), delta_indices(), delta_timestamps(fps),
@@ -34,7 +34,6 @@
 #include "host/policy/processors.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/registry.hpp"
-#include "host/policy/smolvla/smolvla_policy.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -209,45 +208,57 @@ int w_use_dataset(lua_State* L) {
   });
 }
 
-// Policy:enable_vision_cache(dir, Dataset [, {augmentation = false}]) or (dir, {num_frames =, dataset_id =}):
-// SmolVLA's frozen vision tower output cached per (camera, frame) under dir (vision_feature_cache.hpp).
-int w_enable_vision_cache(lua_State* L) {
-  return lx_guard(L, "Policy:enable_vision_cache", [&] {
-    auto* smolvla = dynamic_cast<policy::smolvla::SmolVLAPolicy*>(&check_policy(L, 1));
-    if (!smolvla) throw LxArgError(1, "the vision feature cache is SmolVLA's (policy type 'smolvla')");
-    std::string dir = lx_check_string(L, 2);
-    int64_t num_frames = 0;
-    std::string dataset_id;
-    int options_index = 4;
-    if (lx_is<data::LeRobotDataset>(L, 3)) {
-      const auto& meta = lx_check<data::LeRobotDataset>(L, 3).meta();
-      num_frames = meta.info.total_frames;
-      dataset_id = meta.root.string();
-    } else {
-      options_index = 3;  // no dataset: the frame count and an id come in the options (benchmarks)
+// Policy:prepare_training{cache_dir =, dataset = Dataset, augmentation = false} (or num_frames =,
+// dataset_id = in place of the dataset): the run's facts as a policy::TrainingContext, given to the
+// policy before acc:prepare; what the policy does with them is its own (policy.hpp).
+int w_prepare_training(lua_State* L) {
+  return lx_guard(L, "Policy:prepare_training", [&] {
+    auto& p = check_policy(L, 1);
+    lx_check_table(L, 2, "options {cache_dir =, dataset =, augmentation =, num_frames =, dataset_id =}");
+    policy::TrainingContext context;
+    if (lx_get_field(L, 2, "dataset") != LUA_TNIL) {
+      if (!lx_is<data::LeRobotDataset>(L, -1))
+        throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
+      const auto& meta = lx_check<data::LeRobotDataset>(L, lua_gettop(L)).meta();
+      context.num_frames = meta.info.total_frames;
+      context.dataset_id = meta.root.string();
     }
-    auto options = check_options(L, options_index, "options {augmentation =, num_frames =, dataset_id =}");
-    config::ConfigReader reader(options, "Policy:enable_vision_cache options");
-    bool augmentation = reader.boolean("augmentation", false);
-    num_frames = reader.integer("num_frames", num_frames);
-    dataset_id = reader.string("dataset_id", dataset_id);
+    lua_pop(L, 1);
+    // The other fields are plain values: a copy of the table without the dataset reads as JSON.
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == "dataset") {
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_settable(L, -4);
+    }
+    auto options = lx_to_json(L, lua_gettop(L), 2, "options");
+    lua_pop(L, 1);
+    if (options.is_array() && options.empty()) options = nlohmann::json::object();
+    config::ConfigReader reader(options, "Policy:prepare_training options");
+    context.cache_dir = reader.string("cache_dir", "");
+    context.augmentation = reader.boolean("augmentation", false);
+    context.num_frames = reader.integer("num_frames", context.num_frames);
+    context.dataset_id = reader.string("dataset_id", context.dataset_id);
     reader.reject_unknown();
-    if (num_frames <= 0 || dataset_id.empty())
-      throw LxArgError(3, "expected a Dataset, or options with num_frames and dataset_id");
-    smolvla->enable_vision_cache(dir, num_frames, dataset_id, augmentation);
+    p.prepare_training(context);
     return 0;
   });
 }
 
-// Policy:vision_cache_stats() -> {hits =, misses =} or nil without a cache.
-int w_vision_cache_stats(lua_State* L) {
-  return lx_guard(L, "Policy:vision_cache_stats", [&] {
-    auto* smolvla = dynamic_cast<policy::smolvla::SmolVLAPolicy*>(&check_policy(L, 1));
-    if (!smolvla || !smolvla->vision_cache()) {
-      lua_pushnil(L);
-      return 1;
+// Policy:training_metrics() -> {name = number}: the policy's own figures for the log ({} for most).
+int w_training_metrics(lua_State* L) {
+  return lx_guard(L, "Policy:training_metrics", [&] {
+    auto metrics = check_policy(L, 1).training_metrics();
+    lua_createtable(L, 0, static_cast<int>(metrics.size()));
+    for (const auto& [name, value] : metrics) {
+      lua_pushnumber(L, value);
+      lua_setfield(L, -2, name.c_str());
     }
-    lx_push_json(L, {{"hits", smolvla->vision_cache()->hits()}, {"misses", smolvla->vision_cache()->misses()}});
     return 1;
   });
 }
@@ -272,7 +283,7 @@ int w_postprocess(lua_State* L) {
   });
 }
 
-// Policy:needs_task(): whether its preprocessor tokenizes a task (SmolVLA).
+// Policy:needs_task(): whether its preprocessor tokenizes a task (language policies).
 int w_needs_task(lua_State* L) {
   return lx_guard(L, "Policy:needs_task", [&] {
     const auto& p = check_policy(L, 1);
@@ -589,8 +600,8 @@ void open_policy(lua_State* L, int module) {
                               {"preprocess", w_preprocess},
                               {"set_tasks", w_set_tasks},
                               {"use_dataset", w_use_dataset},
-                              {"enable_vision_cache", w_enable_vision_cache},
-                              {"vision_cache_stats", w_vision_cache_stats},
+                              {"prepare_training", w_prepare_training},
+                              {"training_metrics", w_training_metrics},
                               {"weight_table", w_weight_table},
                               {"postprocess", w_postprocess},
                               {"has_processors", w_has_processors},

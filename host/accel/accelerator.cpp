@@ -373,18 +373,25 @@ std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
 }
 
 Accelerator::StepResult Accelerator::eager_step(policy::Policy& policy, optim::Optimizer& optimizer,
-                                                const policy::Batch& batch, double max_norm) {
+                                                const policy::Batch& batch, const StepOptions& options,
+                                                metrics::TrainingMeter* meter) {
+  auto mark = [meter](const char* phase) {
+    if (meter != nullptr) meter->mark(phase);
+  };
   auto out = policy.run(batch);
+  mark("forward");
   backward(out.loss);
-  StepResult result{out.loss, std::move(out.parts), std::nullopt};
-  if (max_norm > 0) result.grad_norm = clip_grad_norm(max_norm);
+  mark("backward");
+  StepResult result{out.loss, std::move(out.parts), std::nullopt, std::nullopt};
+  if (options.max_norm > 0) result.grad_norm = clip_grad_norm(options.max_norm);
   optimizer.step();
+  if (options.measure_memory) result.memory = memory_stats(&optimizer);
   optimizer.zero_grad();
   return result;
 }
 
 Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::Optimizer& optimizer,
-                                                const policy::Batch& batch, double max_norm) {
+                                                const policy::Batch& batch, const StepOptions& options) {
   if (prepared_params_.empty()) throw util::ConfigError("train_step: call accelerator:prepare(policy, optimizer) first");
   if (!graph_decision_) {
     CudaGraphRequest request;
@@ -401,14 +408,24 @@ Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::O
     if (config_.cuda_graph && !graph_decision_->capture && is_main_process())
       spdlog::warn("accelerator.cuda_graph: not capturing the training step, running eager steps: {}",
                    graph_decision_->reason);
-    if (graph_decision_->capture) graph_ = std::make_unique<CudaGraphStep>(policy, optimizer, max_norm, device_);
+    if (graph_decision_->capture)
+      graph_ = std::make_unique<CudaGraphStep>(policy, optimizer, options.max_norm, device_);
   }
-  if (!graph_) return eager_step(policy, optimizer, batch, max_norm);
-  return graph_step(policy, optimizer, batch, max_norm);
+  StepResult result;
+  if (graph_) {
+    result = graph_step(policy, optimizer, batch, options);
+    if (options.meter != nullptr) options.meter->mark("train_step");
+  } else {
+    result = eager_step(policy, optimizer, batch, options, options.meter);
+  }
+  if (options.scheduler != nullptr) options.scheduler->step();
+  if (options.meter != nullptr) options.meter->mark("optimizer");
+  return result;
 }
 
 Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::Optimizer& optimizer,
-                                                const policy::Batch& batch, double max_norm) {
+                                                const policy::Batch& batch, const StepOptions& options) {
+  const double max_norm = options.max_norm;
   if (!graph_->built_for(policy, optimizer, max_norm))
     throw util::ConfigError("train_step: with accelerator.cuda_graph every call must pass the policy, optimizer and "
                             "max_norm of the first (the captured step keeps them); got another one",
@@ -417,12 +434,18 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
     // After a replay the parameters' .grad are the graph's own buffers, which backward would add to.
     optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
     StepResult result;
-    graph_->run_eager([&] { result = eager_step(policy, optimizer, batch, max_norm); });
+    graph_->run_eager([&] { result = eager_step(policy, optimizer, batch, options, nullptr); });
+    return result;
+  };
+  // A replayed step's gradients stay in the graph's buffers, so memory read after it counts them.
+  auto replay = [&] {
+    auto result = finish_replay(graph_->replay(batch));
+    if (options.measure_memory) result.memory = memory_stats(&optimizer);
     return result;
   };
   if (graph_->captured()) {
     const auto signature = batch_signature(batch);
-    if (signature == graph_->signature()) return finish_replay(graph_->replay(batch));
+    if (signature == graph_->signature()) return replay();
     if (warned_signatures_.insert(signature).second)
       spdlog::warn("accelerator.cuda_graph: a batch of another shape ({}) than the captured one ({}); such steps "
                    "run eagerly", signature, graph_->signature());
@@ -444,13 +467,13 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
     graph_.reset();
     graph_decision_ = CudaGraphDecision{false, "capture failed: " + *failure};
     spdlog::warn("accelerator.cuda_graph: capturing the training step failed, running eager steps: {}", *failure);
-    return eager_step(policy, optimizer, batch, max_norm);
+    return eager_step(policy, optimizer, batch, options, nullptr);
   }
   if (is_main_process())
     spdlog::info("accelerator.cuda_graph: captured the training step after {} eager steps ({} parameters updated "
                  "in the graph; batch {})",
                  graph_eager_steps_, graph_->updated_parameters(), graph_->signature());
-  return finish_replay(graph_->replay(batch));
+  return replay();
 }
 
 Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
@@ -472,7 +495,7 @@ Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
                                                  : Divergence{"gradient norm", *grad_norm, -1};
     state_->guard.handle(divergence, is_main_process());
   }
-  return StepResult{outputs.loss, std::move(outputs.parts), grad_norm};
+  return StepResult{outputs.loss, std::move(outputs.parts), grad_norm, std::nullopt};
 }
 
 std::string Accelerator::cuda_graph_status() const {

@@ -26,7 +26,9 @@
 #include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/dist/rank_env.hpp"
 #include "host/metrics/metrics_log.hpp"
+#include "host/metrics/training_meter.hpp"
 #include "host/optim/optimizer.hpp"
+#include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
 
 namespace lrhost::accel {
@@ -97,6 +99,9 @@ class Accelerator {
   dist::Comm& comm() { return *comm_; }
   // "ddp", "fsdp zero-3" / "fsdp zero-2" (with "hybrid" when dp_replicate > 1); "single" for one rank.
   std::string strategy() const;
+  // Whether the policy's parameters are (or, before prepare, will be) sharded by FSDP: decided by the
+  // config (dp_shard != 1, even when -1 resolves to one rank), so known before prepare.
+  bool is_sharded() const { return config_.fsdp(); }
   // Shard group size after resolving dp_shard = -1 (1 under DDP).
   int64_t shard_size() const { return shard_size_; }
   dist::fsdp::FsdpEngine* fsdp() { return fsdp_.get(); }
@@ -123,13 +128,33 @@ class Accelerator {
   // step, zero_grad. With accelerator.cuda_graph, on a GPU and where decide_cuda_graph allows, the
   // step is captured once (after kCudaGraphWarmupSteps eager steps) and replayed; a batch of
   // another signature runs eagerly, with a warning.
+  //
+  // StepOptions make it the whole loop body, so that captured and eager steps share one code path:
+  // the scheduler steps after the optimizer; a meter gets the step's phases marked (eager: "forward",
+  // "backward", "optimizer"; a step of the CUDA graph, warm-up and capture included: "train_step",
+  // "optimizer", since its parts cannot be told apart); measure_memory takes memory_stats after the
+  // optimizer step and before zero_grad, when gradients, parameters and optimizer state are all held
+  // (what `lrhost show` plans).
+  struct StepOptions {
+    double max_norm = 0;                      // <= 0: no clipping
+    metrics::TrainingMeter* meter = nullptr;  // or none: nothing marked
+    optim::LrScheduler* scheduler = nullptr;  // or none
+    bool measure_memory = false;
+  };
   struct StepResult {
     torch::Tensor loss;
     std::map<std::string, torch::Tensor> parts;
     std::optional<double> grad_norm;  // nullopt without clipping or on accumulation micro-steps
+    std::optional<MemoryStats> memory;  // with StepOptions::measure_memory
   };
   StepResult train_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
-                        double max_norm);
+                        const StepOptions& options);
+  StepResult train_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
+                        double max_norm) {
+    StepOptions options;
+    options.max_norm = max_norm;
+    return train_step(policy, optimizer, batch, options);
+  }
   static constexpr int64_t kCudaGraphWarmupSteps = 3;
   // "off" (not requested), "warming up", "captured", or "eager: <why capture was refused or failed>".
   std::string cuda_graph_status() const;
@@ -162,10 +187,11 @@ class Accelerator {
  private:
   struct StepState;  // shared with the optimizer's step hooks
   void broadcast_module_state(policy::Policy& policy);
+  // `meter`: the eager step's own phases (null inside a graph step, which marks one phase for all).
   StepResult eager_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
-                        double max_norm);
+                        const StepOptions& options, metrics::TrainingMeter* meter);
   StepResult graph_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
-                        double max_norm);
+                        const StepOptions& options);
   // After a replay: the divergence guard's check, on the loss and gradient norm the graph computed.
   StepResult finish_replay(StepOutputs outputs);
 

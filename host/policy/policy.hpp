@@ -46,6 +46,17 @@ struct LanguageSettings {
   std::string padding = "longest";
 };
 
+// What a training loop tells a policy before it trains (Policy::prepare_training): the facts about
+// the run that a policy may keep training-time state for, without the loop knowing which policy
+// keeps what (a cache of frozen features, say).
+struct TrainingContext {
+  // The run's folder for files reused across epochs, ranks and resumes (<output_dir>/cache).
+  std::filesystem::path cache_dir;
+  int64_t num_frames = 0;     // frames of the training dataset: the range of a batch's `index`
+  std::string dataset_id;     // names the dataset in what the policy keeps (its root folder)
+  bool augmentation = false;  // image transforms are on: a frame's pixels differ every epoch
+};
+
 // Set by FSDP while the policy's parameters hold shards: state_dict() then returns the gathered
 // full tensors (a collective: every rank must call it) and num_parameters() the unsharded count.
 class ShardedStateSource {
@@ -104,12 +115,18 @@ class Policy : public torch::nn::Module {
   // training forward draws random numbers on the device, reads nothing back to the host and keeps
   // its shapes for a given batch signature).
   virtual std::optional<std::string> cuda_graph_blocker() const { return std::nullopt; }
-  // Set for policies fed with language (SmolVLA): their processors tokenize the task.
+  // Set for policies fed with language: their processors tokenize the task.
   virtual std::optional<LanguageSettings> language_settings() const { return std::nullopt; }
-  // Loads weights that a new policy takes from elsewhere than its own model.safetensors (SmolVLA with
+  // Loads weights that a new policy takes from elsewhere than its own model.safetensors (a VLA with
   // load_vlm_weights: the VLM's checkpoint). Called by lr.policy.new, never when a pretrained policy
   // folder is loaded (its file holds every weight).
   virtual void load_pretrained_parts() {}
+  // Capabilities a training loop uses without naming the policy type. prepare_training: called once
+  // before acc:prepare (FSDP has not sharded the weights yet), so a policy can set up what it keeps
+  // for training from the run's facts; the default keeps nothing. training_metrics: the policy's own
+  // figures for the loop's log lines (name -> value, the same names on every rank); empty by default.
+  virtual void prepare_training(const TrainingContext& context) { (void)context; }
+  virtual std::map<std::string, double> training_metrics() const { return {}; }
 
   // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
   // Under FSDP, full tensors gathered from every rank (all ranks must call it together).

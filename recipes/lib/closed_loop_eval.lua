@@ -73,7 +73,8 @@ end
 local function play(lr, acc, policy, env, video, fps)
   policy:reset()
   local observation = env:reset()
-  -- Language policies (SmolVLA) get the episode's instruction, phrased as in the dataset.
+  -- Language policies (whose preprocessor tokenizes a task) get the episode's instruction, phrased as in
+  -- the dataset.
   local tasks = policy:needs_task() and { env:task() } or nil
   local frames = video and { env:render() } or nil
   local episode_return, done = 0, false

@@ -58,6 +58,20 @@ local BASE = {
                   max_skipped_steps = 10, tf32 = true, cudnn_benchmark = true, cuda_graph = false },
 }
 
+local THIS_FILE = debug.getinfo(1, "S").source
+
+-- Raises `message` at the first caller outside this file (the recipe's line that called run or
+-- build), however deep the loop's own functions are.
+local function recipe_error(message)
+  local level = 2
+  while true do
+    local info = debug.getinfo(level, "S")
+    if info == nil then error(message, 2) end
+    if info.source ~= THIS_FILE then error(message, level) end
+    level = level + 1
+  end
+end
+
 local function is_list(t)
   return type(t) == "table" and #t > 0
 end
@@ -120,10 +134,10 @@ local function episode_pool(chosen, total, root)
   local seen = {}
   for i, e in ipairs(chosen) do
     if type(e) ~= "number" or e ~= math.floor(e) or e < 0 or e >= total then
-      error(string.format("dataset.episodes[%d] = %s: expected an episode index in [0, %d) of %s", i, tostring(e),
-                          total, root), 3)
+      recipe_error(string.format("dataset.episodes[%d] = %s: expected an episode index in [0, %d) of %s", i,
+                                 tostring(e), total, root))
     end
-    if seen[e] then error(string.format("dataset.episodes lists episode %d twice", e), 3) end
+    if seen[e] then recipe_error(string.format("dataset.episodes lists episode %d twice", e)) end
     seen[e] = true
   end
   return chosen
@@ -133,7 +147,7 @@ end
 local function split_episodes(pool, n_eval)
   local total = #pool
   if n_eval < 1 or n_eval >= total then
-    error(string.format("eval_episodes must be in [1, %d) for %d episodes, got %d", total, total, n_eval), 3)
+    recipe_error(string.format("eval_episodes must be in [1, %d) for %d episodes, got %d", total, total, n_eval))
   end
   local train, held_out = {}, {}
   for i, e in ipairs(pool) do table.insert(i <= total - n_eval and train or held_out, e) end
@@ -213,8 +227,8 @@ function M.make_policy(lr, cfg, dataset)
     return policy
   end
   if next(renames) ~= nil then
-    error("rename_map maps dataset keys onto a pretrained policy's; set policy.pretrained_path, or name the "
-          .. "features as the dataset does", 2)
+    recipe_error("rename_map maps dataset keys onto a pretrained policy's; set policy.pretrained_path, or name the "
+                 .. "features as the dataset does")
   end
   local policy_cfg = {}
   for k, v in pairs(cfg.policy) do policy_cfg[k] = v end
@@ -222,136 +236,163 @@ function M.make_policy(lr, cfg, dataset)
   return lr.policy.new(policy_cfg, dataset)
 end
 
-function M.run(lr, cfg)
+-- The loop in named steps, as torchtitan's trainer: M.build makes everything a run needs and resumes,
+-- M.step runs one training step, M.after_step logs, saves and evaluates (M.log, M.save,
+-- M.evaluate), M.finish ends with the held-out evaluation. A recipe that needs another loop can call
+-- the steps it keeps and write the others; `run` is the table they share.
+
+-- Everything a run needs: accelerator, datasets (training and held-out episodes), policy, optimizer,
+-- scheduler, loader, checkpoint (resumed), metric sinks and the training meter.
+function M.build(lr, cfg)
+  local run = { lr = lr, cfg = cfg }
   local acc = lr.accelerator(cfg)
+  run.acc = acc
   lr.manual_seed(cfg.seed)
   local root = M.dataset_root(cfg.dataset)
   local meta = lr.dataset.lerobot({ root = root, keys = {} }):meta()
-  local total = meta.total_episodes
   if cfg.eval_freq > 0 and meta.robot_type ~= "lrhost_push2d" then
-    error(string.format("eval_freq = %d: closed-loop evaluation needs a simulator, and only the built-in pushing "
-                        .. "task has one (dataset %s is robot_type '%s'); set eval_freq=0", cfg.eval_freq, root,
-                        meta.robot_type), 2)
+    recipe_error(string.format("eval_freq = %d: closed-loop evaluation needs a simulator, and only the built-in "
+                               .. "pushing task has one (dataset %s is robot_type '%s'); set eval_freq=0",
+                               cfg.eval_freq, root, meta.robot_type))
   end
-  if cfg.eval_freq > 0 and acc.strategy:find("^fsdp") then
+  if cfg.eval_freq > 0 and acc.is_sharded then
     -- Episodes end at different steps on different ranks, but a sharded policy's forward is a
     -- collective: every rank would have to run the same number of forwards.
-    error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end at "
-          .. "different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` instead", 2)
+    recipe_error("eval_freq > 0 is not supported with FSDP (each sharded forward is a collective and episodes end "
+                 .. "at different steps on each rank); evaluate the saved checkpoints with `lrhost eval RUN_DIR` "
+                 .. "instead")
   end
-  local train_episodes, eval_episodes = split_episodes(episode_pool(cfg.dataset.episodes, total, root),
-                                                       cfg.eval_episodes)
+  run.train_episodes, run.eval_episodes = split_episodes(episode_pool(cfg.dataset.episodes, meta.total_episodes, root),
+                                                         cfg.eval_episodes)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
-  local plain = lr.dataset.lerobot { root = root, episodes = train_episodes }
+  local plain = lr.dataset.lerobot { root = root, episodes = run.train_episodes }
   local policy = M.make_policy(lr, cfg, plain)
   local deltas = policy:delta_timestamps(plain:meta().fps)
-  local train = lr.dataset.lerobot { root = root, episodes = train_episodes, delta_timestamps = deltas }
-  local held_out = lr.dataset.lerobot { root = root, episodes = eval_episodes, delta_timestamps = deltas }
-  local mean_action = plain:column("action"):mean(0)
+  run.train = lr.dataset.lerobot { root = root, episodes = run.train_episodes, delta_timestamps = deltas }
+  run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas }
+  run.mean_action = plain:column("action"):mean(0)
   plain = nil
 
   local kind, options, clip = optimizer_options(policy, cfg.optimizer)
+  run.clip = clip
   local opt = lr.optim[kind](policy, options)
   local sched_cfg = policy:scheduler_preset()
-  local sched = nil
   if sched_cfg then
     sched_cfg.total_steps = cfg.steps
-    sched = lr.optim.scheduler(opt, sched_cfg)
+    run.sched = lr.optim.scheduler(opt, sched_cfg)
   end
-  local output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
-  if cfg.policy.cache_vision_features then
-    -- SmolVLA: the frozen vision tower's output per (camera, frame), shared by the ranks and kept
-    -- with the run (reused across epochs and resumes); refused with augmentation. Before prepare:
-    -- the cache fingerprints the tower's weights, which FSDP shards.
-    local transforms = cfg.dataset.image_transforms
-    policy:enable_vision_cache(output_dir .. "/cache/vision_features", train,
-                               { augmentation = transforms ~= nil and transforms.enable == true })
-  end
-  policy, opt = acc:prepare(policy, opt)
-  local loader = acc:loader(train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
-                                     drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
-  local ckpt = lr.checkpoint(output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = sched,
-                                           loader = loader, config = cfg, total_steps = cfg.steps,
-                                           keep_last = cfg.keep_last, resume = cfg.resume })
+  run.output_dir = cfg.output_dir ~= "" and cfg.output_dir or lr.run_dir()
+  -- What the policy keeps for training (e.g. a cache of frozen features, shared by the ranks and
+  -- kept with the run). Before prepare: such a cache may fingerprint weights that FSDP shards.
+  local transforms = cfg.dataset.image_transforms
+  policy:prepare_training { cache_dir = run.output_dir .. "/cache", dataset = run.train,
+                            augmentation = transforms ~= nil and transforms.enable == true }
+  acc:prepare(policy, opt)
+  run.policy, run.opt = policy, opt
+  run.loader = acc:loader(run.train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
+                                       drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
+  run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
+                                             loader = run.loader, config = cfg, total_steps = cfg.steps,
+                                             keep_last = cfg.keep_last, resume = cfg.resume })
   -- Everything is built: restore model, optimizer, scheduler, RNG and loader position in one call.
-  local first = ckpt:resume() + 1
+  run.first = run.ckpt:resume() + 1
   -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
-  if first > 1 and acc:unwrap(policy):needs_task() then acc:unwrap(policy):set_tasks(train) end
+  if run.first > 1 and policy:needs_task() then policy:set_tasks(run.train) end
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
-                            policy:num_parameters(), #train, #train_episodes, #eval_episodes, acc.effective_batch,
-                            kind, options.lr, output_dir))
+                            policy:num_parameters(), #run.train, #run.train_episodes, #run.eval_episodes,
+                            acc.effective_batch, kind, options.lr, run.output_dir))
 
   -- Metrics go to the log, <output>/metrics.jsonl and <output>/tensorboard/; a resumed run drops
   -- what the interrupted one logged after its checkpoint, so no step appears twice.
-  acc:add_metrics_sink(lr.metrics.jsonl(output_dir .. "/metrics.jsonl", { first_step = first }))
-  acc:add_metrics_sink(lr.metrics.tensorboard(output_dir .. "/tensorboard", { first_step = first }))
-  acc:log_text("config", first, cfg)
+  acc:add_metrics_sink(lr.metrics.jsonl(run.output_dir .. "/metrics.jsonl", { first_step = run.first }))
+  acc:add_metrics_sink(lr.metrics.tensorboard(run.output_dir .. "/tensorboard", { first_step = run.first }))
+  acc:log_text("config", run.first, cfg)
 
   -- What a divergence error names: this loop's step numbers and the last good checkpoint.
-  acc:guard_context { next_step = first, checkpoint = ckpt:resumed_from() }
-  local meter = acc:training_meter { total_steps = cfg.steps, first_step = first, samples_per_step = cfg.batch_size }
-  for step, batch in loader:steps(first, cfg.steps) do
-    meter:mark("data")
-    local loss, parts, grad_norm
-    if cfg.accelerator.cuda_graph then
-      -- One call (captured after a few eager steps): forward, backward, clip, step, zero_grad.
-      loss, parts, grad_norm = acc:train_step(policy, opt, policy:preprocess(batch), clip)
-      meter:mark("train_step")
-    else
-      loss, parts = policy:forward(policy:preprocess(batch))
-      meter:mark("forward")
-      acc:backward(loss)
-      meter:mark("backward")
-      grad_norm = acc:clip_grad_norm(clip)
-      opt:step()
-    end
-    if step == first then
-      -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.
-      local mem = acc:memory_stats(opt)
-      lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes",
-                                acc.strategy, mem.parameter_bytes, mem.gradient_bytes, mem.optimizer_bytes))
-    end
-    if not cfg.accelerator.cuda_graph then opt:zero_grad() end
-    if sched then sched:step() end
-    meter:mark("optimizer")
-    meter:end_step(step)
-    if step % cfg.log_freq == 0 or step == cfg.steps then
-      local metrics = { loss = loss, grdn = grad_norm, lr = opt:lr() }
-      -- The same count on every rank (the guard's verdicts agree), so the metric keys agree too.
-      if acc:skipped_nonfinite_steps() > 0 then metrics.skipped_steps = acc:skipped_nonfinite_steps() end
-      for name, value in pairs(parts) do
-        if name:match("_loss$") then metrics[name] = value end
-      end
-      local vision_cache = acc:unwrap(policy):vision_cache_stats()
-      if vision_cache then
-        metrics.vision_cache_hit_count = vision_cache.hits
-        metrics.vision_cache_miss_count = vision_cache.misses
-      end
-      local device_memory = acc:device_memory()
-      if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end
-      acc:log(step, metrics, meter)  -- adds the phase timings, step_s, samples_per_s, peak_rss_gib
-    end
-    if cfg.save_checkpoint and ((cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps) then
-      acc:guard_context { checkpoint = ckpt:save(step) }
-      meter:mark("checkpoint")
-    end
-    if cfg.eval_freq > 0 and (step % cfg.eval_freq == 0 or step == cfg.steps) then
-      local summary = closed_loop.run(lr, acc, acc:unwrap(policy), {
-        episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
-        out_dir = string.format("%s/eval/%s", output_dir, M.step_name(step, cfg.steps)) })
-      acc:log(step, closed_loop.metrics(summary))
-      meter:mark("eval")
-    end
-  end
-  meter:finish()
+  acc:guard_context { next_step = run.first, checkpoint = run.ckpt:resumed_from() }
+  run.meter = acc:training_meter { total_steps = cfg.steps, first_step = run.first,
+                                   samples_per_step = cfg.batch_size }
+  return run
+end
 
-  local policy_mse, baseline_mse = evaluate(lr, acc, acc:unwrap(policy), held_out, cfg, mean_action)
+-- One training step, the same call eagerly or captured in a CUDA graph (accelerator.cuda_graph):
+-- forward, backward, clip, optimizer and scheduler steps, zero_grad, with the meter's phases marked
+-- by acc:train_step. Returns {loss =, parts =, grad_norm =}.
+function M.step(run, step, batch)
+  run.meter:mark("data")
+  local first = step == run.first
+  local loss, parts, grad_norm, memory = run.acc:train_step(run.policy, run.opt, run.policy:preprocess(batch),
+      { max_norm = run.clip, meter = run.meter, scheduler = run.sched, memory_stats = first })
+  if memory then
+    -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.
+    run.lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes",
+                                  run.acc.strategy, memory.parameter_bytes, memory.gradient_bytes,
+                                  memory.optimizer_bytes))
+  end
+  run.meter:end_step(step)
+  return { loss = loss, parts = parts, grad_norm = grad_norm }
+end
+
+-- Every log_freq steps and at the last: the loss, its parts, the gradient norm, the learning rate,
+-- the policy's own figures (policy:training_metrics) and the device's peak memory, with the meter's
+-- phase timings.
+function M.log(run, step, out)
+  local cfg, acc = run.cfg, run.acc
+  if not (step % cfg.log_freq == 0 or step == cfg.steps) then return end
+  local metrics = { loss = out.loss, grdn = out.grad_norm, lr = run.opt:lr() }
+  -- The same count on every rank (the guard's verdicts agree), so the metric keys agree too.
+  if acc:skipped_nonfinite_steps() > 0 then metrics.skipped_steps = acc:skipped_nonfinite_steps() end
+  for name, value in pairs(out.parts) do
+    if name:match("_loss$") then metrics[name] = value end
+  end
+  for name, value in pairs(run.policy:training_metrics()) do metrics[name] = value end
+  local device_memory = acc:device_memory()
+  if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end
+  acc:log(step, metrics, run.meter)  -- adds the phase timings, step_s, samples_per_s, peak_rss_gib
+end
+
+-- Every save_freq steps and at the last (unless save_checkpoint = false): a checkpoint, which the
+-- divergence guard then names.
+function M.save(run, step)
+  local cfg = run.cfg
+  if not (cfg.save_checkpoint and ((cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps)) then
+    return
+  end
+  run.acc:guard_context { checkpoint = run.ckpt:save(step) }
+  run.meter:mark("checkpoint")
+end
+
+-- Every eval_freq steps and at the last (eval_freq > 0): rollouts in the built-in task's simulator,
+-- results in <output>/eval/<step>/ and the metrics.
+function M.evaluate(run, step)
+  local cfg = run.cfg
+  if not (cfg.eval_freq > 0 and (step % cfg.eval_freq == 0 or step == cfg.steps)) then return end
+  local summary = closed_loop.run(run.lr, run.acc, run.policy, {
+    episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
+    out_dir = string.format("%s/eval/%s", run.output_dir, M.step_name(step, cfg.steps)) })
+  run.acc:log(step, closed_loop.metrics(summary))
+  run.meter:mark("eval")
+end
+
+function M.after_step(run, step, out)
+  M.log(run, step, out)
+  M.save(run, step)
+  M.evaluate(run, step)
+end
+
+-- The end of a run: the held-out action MSE against the constant baseline, logged and checked
+-- (finite, and at least min_gain better). Returns {policy_mse =, baseline_mse =, checkpoint =}.
+function M.finish(run)
+  local lr, cfg, acc = run.lr, run.cfg, run.acc
+  run.meter:finish()
+  local policy_mse, baseline_mse = evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action)
   local gain = baseline_mse / policy_mse
   acc:on_main(function()
     lr.log.info(string.format("held-out action MSE over %d episodes: policy %.4g, constant baseline %.4g %s",
-                              #eval_episodes, policy_mse, baseline_mse, M.versus_baseline(policy_mse, baseline_mse)))
+                              #run.eval_episodes, policy_mse, baseline_mse,
+                              M.versus_baseline(policy_mse, baseline_mse)))
   end)
   -- Written so that NaN fails: every comparison with NaN is false.
   if not (finite(policy_mse) and finite(baseline_mse)) then
@@ -362,7 +403,15 @@ function M.run(lr, cfg)
     error(string.format("the policy beats the constant baseline only %.2fx on held-out episodes (min_gain = %.2f)",
                         gain, cfg.min_gain))
   end
-  return { policy_mse = policy_mse, baseline_mse = baseline_mse, checkpoint = ckpt:last_dir() }
+  return { policy_mse = policy_mse, baseline_mse = baseline_mse, checkpoint = run.ckpt:last_dir() }
+end
+
+function M.run(lr, cfg)
+  local run = M.build(lr, cfg)
+  for step, batch in run.loader:steps(run.first, cfg.steps) do
+    M.after_step(run, step, M.step(run, step, batch))
+  end
+  return M.finish(run)
 end
 
 return M

@@ -26,7 +26,8 @@ lr.manual_seed(cfg.seed)
 local names = { "observation.images.camera1", "observation.images.camera2", "observation.images.camera3" }
 local inputs = { ["observation.state"] = { 6 } }
 for c = 1, cfg.cameras do inputs[names[c]] = { 3, h, w } end
-local policy = lr.policy.new({ type = "smolvla", vlm_model_name = cfg.vlm, pad_language_to = "max_length" },
+local policy = lr.policy.new({ type = "smolvla", vlm_model_name = cfg.vlm, pad_language_to = "max_length",
+                               cache_vision_features = cfg.cache },
                              { inputs = inputs, outputs = { action = { 6 } } })
 local b = cfg.batch_size
 local batch = { ["observation.state"] = lr.randn(b, 6), action = lr.randn(b, 50, 6),
@@ -39,7 +40,7 @@ batch = acc:to_device(batch)
 if cfg.cache then
   local dir = os.tmpname()
   os.remove(dir)
-  policy:enable_vision_cache(dir, { num_frames = b, dataset_id = "bench" })
+  policy:prepare_training { cache_dir = dir, num_frames = b, dataset_id = "bench" }
 end
 
 local options = policy:optimizer_preset()

@@ -107,7 +107,7 @@ local ckpt = lr.checkpoint(cfg.output_dir, { policy = policy, optimizer = opt, s
 if ckpt:resume() > 0 then
   print("resumed from step " .. ckpt:resume_step())
   -- The checkpoint's processors replace the policy's; their task table is the dataset's.
-  if acc:unwrap(policy):needs_task() then acc:unwrap(policy):set_tasks(ds) end
+  if policy:needs_task() then policy:set_tasks(ds) end
 end
 assert(loader:batches_per_epoch() < cfg.steps, "the run must cross an epoch boundary")
 

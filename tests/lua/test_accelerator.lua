@@ -123,6 +123,11 @@ t.raises(function() lr.accelerator { accelerator = { fsdp = { reshard = true } }
 -- One rank with dp_shard = -1 is FSDP over a group of one.
 t.eq(lr.accelerator({ parallelism = { dp_shard = -1 } }).strategy, "fsdp zero-3 (dp_shard 1 x dp_replicate 1)",
      "dp_shard = -1 on one rank")
+-- is_sharded: FSDP by the config (a group of one included), known before prepare; never the text.
+t.eq(lr.accelerator({ parallelism = { dp_shard = -1 } }).is_sharded, true, "dp_shard = -1 shards")
+t.eq(lr.accelerator({}).is_sharded, false, "dp_shard = 1 does not shard")
+t.raises(function() return lr.accelerator({}).unwrap end, "no method or property 'unwrap'",
+         "no unwrap: prepare returns the policy itself")
 t.raises(function() lr.accelerator { batch_size = 0 } end, "'batch_size' must be a positive integer")
 local acc = lr.accelerator {}
 t.raises(function() acc:backward(lr.ones(2)) end, "the loss must be a tensor with one element")

@@ -44,6 +44,12 @@ local from_features = lr.policy.new({ type = "mlp", hidden_dims = {} },
 t.eq(from_features:config().input_dim, 6, "input_dim from features")
 t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "smolvla" }, "registered types")
 
+-- Training capabilities the shared loop uses: an mlp keeps nothing and has no figures of its own.
+policy:prepare_training { cache_dir = os.tmpname() .. ".never", num_frames = 10, dataset_id = "d", augmentation = true }
+t.eq(next(policy:training_metrics()), nil, "no training metrics")
+t.raises(function() policy:prepare_training "dir" end, "bad argument #1 to 'Policy:prepare_training'")
+t.raises(function() policy:prepare_training { cach_dir = "x" } end, "cach_dir")
+
 -- errors
 t.raises(function() lr.policy.new { type = "nope" } end, "unknown policy type 'nope'")
 t.raises(function() lr.policy.new "mlp" end, "bad argument #1 to 'lr.policy.new' (expected policy config table")

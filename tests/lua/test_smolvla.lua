@@ -1,8 +1,9 @@
 -- SmolVLA from Lua on the tiny VLM shipped for the CPU recipe: lr.policy.new from a dataset (features,
 -- stats, the task table), preprocessing that tokenizes each frame's task (from task_index, equal to
 -- tokenizing the strings), a save_pretrained / lr.policy.load round trip with the same loss, the
--- vision feature cache (cache on == cache off, exactly; a second opening of the folder hits every
--- frame; refused with augmentation), and the errors a recipe author meets.
+-- vision feature cache through prepare_training / training_metrics (cache on == cache off, exactly;
+-- a second opening of the folder hits every frame; refused with augmentation), and the errors a
+-- recipe author meets.
 local lr = require "lrhost"
 local t = require "testlib"
 
@@ -65,20 +66,41 @@ local renorm = loaded:preprocess(batch)
 renorm.noise, renorm.time = norm.noise, norm.time
 t.eq(loaded:forward(renorm):item(), loss:item(), "same loss after save/load")
 
--- The vision feature cache: exactly the same loss, computed once per (camera, frame).
-local cache_dir = work .. "/vision_cache"
+-- The vision feature cache, reached as the shared loop reaches it (policy:prepare_training,
+-- policy:training_metrics): nothing without cache_vision_features; with it, exactly the same loss,
+-- computed once per (camera, frame).
+local cache_dir = work .. "/cache"
 policy:train()
 local before = policy:forward(norm):item()
-policy:enable_vision_cache(cache_dir, ds)
-local first = policy:forward(norm):item()
-local second = policy:forward(norm):item()
+policy:prepare_training { cache_dir = cache_dir, dataset = ds }
+t.eq(next(policy:training_metrics()), nil, "no cache without cache_vision_features: no metrics")
+local function with_cache()
+  local p = lr.policy.load(work .. "/pretrained", { config = { cache_vision_features = true } })
+  p:set_tasks(ds)
+  p:train()
+  return p
+end
+local cached = with_cache()
+t.eq(next(cached:training_metrics()), nil, "no metrics before prepare_training")
+cached:prepare_training { cache_dir = cache_dir, dataset = ds }
+local first = cached:forward(renorm):item()
+local second = cached:forward(renorm):item()
 t.eq(first, before, "cache on (filling) == cache off")
 t.eq(second, before, "cache on (reading) == cache off")
-local stats = policy:vision_cache_stats()
-t.eq({ stats.misses, stats.hits }, { 6, 6 }, "2 cameras x 3 frames computed once, then read")
-loaded:enable_vision_cache(cache_dir, ds)  -- another rank / a resumed run: everything is there
-t.eq(loaded:forward(renorm):item(), before, "a second opening reads the same features")
-t.eq(loaded:vision_cache_stats().misses, 0, "nothing recomputed")
+local stats = cached:training_metrics()
+t.eq({ stats.vision_cache_miss_count, stats.vision_cache_hit_count }, { 6, 6 },
+     "2 cameras x 3 frames computed once, then read")
+local reopened = with_cache()  -- another rank / a resumed run: everything is there
+reopened:prepare_training { cache_dir = cache_dir, dataset = ds }
+t.eq(reopened:forward(renorm):item(), before, "a second opening reads the same features")
+t.eq(reopened:training_metrics().vision_cache_miss_count, 0, "nothing recomputed")
+-- Without a Dataset, the frame count and an id (benchmarks); unknown options are errors.
+with_cache():prepare_training { cache_dir = cache_dir, num_frames = #ds, dataset_id = root }
+t.raises(function() with_cache():prepare_training { cache_dir = cache_dir } end, "frame count",
+         "the cache needs the dataset")
+t.raises(function() cached:prepare_training { cache_dir = cache_dir, dataset = ds, agumentation = true } end,
+         "agumentation", "unknown option")
+t.raises(function() cached:prepare_training { dataset = "data" } end, "dataset must be a Dataset", "dataset type")
 -- Inference never uses the cache (no frame index in observations).
 policy:eval()
 local obs = { noise = lr.randn(3, 4, 32) }
@@ -87,7 +109,7 @@ for k, v in pairs(norm) do
 end
 t.eq(policy:predict_action_chunk(obs).shape, { 3, 4, 2 }, "chunk shape")
 
-t.raises(function() policy:enable_vision_cache(cache_dir, ds, { augmentation = true }) end,
+t.raises(function() with_cache():prepare_training { cache_dir = cache_dir, dataset = ds, augmentation = true } end,
          "augmented frames differ every epoch", "cache refused with augmentation")
 local trainable_vision = lr.policy.defaults("smolvla", { vlm_model_name = vlm, num_vlm_layers = 4,
                                                          freeze_vision_encoder = false, train_expert_only = false,

@@ -1,5 +1,6 @@
 -- acc:train_step: one call for forward, backward, clipping, optimizer step and zero_grad equals the
--- recipe's explicit loop bit for bit; accelerator.cuda_graph on a machine without a GPU says why it
+-- recipe's explicit loop bit for bit (also in its options form, with scheduler, meter phases and
+-- memory figures); accelerator.cuda_graph on a machine without a GPU says why it
 -- runs eager steps (and still trains identically); tf32 / cudnn_benchmark / cuda_graph are checked
 -- config keys; argument errors. The capture itself is tests/gpu/cuda_graph_step.lua.
 local lr = require "lrhost"
@@ -66,6 +67,44 @@ do
   t.eq(lr.accelerator({ accelerator = { cuda_graph = true } }).cuda_graph, "warming up", "requested, no step yet")
   -- The switches are read (no GPU here: they change nothing), and checked.
   t.eq(lr.accelerator({ accelerator = { tf32 = true, cudnn_benchmark = true } }).device, "cpu", "tf32 accepted")
+end
+
+-- The options form, the shared loop's one step shape: the scheduler steps inside, the meter gets
+-- the eager step's phases, memory_stats comes back (before zero_grad: the gradients count), and the
+-- training is the explicit loop's.
+do
+  local want_losses, _, want_params = train({}, false, 0.5)
+  local acc = lr.accelerator {}
+  local policy = make_policy()
+  local opt = lr.optim.adamw(policy, { lr = 1e-2, weight_decay = 1e-2 })
+  local sched = lr.optim.scheduler(opt, { type = "linear_with_warmup", warmup_steps = 2, total_steps = 6 })
+  acc:prepare(policy, opt)
+  local meter = acc:training_meter { total_steps = 6 }
+  local losses = {}
+  for i, batch in ipairs(batches(6)) do
+    meter:mark("data")
+    local loss, parts, norm, memory = acc:train_step(policy, opt, batch,
+        { max_norm = 0.5, meter = meter, scheduler = sched, memory_stats = i == 1 })
+    t.truthy(parts.prediction ~= nil and norm ~= nil, "parts and norm")
+    if i == 1 then
+      t.truthy(memory.parameter_bytes > 0 and memory.gradient_bytes == memory.parameter_bytes
+               and memory.optimizer_bytes > 0, "memory before zero_grad: parameters, gradients, Adam state")
+    else
+      t.eq(memory, nil, "no memory figures unless asked")
+    end
+    meter:end_step(i)
+    losses[i] = loss:item()
+  end
+  t.eq(losses, want_losses, "the options form trains as the explicit loop (scheduler included)")
+  for name, p in pairs(want_params) do t.truthy(policy:named_parameters()[name]:equal(p), "same parameters: " .. name) end
+  local window = meter:window()
+  for _, phase in ipairs { "data_s", "forward_s", "backward_s", "optimizer_s" } do
+    t.truthy(window[phase] ~= nil, "the meter has " .. phase)
+  end
+  t.eq(window.train_step_s, nil, "an eager step has no train_step phase")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { max_nrom = 1 }) end, "unknown option 'max_nrom'")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { meter = opt }) end, "meter must be a TrainingMeter")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { max_norm = -1 }) end, "max_norm >= 0")
 end
 
 -- Errors.

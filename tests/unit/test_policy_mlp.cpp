@@ -85,3 +85,15 @@ TEST_CASE("mlp forward names missing or mis-shaped batch entries") {
   CHECK(message({{"observation.state", torch::zeros({1, 3})}, {"action", torch::zeros({1, 5})}})
             .find("'action' has shape [1, 5]") != std::string::npos);
 }
+
+TEST_CASE("a policy without training capabilities: prepare_training keeps nothing, training_metrics is empty") {
+  auto policy = create_policy({{"type", "mlp"}, {"input_dim", 3}, {"output_dim", 2}, {"hidden_dims", {4}}});
+  lrhost::policy::TrainingContext context;
+  context.cache_dir = "/nonexistent/lrhost/cache";  // never touched
+  context.num_frames = 10;
+  context.dataset_id = "test";
+  context.augmentation = true;
+  policy->prepare_training(context);
+  CHECK(policy->training_metrics().empty());
+  CHECK(!std::filesystem::exists(context.cache_dir));
+}

@@ -554,3 +554,38 @@ TEST_CASE("smolvla: the vision cache is refused on an FSDP-sharded policy (its f
   policy->enable_vision_cache(dir.path / "cache", 10, "test", false);
   CHECK(policy->vision_cache() != nullptr);
 }
+
+TEST_CASE("smolvla: the vision cache through Policy's training capabilities (prepare_training, training_metrics)") {
+  lrhost::test::TempDir dir("smolvla_capabilities");
+  const auto vlm = write_vlm(dir, false);
+  lrhost::policy::TrainingContext context;
+  context.cache_dir = dir.path / "cache";
+  context.num_frames = 10;
+  context.dataset_id = "test";
+  // Without cache_vision_features the capability keeps nothing.
+  auto plain = tiny_policy(vlm);
+  lrhost::policy::Policy& plain_base = *plain;
+  plain_base.prepare_training(context);
+  CHECK(plain->vision_cache() == nullptr);
+  CHECK(plain_base.training_metrics().empty());
+  CHECK(!fs::exists(dir.path / "cache"));
+  // With it, the loop's call opens the cache under <cache_dir>/vision_features and its counters
+  // become the policy's metrics; the loop never names the policy type.
+  auto cached = tiny_policy(vlm, {{"cache_vision_features", true}});
+  lrhost::policy::Policy& base = *cached;
+  CHECK(base.training_metrics().empty());
+  base.prepare_training(context);
+  REQUIRE(cached->vision_cache() != nullptr);
+  CHECK(fs::exists(dir.path / "cache" / "vision_features"));
+  const auto metrics = base.training_metrics();
+  CHECK(metrics == std::map<std::string, double>{{"vision_cache_hit_count", 0.0}, {"vision_cache_miss_count", 0.0}});
+  // The run's facts are required and the cache's own refusals still apply.
+  auto missing = context;
+  missing.num_frames = 0;
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { base.prepare_training(missing); })
+            .find("frame count") != std::string::npos);
+  auto augmented = context;
+  augmented.augmentation = true;
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { base.prepare_training(augmented); })
+            .find("augmented frames differ every epoch") != std::string::npos);
+}

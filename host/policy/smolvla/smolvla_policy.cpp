@@ -95,7 +95,7 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
   if (is_sharded())
     throw util::ConfigError("policy 'smolvla': enable_vision_cache on an FSDP-sharded policy: the cache fingerprints "
                             "the vision tower's weights, and each rank holds only a shard of them",
-                            "call policy:enable_vision_cache before acc:prepare");
+                            "call policy:prepare_training before acc:prepare");
   auto& vlm = *model_->vlm_with_expert->vlm->model;
   std::vector<torch::Tensor> weights;
   for (const auto& p : vlm.vision_model->parameters()) weights.push_back(p);
@@ -117,6 +117,24 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
                                       PolicyFeatures::list_to_json(config_.image_features()).dump());
   const auto max_bytes = static_cast<int64_t>(config_.vision_cache_max_gib * static_cast<double>(1LL << 30));
   vision_cache_ = std::make_shared<VisionFeatureCache>(dir, std::move(layout), max_bytes);
+}
+
+void SmolVLAPolicy::prepare_training(const TrainingContext& context) {
+  if (!config_.cache_vision_features) return;
+  if (context.num_frames <= 0 || context.dataset_id.empty())
+    throw util::ConfigError("policy 'smolvla': cache_vision_features needs the training dataset's frame count and id",
+                            "give prepare_training the dataset (or num_frames and dataset_id)");
+  if (context.cache_dir.empty())
+    throw util::ConfigError("policy 'smolvla': cache_vision_features needs a cache folder",
+                            "give prepare_training a cache_dir (the run's <output_dir>/cache)");
+  enable_vision_cache(context.cache_dir / "vision_features", context.num_frames, context.dataset_id,
+                      context.augmentation);
+}
+
+std::map<std::string, double> SmolVLAPolicy::training_metrics() const {
+  if (!vision_cache_) return {};
+  return {{"vision_cache_hit_count", static_cast<double>(vision_cache_->hits())},
+          {"vision_cache_miss_count", static_cast<double>(vision_cache_->misses())}};
 }
 
 PrefixInputs SmolVLAPolicy::prepare_inputs(const Batch& batch) {

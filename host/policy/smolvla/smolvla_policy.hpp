@@ -48,13 +48,18 @@ class SmolVLAPolicy : public Policy {
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   std::optional<LanguageSettings> language_settings() const override;
   void load_pretrained_parts() override;
+  // With config.cache_vision_features: the vision feature cache under <cache_dir>/vision_features for
+  // the context's dataset (enable_vision_cache); without it, nothing.
+  void prepare_training(const TrainingContext& context) override;
+  // The cache's vision_cache_hit_count / vision_cache_miss_count since it was opened; empty without one.
+  std::map<std::string, double> training_metrics() const override;
 
   // Training with the vision feature cache (config.cache_vision_features): features per (camera,
   // frame) of a dataset of `num_frames` frames under `dir`, shared by the ranks of the run. Refused
   // with image augmentation (`augmentation`: the frames change every epoch) and with a trainable
-  // vision tower, and once FSDP has sharded the policy (call it before acc:prepare: the fingerprint
-  // hashes the whole tower). Batches must then carry the frame `index`. `dataset_id` names the
-  // dataset in the cache's fingerprint.
+  // vision tower, and once FSDP has sharded the policy (call it before acc:prepare, as
+  // prepare_training is: the fingerprint hashes the whole tower). Batches must then carry the frame
+  // `index`. `dataset_id` names the dataset in the cache's fingerprint.
   void enable_vision_cache(const std::filesystem::path& dir, int64_t num_frames, const std::string& dataset_id,
                            bool augmentation);
   const std::shared_ptr<VisionFeatureCache>& vision_cache() const { return vision_cache_; }
