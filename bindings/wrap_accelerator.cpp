@@ -27,6 +27,7 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
 #include "host/launch/unused_run_dir.hpp"
+#include "host/nn/autocast.hpp"
 #include "host/util/status_line.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -217,7 +218,7 @@ int w_autocast(lua_State* L) {
   lx_guard(L, "Accelerator:autocast", [&] {
     auto& acc = check_accelerator(L, 1);
     lx_check_function(L, 2);
-    accel::AutocastGuard guard(acc.autocast_spec());
+    nn::AutocastGuard guard(acc.autocast_spec());
     status = lua_pcall(L, lua_gettop(L) - 2, LUA_MULTRET, 0);
     return 0;
   });

@@ -11,9 +11,8 @@
 // Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
 // loader are created does not matter; ckpt:resume() comes after both, before the first step (as
 // in torchtitan's trainer). A restarted group (--max-restarts) treats resume = false as "auto".
-#include <spdlog/spdlog.h>
-
-#include <cstdlib>
+// What resume does (the environment, setting old checkpoints aside, which checkpoint, call order)
+// is decided in host/ckpt/resume_policy.hpp; this file only translates.
 #include <filesystem>
 
 #include "bindings/engine_context.hpp"
@@ -26,6 +25,7 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/resume_policy.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/launch/resume_hint.hpp"
@@ -54,11 +54,8 @@ struct CheckpointHandle {
   std::shared_ptr<accel::Accelerator> acc;
   std::optional<ckpt::TrainingStep> restored;
   std::optional<std::filesystem::path> restored_dir;
-  // What resume() does: nothing (fresh run), resume when a checkpoint exists ("auto"), or resume
-  // and fail without one (true / a folder).
-  enum class ResumeMode { fresh, if_present, required } resume_mode = ResumeMode::fresh;
-  std::optional<std::filesystem::path> resume_from;
-  bool resume_called = false;
+  // What resume() does and the order of resume() and save() (resume_policy.hpp).
+  ckpt::ResumeSequence sequence{ckpt::ResumePlan{}};
   // The run's last step (0: unknown) and where it came from, to refuse resuming past it.
   int64_t total_steps = 0;
   std::string total_steps_source;
@@ -82,19 +79,10 @@ struct CheckpointHandle {
     return t;
   }
 
-  // A resumed run's loader must start where the checkpoint's stopped.
   void check_loader() const {
-    if (!loader || !restored || restored->sampler.is_null()) return;
-    auto now = data::loader_state_to_json(loader->position(), loader->sampler().options());
-    const auto& saved = restored->sampler;
-    if (now.value("epoch", -1) != saved.value("epoch", -2) ||
-        now.value("start_index", -1) != saved.value("start_index", -2))
-      throw util::ConfigError("checkpoint: the loader starts at epoch " + now["epoch"].dump() + ", index " +
-                                  now["start_index"].dump() + ", but the checkpoint stopped at epoch " +
-                                  saved.value("epoch", nlohmann::json()).dump() + ", index " +
-                                  saved.value("start_index", nlohmann::json()).dump(),
-                              "track the loader before ckpt:resume() (or pass loader = to lr.checkpoint), or build "
-                              "it with state = ckpt:loader_state()");
+    if (!loader || !restored) return;
+    ckpt::check_loader_matches(data::loader_state_to_json(loader->position(), loader->sampler().options()),
+                               restored->sampler);
   }
 };
 
@@ -129,9 +117,7 @@ int w_checkpoint(lua_State* L) {
     std::string output_dir = lx_check_string(L, 1);
     if (output_dir.empty()) throw LxArgError(1, "the output folder must not be empty");
     auto handle = std::make_shared<CheckpointHandle>();
-    std::optional<bool> resume_flag;
-    std::optional<std::string> resume_path;
-    bool resume_auto = false;
+    ckpt::ResumeRequest resume;
     ckpt::CheckpointOptions options;
     options.output_dir = output_dir;
     std::optional<nlohmann::json> config;
@@ -159,21 +145,15 @@ int w_checkpoint(lua_State* L) {
           else if (key == "config")
             config = lx_to_json(L, value, 2, "config");
           else if (key == "resume") {
-            if (lua_type(L, value) == LUA_TBOOLEAN)
-              resume_flag = lua_toboolean(L, value) != 0;
-            else if (lua_type(L, value) == LUA_TSTRING && std::string(lua_tostring(L, value)) == "auto")
-              resume_auto = true;
-            else if (lua_type(L, value) == LUA_TSTRING &&
-                     (std::string(lua_tostring(L, value)) == "true" || std::string(lua_tostring(L, value)) == "false"))
-              resume_flag = std::string(lua_tostring(L, value)) == "true";  // a string-typed config key
-            else if (lua_type(L, value) == LUA_TSTRING) {
-              resume_path = lua_tostring(L, value);
-              std::error_code ec;
-              if (!std::filesystem::is_directory(*resume_path, ec))
-                throw LxArgError(2, "resume = \"" + *resume_path +
-                                        "\" is neither true, false, \"auto\" nor an existing checkpoint folder");
-            }
-            else
+            if (lua_type(L, value) == LUA_TBOOLEAN) {
+              resume.required = lua_toboolean(L, value) != 0;
+            } else if (lua_type(L, value) == LUA_TSTRING) {
+              try {
+                resume = ckpt::parse_resume_text(lua_tostring(L, value));
+              } catch (const util::ConfigError& error) {
+                throw LxArgError(2, error.what());
+              }
+            } else
               throw LxArgError(
                   2, "resume must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
           } else {
@@ -217,34 +197,8 @@ int w_checkpoint(lua_State* L) {
     dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
     handle->manager = std::make_unique<ckpt::CheckpointManager>(options, comm);
 
-    // A restarted group continues from the last complete checkpoint; starting again from step 1
-    // would overwrite what the failed attempt saved.
-    const char* restart = std::getenv("LRHOST_RESTART_COUNT");
-    const bool restarted = restart != nullptr && std::atoi(restart) > 0;
-    if (restarted && !resume_flag.value_or(false) && !resume_path && !resume_auto) {
-      spdlog::info("checkpoint: restart {} of the group: resume = false is treated as \"auto\"", restart);
-      resume_auto = true;
-    }
-    if (resume_path || resume_flag.value_or(false)) {
-      handle->resume_mode = CheckpointHandle::ResumeMode::required;
-      // `lrhost resume DIR` names the checkpoint to continue from through the environment; a
-      // restarted group of that job continues from its own newest checkpoint instead.
-      if (resume_path)
-        handle->resume_from = *resume_path;
-      else if (const char* env = std::getenv("LRHOST_RESUME_FROM"); env && *env && !restarted)
-        handle->resume_from = env;
-    } else if (resume_auto) {
-      handle->resume_mode = CheckpointHandle::ResumeMode::if_present;
-    } else if (handle->manager->has_checkpoints()) {
-      const char* overwrite = std::getenv("LRHOST_OVERWRITE");
-      if (overwrite == nullptr || std::string(overwrite) != "1")
-        throw util::ConfigError(
-            "checkpoint: " + handle->manager->checkpoints_dir().string() +
-                " already holds checkpoints of another run, and this run starts fresh (resume = false)",
-            "continue that run with resume=auto (or resume=true), start fresh in another output folder "
-            "(--run-dir / output_dir=), or pass --overwrite to move the old checkpoints aside");
-      handle->manager->set_aside_checkpoints();
-    }
+    handle->sequence =
+        ckpt::ResumeSequence(ckpt::plan_resume(resume, ckpt::ResumeEnvironment::from_process(), *handle->manager));
     lx_push(L, handle);
     return 1;
   });
@@ -253,34 +207,14 @@ int w_checkpoint(lua_State* L) {
 int w_resume(lua_State* L) {
   return lx_guard(L, "Checkpoint:resume", [&] {
     auto& h = check_checkpoint(L, 1);
-    if (h.resume_called) throw util::ConfigError("Checkpoint:resume() was already called; call it once, before the first step");
-    h.resume_called = true;
-    if (h.resume_mode != CheckpointHandle::ResumeMode::fresh) {
-      auto dir = h.manager->find_resume_dir(h.resume_from);
-      if (!dir && h.resume_mode == CheckpointHandle::ResumeMode::required)
-        throw util::ConfigError("checkpoint: resume = true, but " + h.manager->checkpoints_dir().string() +
-                                    " holds no complete checkpoint",
-                                "start without resume, or use resume = \"auto\" to resume only when one exists");
-      if (dir) {
-        // A run told to stop before the step its checkpoint reached would silently train nothing
-        // (its loop runs resume_step + 1 .. steps) and look finished.
-        const int64_t reached = ckpt::load_training_step(*dir / ckpt::kTrainingStateDir).step;
-        if (h.total_steps > 0 && h.total_steps < reached)
-          throw util::ConfigError(
-              "checkpoint: " + dir->string() + " already reached step " + std::to_string(reached) +
-                  ", but this run ends at step " + std::to_string(h.total_steps) + " (" + h.total_steps_source + ")",
-              "give steps=" + std::to_string(reached) + " or more to train on from that checkpoint (e.g. `lrhost "
-              "resume DIR steps=" + std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
-        h.restored = h.manager->resume(*dir, h.targets());
-        h.restored_dir = *dir;
-        if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
-        if (h.loader && !h.restored->sampler.is_null())
-          h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
-                                                         dir->string() + " training_step.json sampler"));
-      } else {
-        spdlog::info("checkpoint: resume = \"auto\" and {} holds no checkpoint yet: starting at step 1",
-                     h.manager->checkpoints_dir().string());
-      }
+    h.sequence.begin_resume();
+    if (auto dir = ckpt::choose_resume_point(*h.manager, h.sequence.plan(), h.total_steps, h.total_steps_source)) {
+      h.restored = h.manager->resume(*dir, h.targets());
+      h.restored_dir = *dir;
+      if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+      if (h.loader && !h.restored->sampler.is_null())
+        h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
+                                                       dir->string() + " training_step.json sampler"));
     }
     lua_pushnumber(L, static_cast<double>(h.restored ? h.restored->step : 0));
     return 1;
@@ -311,11 +245,7 @@ int w_save(lua_State* L) {
     auto& h = check_checkpoint(L, 1);
     int64_t step = lx_check_integer(L, 2);
     if (step < 0) throw LxArgError(2, "step must be >= 0");
-    if (h.resume_mode != CheckpointHandle::ResumeMode::fresh && !h.resume_called)
-      throw util::ConfigError("Checkpoint:save(" + std::to_string(step) + ") before Checkpoint:resume(): this run "
-                              "resumes (resume = true or \"auto\"), and saving first could overwrite the checkpoint",
-                              "call ckpt:resume() once the policy, optimizer, scheduler and loader are built, "
-                              "before the first step");
+    h.sequence.check_save(step);
     auto dir = h.manager->save(step, h.targets());
     if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
     lua_pushstring(L, dir.c_str());

@@ -505,10 +505,23 @@ std::string Accelerator::cuda_graph_status() const {
   return "warming up";
 }
 
-std::optional<AutocastSpec> Accelerator::autocast_spec() const {
+namespace {
+
+// accelerator.mixed_precision: "no" -> nullopt, "bf16" -> bfloat16, "fp16" -> float16; anything else
+// is a ConfigError.
+std::optional<c10::ScalarType> parse_mixed_precision(const std::string& mode) {
+  if (mode == "no") return std::nullopt;
+  if (mode == "bf16") return c10::kBFloat16;
+  if (mode == "fp16") return c10::kHalf;
+  throw util::ConfigError("accelerator.mixed_precision must be 'no', 'bf16' or 'fp16', got '" + mode + "'");
+}
+
+}  // namespace
+
+std::optional<nn::AutocastSpec> Accelerator::autocast_spec() const {
   auto dtype = parse_mixed_precision(config_.mixed_precision);
   if (!dtype) return std::nullopt;
-  return AutocastSpec{device_.type(), *dtype};
+  return nn::AutocastSpec{device_.type(), *dtype};
 }
 
 std::optional<double> Accelerator::loss_scale() const {

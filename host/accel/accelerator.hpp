@@ -15,7 +15,6 @@
 #include <set>
 #include <string>
 
-#include "host/accel/autocast.hpp"
 #include "host/accel/cuda_graph_plan.hpp"
 #include "host/accel/cuda_graph_step.hpp"
 #include "host/accel/grad_scaler.hpp"
@@ -27,6 +26,7 @@
 #include "host/dist/rank_env.hpp"
 #include "host/metrics/metrics_log.hpp"
 #include "host/metrics/training_meter.hpp"
+#include "host/nn/autocast.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
@@ -159,7 +159,7 @@ class Accelerator {
   // "off" (not requested), "warming up", "captured", or "eager: <why capture was refused or failed>".
   std::string cuda_graph_status() const;
 
-  std::optional<AutocastSpec> autocast_spec() const;
+  std::optional<nn::AutocastSpec> autocast_spec() const;
   // fp16 only: current loss scale and steps skipped for non-finite gradients (normal loss scaling,
   // not counted as divergence).
   std::optional<double> loss_scale() const;

@@ -79,7 +79,7 @@ struct DatasetWriter::State {
   bool data_slot_used = false;
 
   struct Camera {
-    std::unique_ptr<VideoWriter> writer;
+    std::unique_ptr<io::VideoWriter> writer;
     FileSlot slot;
     bool slot_used = false;
     int64_t frames_in_file = 0;
@@ -268,7 +268,7 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
     if (!camera.writer) {
       fs::path file = s.video_path(key, camera.slot);
       fs::create_directories(file.parent_path());
-      camera.writer = std::make_unique<VideoWriter>(file, static_cast<int>(frames.size(2)),
+      camera.writer = std::make_unique<io::VideoWriter>(file, static_cast<int>(frames.size(2)),
                                                     static_cast<int>(frames.size(1)), s.info.fps, s.options.video);
       if (camera.first_file.empty()) camera.first_file = file;
     }

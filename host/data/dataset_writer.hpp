@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "host/data/dataset_info.hpp"
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 
 namespace lrhost::data {
 
@@ -29,7 +29,7 @@ struct WriterFeature {
 };
 
 struct WriterOptions {
-  VideoWriterOptions video;
+  io::VideoWriterOptions video;
   int64_t chunks_size = 1000;
   int64_t data_files_size_in_mb = 100, video_files_size_in_mb = 200;
   // Byte thresholds actually used for rollover (tests set them small); default: the MB values.

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 
 namespace lrhost::data {
 
@@ -21,7 +21,7 @@ struct SyntheticPushOptions {
   uint64_t seed = 0;
   bool cameras_as_images = false;  // PNG image columns instead of mp4 video
   bool second_camera = false;      // adds a zoomed "observation.images.wrist" view around the agent
-  VideoWriterOptions video;
+  io::VideoWriterOptions video;
 };
 
 // Writes the dataset to `root` (which must not exist or be empty) and returns the number of frames.

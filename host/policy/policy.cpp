@@ -16,7 +16,7 @@ static void collect_outputs(const PolicyOutput& output, std::vector<torch::Tenso
 PolicyOutput Policy::run(const Batch& batch) {
   PolicyOutput out;
   {
-    accel::AutocastGuard autocast(autocast_);
+    nn::AutocastGuard autocast(autocast_);
     out = hooked_forward(*this, [&] { return forward(batch); });
   }
   if (out.loss.defined() && out.loss.scalar_type() != torch::kFloat32) out.loss = out.loss.to(torch::kFloat32);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "host/accel/autocast.hpp"
+#include "host/nn/autocast.hpp"
 #include "host/policy/policy_features.hpp"
 
 namespace lrhost::policy {
@@ -75,7 +75,7 @@ class Policy : public torch::nn::Module {
   // torch.no_grad) and between the policy's forward hooks (FSDP gathers the root unit).
   torch::Tensor run_select_action(const Batch& batch);
   torch::Tensor run_predict_action_chunk(const Batch& batch);
-  void set_autocast(std::optional<accel::AutocastSpec> spec) { autocast_ = spec; }
+  void set_autocast(std::optional<nn::AutocastSpec> spec) { autocast_ = spec; }
 
   virtual PolicyOutput forward(const Batch& batch) = 0;
   // The next action (B, action_dim) for normalized observations, LeRobot's select_action: chunking
@@ -143,7 +143,7 @@ class Policy : public torch::nn::Module {
   int64_t num_parameters() const;
 
  private:
-  std::optional<accel::AutocastSpec> autocast_;
+  std::optional<nn::AutocastSpec> autocast_;
   std::shared_ptr<const PolicyProcessors> processors_;
   ShardedStateSource* sharded_ = nullptr;
 };

@@ -4,7 +4,7 @@
 #include <string>
 #include <system_error>
 
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::sim {
@@ -24,7 +24,7 @@ int64_t write_rollout_video(const std::filesystem::path& file, const torch::Tens
                           "': " + error.message());
   }
   torch::Tensor cpu_frames = frames.to(torch::kCPU).contiguous();
-  data::VideoWriter writer(file, static_cast<int>(cpu_frames.size(2)), static_cast<int>(cpu_frames.size(1)), fps);
+  io::VideoWriter writer(file, static_cast<int>(cpu_frames.size(2)), static_cast<int>(cpu_frames.size(1)), fps);
   for (int64_t t = 0; t < cpu_frames.size(0); ++t) writer.write(cpu_frames[t]);
   writer.finish();
   return cpu_frames.size(0);

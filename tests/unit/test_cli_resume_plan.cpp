@@ -20,10 +20,6 @@ using lrhost::test::TempDir;
 
 namespace {
 
-bool has(const std::vector<std::string>& list, const std::string& item) {
-  return std::find(list.begin(), list.end(), item) != list.end();
-}
-
 bool has_prefix(const std::vector<std::string>& list, const std::string& prefix) {
   return std::any_of(list.begin(), list.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
 }
@@ -61,10 +57,10 @@ TEST_CASE("lerobot resume: a lerobot-train run maps onto recipes/act_ddp.lua") {
   for (const char* expected : {"seed=1000", "steps=2", "batch_size=2", "log_freq=1", "save_freq=2",
                                "optimizer.grad_clip_norm=10.0", "policy.chunk_size=20", "policy.dim_model=64",
                                "policy.optimizer_lr=1e-05", "resume=true"})
-    CHECK_MESSAGE(has(plan.overrides, expected), expected);
-  CHECK(has(plan.overrides, "dataset.root=" + (dir / "data").string()));
-  CHECK(has(plan.overrides, "output_dir=" + (dir / "run").string()));
-  CHECK(has(plan.overrides, R"(policy.normalization_mapping={"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MEAN_STD"})"));
+    CHECK_MESSAGE(lrhost::test::contains(plan.overrides, expected), expected);
+  CHECK(lrhost::test::contains(plan.overrides, "dataset.root=" + (dir / "data").string()));
+  CHECK(lrhost::test::contains(plan.overrides, "output_dir=" + (dir / "run").string()));
+  CHECK(lrhost::test::contains(plan.overrides, R"(policy.normalization_mapping={"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MEAN_STD"})"));
   // Not carried: process counts, devices, hub fields, and nulls (the recipe's defaults stand).
   for (const char* absent : {"num_workers=", "policy.device=", "policy.push_to_hub=", "policy.repo_id=",
                              "policy.pretrained_backbone_weights="})

@@ -36,7 +36,7 @@
 #include "host/data/synthetic_push.hpp"
 #include "host/data/video/png_codec.hpp"
 #include "host/data/video/video_reader.hpp"
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
@@ -1038,9 +1038,9 @@ void write_v21(const fs::path& root, int video_frames_of_episode1 = 6) {
 
     fs::path video = root / ("videos/chunk-00" + std::to_string(e)) / kVideoKey / ("episode_00000" + std::to_string(e) + ".mp4");
     fs::create_directories(video.parent_path());
-    VideoWriterOptions options;
+    io::VideoWriterOptions options;
     options.codec = "libx264";
-    VideoWriter video_writer(video, kCam, kCam, kFps, options);
+    io::VideoWriter video_writer(video, kCam, kCam, kFps, options);
     int frames = e == 1 ? video_frames_of_episode1 : static_cast<int>(n);
     for (int k = 0; k < frames; ++k) video_writer.write(cam_frame_chw(e, k).permute({1, 2, 0}));
     video_writer.finish();

@@ -7,7 +7,7 @@
 #include "host/data/video/png_codec.hpp"
 #include "host/data/video/video_reader.hpp"
 #include "host/data/video/video_reader_cache.hpp"
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
@@ -52,9 +52,9 @@ constexpr int kFrames = 20, kFps = 10, kWidth = 96, kHeight = 64;
 
 fs::path write_clip(const fs::path& file, const std::string& codec, int width = kWidth, int height = kHeight,
                     int frames = kFrames, std::string* used_codec = nullptr) {
-  VideoWriterOptions options;
+  io::VideoWriterOptions options;
   options.codec = codec;
-  VideoWriter writer(file, width, height, kFps, options);
+  io::VideoWriter writer(file, width, height, kFps, options);
   for (int k = 0; k < frames; ++k) writer.write(clip_frame(k, width, height));
   writer.finish();
   CHECK(writer.frames_written() == frames);
@@ -193,13 +193,13 @@ TEST_CASE("other pixel formats decode to RGB") {
   for (const Case& c : {Case{"libsvtav1", "yuv420p10le"}, Case{"libx264", "yuv444p"}}) {
     CAPTURE(c.pix_fmt);
     fs::path file = dir.path / (c.pix_fmt + ".mp4");
-    VideoWriterOptions options;
+    io::VideoWriterOptions options;
     options.codec = c.codec;
     options.fallback_codec = "";
     options.pix_fmt = c.pix_fmt;
     std::vector<torch::Tensor> sources;
     {
-      VideoWriter writer(file, kWidth, kHeight, kFps, options);
+      io::VideoWriter writer(file, kWidth, kHeight, kFps, options);
       for (int k = 0; k < 6; ++k) {
         torch::Tensor image = clip_frame(k, kWidth, kHeight);
         sources.push_back(image.permute({2, 0, 1}));
@@ -216,9 +216,9 @@ TEST_CASE("other pixel formats decode to RGB") {
 
 TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
   TempDir dir;
-  CHECK_THROWS_AS(VideoWriter(dir.path / "odd.mp4", 95, 64, kFps), util::DataError);
+  CHECK_THROWS_AS(io::VideoWriter(dir.path / "odd.mp4", 95, 64, kFps), util::DataError);
   {
-    VideoWriter writer(dir.path / "partial.mp4", kWidth, kHeight, kFps);
+    io::VideoWriter writer(dir.path / "partial.mp4", kWidth, kHeight, kFps);
     CHECK_THROWS_AS(writer.write(torch::zeros({kHeight, kWidth, 3}, torch::kFloat)), util::DataError);
     CHECK_THROWS_AS(writer.write(torch::zeros({kWidth, kHeight, 3}, torch::kUInt8)), util::DataError);
     writer.write(clip_frame(0, kWidth, kHeight));
@@ -226,12 +226,12 @@ TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
   }
   CHECK_FALSE(fs::exists(dir.path / "partial.mp4"));
   {  // no frames: finish() refuses, and neither it nor the destructor hangs in SVT-AV1
-    VideoWriter empty(dir.path / "empty.mp4", kWidth, kHeight, kFps);
+    io::VideoWriter empty(dir.path / "empty.mp4", kWidth, kHeight, kFps);
     CHECK_THROWS_AS(empty.finish(), util::DataError);
   }
-  { VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kFps); }
+  { io::VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kFps); }
   CHECK_FALSE(fs::exists(dir.path / "empty.mp4"));
-  CHECK_THROWS_AS(VideoWriter(dir.path / "no_such_dir" / "x.mp4", kWidth, kHeight, kFps), util::IoError);
+  CHECK_THROWS_AS(io::VideoWriter(dir.path / "no_such_dir" / "x.mp4", kWidth, kHeight, kFps), util::IoError);
 }
 
 TEST_CASE("VideoReaderCache keeps the most recently used readers") {
@@ -345,9 +345,9 @@ TEST_CASE("video decode speed" * doctest::skip()) {
   constexpr int frames = 300, width = 640, height = 480;
   for (const std::string codec : {"libsvtav1", "libx264"}) {
     fs::path file = dir.path / (codec + ".mp4");
-    VideoWriterOptions options;
+    io::VideoWriterOptions options;
     options.codec = codec;
-    VideoWriter writer(file, width, height, 30, options);
+    io::VideoWriter writer(file, width, height, 30, options);
     for (int k = 0; k < frames; ++k) writer.write(clip_frame(k, width, height));
     writer.finish();
     std::vector<double> times;

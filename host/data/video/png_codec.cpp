@@ -3,7 +3,7 @@
 // shared state, so loader threads can call them concurrently.
 #include "host/data/video/png_codec.hpp"
 
-#include "host/data/video/av_util.hpp"
+#include "host/io/av_util.hpp"
 #include "host/util/error.hpp"
 
 #include <fmt/format.h>
@@ -54,21 +54,21 @@ Layout layout_of(const AVFrame* frame) {
 }  // namespace
 
 torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
-  av::install_log_forwarding();
+  io::av::install_log_forwarding();
   if (bytes.size() < kPngSignature.size() || bytes.substr(0, kPngSignature.size()) != kPngSignature)
     throw util::IoError(what + ": not a PNG image (" + std::to_string(bytes.size()) + " bytes without the PNG signature)");
   const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_PNG);
   if (!codec) throw util::IoError(what + ": this FFmpeg build has no PNG decoder");
-  av::CodecContextPtr decoder = av::make_codec_context(codec);
+  io::av::CodecContextPtr decoder = io::av::make_codec_context(codec);
   decoder->thread_count = 1;
   int result = avcodec_open2(decoder.get(), codec, nullptr);
-  if (result < 0) throw util::IoError(what + ": cannot open the PNG decoder: " + av::error_text(result));
+  if (result < 0) throw util::IoError(what + ": cannot open the PNG decoder: " + io::av::error_text(result));
 
-  av::PacketPtr packet = av::make_packet();
+  io::av::PacketPtr packet = io::av::make_packet();
   // av_new_packet adds the zeroed padding that decoders may read past the end.
   if (av_new_packet(packet.get(), static_cast<int>(bytes.size())) < 0) throw std::bad_alloc();
   std::memcpy(packet->data, bytes.data(), bytes.size());
-  av::FramePtr frame = av::make_frame();
+  io::av::FramePtr frame = io::av::make_frame();
   result = avcodec_send_packet(decoder.get(), packet.get());
   if (result >= 0) {
     result = avcodec_receive_frame(decoder.get(), frame.get());
@@ -77,7 +77,7 @@ torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
       result = avcodec_receive_frame(decoder.get(), frame.get());
     }
   }
-  if (result < 0) throw util::IoError(what + ": corrupt PNG image: " + av::error_text(result));
+  if (result < 0) throw util::IoError(what + ": corrupt PNG image: " + io::av::error_text(result));
   if (frame->width <= 0 || frame->height <= 0) throw util::IoError(what + ": corrupt PNG image (no size)");
 
   Layout layout = layout_of(frame.get());
@@ -94,7 +94,7 @@ torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
       std::memcpy(target + static_cast<std::ptrdiff_t>(y) * row_bytes, frame->data[0] + static_cast<std::ptrdiff_t>(y) * frame->linesize[0],
                   static_cast<std::size_t>(row_bytes));
   } else {
-    av::SwsPtr sws(sws_getContext(width, height, static_cast<AVPixelFormat>(frame->format), width, height, layout.format,
+    io::av::SwsPtr sws(sws_getContext(width, height, static_cast<AVPixelFormat>(frame->format), width, height, layout.format,
                                   SWS_POINT, nullptr, nullptr, nullptr));
     if (!sws) throw util::IoError(what + ": cannot convert the PNG's pixel format to 8 bits");
     uint8_t* planes[4] = {target, nullptr, nullptr, nullptr};
@@ -105,7 +105,7 @@ torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
 }
 
 std::string encode_png(const torch::Tensor& hwc_uint8) {
-  av::install_log_forwarding();
+  io::av::install_log_forwarding();
   torch::Tensor image = hwc_uint8.dim() == 2 ? hwc_uint8.unsqueeze(2) : hwc_uint8;
   if (image.dim() != 3 || image.size(2) < 1 || image.size(2) > 4 || image.scalar_type() != torch::kUInt8 ||
       image.size(0) <= 0 || image.size(1) <= 0)
@@ -119,16 +119,16 @@ std::string encode_png(const torch::Tensor& hwc_uint8) {
 
   const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
   if (!codec) throw util::IoError("this FFmpeg build has no PNG encoder");
-  av::CodecContextPtr encoder = av::make_codec_context(codec);
+  io::av::CodecContextPtr encoder = io::av::make_codec_context(codec);
   encoder->width = width;
   encoder->height = height;
   encoder->pix_fmt = formats[channels - 1];
   encoder->time_base = AVRational{1, 1};
   encoder->thread_count = 1;
   int result = avcodec_open2(encoder.get(), codec, nullptr);
-  if (result < 0) throw util::IoError("cannot open the PNG encoder: " + av::error_text(result));
+  if (result < 0) throw util::IoError("cannot open the PNG encoder: " + io::av::error_text(result));
 
-  av::FramePtr frame = av::make_frame();
+  io::av::FramePtr frame = io::av::make_frame();
   frame->format = encoder->pix_fmt;
   frame->width = width;
   frame->height = height;
@@ -140,7 +140,7 @@ std::string encode_png(const torch::Tensor& hwc_uint8) {
                 static_cast<std::size_t>(row_bytes));
   frame->pts = 0;
 
-  av::PacketPtr packet = av::make_packet();
+  io::av::PacketPtr packet = io::av::make_packet();
   result = avcodec_send_frame(encoder.get(), frame.get());
   if (result >= 0) result = avcodec_send_frame(encoder.get(), nullptr);
   std::string bytes;
@@ -150,7 +150,7 @@ std::string encode_png(const torch::Tensor& hwc_uint8) {
     bytes.append(reinterpret_cast<const char*>(packet->data), static_cast<std::size_t>(packet->size));
     av_packet_unref(packet.get());
   }
-  if (result != AVERROR_EOF || bytes.empty()) throw util::IoError("PNG encoding failed: " + av::error_text(result));
+  if (result != AVERROR_EOF || bytes.empty()) throw util::IoError("PNG encoding failed: " + io::av::error_text(result));
   return bytes;
 }
 

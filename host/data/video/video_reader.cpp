@@ -5,7 +5,7 @@
 // frames pay for the RGB conversion.
 #include "host/data/video/video_reader.hpp"
 
-#include "host/data/video/av_util.hpp"
+#include "host/io/av_util.hpp"
 #include "host/util/error.hpp"
 
 #include <fmt/format.h>
@@ -23,18 +23,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-av::InputFormatPtr open_input(const fs::path& file) {
-  av::install_log_forwarding();
+io::av::InputFormatPtr open_input(const fs::path& file) {
+  io::av::install_log_forwarding();
   std::error_code ec;
-  if (!fs::exists(file, ec)) throw util::IoError("video file not found: " + av::quoted(file));
-  if (fs::is_directory(file, ec)) throw util::IoError("video path is a directory, not a file: " + av::quoted(file));
+  if (!fs::exists(file, ec)) throw util::IoError("video file not found: " + io::av::quoted(file));
+  if (fs::is_directory(file, ec)) throw util::IoError("video path is a directory, not a file: " + io::av::quoted(file));
   AVFormatContext* raw = nullptr;
   int result = avformat_open_input(&raw, file.c_str(), nullptr, nullptr);
-  if (result < 0) throw util::IoError("cannot open video " + av::quoted(file) + ": " + av::error_text(result));
-  av::InputFormatPtr format(raw);
+  if (result < 0) throw util::IoError("cannot open video " + io::av::quoted(file) + ": " + io::av::error_text(result));
+  io::av::InputFormatPtr format(raw);
   result = avformat_find_stream_info(format.get(), nullptr);
   if (result < 0)
-    throw util::IoError("cannot read the streams of video " + av::quoted(file) + ": " + av::error_text(result));
+    throw util::IoError("cannot read the streams of video " + io::av::quoted(file) + ": " + io::av::error_text(result));
   return format;
 }
 
@@ -45,7 +45,7 @@ int first_video_stream(const AVFormatContext* format, const fs::path& file) {
     if (stream->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && !(stream->disposition & AV_DISPOSITION_ATTACHED_PIC))
       return static_cast<int>(i);
   }
-  throw util::IoError("no video stream in " + av::quoted(file));
+  throw util::IoError("no video stream in " + io::av::quoted(file));
 }
 
 bool valid(AVRational rate) { return rate.num > 0 && rate.den > 0; }
@@ -63,7 +63,7 @@ VideoStreamInfo make_info(const AVFormatContext* format, int index) {
   AVRational rate = valid(stream->r_frame_rate) ? stream->r_frame_rate : stream->avg_frame_rate;
   info.fps = valid(rate) ? av_q2d(rate) : 0.0;
   if (stream->duration != AV_NOPTS_VALUE && stream->duration > 0)
-    info.duration_s = av::seconds(stream->duration, stream->time_base);
+    info.duration_s = io::av::seconds(stream->duration, stream->time_base);
   else if (format->duration != AV_NOPTS_VALUE && format->duration > 0)
     info.duration_s = static_cast<double>(format->duration) / AV_TIME_BASE;
   info.frame_count = stream->nb_frames > 0 ? stream->nb_frames : std::llround(info.duration_s * info.fps);
@@ -75,25 +75,25 @@ VideoStreamInfo make_info(const AVFormatContext* format, int index) {
 }  // namespace
 
 VideoStreamInfo probe_video(const fs::path& file) {
-  av::InputFormatPtr format = open_input(file);
+  io::av::InputFormatPtr format = open_input(file);
   return make_info(format.get(), first_video_stream(format.get(), file));
 }
 
 struct VideoReader::Impl {
   struct Decoded {
-    av::FramePtr frame;
+    io::av::FramePtr frame;
     double time = 0;
   };
 
   fs::path file;
   VideoReaderOptions options;
   VideoStreamInfo info;
-  av::InputFormatPtr format;
+  io::av::InputFormatPtr format;
   AVStream* stream = nullptr;
   int stream_index = -1;
-  av::CodecContextPtr decoder;
-  av::PacketPtr packet = av::make_packet();
-  av::FramePtr frame = av::make_frame();
+  io::av::CodecContextPtr decoder;
+  io::av::PacketPtr packet = io::av::make_packet();
+  io::av::FramePtr frame = io::av::make_frame();
 
   // The most recent decoded frames, contiguous in output order, ending at the decode position.
   std::deque<Decoded> retained;
@@ -104,7 +104,7 @@ struct VideoReader::Impl {
   int64_t frame_ticks = 1;  // one frame period in stream time_base units
   int64_t seek_count = 0, decoded_count = 0;
 
-  av::SwsPtr sws;
+  io::av::SwsPtr sws;
   struct SwsKey {
     int format = -1, width = 0, height = 0, colorspace = -1, range = -1;
     bool operator==(const SwsKey&) const = default;
@@ -116,7 +116,7 @@ struct VideoReader::Impl {
     stream = format->streams[stream_index];
     info = make_info(format.get(), stream_index);
     if (info.width <= 0 || info.height <= 0)
-      throw util::IoError("video " + av::quoted(file) + " has no valid frame size");
+      throw util::IoError("video " + io::av::quoted(file) + " has no valid frame size");
     // Other streams (audio, data) are never read into packets we keep.
     for (unsigned i = 0; i < format->nb_streams; ++i)
       if (static_cast<int>(i) != stream_index) format->streams[i]->discard = AVDISCARD_ALL;
@@ -134,17 +134,17 @@ struct VideoReader::Impl {
     if (parameters->codec_id == AV_CODEC_ID_AV1) codec = avcodec_find_decoder_by_name("libdav1d");
     if (!codec) codec = avcodec_find_decoder(parameters->codec_id);
     if (!codec)
-      throw util::IoError("no decoder for codec '" + info.codec + "' of video " + av::quoted(file),
+      throw util::IoError("no decoder for codec '" + info.codec + "' of video " + io::av::quoted(file),
                           "this FFmpeg build lacks a decoder for it; re-encode the video (e.g. to AV1 or H.264)");
-    decoder = av::make_codec_context(codec);
+    decoder = io::av::make_codec_context(codec);
     int result = avcodec_parameters_to_context(decoder.get(), parameters);
-    if (result < 0) throw util::IoError("cannot set up the decoder of video " + av::quoted(file) + ": " + av::error_text(result));
+    if (result < 0) throw util::IoError("cannot set up the decoder of video " + io::av::quoted(file) + ": " + io::av::error_text(result));
     decoder->pkt_timebase = stream->time_base;
     decoder->thread_count = std::max(1, options.decoder_threads);
     result = avcodec_open2(decoder.get(), codec, nullptr);
     if (result < 0)
-      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + av::quoted(file) + ": " +
-                          av::error_text(result));
+      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + io::av::quoted(file) + ": " +
+                          io::av::error_text(result));
   }
 
   // Query time → stream ticks, rounding a value that is an integer up to float noise to it.
@@ -163,8 +163,8 @@ struct VideoReader::Impl {
     int result = av_seek_frame(format.get(), stream_index, ticks, AVSEEK_FLAG_BACKWARD);
     if (result < 0) result = av_seek_frame(format.get(), stream_index, first_ticks(), AVSEEK_FLAG_BACKWARD);
     if (result < 0)
-      throw util::IoError(fmt::format("cannot seek in video {} to t={:.6f}s: {}", av::quoted(file),
-                                      av::seconds(ticks, stream->time_base), av::error_text(result)));
+      throw util::IoError(fmt::format("cannot seek in video {} to t={:.6f}s: {}", io::av::quoted(file),
+                                      io::av::seconds(ticks, stream->time_base), io::av::error_text(result)));
     avcodec_flush_buffers(decoder.get());
     retained.clear();
     at_start = flushing = drained = false;
@@ -183,7 +183,7 @@ struct VideoReader::Impl {
           continue;
         }
         ++decoded_count;
-        Decoded decoded{av::make_frame(), av::seconds(pts, stream->time_base)};
+        Decoded decoded{io::av::make_frame(), io::av::seconds(pts, stream->time_base)};
         av_frame_move_ref(decoded.frame.get(), frame.get());
         retained.push_back(std::move(decoded));
         while (retained.size() > static_cast<std::size_t>(std::max(1, options.retained_frames))) {
@@ -197,7 +197,7 @@ struct VideoReader::Impl {
         break;
       }
       if (result != AVERROR(EAGAIN))
-        throw util::IoError("cannot decode video " + av::quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot decode video " + io::av::quoted(file) + ": " + io::av::error_text(result),
                             "the file may be corrupt or truncated");
       if (flushing) {  // a drained decoder should report EOF, never ask for input
         drained = true;
@@ -210,7 +210,7 @@ struct VideoReader::Impl {
         continue;
       }
       if (result < 0)
-        throw util::IoError("cannot read video " + av::quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot read video " + io::av::quoted(file) + ": " + io::av::error_text(result),
                             "the file may be corrupt or truncated");
       if (packet->stream_index != stream_index) {
         av_packet_unref(packet.get());
@@ -221,7 +221,7 @@ struct VideoReader::Impl {
       result = avcodec_send_packet(decoder.get(), packet.get());
       av_packet_unref(packet.get());
       if (result < 0 && result != AVERROR(EAGAIN))
-        throw util::IoError("cannot decode video " + av::quoted(file) + ": " + av::error_text(result),
+        throw util::IoError("cannot decode video " + io::av::quoted(file) + ": " + io::av::error_text(result),
                             "the file may be corrupt or truncated");
     }
     return nullptr;
@@ -271,7 +271,7 @@ struct VideoReader::Impl {
     sws.reset(context);
     if (!context) {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(source->format));
-      throw util::IoError("cannot convert frames of video " + av::quoted(file) + " from pixel format '" +
+      throw util::IoError("cannot convert frames of video " + io::av::quoted(file) + " from pixel format '" +
                           (name ? name : "unknown") + "' to RGB");
     }
     if (!(key == sws_key)) {
@@ -296,16 +296,16 @@ struct VideoReader::Impl {
     uint8_t* target[4] = {hwc.data_ptr<uint8_t>(), nullptr, nullptr, nullptr};
     int target_stride[4] = {width * 3, 0, 0, 0};
     int rows = sws_scale(context, source->data, source->linesize, 0, source->height, target, target_stride);
-    if (rows != height) throw util::IoError("cannot convert a frame of video " + av::quoted(file) + " to RGB");
+    if (rows != height) throw util::IoError("cannot convert a frame of video " + io::av::quoted(file) + " to RGB");
     chw.copy_(hwc.permute({2, 0, 1}));
   }
 
   torch::Tensor frames_at(std::span<const double> times, double tolerance_s, std::vector<double>* found_times) {
     if (!(tolerance_s >= 0))
-      throw util::DataError(fmt::format("video {}: tolerance_s must be >= 0, got {}", av::quoted(file), tolerance_s));
+      throw util::DataError(fmt::format("video {}: tolerance_s must be >= 0, got {}", io::av::quoted(file), tolerance_s));
     for (double t : times)
       if (!std::isfinite(t) || std::abs(t) > 1e9)
-        throw util::DataError(fmt::format("video {}: query time {} is not a valid time in seconds", av::quoted(file), t));
+        throw util::DataError(fmt::format("video {}: query time {} is not a valid time in seconds", io::av::quoted(file), t));
     std::vector<double> queries(times.begin(), times.end());
     std::sort(queries.begin(), queries.end());
     queries.erase(std::unique(queries.begin(), queries.end()), queries.end());
@@ -313,18 +313,18 @@ struct VideoReader::Impl {
     std::vector<Decoded> chosen(queries.size());
     if (!queries.empty()) {
       std::size_t next = 0;  // first query without a frame yet
-      av::FramePtr previous;
+      io::av::FramePtr previous;
       double previous_time = 0;
       // Frames arrive in presentation order; a query is settled by the first frame at/after it,
       // choosing between that frame and the one before (ties to the earlier, like argmin).
       auto consider = [&](const AVFrame* candidate, double time) {
         while (next < queries.size() && time >= queries[next]) {
           bool take_previous = previous && queries[next] - previous_time <= time - queries[next];
-          chosen[next] = take_previous ? Decoded{av::ref_frame(previous.get()), previous_time}
-                                       : Decoded{av::ref_frame(candidate), time};
+          chosen[next] = take_previous ? Decoded{io::av::ref_frame(previous.get()), previous_time}
+                                       : Decoded{io::av::ref_frame(candidate), time};
           ++next;
         }
-        previous = av::ref_frame(candidate);
+        previous = io::av::ref_frame(candidate);
         previous_time = time;
       };
       if (!can_continue(queries.front())) seek_for(queries.front());
@@ -335,8 +335,8 @@ struct VideoReader::Impl {
         consider(decoded->frame.get(), decoded->time);
       }
       if (next < queries.size() && !previous)
-        throw util::IoError("no frame could be decoded from video " + av::quoted(file), "the file may be corrupt or truncated");
-      for (; next < queries.size(); ++next) chosen[next] = Decoded{av::ref_frame(previous.get()), previous_time};
+        throw util::IoError("no frame could be decoded from video " + io::av::quoted(file), "the file may be corrupt or truncated");
+      for (; next < queries.size(); ++next) chosen[next] = Decoded{io::av::ref_frame(previous.get()), previous_time};
 
       for (std::size_t i = 0; i < queries.size(); ++i) {
         double distance = std::abs(chosen[i].time - queries[i]);
@@ -344,7 +344,7 @@ struct VideoReader::Impl {
           throw util::DataError(
               fmt::format("video {}: no frame near t={:.6f}s; the nearest frame is at t={:.6f}s, {:.6f}s away "
                           "(tolerance_s={})",
-                          av::quoted(file), queries[i], chosen[i].time, distance, tolerance_s),
+                          io::av::quoted(file), queries[i], chosen[i].time, distance, tolerance_s),
               "the video's frame times do not match the dataset's timestamps (check fps in meta/info.json and "
               "the episode's from_timestamp), or the video is shorter than the episode");
       }

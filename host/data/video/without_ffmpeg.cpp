@@ -1,10 +1,10 @@
-// The video and PNG entry points of a build without FFmpeg (cmake -DLRHOST_WITH_FFMPEG=OFF, used on
+// The video-reading and PNG entry points of a build without FFmpeg (cmake -DLRHOST_WITH_FFMPEG=OFF, used on
 // machines that lack libav*, such as the borrowed GPU machine of scripts/device-check). Every call
 // raises NotImplemented naming what is missing, so a dataset with video or image columns fails with
-// that message instead of a link error or a silent gap; everything else in lrhost works.
+// that message instead of a link error or a silent gap; everything else in lrhost works. The mp4
+// writer's counterpart is host/io/video_writer_without_ffmpeg.cpp.
 #include "host/data/video/png_codec.hpp"
 #include "host/data/video/video_reader.hpp"
-#include "host/data/video/video_writer.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::data {
@@ -38,16 +38,5 @@ torch::Tensor VideoReader::frames_at(std::span<const double>, double, std::vecto
 VideoReader::Scan VideoReader::scan_all_frames() { unavailable("decoding video frames"); }
 int64_t VideoReader::seeks() const { return 0; }
 int64_t VideoReader::frames_decoded() const { return 0; }
-
-struct VideoWriter::Impl {};
-VideoWriter::VideoWriter(const std::filesystem::path& file, int, int, int, VideoWriterOptions) {
-  unavailable("writing video " + file.string());
-}
-VideoWriter::~VideoWriter() = default;
-void VideoWriter::write(const torch::Tensor&) { unavailable("writing video"); }
-void VideoWriter::finish() { unavailable("writing video"); }
-const std::string& VideoWriter::codec() const { unavailable("writing video"); }
-int64_t VideoWriter::frames_written() const { return 0; }
-const std::filesystem::path& VideoWriter::path() const { unavailable("writing video"); }
 
 }  // namespace lrhost::data

@@ -11,7 +11,7 @@
 
 #include <torch/torch.h>
 
-namespace lrhost::data {
+namespace lrhost::io {
 
 struct VideoWriterOptions {
   std::string codec = "libsvtav1";        // encoder name; "av1" means libsvtav1 as in LeRobot
@@ -46,4 +46,4 @@ class VideoWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace lrhost::data
+}  // namespace lrhost::io

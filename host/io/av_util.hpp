@@ -1,7 +1,8 @@
 // Private helpers shared by the FFmpeg-based video and PNG code: owning smart pointers for the
 // libav* objects (so every error path releases them), FFmpeg error codes as text, and the one-time
-// routing of FFmpeg's own log output into spdlog. Only host/data/video/*.cpp include this header; the
-// public headers stay free of FFmpeg so that nothing else needs its include paths.
+// routing of FFmpeg's own log output into spdlog. It sits in io/ with the mp4 writer, below data/, so that
+// both the writer and the readers of host/data/video/ can share it. Only those FFmpeg-based .cpp files
+// include this header; the public headers stay free of FFmpeg so that nothing else needs its include paths.
 #pragma once
 
 extern "C" {
@@ -18,7 +19,7 @@ extern "C" {
 #include <memory>
 #include <string>
 
-namespace lrhost::data::av {
+namespace lrhost::io::av {
 
 struct InputFormatDeleter {
   void operator()(AVFormatContext* context) const { avformat_close_input(&context); }
@@ -67,4 +68,4 @@ void install_log_forwarding();
 // float(pts * Fraction(time_base)), which is what PyAV's frame.time gives LeRobot.
 double seconds(int64_t pts, AVRational time_base);
 
-}  // namespace lrhost::data::av
+}  // namespace lrhost::io::av

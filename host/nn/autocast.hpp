@@ -1,21 +1,20 @@
 // Mixed-precision autocast as a scope: while an AutocastGuard lives, eligible LibTorch ops on its
 // device run in the chosen low-precision dtype (bf16 or fp16) while parameters stay fp32.
+// It lives in nn/, not accel/: it is a property of how a module's forward computes and needs only
+// c10/ATen, and the policy base (below the accelerator) runs its training forward under it; the
+// accelerator only chooses the spec from its mixed_precision setting (accelerator.cpp).
 #pragma once
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 
 #include <optional>
-#include <string>
 
-namespace lrhost::accel {
+namespace lrhost::nn {
 
 struct AutocastSpec {
   c10::DeviceType device = c10::DeviceType::CPU;
   c10::ScalarType dtype = c10::kBFloat16;
 };
-
-// "no" -> nullopt, "bf16" -> bfloat16, "fp16" -> float16; anything else is a ConfigError.
-std::optional<c10::ScalarType> parse_mixed_precision(const std::string& mode);
 
 class AutocastGuard {
  public:
@@ -30,4 +29,4 @@ class AutocastGuard {
   c10::ScalarType previous_dtype_ = c10::kBFloat16;
 };
 
-}  // namespace lrhost::accel
+}  // namespace lrhost::nn

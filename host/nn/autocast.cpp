@@ -1,18 +1,9 @@
 // Entering and leaving LibTorch's autocast state, restoring whatever was set before.
-#include "host/accel/autocast.hpp"
+#include "host/nn/autocast.hpp"
 
 #include <ATen/autocast_mode.h>
 
-#include "host/util/error.hpp"
-
-namespace lrhost::accel {
-
-std::optional<c10::ScalarType> parse_mixed_precision(const std::string& mode) {
-  if (mode == "no") return std::nullopt;
-  if (mode == "bf16") return c10::kBFloat16;
-  if (mode == "fp16") return c10::kHalf;
-  throw util::ConfigError("accelerator.mixed_precision must be 'no', 'bf16' or 'fp16', got '" + mode + "'");
-}
+namespace lrhost::nn {
 
 AutocastGuard::AutocastGuard(const std::optional<AutocastSpec>& spec) : spec_(spec) {
   if (!spec_) return;
@@ -32,4 +23,4 @@ AutocastGuard::~AutocastGuard() {
   at::autocast::set_autocast_dtype(spec_->device, previous_dtype_);
 }
 
-}  // namespace lrhost::accel
+}  // namespace lrhost::nn

@@ -1,9 +1,9 @@
 // mp4 encoding of one camera's frames through libavcodec/libavformat (see video_writer.hpp). The
 // encoder gets exact integer timestamps (frame k at pts k, time base 1/fps); the muxer rescales them
 // to its own track timescale, which keeps k/fps exact on decode.
-#include "host/data/video/video_writer.hpp"
+#include "host/io/video_writer.hpp"
 
-#include "host/data/video/av_util.hpp"
+#include "host/io/av_util.hpp"
 #include "host/util/error.hpp"
 
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include <mutex>
 #include <system_error>
 
-namespace lrhost::data {
+namespace lrhost::io {
 
 namespace fs = std::filesystem;
 
@@ -316,4 +316,4 @@ const std::string& VideoWriter::codec() const { return impl_->codec_name; }
 int64_t VideoWriter::frames_written() const { return impl_->written; }
 const fs::path& VideoWriter::path() const { return impl_->file; }
 
-}  // namespace lrhost::data
+}  // namespace lrhost::io

@@ -1,6 +1,6 @@
 // Owning pointers, error text, log routing and exact pts→seconds for the FFmpeg-based video and PNG
 // code (see av_util.hpp).
-#include "host/data/video/av_util.hpp"
+#include "host/io/av_util.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <new>
 
-namespace lrhost::data::av {
+namespace lrhost::io::av {
 
 FramePtr make_frame() {
   FramePtr frame(av_frame_alloc());
@@ -78,4 +78,4 @@ double seconds(int64_t pts, AVRational time_base) {
   return static_cast<double>(pts) * av_q2d(time_base);
 }
 
-}  // namespace lrhost::data::av
+}  // namespace lrhost::io::av
