@@ -13,9 +13,9 @@
 namespace lrhost::nn {
 
 struct GemmaConfig : LlamaConfig {
-  int64_t pad_token_id = 0;      // embed_tokens' padding_idx: that row gets no gradient
-  bool use_adarms = false;       // norms become adaptive (dense(cond) -> scale, shift, gate)
-  int64_t adarms_cond_dim = 0;   // width of the condition vector when use_adarms
+  int64_t pad_token_id = 0;     // embed_tokens' padding_idx: that row gets no gradient
+  bool use_adarms = false;      // norms become adaptive (dense(cond) -> scale, shift, gate)
+  int64_t adarms_cond_dim = 0;  // width of the condition vector when use_adarms
 
   GemmaConfig();  // transformers 5.5 GemmaConfig defaults (Gemma-7B geometry)
 

@@ -17,8 +17,7 @@ GemmaDecoderLayerImpl::GemmaDecoderLayerImpl(const GemmaConfig& config) {
   // Registration order = transformers' (self_attn, mlp, input_layernorm, post_attention_layernorm).
   self_attn = register_module("self_attn", LlamaAttention(config));
   mlp = register_module("mlp", LlamaMLP(config.hidden_size, config.intermediate_size, false, config.hidden_act));
-  input_layernorm =
-      register_module("input_layernorm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, cond_dim));
+  input_layernorm = register_module("input_layernorm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, cond_dim));
   post_attention_layernorm =
       register_module("post_attention_layernorm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, cond_dim));
 }

@@ -10,9 +10,10 @@ namespace lrhost::nn {
 GemmaScaledEmbeddingImpl::GemmaScaledEmbeddingImpl(int64_t vocab_size, int64_t hidden_size, int64_t padding_idx)
     : hidden_size_(hidden_size), padding_idx_(padding_idx) {
   if (vocab_size <= 0 || hidden_size <= 0 || padding_idx < 0 || padding_idx >= vocab_size)
-    throw util::ConfigError("GemmaScaledEmbedding: vocab_size and hidden_size must be positive and padding_idx in "
-                            "[0, vocab_size), got " + std::to_string(vocab_size) + ", " + std::to_string(hidden_size) +
-                            ", " + std::to_string(padding_idx));
+    throw util::ConfigError(
+        "GemmaScaledEmbedding: vocab_size and hidden_size must be positive and padding_idx in "
+        "[0, vocab_size), got " +
+        std::to_string(vocab_size) + ", " + std::to_string(hidden_size) + ", " + std::to_string(padding_idx));
   // nn.Embedding's init: N(0, 1) with the padding row zeroed.
   weight = register_parameter("weight", torch::randn({vocab_size, hidden_size}));
   torch::NoGradGuard no_grad;

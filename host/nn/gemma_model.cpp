@@ -10,12 +10,12 @@ GemmaModelImpl::GemmaModelImpl(const GemmaConfig& config, bool with_embeddings)
   config_.validate("GemmaModel");
   // Registration order = transformers' GemmaModel (embed_tokens, layers, norm).
   if (with_embeddings)
-    embed_tokens = register_module(
-        "embed_tokens", GemmaScaledEmbedding(config.vocab_size, config.hidden_size, config.pad_token_id));
+    embed_tokens = register_module("embed_tokens",
+                                   GemmaScaledEmbedding(config.vocab_size, config.hidden_size, config.pad_token_id));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers->push_back(GemmaDecoderLayer(config));
-  norm = register_module("norm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps,
-                                              config.use_adarms ? config.adarms_cond_dim : 0));
+  norm = register_module(
+      "norm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, config.use_adarms ? config.adarms_cond_dim : 0));
 }
 
 torch::Tensor GemmaModelImpl::embed(const torch::Tensor& input_ids) {

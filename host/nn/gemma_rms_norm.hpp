@@ -31,8 +31,8 @@ class GemmaRMSNormImpl : public torch::nn::Module {
   bool adaptive() const { return cond_dim_ > 0; }
   int64_t dim() const { return dim_; }
 
-  torch::Tensor weight;                 // plain: zeros at construction (= identity scale)
-  torch::nn::Linear dense{nullptr};     // adaptive: zeros weight at construction, default bias init
+  torch::Tensor weight;              // plain: zeros at construction (= identity scale)
+  torch::nn::Linear dense{nullptr};  // adaptive: zeros weight at construction, default bias init
 
  private:
   torch::Tensor normalized(const torch::Tensor& x) const;

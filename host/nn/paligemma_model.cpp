@@ -25,8 +25,8 @@ PaliGemmaModelImpl::PaliGemmaModelImpl(const PaliGemmaConfig& config) : config_(
   config_.validate("PaliGemmaModel");
   // Registration order = transformers' (vision_tower, multi_modal_projector, language_model).
   vision_tower = register_module("vision_tower", SiglipVisionModel(config.vision));
-  multi_modal_projector = register_module("multi_modal_projector",
-                                          PaliGemmaProjector(config.vision.hidden_size, config.projection_dim));
+  multi_modal_projector =
+      register_module("multi_modal_projector", PaliGemmaProjector(config.vision.hidden_size, config.projection_dim));
   language_model = register_module("language_model", GemmaModel(config.text));
 }
 
@@ -34,7 +34,7 @@ torch::Tensor PaliGemmaModelImpl::embed_image(const torch::Tensor& pixel_values)
   auto features = vision_tower->forward(pixel_values);
   const auto projector_dtype = multi_modal_projector->linear->weight.scalar_type();
   return multi_modal_projector->forward(features.scalar_type() == projector_dtype ? features
-                                                                                   : features.to(projector_dtype));
+                                                                                  : features.to(projector_dtype));
 }
 
 void PaliGemmaModelImpl::to_lerobot_bfloat16() {

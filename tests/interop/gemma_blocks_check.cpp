@@ -50,8 +50,8 @@ void report(const std::string& name, const torch::Tensor& actual, const torch::T
   const auto a = actual.to(torch::kFloat64), e = expected.to(torch::kFloat64);
   const double diff = (a - e).abs().max().item<double>();
   const double scale = e.abs().max().item<double>();
-  const double tolerance = bf16 ? kBf16Ulps * std::ldexp(scale, -7)
-                                : (nn::cpu_packed_linear_enabled() ? 1e-5 * std::max(1.0, scale) : 1e-5);
+  const double tolerance =
+      bf16 ? kBf16Ulps * std::ldexp(scale, -7) : (nn::cpu_packed_linear_enabled() ? 1e-5 * std::max(1.0, scale) : 1e-5);
   const bool ok = diff <= tolerance && !a.isnan().any().item<bool>();
   std::printf("%s %-28s max|diff| %.3g (tolerance %.3g, max|ref| %.3g)\n", ok ? "ok  " : "FAIL", name.c_str(), diff,
               tolerance, scale);

@@ -126,7 +126,7 @@ TEST_CASE("adaptive RMSNorm splits dense(cond) into scale, shift, gate in that o
   CHECK(out.gate.sizes() == c10::IntArrayRef({2, 1, 4}));
   CHECK(gemma_max_diff(out.gate, torch::full({2, 1, 4}, 3.0)) < 1e-6);
   CHECK(gemma_max_diff(nn::gated_residual(x, out.hidden, out.gate), x + out.hidden * 3) < 1e-6);
-  CHECK_THROWS_AS(norm->forward(x), util::DataError);                          // needs its condition
+  CHECK_THROWS_AS(norm->forward(x), util::DataError);                                  // needs its condition
   CHECK_THROWS_AS(norm->forward_with_gate(x, torch::randn({2, 5})), util::DataError);  // wrong width
 }
 
@@ -211,9 +211,16 @@ TEST_CASE("gemma config: LeRobot's geometries, text_config reading and errors na
   CHECK(nn::GemmaConfig::gemma_300m().hidden_size == 1024);
   CHECK(nn::GemmaConfig::gemma_300m().intermediate_size == 4096);
   auto c = nn::gemma_config_from_json(
-      nlohmann::json{{"model_type", "gemma"}, {"hidden_size", 64}, {"intermediate_size", 128},
-                     {"num_attention_heads", 8}, {"num_key_value_heads", 1}, {"head_dim", 16},
-                     {"num_hidden_layers", 2}, {"vocab_size", 64}, {"use_adarms", true}, {"adarms_cond_dim", 32},
+      nlohmann::json{{"model_type", "gemma"},
+                     {"hidden_size", 64},
+                     {"intermediate_size", 128},
+                     {"num_attention_heads", 8},
+                     {"num_key_value_heads", 1},
+                     {"head_dim", 16},
+                     {"num_hidden_layers", 2},
+                     {"vocab_size", 64},
+                     {"use_adarms", true},
+                     {"adarms_cond_dim", 32},
                      {"rope_parameters", {{"rope_theta", 10000.0}, {"rope_type", "default"}}}},
       "text_config");
   CHECK(c.hidden_act == "gelu_pytorch_tanh");
@@ -279,7 +286,8 @@ TEST_CASE("PaliGemma: image features are projector(tower(pixels)) with LeRobot's
   auto without = tensors;
   std::erase_if(without, [](const auto& item) { return item.first == "p.language_model.norm.weight"; });
   io::write_safetensors(file, without);
-  auto message = test::described_error<util::DataError>([&] { nn::load_module_weights(*loaded, file, {.prefix = "p."}); });
+  auto message =
+      test::described_error<util::DataError>([&] { nn::load_module_weights(*loaded, file, {.prefix = "p."}); });
   CHECK(message.find(file.string()) != std::string::npos);
   CHECK(message.find("missing weight 'p.language_model.norm.weight'") != std::string::npos);
 
