@@ -8,7 +8,7 @@ local lr = require "lrhost"
 local cfg = lr.config { root = "", out = "", mode = "QUANTILES" }
 assert(cfg.root ~= "" and cfg.out ~= "", "root=DIR and out=FILE.json are required")
 local ds = lr.dataset.lerobot({ root = cfg.root })
-local norm = ds:normalizer({ STATE = cfg.mode, ACTION = cfg.mode }, { use_imagenet_stats = false })
+local norm = ds:normalizer({ STATE = cfg.mode, ACTION = cfg.mode })
 local keys = { "observation.state", "action" }
 local batch = {}
 for _, key in ipairs(keys) do batch[key] = ds:column(key) end
