@@ -628,7 +628,7 @@ TEST_CASE("QUANTILES by hand: no clipping, zero range, float32 inverse") {
   torch::Tensor x = torch::tensor({{7.0f, 2.0f}, {-3.0f, 2.5f}});
   auto n = lrhost::data::normalize(x, s, NormMode::Quantiles);
   CHECK(elem(n, 0, 0) == 3.0);   // 2 (7 + 1) / 4 - 1: outside [-1, 1], not clipped
-  CHECK(elem(n, 1, 0) == -3.0);
+  CHECK(elem(n, 1, 0) == -2.0);  // 2 (-3 + 1) / 4 - 1
   CHECK(elem(n, 0, 1) == -1.0);  // x == q01 on a zero range → -1
   CHECK(elem(n, 1, 1) == static_cast<double>(2.0f * 0.5f / 1e-8f - 1.0f));  // d = 0 → eps
   auto back = lrhost::data::unnormalize(n, s, NormMode::Quantiles);
