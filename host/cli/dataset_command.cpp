@@ -8,6 +8,7 @@
 #include "host/cli/number_checks.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/dataset_verify.hpp"
+#include "host/data/stats/quantile_augment.hpp"
 #include "host/data/video/video_reader.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
@@ -82,6 +83,20 @@ int print_verify(const fs::path& root, double tolerance_s) {
                            report.problems.size() == 1 ? "" : "s");
   return report.ok() ? 0 : 1;
 }
+// Adds the quantile stats; exit code 0 also when they were already there (nothing to do).
+int add_quantile_stats(const fs::path& root, bool overwrite) {
+  data::QuantileAugmentResult result = data::augment_quantile_stats(root, overwrite, [](int64_t done, int64_t total) {
+    if (done == total || done % 50 == 0) std::cout << fmt::format("episodes {}/{}\n", done, total) << std::flush;
+  });
+  if (!result.written) {
+    std::cout << fmt::format("{} already has quantile statistics; nothing to do (--overwrite recomputes them)\n",
+                             result.stats_file.string());
+    return 0;
+  }
+  std::cout << fmt::format("wrote q01, q10, q50, q90, q99 of {} features to {}\n", result.features.size(),
+                           result.stats_file.string());
+  return 0;
+}
 }  // namespace
 
 void add_dataset_command(CLI::App& app, DatasetCommand& command) {
@@ -107,6 +122,11 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.verify->add_option("--tolerance-s", command.tolerance_s, "how far a video frame may lie from its timestamp")
       ->capture_default_str()
       ->check(non_negative_number);
+  command.stats = dataset->add_subcommand(
+      "stats", "add the quantile statistics (q01, q10, q50, q90, q99) that QUANTILES and QUANTILE10 normalization "
+               "need to meta/stats.json, as LeRobot's augment_dataset_quantile_stats; other stats are kept");
+  command.stats->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
+  command.stats->add_flag("--overwrite", command.overwrite, "recompute quantiles that are already present");
 }
 
 int run_dataset_command(const DatasetCommand& command) {
@@ -119,6 +139,7 @@ int run_dataset_command(const DatasetCommand& command) {
   }
   if (command.info && command.info->parsed()) return print_info(command.path);
   if (command.verify && command.verify->parsed()) return print_verify(command.path, command.tolerance_s);
+  if (command.stats && command.stats->parsed()) return add_quantile_stats(command.path, command.overwrite);
   return -1;
 }
 

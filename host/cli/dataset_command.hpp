@@ -1,6 +1,8 @@
 // `lrhost dataset synth` (write the built-in pushing dataset), `lrhost dataset info` (describe any
 // LeRobot dataset: features, episodes, frames, fps, cameras and codecs, file sizes) and
-// `lrhost dataset verify` (read every file and check it against the metadata; host/data/dataset_verify).
+// `lrhost dataset verify` (read every file and check it against the metadata; host/data/dataset_verify)
+// and `lrhost dataset stats` (add the quantile stats that QUANTILES normalization needs to
+// meta/stats.json; host/data/stats/quantile_augment).
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -14,6 +16,8 @@ struct DatasetCommand {
   CLI::App* synth = nullptr;
   CLI::App* info = nullptr;
   CLI::App* verify = nullptr;
+  CLI::App* stats = nullptr;
+  bool overwrite = false;  // stats: recompute quantiles that are already there
   std::string out, vcodec, path;
   double tolerance_s = 1e-4;  // verify: LeRobot's default
   data::SyntheticPushOptions synth_options;

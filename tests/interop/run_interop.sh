@@ -3,7 +3,8 @@
 #
 #   run_interop.sh CASE LRHOST_EXE WORK_DIR
 #
-# CASE: lerobot_writes_lrhost_reads | lrhost_writes_lerobot_reads | sampler_order | stats_match.
+# CASE: lerobot_writes_lrhost_reads | lrhost_writes_lerobot_reads | sampler_order | stats_match |
+#       quantile_stats.
 # WORK_DIR is emptied and holds the datasets and dumps (left in place for inspection).
 # Exits 77 (ctest's skip code) when `scripts/setup-interop --python` says the oracle is unavailable,
 # 1 on any mismatch (the compare scripts print the differences), 0 when everything matched.
@@ -178,6 +179,33 @@ EOF
     # One python for both (importing LeRobot costs several seconds); it exits with the failing count.
     rc=0
     "$py" "$here/compare_items.py" "${compares[@]}" || rc=$?
+    failures=$((failures + rc))
+    ;;
+  quantile_stats)
+    # `lrhost dataset stats` on a LeRobot-written dataset whose quantiles were removed, against LeRobot
+    # 0.6.1's compute_quantile_stats_for_dataset (augment_dataset_quantile_stats.py) on the original,
+    # then QUANTILES / QUANTILE10 normalization: lrhost's normalizer vs LeRobot's NormalizerProcessorStep.
+    step "make_lerobot_dataset"
+    quiet "$py" "$here/make_lerobot_dataset.py" "$work/lerobot" --episodes 3
+    cp -r "$work/lerobot" "$work/augmented"
+    "$py" - "$work/augmented/meta/stats.json" <<'EOF'
+import json, sys
+stats = json.load(open(sys.argv[1]))
+for entry in stats.values():
+    for q in ("q01", "q10", "q50", "q90", "q99"):
+        entry.pop(q, None)
+json.dump(stats, open(sys.argv[1], "w"), indent=4)
+EOF
+    step "lrhost dataset stats"
+    quiet "$lrhost" dataset stats "$work/augmented"
+    for mode in QUANTILES QUANTILE10; do
+      step "lrhost normalizer ($mode)"
+      quiet "$lrhost" "$here/quantile_norm.lua" root="$work/augmented" out="$work/norm_$mode.json" mode="$mode"
+    done
+    step "compare with LeRobot (compute_quantile_stats_for_dataset, NormalizerProcessorStep)"
+    rc=0
+    "$py" "$here/quantile_stats_check.py" "$work/lerobot" "$work/augmented" "$work/norm_QUANTILES.json" \
+      "$work/norm_QUANTILE10.json" || rc=$?
     failures=$((failures + rc))
     ;;
   *)

@@ -3,7 +3,9 @@
 // is checked bit for bit rather than approximately: they were printed by running
 // compute_stats.py of huggingface/lerobot HEAD 7427f31 under numpy 2.4.6
 // (~/.cache/lrhost/venv/bin/python /tmp/stats_oracle/oracle.py, which exec's that file with its
-// lerobot imports stubbed) on the same deterministic data that vec()/img() below build. The
+// lerobot imports stubbed) on the same deterministic data that vec()/img() below build; the
+// aggregates (kAgg*) were reprinted from LeRobot 0.6.1 (interop venv), whose quantile aggregation
+// is a count-weighted mean instead of the envelope of older versions (per-episode values unchanged). The
 // normalization tests use values worked out by hand from LeRobot's formulas.
 #include <doctest/doctest.h>
 #include <torch/torch.h>
@@ -18,6 +20,9 @@
 
 #include "host/data/stats/feature_stats.hpp"
 #include "host/data/stats/normalizer.hpp"
+#include "host/data/stats/quantile_augment.hpp"
+#include "host/data/synthetic_push.hpp"
+#include "host/cli/dataset_command.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
@@ -185,11 +190,11 @@ const Expected kAgg = {
     {"mean", torch::kFloat64, {3}, {2.207243032455444, 2.175783815383911, 2.14432409286499}},
     {"std", torch::kFloat64, {3}, {7.946181133082474, 7.885889404980708, 7.813207417203056}},
     {"count", torch::kInt64, {1}, {250.0}},
-    {"q01", torch::kFloat64, {3}, {-11.36486530303955, -11.472972869873047, -11.36486530303955}},
-    {"q10", torch::kFloat64, {3}, {-9.57770824432373, -9.120729446411133, -8.903633117675781}},
-    {"q50", torch::kFloat64, {3}, {1.8256216049194336, 1.9342708587646484, 1.5829839706420898}},
-    {"q90", torch::kFloat64, {3}, {13.125082015991211, 13.23373031616211, 12.986745834350586}},
-    {"q99", torch::kFloat64, {3}, {15.584344100952148, 15.686473369598389, 15.658438777923584}},
+    {"q01", torch::kFloat64, {3}, {-11.034555877685547, -11.3276421585083, -11.18718098449707}},
+    {"q10", torch::kFloat64, {3}, {-8.999975700378418, -8.942505111694336, -8.781749839782714}},
+    {"q50", torch::kFloat64, {3}, {1.9786526107788085, 2.1098670196533202, 1.894434051513672}},
+    {"q90", torch::kFloat64, {3}, {12.99615261077881, 12.895195121765136, 12.791140747070312}},
+    {"q99", torch::kFloat64, {3}, {15.482827384948731, 15.381359786987305, 15.383445449829102}},
 };
 // kAggSeq
 const Expected kAggSeq = {
@@ -198,11 +203,11 @@ const Expected kAggSeq = {
     {"mean", torch::kFloat64, {3}, {2.207243032455444, 2.175783815383911, 2.14432409286499}},
     {"std", torch::kFloat64, {3}, {7.946181133082473, 7.885889404980707, 7.8132074172030554}},
     {"count", torch::kInt64, {1}, {250.0}},
-    {"q01", torch::kFloat64, {3}, {-11.36486530303955, -11.472972869873047, -11.36486530303955}},
-    {"q10", torch::kFloat64, {3}, {-9.57770824432373, -9.120729446411133, -8.903633117675781}},
-    {"q50", torch::kFloat64, {3}, {1.8256216049194336, 1.9342708587646484, 1.5829839706420898}},
-    {"q90", torch::kFloat64, {3}, {13.125082015991211, 13.23373031616211, 12.986745834350586}},
-    {"q99", torch::kFloat64, {3}, {15.584344100952148, 15.686473369598389, 15.658438777923584}},
+    {"q01", torch::kFloat64, {3}, {-11.034555877685547, -11.3276421585083, -11.18718098449707}},
+    {"q10", torch::kFloat64, {3}, {-8.999975700378418, -8.942505111694336, -8.781749839782714}},
+    {"q50", torch::kFloat64, {3}, {1.9786526107788085, 2.1098670196533202, 1.894434051513672}},
+    {"q90", torch::kFloat64, {3}, {12.99615261077881, 12.895195121765136, 12.791140747070312}},
+    {"q99", torch::kFloat64, {3}, {15.482827384948731, 15.381359786987305, 15.383445449829102}},
 };
 // kAggCam
 const Expected kAggCam = {
@@ -211,11 +216,11 @@ const Expected kAggCam = {
     {"mean", torch::kFloat64, {3, 1, 1}, {0.5024935992864462, 0.4973814533307002, 0.5014397960442764}},
     {"std", torch::kFloat64, {3, 1, 1}, {0.29168821040511816, 0.2900894040242608, 0.2880644738633532}},
     {"count", torch::kInt64, {1}, {130.0}},
-    {"q01", torch::kFloat64, {3, 1, 1}, {0.007866666519563961, 0.007974999850871516, 0.00799999985040403}},
-    {"q10", torch::kFloat64, {3, 1, 1}, {0.09804285674535927, 0.09808888902851179, 0.1018615377434778}},
-    {"q50", torch::kFloat64, {3, 1, 1}, {0.49419998468137255, 0.4940200027765012, 0.4980749953026865}},
-    {"q90", torch::kFloat64, {3, 1, 1}, {0.905899975346584, 0.9019866464652266, 0.9019999784581801}},
-    {"q99", torch::kFloat64, {3, 1, 1}, {0.9960599772135417, 0.9921333263122957, 0.996109972187117}},
+    {"q01", torch::kFloat64, {3, 1, 1}, {0.009663589534117025, 0.008853076660435303, 0.00885153824747238}},
+    {"q10", torch::kFloat64, {3, 1, 1}, {0.09805604371241623, 0.09991452891722342, 0.1018704135866892}},
+    {"q50", torch::kFloat64, {3, 1, 1}, {0.5032629312514997, 0.49498461785179815, 0.5026038392816373}},
+    {"q90", torch::kFloat64, {3, 1, 1}, {0.9058467103290039, 0.9019551111742021, 0.9018571356765364}},
+    {"q99", torch::kFloat64, {3, 1, 1}, {0.9929710868680738, 0.9921302487779465, 0.9930381907620821}},
 };
 // sample_indices(120)[:5] = [0, 1, 2, 4, 5]  sample_indices(1000) len 177 [0, 6, 11, 17] [993, 999]
 
@@ -345,16 +350,11 @@ TEST_CASE("aggregate_stats matches LeRobot and the stats of the concatenation") 
     CHECK(agg.std[j].item<double>() == doctest::Approx(col.std(/*unbiased=*/false).item<double>()).epsilon(1e-6));
     CHECK(agg.min[j].item<double>() == col.min().item<double>());
     CHECK(agg.max[j].item<double>() == col.max().item<double>());
-    // Quantiles: an envelope, min of the lower (<= q50) and max of the upper estimates.
-    for (const char* q : {"q01", "q10", "q50"}) {
-      double m =
-          std::min({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(), eps[2].get(q)[j].item<double>()});
-      CHECK(agg.get(q)[j].item<double>() == m);
-    }
-    for (const char* q : {"q90", "q99"}) {
-      double m =
-          std::max({eps[0].get(q)[j].item<double>(), eps[1].get(q)[j].item<double>(), eps[2].get(q)[j].item<double>()});
-      CHECK(agg.get(q)[j].item<double>() == m);
+    // Quantiles: the count-weighted mean of the episodes' estimates (LeRobot 0.6.1).
+    for (const char* q : {"q01", "q10", "q50", "q90", "q99"}) {
+      double w = 0;
+      for (const auto& e : eps) w += e.get(q)[j].item<double>() * static_cast<double>(e.count.item<int64_t>());
+      CHECK(agg.get(q)[j].item<double>() == doctest::Approx(w / 250.0).epsilon(1e-12));
     }
   }
 
@@ -592,4 +592,143 @@ TEST_CASE("stats.json numbers are printed as Python's json.dump prints them") {
         "{\"f\":{\"x\":[1e-05,1.5e-05,0.0001,1e+16,1234567890123456.0,-0.0,0.1,100.0,3e-300,2.5e+20,"
         "1.2345678901234568e+17,8.105056762695312]}}");
   CHECK(text.rfind("{\n    \"f\": {\n        \"x\": [\n            1e-05,\n", 0) == 0);
+}
+
+// --- quantile stats for QUANTILES normalization (lrhost dataset stats) ------------------------------
+TEST_CASE("require_norm_stats names the missing stats and the command that adds them") {
+  FeatureStats s = hand_stats();
+  s.quantiles.erase("q99");
+  try {
+    lrhost::data::require_norm_stats(s, "action", NormMode::Quantiles, "/data/pusht");
+    FAIL("no error");
+  } catch (const DataError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("'action'") != std::string::npos);
+    CHECK(msg.find("QUANTILES") != std::string::npos);
+    CHECK(msg.find("q99") != std::string::npos);
+    CHECK(e.hint().find("lrhost dataset stats /data/pusht") != std::string::npos);
+  }
+  // Without a root the hint still names the command; the first batch's error says the same.
+  try {
+    lrhost::data::normalize(torch::zeros({1, 2}, torch::kFloat64), s, NormMode::Quantiles);
+    FAIL("no error");
+  } catch (const DataError& e) {
+    CHECK(e.hint().find("lrhost dataset stats PATH") != std::string::npos);
+  }
+  CHECK_NOTHROW(lrhost::data::require_norm_stats(s, "action", NormMode::Quantile10, "x"));
+  CHECK_NOTHROW(lrhost::data::require_norm_stats(s, "action", NormMode::MeanStd, "x"));
+  CHECK_NOTHROW(lrhost::data::require_norm_stats(FeatureStats{}, "action", NormMode::Identity, "x"));
+  CHECK(lrhost::data::stats_needed(NormMode::Quantile10) == std::vector<std::string>{"q10", "q90"});
+}
+
+TEST_CASE("QUANTILES by hand: no clipping, zero range, float32 inverse") {
+  FeatureStats s;
+  s.quantiles["q01"] = torch::tensor({-1.0f, 2.0f});
+  s.quantiles["q99"] = torch::tensor({3.0f, 2.0f});
+  torch::Tensor x = torch::tensor({{7.0f, 2.0f}, {-3.0f, 2.5f}});
+  auto n = lrhost::data::normalize(x, s, NormMode::Quantiles);
+  CHECK(elem(n, 0, 0) == 3.0);   // 2 (7 + 1) / 4 - 1: outside [-1, 1], not clipped
+  CHECK(elem(n, 1, 0) == -2.0);  // 2 (-3 + 1) / 4 - 1
+  CHECK(elem(n, 0, 1) == -1.0);  // x == q01 on a zero range → -1
+  CHECK(elem(n, 1, 1) == static_cast<double>(2.0f * 0.5f / 1e-8f - 1.0f));  // d = 0 → eps
+  auto back = lrhost::data::unnormalize(n, s, NormMode::Quantiles);
+  CHECK(elem(back, 0, 0) == 7.0);  // (x + 1) d / 2 + q01
+  CHECK(elem(back, 1, 0) == -3.0);
+  CHECK(elem(back, 0, 1) == 2.0);
+}
+
+namespace {
+// A small synthetic dataset (PNG cameras, no video encoding) whose stats.json has its quantiles removed.
+fs::path dataset_without_quantiles(const fs::path& dir) {
+  lrhost::data::SyntheticPushOptions options;
+  options.episodes = 3;
+  options.max_episode_length = 25;
+  options.image_size = 32;
+  options.cameras_as_images = true;
+  lrhost::data::write_synthetic_push(dir, options);
+  auto doc = nlohmann::ordered_json::parse(read_text(dir / "meta" / "stats.json"));
+  for (auto& [key, entry] : doc.items())
+    for (const char* q : {"q01", "q10", "q50", "q90", "q99"}) entry.erase(q);
+  write_text(dir / "meta" / "stats.json", lrhost::data::python_json_text(doc));
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("augment_quantile_stats adds q01..q99 and keeps every other key, value and the order") {
+  TempDir tmp;
+  fs::path root = dataset_without_quantiles(tmp.path / "push");
+  const std::string before = read_text(root / "meta" / "stats.json");
+  auto old_doc = nlohmann::ordered_json::parse(before);
+  CHECK_FALSE(lrhost::data::has_quantile_stats(lrhost::data::read_stats_json(root / "meta" / "stats.json")));
+
+  auto result = lrhost::data::augment_quantile_stats(root, /*overwrite=*/false);
+  CHECK(result.written);
+  auto doc = nlohmann::ordered_json::parse(read_text(root / "meta" / "stats.json"));
+  std::vector<std::string> old_keys, new_keys;
+  for (auto& [key, entry] : old_doc.items()) old_keys.push_back(key);
+  for (auto& [key, entry] : doc.items()) new_keys.push_back(key);
+  CHECK(old_keys == new_keys);
+  for (auto& [key, entry] : old_doc.items()) {
+    CAPTURE(key);
+    std::vector<std::string> names;
+    for (auto& [name, value] : doc[key].items()) names.push_back(name);
+    std::vector<std::string> want;
+    for (auto& [name, value] : entry.items()) want.push_back(name);
+    for (const char* q : {"q01", "q10", "q50", "q90", "q99"}) want.emplace_back(q);
+    CHECK(names == want);
+    for (auto& [name, value] : entry.items()) CHECK(doc[key][name] == value);  // untouched
+  }
+  auto stats = lrhost::data::read_stats_json(root / "meta" / "stats.json");
+  CHECK(lrhost::data::has_quantile_stats(stats));
+  // Quantiles are ordered and lie within [min, max] (state, action: float32 vectors; camera [3,1,1]).
+  for (const char* key : {"observation.state", "action", "observation.images.top"}) {
+    CAPTURE(key);
+    const auto& f = stats.at(key);
+    CHECK(f.get("q01").sizes() == f.min.sizes());
+    CHECK(torch::all(f.get("q01") <= f.get("q50")).item<bool>());
+    CHECK(torch::all(f.get("q50") <= f.get("q99")).item<bool>());
+    CHECK(torch::all(f.get("q01") >= f.min.to(torch::kFloat64) - 1e-6).item<bool>());
+    CHECK(torch::all(f.get("q99") <= f.max.to(torch::kFloat64) + 1e-6).item<bool>());
+  }
+  // pi05's normalization now works with these stats.
+  CHECK_NOTHROW(lrhost::data::require_norm_stats(stats.at("action"), "action", NormMode::Quantiles));
+
+  SUBCASE("present quantiles are left alone unless overwrite") {
+    const std::string with = read_text(root / "meta" / "stats.json");
+    CHECK_FALSE(lrhost::data::augment_quantile_stats(root, false).written);
+    CHECK(read_text(root / "meta" / "stats.json") == with);
+    CHECK(lrhost::data::augment_quantile_stats(root, true).written);
+    CHECK(read_text(root / "meta" / "stats.json") == with);  // deterministic: same bytes again
+  }
+}
+
+TEST_CASE("lrhost dataset stats: error paths name the path") {
+  TempDir tmp;
+  auto run = [](const std::vector<std::string>& args) {
+    CLI::App app;
+    lrhost::cli::DatasetCommand command;
+    lrhost::cli::add_dataset_command(app, command);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
+    return lrhost::cli::run_dataset_command(command);
+  };
+  const std::string missing = (tmp.path / "nope").string();
+  auto msg = error_message<IoError>([&] { run({"dataset", "stats", missing}); });
+  CHECK(msg.find(missing) != std::string::npos);
+
+  fs::path root = dataset_without_quantiles(tmp.path / "push");
+  fs::rename(root / "meta" / "stats.json", root / "meta" / "stats.json.bak");
+  msg = error_message<IoError>([&] { run({"dataset", "stats", root.string()}); });
+  CHECK(msg.find((root / "meta" / "stats.json").string()) != std::string::npos);
+
+  write_text(root / "meta" / "stats.json", "{\"action\": [1, 2");
+  msg = error_message<DataError>([&] { run({"dataset", "stats", root.string()}); });
+  CHECK(msg.find("stats.json") != std::string::npos);
+  CHECK(read_text(root / "meta" / "stats.json") == "{\"action\": [1, 2");  // left as it was
+
+  fs::remove(root / "meta" / "stats.json");
+  fs::rename(root / "meta" / "stats.json.bak", root / "meta" / "stats.json");
+  CHECK(run({"dataset", "stats", root.string()}) == 0);
+  CHECK(lrhost::data::has_quantile_stats(lrhost::data::read_stats_json(root / "meta" / "stats.json")));
+  CHECK(run({"dataset", "stats", root.string(), "--overwrite"}) == 0);
 }

@@ -3,7 +3,7 @@
 // numbers come from numpy, whose summation order (pairwise along a single contiguous column,
 // row-by-row accumulation when several columns are reduced together), float32-vs-float64 promotion
 // and histogram quantile estimate differ from torch's; matching them is what makes a stats.json
-// written here equal to LeRobot's for the same data. Matched: huggingface/lerobot HEAD 7427f31
+// written here equal to LeRobot's for the same data. Matched: LeRobot 0.6.1
 // (src/lerobot/datasets/compute_stats.py: RunningQuantileStats, get_feature_stats,
 // compute_episode_stats, aggregate_feature_stats; datasets/io_utils.py: load_stats, write_stats)
 // under numpy 2.x (NEP 50 scalar promotion).
@@ -248,6 +248,14 @@ void for_each_stat(FeatureStats& stats, F&& f) {
     if (t->defined()) f(*t);
   for (auto& [name, t] : stats.quantiles) f(t);
   for (auto& [name, t] : stats.extra) f(t);
+}
+
+// get_feature_stats(axis=(0,2,3)) of frames [N,C,H,W]: every pixel of a channel is one sample, the
+// recorded count is N. Stats come back flat ([C]).
+FeatureStats channel_stats_flat(const torch::Tensor& frames) {
+  const int64_t samples = frames.size(0), channels = frames.size(1);
+  torch::Tensor data2d = frames.permute({0, 2, 3, 1}).reshape({-1, channels}).contiguous();
+  return feature_stats_2d(data2d, samples);
 }
 
 // numpy's dtype when stacking arrays of these dtypes (float64 wins; ints mixed with floats → float64).
@@ -509,14 +517,23 @@ FeatureStats compute_episode_stats(const torch::Tensor& values, bool is_camera, 
     frames = frames.index({Slice(), Slice(), Slice(torch::indexing::None, torch::indexing::None, factor),
                            Slice(torch::indexing::None, torch::indexing::None, factor)});
   }
-  const int64_t samples = frames.size(0), channels = frames.size(1);
-  torch::Tensor data2d = frames.permute({0, 2, 3, 1}).reshape({-1, channels}).contiguous();
-  FeatureStats stats = feature_stats_2d(data2d, samples);
+  const int64_t channels = frames.size(1);
+  FeatureStats stats = channel_stats_flat(frames);
   const double factor = is_depth_map ? 1.0 : 255.0;
   for_each_stat(stats, [&](torch::Tensor& t) {
     // v / 255.0 rounds in the stat's own dtype (numpy keeps float32 arrays float32).
     t = divide_in_own_dtype(t, factor).reshape({channels, 1, 1});
   });
+  return stats;
+}
+
+FeatureStats compute_channel_stats(const torch::Tensor& frames) {
+  torch::Tensor v = frames.detach().cpu();
+  if (v.dim() != 4) throw DataError("camera frames must be [N, C, H, W], got shape " + c10::str(v.sizes()));
+  if (v.size(0) == 0) throw DataError("cannot compute camera statistics of an episode without frames");
+  const int64_t channels = v.size(1);
+  FeatureStats stats = channel_stats_flat(v);
+  for_each_stat(stats, [&](torch::Tensor& t) { t = t.reshape({channels, 1, 1}); });
   return stats;
 }
 
@@ -563,8 +580,9 @@ FeatureStats aggregate_stats(const std::vector<FeatureStats>& per_episode) {
   out.mean = vector_tensor(total_mean).reshape(means.front().sizes());
   out.std = vector_tensor(total_std).reshape(means.front().sizes());
   out.count = torch::tensor({total}, torch::kInt64);
-  // Quantile names come from the first episode and must be present in all; exact global quantiles
-  // cannot be recovered, so LeRobot keeps an envelope: min of the lower, max of the upper estimates.
+  // Quantile names come from the first episode and must be present in all (others are dropped).
+  // Exact global quantiles cannot be recovered from per-episode histograms; LeRobot 0.6.1 takes the
+  // count-weighted mean of the episodes' estimates, in float64 like the weighted mean above.
   for (const auto& [name, first] : per_episode.front().quantiles) {
     std::vector<torch::Tensor> qs;
     for (const auto& s : per_episode) {
@@ -577,9 +595,15 @@ FeatureStats aggregate_stats(const std::vector<FeatureStats>& per_episode) {
       if (q.sizes() != first.sizes())
         throw DataError("stat '" + name + "' has shape " + c10::str(q.sizes()) + " in one episode and " +
                         c10::str(first.sizes()) + " in episode #0");
-    torch::Tensor stacked = torch::stack(qs).to(stacked_type(qs));
-    const int pct = std::stoi(name.substr(1));
-    out.quantiles[name] = pct <= 50 ? stacked.amin(0) : stacked.amax(0);
+    const int64_t qn = first.numel();
+    std::vector<double> weighted_q(static_cast<size_t>(k * qn));
+    for (int64_t e = 0; e < k; ++e) {
+      const auto values = as_doubles(qs[static_cast<size_t>(e)]);
+      for (int64_t j = 0; j < qn; ++j) weighted_q[e * qn + j] = values[j] * count_d[e];
+    }
+    std::vector<double> total_q = numpy_sum_axis0(weighted_q.data(), k, qn);
+    for (double& q : total_q) q = q / static_cast<double>(total);
+    out.quantiles[name] = vector_tensor(total_q).reshape(first.sizes());
   }
   return out;
 }
@@ -622,6 +646,16 @@ DatasetStats read_stats_json(const std::filesystem::path& file) {
   for (const auto& [key, value] : doc.items())
     stats[key] = stats_from_json(value, "stats file " + file.string() + " feature '" + key + "'");
   return stats;
+}
+
+nlohmann::ordered_json stat_to_ordered_json(const torch::Tensor& stat) {
+  return tensor_to_json<nlohmann::ordered_json>(stat);
+}
+
+std::string python_json_text(const nlohmann::ordered_json& doc) {
+  std::string text;
+  dump_python_style(doc, 0, text);
+  return text;
 }
 
 void write_stats_json(const std::filesystem::path& file, const DatasetStats& stats) {

@@ -53,8 +53,13 @@ std::vector<int64_t> sample_indices(int64_t data_len);
 // (5000-bin histogram, linear interpolation inside the bin).
 FeatureStats compute_episode_stats(const torch::Tensor& values, bool is_camera, bool is_depth_map = false);
 
-// Global stats from per-episode stats as LeRobot's aggregate_feature_stats: count-weighted mean, pooled
-// variance, min of mins, max of maxes, quantiles as an envelope (min of q<=50, max of q>50).
+// Per-channel stats of camera frames [N,C,H,W] taken as they are: no sub-sampling, no down-scaling,
+// no /255 (LeRobot 0.6.1's augment_dataset_quantile_stats computes them on the float frames the
+// dataset returns). Stats have shape [C,1,1]; count = N.
+FeatureStats compute_channel_stats(const torch::Tensor& frames);
+
+// Global stats from per-episode stats as LeRobot 0.6.1's aggregate_feature_stats: count-weighted mean,
+// pooled variance, min of mins, max of maxes, quantiles as the count-weighted mean of the episodes'.
 FeatureStats aggregate_stats(const std::vector<FeatureStats>& per_episode);
 // What LeRobot's dataset writer holds after saving these episodes in order: it folds each episode
 // into the running stats with aggregate_stats([running, episode]), which rounds differently from
@@ -67,6 +72,10 @@ DatasetStats read_stats_json(const std::filesystem::path& file);
 // Writes like LeRobot's write_stats (json.dump(indent=4)), stats in LeRobot's order.
 void write_stats_json(const std::filesystem::path& file, const DatasetStats& stats);
 nlohmann::json stats_to_json(const FeatureStats& stats);  // stat name → nested lists
+// One stat as ndarray.tolist() gives it, for callers that edit a stats document in place.
+nlohmann::ordered_json stat_to_ordered_json(const torch::Tensor& stat);
+// `doc` laid out as Python's json.dump(indent=4) writes it (LeRobot's write_stats), numbers as repr().
+std::string python_json_text(const nlohmann::ordered_json& doc);
 // `what` names the source (file and feature) in error messages.
 FeatureStats stats_from_json(const nlohmann::json& value, const std::string& what);
 

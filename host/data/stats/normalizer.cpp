@@ -22,6 +22,14 @@ constexpr ModeName kModes[] = {{NormMode::MeanStd, "MEAN_STD"},
                                {NormMode::Quantile10, "QUANTILE10"},
                                {NormMode::Identity, "IDENTITY"}};
 
+// What adds missing stats for `mode`; the quantile modes have a command of their own.
+std::string missing_stats_hint(NormMode mode, const std::string& dataset_root) {
+  if (mode == NormMode::Quantiles || mode == NormMode::Quantile10)
+    return "add the quantile stats with `lrhost dataset stats " + (dataset_root.empty() ? "PATH" : dataset_root) +
+           "` (LeRobot: augment_dataset_quantile_stats.py), or normalize this feature with MEAN_STD";
+  return "recompute the dataset statistics, or choose another normalization mode for this feature";
+}
+
 // The stat LeRobot would read, converted to x's dtype and device (its to(dtype=tensor.dtype)).
 torch::Tensor stat_like(const FeatureStats& stats, const std::string& name, const torch::Tensor& x, NormMode mode) {
   if (!stats.has(name)) {
@@ -29,7 +37,7 @@ torch::Tensor stat_like(const FeatureStats& stats, const std::string& name, cons
     for (const auto& n : stats.names()) present += (present.empty() ? "" : ", ") + n;
     throw DataError(norm_mode_name(mode) + " normalization needs stat '" + name +
                         "', which is missing (present: " + (present.empty() ? "none" : present) + ")",
-                    "recompute the dataset statistics, or choose another normalization mode for this feature");
+                    missing_stats_hint(mode, ""));
   }
   return stats.get(name).to(x.device(), x.scalar_type());
 }
@@ -110,6 +118,26 @@ torch::Tensor unnormalize(const torch::Tensor& x, const FeatureStats& stats, Nor
   torch::Tensor out = x + 1;
   if (mode == NormMode::MinMax) return out.div_(2).mul_(denom).add_(lo);  // (x + 1) / 2 * denom + min
   return out.mul_(denom).div_(2).add_(lo);                                // (x + 1) * denom / 2 + q_lo
+}
+
+std::vector<std::string> stats_needed(NormMode mode) {
+  if (mode == NormMode::Identity) return {};
+  if (mode == NormMode::MeanStd) return {"mean", "std"};
+  auto [lo, hi] = range_stats(mode);
+  return {lo, hi};
+}
+
+void require_norm_stats(const FeatureStats& stats, const std::string& feature, NormMode mode,
+                        const std::string& dataset_root) {
+  std::string missing;
+  for (const auto& name : stats_needed(mode))
+    if (!stats.has(name)) missing += (missing.empty() ? "" : ", ") + name;
+  if (missing.empty()) return;
+  std::string present;
+  for (const auto& n : stats.names()) present += (present.empty() ? "" : ", ") + n;
+  throw DataError("feature '" + feature + "': " + norm_mode_name(mode) + " normalization needs stats " + missing +
+                      ", which the dataset's stats lack (present: " + (present.empty() ? "none" : present) + ")",
+                  missing_stats_hint(mode, dataset_root));
 }
 
 void apply_imagenet_stats(DatasetStats& stats, const std::vector<std::string>& camera_keys) {

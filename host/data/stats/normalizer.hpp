@@ -32,6 +32,14 @@ inline constexpr double kNormEps = 1e-8;
 torch::Tensor normalize(const torch::Tensor& x, const FeatureStats& stats, NormMode mode, double eps = kNormEps);
 torch::Tensor unnormalize(const torch::Tensor& x, const FeatureStats& stats, NormMode mode, double eps = kNormEps);
 
+// The stats a mode reads: mean/std, min/max, q01/q99, q10/q90; none for IDENTITY.
+std::vector<std::string> stats_needed(NormMode mode);
+// DataError naming `feature`, the mode and the missing stats when `stats` lacks one `mode` reads
+// (LeRobot raises the same at its first batch). For the quantile modes the hint names the command
+// that adds them: `lrhost dataset stats <dataset_root>` (dataset_root empty: "PATH").
+void require_norm_stats(const FeatureStats& stats, const std::string& feature, NormMode mode,
+                        const std::string& dataset_root = "");
+
 // ImageNet mean/std (3,1,1, float32) written over every listed camera feature's mean/std, creating the
 // entry when absent, as use_imagenet_stats=True does in LeRobot's make_dataset (callers leave depth
 // cameras out of the list, as LeRobot does).
