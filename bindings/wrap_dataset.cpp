@@ -160,7 +160,8 @@ int w_normalizer(lua_State* L) {
     std::map<std::string, std::string> mapping = lx_to_json(L, 2, 2, "mapping").get<std::map<std::string, std::string>>();
     bool imagenet = true;
     if (!lua_isnoneornil(L, 3)) {
-      config::ConfigReader reader(lx_to_json(L, 3, 3, "options"), "Dataset:normalizer options");
+      const auto options = lx_to_json(L, 3, 3, "options");
+      config::ConfigReader reader(options, "Dataset:normalizer options");
       imagenet = reader.boolean("use_imagenet_stats", true);
       reader.reject_unknown();
     }

@@ -31,7 +31,6 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/config_reader.hpp"
-#include "host/data/stats/normalizer.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/registry.hpp"
@@ -81,17 +80,6 @@ nlohmann::json check_options(lua_State* L, int index, const char* what) {
   return options.is_array() && options.empty() ? nlohmann::json::object() : options;
 }
 
-// A feature whose mode needs stats the dataset lacks (q01/q99 for QUANTILES) fails here, naming
-// the dataset, rather than at the first batch of the loop.
-void require_dataset_stats(const policy::PolicyProcessors& processors, const data::DatasetMeta& meta) {
-  const auto& step = processors.normalizer();
-  for (const auto& feature : step.features) {
-    auto stats = step.stats.find(feature.key);
-    if (stats == step.stats.end()) continue;  // LeRobot passes features without stats through
-    data::require_norm_stats(stats->second, feature.key, step.mode_of(feature.type), meta.root.string());
-  }
-}
-
 int w_policy_new(lua_State* L) {
   return lx_guard(L, "lr.policy.new", [&] {
     ensure_not_show_mode(L, "lr.policy.new");
@@ -124,7 +112,7 @@ int w_policy_new(lua_State* L) {
       if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
       auto processors = policy::PolicyProcessors::for_policy(*policy, features, stats, mapping_override);
       if (processors.has_language()) processors.set_task_table(meta.tasks);
-      require_dataset_stats(processors, meta);
+      processors.require_stats(meta.root.string());
       policy->set_processors(std::make_shared<policy::PolicyProcessors>(std::move(processors)));
     } else if (!lua_isnoneornil(L, 3)) {
       throw LxArgError(3, "options need a Dataset as argument #2 (its stats build the processors)");
@@ -214,7 +202,7 @@ int w_use_dataset(lua_State* L) {
     data::apply_imagenet_stats(stats, meta.info.camera_keys());
     auto processors = std::make_shared<policy::PolicyProcessors>(
         policy::PolicyProcessors::for_policy(p, policy::PolicyFeatures::from_dataset(meta.info), stats));
-    require_dataset_stats(*processors, meta);
+    processors->require_stats(meta.root.string());
     if (p.processors()) processors->set_rename_map(p.processors()->rename_map());
     if (processors->has_language()) processors->set_task_table(meta.tasks);
     p.set_processors(std::move(processors));

@@ -42,7 +42,7 @@ struct FlagRule {
 // rules that would also match them.
 constexpr std::array kLeRobotFlags{
     // The policy: the recipe is the shipped one of its type.
-    FlagRule{"--policy.type", Kind::special, "", "picks the shipped recipe: act, diffusion or smolvla"},
+    FlagRule{"--policy.type", Kind::special, "", "picks the shipped recipe of that policy type"},
     FlagRule{"--policy.path", Kind::special, "policy.pretrained_path", "fine-tunes that folder or cached hub id"},
     FlagRule{"--policy.pretrained_path", Kind::special, "policy.pretrained_path", "as --policy.path"},
     FlagRule{"--policy.device", Kind::special, "", "becomes lrhost's --device (cuda or cpu)"},

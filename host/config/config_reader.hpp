@@ -14,6 +14,8 @@ class ConfigReader {
  public:
   // `where` names the component in messages, e.g. "policy 'mlp'" or "optimizer 'adamw'".
   ConfigReader(const nlohmann::json& table, std::string where);
+  // The reader keeps a reference to `table`: a temporary would dangle (keys read back as garbage).
+  ConfigReader(nlohmann::json&& table, std::string where) = delete;
 
   double number(const std::string& key, double fallback);
   double positive_number(const std::string& key, double fallback);

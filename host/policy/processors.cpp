@@ -9,6 +9,7 @@
 #include "host/io/safetensors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::policy {
 namespace fs = std::filesystem;
@@ -375,6 +376,14 @@ Batch PolicyProcessors::normalized(Batch out) const {
     action->second =
         data::normalize(action->second, action_stats->second, normalizer_.mode_of("ACTION"), normalizer_.eps);
   return out;
+}
+
+void PolicyProcessors::require_stats(const std::string& dataset) const {
+  for (const auto& feature : normalizer_.features) {
+    auto stats = normalizer_.stats.find(feature.key);
+    if (stats != normalizer_.stats.end())
+      data::require_norm_stats(stats->second, feature.key, normalizer_.mode_of(feature.type), dataset);
+  }
 }
 
 torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action) const {

@@ -76,6 +76,11 @@ class PolicyProcessors {
   // Dataset key -> policy key renames applied first (LeRobot's rename_observations_processor).
   void set_rename_map(const std::map<std::string, std::string>& renames);
   const std::map<std::string, std::string>& rename_map() const { return rename_map_; }
+  // Fails (util::DataError naming the feature, the missing stats and `dataset` — where the stats
+  // came from — with the command that adds them) when a feature's mode needs stats its entry lacks,
+  // e.g. q01/q99 for QUANTILES; features without any stats pass through, as in LeRobot. Called
+  // when a policy meets its dataset, so that the error comes before the first batch.
+  void require_stats(const std::string& dataset) const;
   // Postprocessor: unnormalizes an action tensor (the "action" feature).
   torch::Tensor unnormalize(const torch::Tensor& action) const;
 

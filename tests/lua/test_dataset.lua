@@ -42,6 +42,11 @@ local expected = (batch.action - stats.mean:to("float32")) / (stats.std:to("floa
 t.truthy(normalized.action:allclose(expected, 1e-5, 1e-6), "MEAN_STD matches (x - mean) / (std + eps)")
 t.truthy(norm:unnormalize("action", normalized.action):allclose(batch.action, 1e-4, 1e-6), "unnormalize inverts")
 t.raises(function() ds:normalizer { ACTION = "ZSCORE" } end, "unknown normalization mode 'ZSCORE'")
+-- Options are read from the table the recipe gave (a reader once kept a reference to a temporary
+-- copy, and every option came out as an unknown key '').
+local plain = ds:normalizer({ ACTION = "MEAN_STD" }, { use_imagenet_stats = false })
+t.truthy(plain:normalize(batch).action:allclose(expected, 1e-5, 1e-6), "options table accepted")
+t.raises(function() ds:normalizer({ ACTION = "MEAN_STD" }, { use_imagenet = false }) end, "use_imagenet")
 
 -- Argument and configuration errors name what is wrong.
 t.raises(function() lr.dataset.lerobot {} end, "'root' is required")

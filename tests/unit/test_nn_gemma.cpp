@@ -6,11 +6,13 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "host/io/safetensors.hpp"
 #include "host/nn/gemma_model.hpp"
 #include "host/nn/module_weights.hpp"
+#include "host/nn/paligemma_layout.hpp"
 #include "host/nn/paligemma_model.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
@@ -305,4 +307,99 @@ TEST_CASE("PaliGemma: image features are projector(tower(pixels)) with LeRobot's
   message = test::described_error<util::DataError>([&] { nn::load_module_weights(*loaded, file, {.prefix = "p."}); });
   CHECK(message.find("unexpected weights") != std::string::npos);
   CHECK(message.find("input_layernorm.dense.weight") != std::string::npos);
+}
+
+namespace {
+
+std::vector<nn::TensorLayout> sorted_layout(std::vector<nn::TensorLayout> layout) {
+  std::sort(layout.begin(), layout.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return layout;
+}
+
+}  // namespace
+
+TEST_CASE("paligemma_with_expert_layout lists exactly the modules' weights (tiny), plus the two lm_heads") {
+  nn::PaliGemmaConfig config;
+  config.vision.hidden_size = 16;
+  config.vision.intermediate_size = 24;
+  config.vision.num_hidden_layers = 2;
+  config.vision.num_attention_heads = 2;
+  config.vision.image_size = 16;
+  config.vision.patch_size = 8;
+  config.text = gemma_tiny_config();
+  config.projection_dim = 32;
+  for (bool adaptive : {false, true}) {
+    CAPTURE(adaptive);
+    auto expert = gemma_tiny_config(adaptive);
+    expert.hidden_size = 24;
+    nn::PaliGemmaModel vlm(config);
+    nn::GemmaModel expert_model(expert, /*with_embeddings=*/false);
+    std::vector<nn::TensorLayout> built;
+    for (const auto& row : nn::weight_table(*vlm, "paligemma.model.")) built.push_back({row.key, row.shape});
+    for (const auto& row : nn::weight_table(*expert_model, "gemma_expert.model.")) built.push_back({row.key, row.shape});
+    built.push_back({"paligemma.lm_head.weight", {17, 32}});
+    built.push_back({"gemma_expert.lm_head.weight", {17, 24}});
+    CHECK((sorted_layout(nn::paligemma_with_expert_layout(config, expert)) == sorted_layout(built)));
+  }
+}
+
+TEST_CASE("paligemma_with_expert_layout at full size: LeRobot's 778 (pi0) / 813 (pi05) tensors with the heads") {
+  // pi0.md section 1.1 (meta-device build of LeRobot 0.6.1): the policy's own projections sit outside
+  // paligemma_with_expert and are listed here; the rest is the layout.
+  const auto vlm = nn::PaliGemmaConfig::so400m_gemma_2b();
+  auto expert = nn::GemmaConfig::gemma_300m();
+  const std::vector<nn::TensorLayout> pi0_heads{
+      {"state_proj.weight", {1024, 32}},           {"state_proj.bias", {1024}},
+      {"action_in_proj.weight", {1024, 32}},       {"action_in_proj.bias", {1024}},
+      {"action_out_proj.weight", {32, 1024}},      {"action_out_proj.bias", {32}},
+      {"action_time_mlp_in.weight", {1024, 2048}}, {"action_time_mlp_in.bias", {1024}},
+      {"action_time_mlp_out.weight", {1024, 1024}}, {"action_time_mlp_out.bias", {1024}}};
+  const std::vector<nn::TensorLayout> pi05_heads{
+      {"action_in_proj.weight", {1024, 32}},  {"action_in_proj.bias", {1024}},
+      {"action_out_proj.weight", {32, 1024}}, {"action_out_proj.bias", {32}},
+      {"time_mlp_in.weight", {1024, 1024}},   {"time_mlp_in.bias", {1024}},
+      {"time_mlp_out.weight", {1024, 1024}},  {"time_mlp_out.bias", {1024}}};
+  auto count = [](const std::vector<nn::TensorLayout>& layout, const std::string& part) {
+    std::vector<nn::TensorLayout> selected;
+    for (const auto& entry : layout)
+      if (entry.key.find(part) != std::string::npos) selected.push_back(entry);
+    return std::make_pair(selected.size(), nn::layout_numel(selected));
+  };
+
+  const auto pi0 = nn::paligemma_with_expert_layout(vlm, expert);
+  CHECK(pi0.size() + pi0_heads.size() == 778);
+  CHECK(nn::layout_numel(pi0) + nn::layout_numel(pi0_heads) == 4028019472LL);
+  CHECK(count(pi0, "vision_tower.") == std::make_pair(std::size_t{437}, int64_t{412442352}));
+  CHECK(count(pi0, "multi_modal_projector.") == std::make_pair(std::size_t{2}, int64_t{2361344}));
+  CHECK(count(pi0, "language_model.embed_tokens.") == std::make_pair(std::size_t{1}, int64_t{526647296}));
+  CHECK(count(pi0, "paligemma.lm_head.") == std::make_pair(std::size_t{1}, int64_t{526647296}));
+  CHECK(count(pi0, "gemma_expert.model.") == std::make_pair(std::size_t{163}, int64_t{311464960}));
+  CHECK(count(pi0, "gemma_expert.lm_head.") == std::make_pair(std::size_t{1}, int64_t{263323648}));
+  CHECK(nn::layout_numel(pi0_heads) == 3248160);
+
+  expert.use_adarms = true;
+  expert.adarms_cond_dim = 1024;
+  const auto pi05 = nn::paligemma_with_expert_layout(vlm, expert);
+  CHECK(pi05.size() + pi05_heads.size() == 813);
+  CHECK(nn::layout_numel(pi05) + nn::layout_numel(pi05_heads) == 4143404816LL);
+  CHECK(count(pi05, "gemma_expert.model.") == std::make_pair(std::size_t{200}, int64_t{427932672}));
+  CHECK(count(pi05, "gemma_expert.model.norm.") == std::make_pair(std::size_t{2}, int64_t{3148800}));
+  CHECK(nn::layout_numel(pi05_heads) == 2165792);
+  // The rows of pi0.md section 3 that differ in shape between the two towers.
+  auto shape = [](const std::vector<nn::TensorLayout>& layout, const std::string& key) {
+    for (const auto& entry : layout)
+      if (entry.key == key) return entry.shape;
+    return std::vector<int64_t>{};
+  };
+  const std::string vision = "paligemma.model.vision_tower.vision_model.";
+  CHECK(shape(pi05, vision + "embeddings.patch_embedding.weight") == std::vector<int64_t>{1152, 3, 14, 14});
+  CHECK(shape(pi05, vision + "embeddings.position_embedding.weight") == std::vector<int64_t>{256, 1152});
+  CHECK(shape(pi05, vision + "encoder.layers.26.mlp.fc1.weight") == std::vector<int64_t>{4304, 1152});
+  CHECK(shape(pi05, "gemma_expert.model.layers.17.self_attn.q_proj.weight") == std::vector<int64_t>{2048, 1024});
+  CHECK(shape(pi05, "gemma_expert.model.layers.17.self_attn.o_proj.weight") == std::vector<int64_t>{1024, 2048});
+  CHECK(shape(pi05, "gemma_expert.model.layers.0.input_layernorm.dense.weight") == std::vector<int64_t>{3072, 1024});
+  CHECK(shape(pi05, "gemma_expert.model.layers.0.input_layernorm.weight").empty());
+  CHECK(shape(pi0, "gemma_expert.model.layers.0.input_layernorm.weight") == std::vector<int64_t>{1024});
+  CHECK(shape(pi05, "paligemma.model.language_model.layers.0.self_attn.k_proj.weight") ==
+        std::vector<int64_t>{256, 2048});
 }

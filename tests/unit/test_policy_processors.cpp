@@ -209,3 +209,14 @@ TEST_CASE("broken processor files give errors naming the file and the problem") 
                                   {{"nodot", torch::zeros({2})}});
   CHECK(load_error(dir.path).find("tensor 'nodot' is not named '<feature>.<stat>'") != std::string::npos);
 }
+
+TEST_CASE("processors: require_stats names the feature, the missing quantiles and the command that adds them") {
+  auto quantiles = PolicyProcessors::build(features(), {{"ACTION", "QUANTILES"}}, stats());
+  auto error = lrhost::test::described_error<lrhost::util::DataError>([&] { quantiles.require_stats("/data/ds"); });
+  CHECK(error.find("feature 'action'") != std::string::npos);
+  CHECK(error.find("q99") != std::string::npos);
+  CHECK(error.find("lrhost dataset stats /data/ds") != std::string::npos);
+  // Modes whose stats are present pass, and a feature without any stats passes through.
+  CHECK_NOTHROW(PolicyProcessors::build(features(), kMap, stats()).require_stats("/data/ds"));
+  CHECK_NOTHROW(PolicyProcessors::build(features(), {{"ACTION", "QUANTILES"}}, {}).require_stats("/data/ds"));
+}
