@@ -93,7 +93,7 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
     throw util::ConfigError("policy 'smolvla': cache_vision_features needs a frozen vision tower",
                             "set freeze_vision_encoder=true or policy.cache_vision_features=false");
   if (is_sharded())
-    throw util::ConfigError("policy 'smolvla': enable_vision_cache on an FSDP-sharded policy: the cache fingerprints "
+    throw util::ConfigError("policy 'smolvla': the vision feature cache on an FSDP-sharded policy: the cache fingerprints "
                             "the vision tower's weights, and each rank holds only a shard of them",
                             "call policy:prepare_training before acc:prepare");
   auto& vlm = *model_->vlm_with_expert->vlm->model;
