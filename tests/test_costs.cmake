@@ -8,6 +8,7 @@ set(_lrhost_test_costs
   interop.smolvla_keys=47
   dist.closed_loop_eval=36
   interop.lerobot_writes_lrhost_reads=29
+  interop.pi_processors=25
   interop.smolvla_to_lerobot=27
   interop.smolvla_from_lerobot=27
   interop.policy_diffusion_to_lerobot=24

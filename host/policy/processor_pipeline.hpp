@@ -19,6 +19,12 @@ enum class ProcessorStepKind {
   unnormalizer,  // unnormalizer_processor, the same in the postprocessor
   task_new_line, // <policy>_new_line_processor {}: "\n" appended to the task unless it ends with one
   tokenizer,     // tokenizer_processor {max_length, task_key, padding_side, padding, truncation, tokenizer_name}
+  // relative_actions_processor {enabled, exclude_joints, action_names}: only enabled = false (a no-op)
+  relative_actions,
+  absolute_actions,  // absolute_actions_processor {enabled}: only enabled = false (a no-op)
+  // pi05_prepare_state_tokenizer_processor_step {}: the task becomes pi05's prompt with the normalized,
+  // discretized state (state_prompt.hpp)
+  state_prompt,
 };
 
 struct ProcessorStep {

@@ -8,6 +8,7 @@
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/policy/registry.hpp"
+#include "host/policy/state_prompt.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -225,6 +226,25 @@ LanguageSettings parse_tokenizer_step(const ordered_json& step, const fs::path& 
   return settings;
 }
 
+// The new-line step (<policy>_new_line_processor): "\n" appended unless the task ends with one.
+std::string append_new_line(const std::string& task) {
+  return !task.empty() && task.back() == '\n' ? task : task + "\n";
+}
+
+// An `enabled` flag of the relative/absolute action steps: false is a no-op; true converts actions
+// relative to the state of the same call, which lrhost does not implement.
+void check_disabled(const ordered_json& config, const std::string& where) {
+  const auto& enabled = field(config, "enabled", where + " config");
+  if (!enabled.is_boolean()) throw util::DataError(where + ": 'enabled' must be true or false, got " + enabled.dump());
+  if (enabled.get<bool>())
+    throw util::NotImplemented(where + ": 'enabled' = true (relative actions) is not implemented in lrhost",
+                               "train with policy.use_relative_actions=false");
+}
+
+bool string_list(const ordered_json& value) {
+  return value.is_array() && std::all_of(value.begin(), value.end(), [](const ordered_json& v) { return v.is_string(); });
+}
+
 bool stats_equal(const data::DatasetStats& a, const data::DatasetStats& b) {
   if (a.size() != b.size()) return false;
   for (const auto& [key, sa] : a) {
@@ -290,7 +310,7 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
   p.unnormalizer_.features = features.outputs;
   p.unnormalizer_.norm_map = norm_map;
   p.unnormalizer_.stats = as_float32(stats, p.unnormalizer_.features);
-  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language);
+  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language, /*append_new_line=*/false);
   return p;
 }
 
@@ -312,7 +332,14 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
   if (!norm_map_override.empty()) norm_map = norm_map_override;
   std::string device =
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
-  return build(features, norm_map, stats, device, policy.language_settings(), policy_spec(policy.type()).processors);
+  auto processors =
+      build(features, norm_map, stats, device, policy.language_settings(), policy_spec(policy.type()).processors);
+  // pi0/pi05 write their relative-action settings into the (disabled) relative step, as LeRobot does.
+  if (config.contains("relative_exclude_joints") && string_list(config["relative_exclude_joints"]))
+    processors.relative_config_["exclude_joints"] = config["relative_exclude_joints"];
+  if (config.contains("action_feature_names") && string_list(config["action_feature_names"]))
+    processors.relative_config_["action_names"] = config["action_feature_names"];
+  return processors;
 }
 
 Batch PolicyProcessors::renamed(const Batch& batch) const {
@@ -331,35 +358,89 @@ void PolicyProcessors::set_rename_map(const std::map<std::string, std::string>& 
 
 void PolicyProcessors::set_task_table(const std::vector<std::string>& tasks) const {
   if (!language_) throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no tasks");
-  language_->set_task_table(tasks);
+  language_->set_task_strings(tasks);
+  // A prompt that depends on each batch (pi05's state) is tokenized per batch; a task-only text once.
+  if (ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::state_prompt)) return;
+  std::vector<std::string> texts = tasks;
+  if (ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::task_new_line))
+    for (auto& text : texts) text = append_new_line(text);
+  language_->set_task_table(texts);
 }
 
-Batch PolicyProcessors::normalize(const Batch& batch) const {
-  Batch out = renamed(batch);
-  if (language_ && !out.count("observation.language.tokens")) {
-    auto task_index = out.find("task_index");
-    if (task_index == out.end())
-      throw util::ConfigError(
-          "the policy's preprocessor tokenizes the task, but the batch has neither "
-          "'observation.language.tokens' nor 'task_index'",
-          "give the task strings: policy:preprocess(batch, {\"pick up the cube\", ...})");
-    auto tokens = language_->tokenize_indices(task_index->second);
-    auto device = task_index->second.device();
-    out["observation.language.tokens"] = tokens.tokens.to(device);
-    out["observation.language.attention_mask"] = tokens.attention_mask.to(device);
-  }
-  return normalized(std::move(out));
-}
+Batch PolicyProcessors::normalize(const Batch& batch) const { return preprocess(batch, nullptr); }
 
 Batch PolicyProcessors::normalize(const Batch& batch, const std::vector<std::string>& tasks) const {
   if (!language_)
     throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no task strings");
-  Batch out = renamed(batch);
-  auto tokens = language_->tokenize(tasks);
-  torch::Device device = out.empty() ? torch::Device(torch::kCPU) : out.begin()->second.device();
-  out["observation.language.tokens"] = tokens.tokens.to(device);
-  out["observation.language.attention_mask"] = tokens.attention_mask.to(device);
-  return normalized(std::move(out));
+  return preprocess(batch, &tasks);
+}
+
+Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::string>* tasks) const {
+  constexpr const char* kTokens = "observation.language.tokens";
+  constexpr const char* kMask = "observation.language.attention_mask";
+  auto task_index = [](const Batch& b) -> const torch::Tensor& {
+    auto found = b.find("task_index");
+    if (found == b.end())
+      throw util::ConfigError(
+          "the policy's preprocessor tokenizes the task, but the batch has neither "
+          "'observation.language.tokens' nor 'task_index'",
+          "give the task strings: policy:preprocess(batch, {\"pick up the cube\", ...})");
+    return found->second;
+  };
+  Batch out = batch;
+  // The text the language steps hand on (LeRobot's complementary_data["task"]): the given strings, or
+  // the dataset's strings of task_index where a step needs the text itself; without text, the tokens
+  // come from the task table (or the batch already has them).
+  std::optional<std::vector<std::string>> texts;
+  if (tasks) texts = *tasks;
+  for (const auto& step : pipeline_.pre) {
+    switch (step.kind) {
+      case ProcessorStepKind::rename:
+        out = renamed(out);
+        break;
+      case ProcessorStepKind::task_new_line:
+        if (texts)
+          for (auto& text : *texts) text = append_new_line(text);
+        break;
+      case ProcessorStepKind::state_prompt: {
+        if (!texts && out.count(kTokens)) break;
+        if (!texts) texts = language_->task_strings(task_index(out));
+        auto state = out.find("observation.state");
+        if (state == out.end())
+          throw util::DataError("the pi05 preprocessor needs 'observation.state' for its prompt (" +
+                                step.registry_name + "), the batch has none");
+        texts = state_prompts(*texts, state->second);
+        break;
+      }
+      case ProcessorStepKind::tokenizer: {
+        LanguageTokens tokens;
+        torch::Device device(torch::kCPU);
+        if (texts) {
+          tokens = language_->tokenize(*texts);
+          if (!out.empty()) device = out.begin()->second.device();
+        } else if (!out.count(kTokens)) {
+          const auto& index = task_index(out);
+          tokens = language_->tokenize_indices(index);
+          device = index.device();
+        } else {
+          break;
+        }
+        out[kTokens] = tokens.tokens.to(device);
+        out[kMask] = tokens.attention_mask.to(device);
+        break;
+      }
+      case ProcessorStepKind::normalizer:
+        out = normalized(std::move(out));
+        break;
+      case ProcessorStepKind::to_batch:          // batches are already batched
+      case ProcessorStepKind::device:            // and on the policy's device
+      case ProcessorStepKind::relative_actions:  // enabled = false: a no-op (read_step refuses true)
+      case ProcessorStepKind::absolute_actions:
+      case ProcessorStepKind::unnormalizer:
+        break;
+    }
+  }
+  return out;
 }
 
 Batch PolicyProcessors::normalized(Batch out) const {
@@ -412,7 +493,12 @@ ordered_json PolicyProcessors::step_json(const ProcessorStep& step, const std::s
     }
     case ProcessorStepKind::to_batch:
     case ProcessorStepKind::task_new_line:
+    case ProcessorStepKind::state_prompt:  // LeRobot writes {} (its fields keep their defaults)
       return step_entry(step.registry_name, ordered_json::object());
+    case ProcessorStepKind::relative_actions:
+      return step_entry(step.registry_name, relative_config_);
+    case ProcessorStepKind::absolute_actions:
+      return step_entry(step.registry_name, {{"enabled", false}});
     case ProcessorStepKind::tokenizer: {
       const auto& settings = language_->settings();
       return step_entry(step.registry_name, {{"max_length", settings.max_length},
@@ -484,8 +570,36 @@ void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& 
     case ProcessorStepKind::to_batch:
     case ProcessorStepKind::task_new_line:
       return;
+    case ProcessorStepKind::relative_actions:
+      check_disabled(config, where);
+      for (const auto& [key, value] : config.items()) {
+        if (key == "exclude_joints" ? !string_list(value)
+            : key == "action_names" ? !(value.is_null() || string_list(value))
+                                    : key != "enabled")
+          throw util::DataError(where + ": " +
+                                (key == "exclude_joints" || key == "action_names"
+                                     ? "'" + key + "' must be a list of names" + (key == "action_names" ? " or null" : "") +
+                                           ", got " + value.dump()
+                                     : "unknown config key '" + key + "' (lrhost reads enabled, exclude_joints, action_names)"));
+      }
+      relative_config_ = config;
+      return;
+    case ProcessorStepKind::absolute_actions:
+      check_disabled(config, where);
+      for (const auto& [key, value] : config.items())
+        if (key != "enabled") throw util::DataError(where + ": unknown config key '" + key + "' (lrhost reads enabled)");
+      return;
+    case ProcessorStepKind::state_prompt:
+      // LeRobot writes {}; its fields are max_state_dim (unused by the step) and task_key.
+      for (const auto& [key, value] : config.items()) {
+        if (key == "task_key" && value == "task") continue;
+        if (key == "max_state_dim" && value.is_number_integer()) continue;
+        throw util::DataError(where + ": config key '" + key + "' = " + value.dump() +
+                              " is not read by lrhost (it reads the task key \"task\" and max_state_dim)");
+      }
+      return;
     case ProcessorStepKind::tokenizer:
-      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index));
+      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index), /*append_new_line=*/false);
       return;
     case ProcessorStepKind::device:
       if (!config.contains("device") || !config["device"].is_string())
@@ -524,6 +638,7 @@ bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
     return a.tokenizer_name == b.tokenizer_name && a.max_length == b.max_length && a.padding == b.padding;
   };
   return pipeline_ == other.pipeline_ && device_ == other.device_ && rename_map_ == other.rename_map_ &&
+         relative_config_ == other.relative_config_ &&
          language_equal() &&
          steps_equal(normalizer_, other.normalizer_) && steps_equal(unnormalizer_, other.unnormalizer_);
 }

@@ -3,7 +3,8 @@
 // action with dataset statistics, the postprocessor (unnormalizer -> device cpu) maps predicted
 // actions back. Which steps, in which order, is the policy's (its spec's ProcessorPipeline,
 // processor_pipeline.hpp); policies fed with language add new-line and tokenizer steps
-// (task_tokenizer.hpp). The rename step renames batch keys (rename_map: dataset name -> policy name);
+// (task_tokenizer.hpp), pi05 a state-prompt step after its normalizer (state_prompt.hpp); the
+// preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map: dataset name -> policy name);
 // to_batch and device change nothing here (batches are already batched and on the device), but every
 // step is kept so that policy_preprocessor.json / policy_postprocessor.json and their
 // *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
@@ -110,6 +111,9 @@ class PolicyProcessors {
  private:
   Batch renamed(const Batch& batch) const;
   Batch normalized(Batch batch) const;
+  // Runs the preprocessor's steps in pipeline order; `tasks` are the rows' task strings, or null when
+  // the batch carries task_index (or tokens) instead.
+  Batch preprocess(const Batch& batch, const std::vector<std::string>* tasks) const;
   // One step's entry in the pipeline JSON, and reading it back into this object.
   nlohmann::ordered_json step_json(const ProcessorStep& step, const std::string& device) const;
   void read_step(const ProcessorStep& step, const nlohmann::ordered_json& entry, std::size_t index,
@@ -120,6 +124,8 @@ class PolicyProcessors {
   std::string device_ = "cpu";
   std::map<std::string, std::string> rename_map_;
   std::shared_ptr<TaskTokenizer> language_;
+  // relative_actions_processor's config as written and read (enabled is always false here).
+  nlohmann::ordered_json relative_config_ = {{"enabled", false}, {"exclude_joints", {"gripper"}}, {"action_names", nullptr}};
 };
 
 inline constexpr const char* kPreprocessorFile = "policy_preprocessor.json";

@@ -13,11 +13,14 @@ namespace lrhost::policy {
 namespace act { const PolicySpec& spec(); }
 namespace diffusion { const PolicySpec& spec(); }
 namespace mlp { const PolicySpec& spec(); }
+namespace pi0 { const PolicySpec& spec(); }
+namespace pi05 { const PolicySpec& spec(); }
 namespace smolvla { const PolicySpec& spec(); }
 
 const std::vector<const PolicySpec*>& policy_specs() {
   static const std::vector<const PolicySpec*> specs = [] {
-    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(), &smolvla::spec()};
+    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(), &pi0::spec(), &pi05::spec(),
+                                         &smolvla::spec()};
     std::sort(all.begin(), all.end(), [](const PolicySpec* a, const PolicySpec* b) { return a->type < b->type; });
     return all;
   }();

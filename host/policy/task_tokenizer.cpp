@@ -5,8 +5,10 @@
 
 namespace lrhost::policy {
 
-TaskTokenizer::TaskTokenizer(LanguageSettings settings)
-    : settings_(std::move(settings)), tokenizer_(text::Tokenizer::load(settings_.tokenizer_dir)) {
+TaskTokenizer::TaskTokenizer(LanguageSettings settings, bool append_new_line)
+    : settings_(std::move(settings)),
+      tokenizer_(text::Tokenizer::load(settings_.tokenizer_dir)),
+      append_new_line_(append_new_line) {
   if (settings_.padding != "longest" && settings_.padding != "max_length")
     throw util::ConfigError("language tokenizer: padding must be 'longest' or 'max_length', got '" + settings_.padding +
                             "'");
@@ -19,7 +21,8 @@ LanguageTokens TaskTokenizer::encode(const std::vector<std::string>& tasks, text
   if (tasks.empty()) throw util::ConfigError("language tokenizer: no task strings to tokenize");
   std::vector<std::string> lines;
   lines.reserve(tasks.size());
-  for (const auto& task : tasks) lines.push_back(!task.empty() && task.back() == '\n' ? task : task + "\n");
+  for (const auto& task : tasks)
+    lines.push_back(!append_new_line_ || (!task.empty() && task.back() == '\n') ? task : task + "\n");
   text::BatchOptions options;
   options.max_length = static_cast<std::size_t>(settings_.max_length);
   options.truncation = true;
@@ -45,6 +48,23 @@ LanguageTokens TaskTokenizer::tokenize(const std::vector<std::string>& tasks) co
 
 void TaskTokenizer::set_task_table(const std::vector<std::string>& tasks) {
   table_ = encode(tasks, text::Padding::max_length);
+}
+
+std::vector<std::string> TaskTokenizer::task_strings(const torch::Tensor& task_index) const {
+  if (task_strings_.empty())
+    throw util::ConfigError("language tokenizer: the batch gives task_index but no task table was set",
+                            "build the policy with lr.policy.new(cfg, dataset), or call policy:set_tasks(dataset)");
+  auto index = task_index.to(torch::kCPU, torch::kLong).reshape({-1});
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < index.numel(); ++i) {
+    const int64_t k = index[i].item<int64_t>();
+    if (k < 0 || k >= static_cast<int64_t>(task_strings_.size()))
+      throw util::DataError("language tokenizer: task_index " + std::to_string(k) + " out of range [0, " +
+                                std::to_string(task_strings_.size()) + ") in the batch",
+                            "the policy's task table comes from another dataset; call policy:set_tasks(dataset)");
+    out.push_back(task_strings_[static_cast<std::size_t>(k)]);
+  }
+  return out;
 }
 
 LanguageTokens TaskTokenizer::tokenize_indices(const torch::Tensor& task_index) const {

@@ -25,12 +25,18 @@ struct LanguageTokens {
 
 class TaskTokenizer {
  public:
-  // Loads the tokenizer from settings.tokenizer_dir (errors name the folder and file).
-  explicit TaskTokenizer(LanguageSettings settings);
+  // Loads the tokenizer from settings.tokenizer_dir (errors name the folder and file). With
+  // `append_new_line` the new-line step runs inside tokenize (the standalone use); PolicyProcessors
+  // runs its pipeline's text steps itself and tokenizes their output as it is.
+  explicit TaskTokenizer(LanguageSettings settings, bool append_new_line = true);
 
   LanguageTokens tokenize(const std::vector<std::string>& tasks) const;
   // A dataset's tasks by task_index, tokenized once.
   void set_task_table(const std::vector<std::string>& tasks);
+  // A dataset's task strings by task_index, kept untokenized (for text that also depends on the
+  // batch, pi05's state prompt), and the strings of a batch's task_index (B,) or (B, 1).
+  void set_task_strings(const std::vector<std::string>& tasks) { task_strings_ = tasks; }
+  std::vector<std::string> task_strings(const torch::Tensor& task_index) const;
   bool has_task_table() const { return table_.tokens.defined(); }
   // Rows of the table for task_index (B,) or (B, 1) integer; errors name an index out of range.
   LanguageTokens tokenize_indices(const torch::Tensor& task_index) const;
@@ -42,7 +48,9 @@ class TaskTokenizer {
 
   LanguageSettings settings_;
   text::Tokenizer tokenizer_;
+  bool append_new_line_;
   LanguageTokens table_;  // padded to max_length
+  std::vector<std::string> task_strings_;
 };
 
 }  // namespace lrhost::policy

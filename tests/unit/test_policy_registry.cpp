@@ -44,11 +44,15 @@ TEST_CASE("registry: every spec is complete, its defaults carry its fields, its 
       CHECK(ProcessorPipeline::index_of(*steps, ProcessorStepKind::device).has_value());
     CHECK(ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::normalizer).has_value());
     CHECK(ProcessorPipeline::index_of(spec->processors.post, ProcessorStepKind::unnormalizer).has_value());
-    // A tokenizer needs the task line it reads; the new-line step comes before it.
+    // A tokenizer needs the text it reads: a step that forms it (the new-line step, or pi05's state
+    // prompt, which has no new-line step) comes before it; the state prompt reads the normalized state.
     if (spec->processors.has_language()) {
       auto new_line = ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::task_new_line);
-      REQUIRE(new_line.has_value());
-      CHECK(*new_line < *ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::tokenizer));
+      auto prompt = ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::state_prompt);
+      REQUIRE((new_line.has_value() || prompt.has_value()));
+      auto text_step = new_line ? *new_line : *prompt;
+      CHECK(text_step < *ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::tokenizer));
+      if (prompt) CHECK(*ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::normalizer) < *prompt);
     }
     if (spec->lerobot_train) {
       CHECK(std::filesystem::exists(lrhost::util::shipped_recipes_dir() / spec->lerobot_train->recipe));

@@ -1,0 +1,44 @@
+// PI0 config: strict reading, LeRobot's validation, config.json output, and the pipeline shape.
+#include "host/policy/pi0/pi0_config.hpp"
+
+#include "host/policy/common/pi_config_checks.hpp"
+
+namespace lrhost::policy::pi0 {
+
+PI0Config PI0Config::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
+  FieldReader reader(table, "policy 'pi0'", dataset_features);
+  reader.expect_type("pi0");
+  PI0Config c;
+  read_config_fields(c, reader);
+  reader.finish();
+  // The optional-list reader leaves an absent or null list empty (nullopt): the default is a list.
+  if (!c.relative_exclude_joints) c.relative_exclude_joints = std::vector<std::string>{"gripper"};
+  c.validate();  // before the features use image_resolution and the padded dims
+  pi_common::complete_pi_features(c);
+  return c;
+}
+
+void PI0Config::validate() const { pi_common::validate_pi_config(*this, "policy 'pi0'"); }
+
+nlohmann::ordered_json PI0Config::to_json() const { return write_config_fields(*this, "pi0"); }
+
+const std::vector<std::string>& PI0Config::weight_shape_fields() {
+  static const std::vector<std::string> fields = config_field_names<PI0Config>(&FieldTraits::shapes_weights);
+  return fields;
+}
+
+ProcessorPipeline pi0_processor_pipeline() {
+  using Kind = ProcessorStepKind;
+  return {{{"rename_observations_processor", Kind::rename},
+           {"to_batch_processor", Kind::to_batch},
+           {"pi0_new_line_processor", Kind::task_new_line},
+           {"tokenizer_processor", Kind::tokenizer},
+           {"device_processor", Kind::device},
+           {"relative_actions_processor", Kind::relative_actions},
+           {"normalizer_processor", Kind::normalizer}},
+          {{"unnormalizer_processor", Kind::unnormalizer},
+           {"absolute_actions_processor", Kind::absolute_actions},
+           {"device_processor", Kind::device}}};
+}
+
+}  // namespace lrhost::policy::pi0

@@ -1,0 +1,44 @@
+// PI05 config: strict reading, LeRobot's validation, config.json output, and the pipeline shape.
+#include "host/policy/pi05/pi05_config.hpp"
+
+#include "host/policy/common/pi_config_checks.hpp"
+
+namespace lrhost::policy::pi05 {
+
+PI05Config PI05Config::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
+  FieldReader reader(table, "policy 'pi05'", dataset_features);
+  reader.expect_type("pi05");
+  PI05Config c;
+  read_config_fields(c, reader);
+  reader.finish();
+  // The optional-list reader leaves an absent or null list empty (nullopt): the default is a list.
+  if (!c.relative_exclude_joints) c.relative_exclude_joints = std::vector<std::string>{"gripper"};
+  c.validate();  // before the features use image_resolution and the padded dims
+  pi_common::complete_pi_features(c);
+  return c;
+}
+
+void PI05Config::validate() const { pi_common::validate_pi_config(*this, "policy 'pi05'"); }
+
+nlohmann::ordered_json PI05Config::to_json() const { return write_config_fields(*this, "pi05"); }
+
+const std::vector<std::string>& PI05Config::weight_shape_fields() {
+  static const std::vector<std::string> fields = config_field_names<PI05Config>(&FieldTraits::shapes_weights);
+  return fields;
+}
+
+ProcessorPipeline pi05_processor_pipeline() {
+  using Kind = ProcessorStepKind;
+  return {{{"rename_observations_processor", Kind::rename},
+           {"to_batch_processor", Kind::to_batch},
+           {"relative_actions_processor", Kind::relative_actions},
+           {"normalizer_processor", Kind::normalizer},
+           {"pi05_prepare_state_tokenizer_processor_step", Kind::state_prompt},
+           {"tokenizer_processor", Kind::tokenizer},
+           {"device_processor", Kind::device}},
+          {{"unnormalizer_processor", Kind::unnormalizer},
+           {"absolute_actions_processor", Kind::absolute_actions},
+           {"device_processor", Kind::device}}};
+}
+
+}  // namespace lrhost::policy::pi05
