@@ -22,7 +22,12 @@
 //    same as without checkpointing.
 //  - Autocast: the CPU and CUDA autocast states of the first run are re-entered for the recompute.
 //    Both runs keep autocast's weight-cast cache off, which only drops a reuse of casts: a cast cached
-//    by a run whose graph is thrown away must not be handed to code outside the segment.
+//    by a run whose graph is thrown away must not be handed to code outside the segment. One
+//    consequence, shared with torch.utils.checkpoint (its recompute casts afresh too): a weight that
+//    several segments of one autocast forward read (SmolVLA's SigLIP layers with two cameras) gets
+//    each segment's gradient in fp32 and summed in fp32, where an unwrapped forward sums them in
+//    bf16 through one cached cast before converting; gradients then differ in the last bits (more
+//    precise with checkpointing). With a weight read by one segment only, they are bit-identical.
 //  - Outside grad mode (no_grad, inference), or when neither an input nor a named parameter requires
 //    grad, the function simply runs.
 //  - Not supported: double backward through a segment is not tested; the function must not modify

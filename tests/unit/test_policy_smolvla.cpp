@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numbers>
 
+#include "host/nn/autocast.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/activation_probe.hpp"
@@ -614,9 +615,10 @@ std::pair<std::shared_ptr<SmolVLAPolicy>, std::shared_ptr<SmolVLAPolicy>> checkp
 TEST_CASE("smolvla: gradient_checkpointing gives the same loss and bit-identical gradients") {
   lrhost::test::TempDir dir("smolvla_checkpointing");
   const auto vlm = write_vlm(dir, false);
+  for (const bool autocast_on : {false, true})
   for (const json& extra : {json{{"freeze_vision_encoder", false}, {"train_expert_only", false}}, json::object(),
                             json{{"attention_mode", "self_attn"}, {"num_expert_layers", 2}}}) {
-    INFO(extra.dump());
+    INFO(extra.dump() << (autocast_on ? " under bf16 autocast" : ""));
     auto [plain, checkpointed] = checkpointing_pair(vlm, extra);
     CHECK(!checkpointed->config().contains("gradient_checkpointing"));  // lrhost's own: not in config.json
     CHECK(checkpointed->smolvla_config().gradient_checkpointing);
@@ -626,6 +628,10 @@ TEST_CASE("smolvla: gradient_checkpointing gives the same loss and bit-identical
     std::vector<torch::Tensor> losses;
     for (auto& policy : {plain, checkpointed}) {
       policy->train();
+      // bf16 autocast too: bit-identical here because each weight is used once per forward (one
+      // camera); see activation_checkpoint.hpp for weights shared between segments.
+      lrhost::nn::AutocastGuard autocast(autocast_on ? std::optional<lrhost::nn::AutocastSpec>(lrhost::nn::AutocastSpec{})
+                                                     : std::nullopt);
       auto loss = policy->forward(batch).loss;
       loss.backward();
       losses.push_back(loss.detach());
