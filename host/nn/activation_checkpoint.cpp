@@ -127,7 +127,8 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
   // tensors = the defined inputs, then the parameters.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 c10::intrusive_ptr<CheckpointState> state, at::TensorList tensors) {
-    std::vector<torch::Tensor> defined(tensors.begin(), tensors.begin() + static_cast<int64_t>(state->defined_inputs.size()));
+    std::vector<torch::Tensor> defined(tensors.begin(),
+                                       tensors.begin() + static_cast<int64_t>(state->defined_inputs.size()));
     state->rng = CheckpointRngState::capture(defined);
     state->autocast = CheckpointAutocastState::capture();
     std::vector<torch::Tensor> outputs;

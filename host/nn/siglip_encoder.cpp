@@ -51,7 +51,9 @@ torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {
       continue;
     }
     // The layer holder is captured by value: the recompute runs in backward, after this loop.
-    auto body = [layer](const std::vector<torch::Tensor>& in) { return std::vector<torch::Tensor>{layer->forward(in[0])}; };
+    auto body = [layer](const std::vector<torch::Tensor>& in) {
+      return std::vector<torch::Tensor>{layer->forward(in[0])};
+    };
     hidden_states = checkpoint(body, {hidden_states}, trainable_parameters({layer.get()}))[0];
   }
   return hidden_states;

@@ -24,9 +24,7 @@ struct CkptTestMlp {
     fc1 = torch::nn::Linear(8, 32);
     fc2 = torch::nn::Linear(32, 8);
   }
-  std::vector<torch::Tensor> parameters() const {
-    return nn::trainable_parameters({fc1.ptr().get(), fc2.ptr().get()});
-  }
+  std::vector<torch::Tensor> parameters() const { return nn::trainable_parameters({fc1.ptr().get(), fc2.ptr().get()}); }
 };
 
 // Two inputs (x may need a gradient, scale never does), two outputs; dropout draws from the default

@@ -616,39 +616,39 @@ TEST_CASE("smolvla: gradient_checkpointing gives the same loss and bit-identical
   lrhost::test::TempDir dir("smolvla_checkpointing");
   const auto vlm = write_vlm(dir, false);
   for (const bool autocast_on : {false, true})
-  for (const json& extra : {json{{"freeze_vision_encoder", false}, {"train_expert_only", false}}, json::object(),
-                            json{{"attention_mode", "self_attn"}, {"num_expert_layers", 2}}}) {
-    INFO(extra.dump() << (autocast_on ? " under bf16 autocast" : ""));
-    auto [plain, checkpointed] = checkpointing_pair(vlm, extra);
-    CHECK(!checkpointed->config().contains("gradient_checkpointing"));  // lrhost's own: not in config.json
-    CHECK(checkpointed->smolvla_config().gradient_checkpointing);
-    auto batch = tiny_batch();
-    batch["noise"] = torch::randn({2, 5, 32});
-    batch["time"] = torch::tensor({0.3f, 0.8f});
-    std::vector<torch::Tensor> losses;
-    for (auto& policy : {plain, checkpointed}) {
-      policy->train();
-      // bf16 autocast too: bit-identical here because each weight is used once per forward (one
-      // camera); see activation_checkpoint.hpp for weights shared between segments.
-      lrhost::nn::AutocastGuard autocast(autocast_on ? std::optional<lrhost::nn::AutocastSpec>(lrhost::nn::AutocastSpec{})
-                                                     : std::nullopt);
-      auto loss = policy->forward(batch).loss;
-      loss.backward();
-      losses.push_back(loss.detach());
+    for (const json& extra : {json{{"freeze_vision_encoder", false}, {"train_expert_only", false}}, json::object(),
+                              json{{"attention_mode", "self_attn"}, {"num_expert_layers", 2}}}) {
+      INFO(extra.dump() << (autocast_on ? " under bf16 autocast" : ""));
+      auto [plain, checkpointed] = checkpointing_pair(vlm, extra);
+      CHECK(!checkpointed->config().contains("gradient_checkpointing"));  // lrhost's own: not in config.json
+      CHECK(checkpointed->smolvla_config().gradient_checkpointing);
+      auto batch = tiny_batch();
+      batch["noise"] = torch::randn({2, 5, 32});
+      batch["time"] = torch::tensor({0.3f, 0.8f});
+      std::vector<torch::Tensor> losses;
+      for (auto& policy : {plain, checkpointed}) {
+        policy->train();
+        // bf16 autocast too: bit-identical here because each weight is used once per forward (one
+        // camera); see activation_checkpoint.hpp for weights shared between segments.
+        lrhost::nn::AutocastGuard autocast(
+            autocast_on ? std::optional<lrhost::nn::AutocastSpec>(lrhost::nn::AutocastSpec{}) : std::nullopt);
+        auto loss = policy->forward(batch).loss;
+        loss.backward();
+        losses.push_back(loss.detach());
+      }
+      CHECK(torch::equal(losses[0], losses[1]));
+      auto reference = plain->named_parameters();
+      int64_t with_grad = 0;
+      for (const auto& item : checkpointed->named_parameters()) {
+        INFO(item.key());
+        const auto& expected = reference[item.key()].grad();
+        REQUIRE(item.value().grad().defined() == expected.defined());
+        if (!expected.defined()) continue;
+        ++with_grad;
+        CHECK(torch::equal(item.value().grad(), expected));
+      }
+      CHECK(with_grad > 0);
     }
-    CHECK(torch::equal(losses[0], losses[1]));
-    auto reference = plain->named_parameters();
-    int64_t with_grad = 0;
-    for (const auto& item : checkpointed->named_parameters()) {
-      INFO(item.key());
-      const auto& expected = reference[item.key()].grad();
-      REQUIRE(item.value().grad().defined() == expected.defined());
-      if (!expected.defined()) continue;
-      ++with_grad;
-      CHECK(torch::equal(item.value().grad(), expected));
-    }
-    CHECK(with_grad > 0);
-  }
 }
 
 TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per sample") {
