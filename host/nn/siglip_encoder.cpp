@@ -1,6 +1,10 @@
 // SigLIP MLP, pre-LN encoder layer and layer stack (see siglip_encoder.hpp).
 #include "host/nn/siglip_encoder.hpp"
 
+#include <memory>
+#include <vector>
+
+#include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/linear.hpp"
 
 namespace lrhost::nn {
@@ -40,7 +44,18 @@ SiglipEncoderImpl::SiglipEncoderImpl(const SiglipVisionConfig& config) {
 }
 
 torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {
-  for (const auto& layer : *layers) hidden_states = layer->as<SiglipEncoderLayer>()->forward(hidden_states);
+  for (const auto& module : *layers) {
+    auto layer = std::dynamic_pointer_cast<SiglipEncoderLayerImpl>(module);
+    if (!gradient_checkpointing || !torch::GradMode::is_enabled()) {
+      hidden_states = layer->forward(hidden_states);
+      continue;
+    }
+    // The layer holder is captured by value: the recompute runs in backward, after this loop.
+    auto body = [layer](const std::vector<torch::Tensor>& in) {
+      return std::vector<torch::Tensor>{layer->forward(in[0])};
+    };
+    hidden_states = checkpoint(body, {hidden_states}, trainable_parameters({layer.get()}))[0];
+  }
   return hidden_states;
 }
 

@@ -40,6 +40,9 @@ class SiglipEncoderImpl : public torch::nn::Module {
   torch::Tensor forward(torch::Tensor hidden_states);
 
   torch::nn::ModuleList layers{nullptr};
+  // Training forwards keep only each layer's input and recompute the layer in backward
+  // (activation_checkpoint.hpp); no effect outside grad mode.
+  bool gradient_checkpointing = false;
 };
 TORCH_MODULE(SiglipEncoder);
 

@@ -40,3 +40,6 @@ foreach(n 2 4)
     -- --nproc ${n} --device cpu --run-dir @RUN@ ${D}/smolvla_equivalence.lua
        vlm=${PROJECT_SOURCE_DIR}/recipes/assets/smolvla_tiny_vlm)
 endforeach()
+lrhost_dist_case(smolvla_ddp_equivalence_gradient_checkpointing --match "smolvla ddp equivalence ok: 2 ranks"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${D}/smolvla_equivalence.lua
+     vlm=${PROJECT_SOURCE_DIR}/recipes/assets/smolvla_tiny_vlm gradient_checkpointing=true)

@@ -5,8 +5,10 @@
 -- (seeded), with explicit flow-matching noise and time per sample so both runs see the same ones.
 -- Every rank trains through the accelerator (DDP on the trainable parameters only); rank 0 also
 -- trains the single-process reference in-process and compares (fp32, relative max difference).
+-- gradient_checkpointing=true runs both with activation checkpointing (the gradients of recomputed
+-- layers must reach DDP's reducer through the outer graph).
 local lr = require "lrhost"
-local cfg = lr.config { global_batch = 4, steps = 2, seed = 7, tolerance = 1e-5, vlm = "" }
+local cfg = lr.config { global_batch = 4, steps = 2, seed = 7, tolerance = 1e-5, vlm = "", gradient_checkpointing = false }
 local acc = lr.accelerator { accelerator = { ddp = { first_bucket_mb = 0.05, bucket_cap_mb = 0.2 } } }
 local n, r = acc.world_size, acc.rank
 assert(cfg.global_batch % n == 0, "global_batch must divide by the ranks")
@@ -15,7 +17,8 @@ assert(cfg.vlm ~= "", "vlm= (the tiny VLM folder) is required")
 
 local chunk, G = 4, cfg.steps * cfg.global_batch
 local policy_cfg = { type = "smolvla", vlm_model_name = cfg.vlm, chunk_size = chunk, n_action_steps = chunk,
-                     num_vlm_layers = 4, resize_imgs_with_padding = { 64, 64 }, tokenizer_max_length = 8 }
+                     num_vlm_layers = 4, resize_imgs_with_padding = { 64, 64 }, tokenizer_max_length = 8,
+                     gradient_checkpointing = cfg.gradient_checkpointing }
 local features = { inputs = { ["observation.state"] = { 5 }, ["observation.images.top"] = { 3, 32, 48 } },
                    outputs = { action = { 4 } } }
 

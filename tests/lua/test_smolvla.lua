@@ -125,5 +125,48 @@ for k, v in pairs(norm) do unknown[k] = v end
 unknown["observation.images.side"] = unknown["observation.images.top"]
 t.raises(function() policy:forward(unknown) end, "rename_map", "an unknown camera suggests rename_map")
 
+-- policy.gradient_checkpointing (lrhost's own option): everything trainable (SigLIP's layers are
+-- checkpointed too), three training steps through the accelerator. In fp32: the same losses and
+-- weights, bit for bit, as without it. Under bf16 autocast it trains too; the forward (first loss) is
+-- the same, but the two cameras read the SigLIP weights through one cached bf16 cast without
+-- checkpointing and through fresh casts with it, so gradients differ in the last bits
+-- (nn/activation_checkpoint.hpp).
+local function train_steps(checkpointing, mixed_precision)
+  local c = lr.policy.defaults("smolvla", { vlm_model_name = vlm, chunk_size = 4, n_action_steps = 2,
+                                            num_vlm_layers = 4, resize_imgs_with_padding = { 64, 64 },
+                                            tokenizer_max_length = 12, pad_language_to = "max_length",
+                                            freeze_vision_encoder = false, train_expert_only = false,
+                                            gradient_checkpointing = checkpointing })
+  lr.manual_seed(1)
+  local p = lr.policy.new(c, plain)
+  local acc = lr.accelerator { accelerator = { mixed_precision = mixed_precision } }
+  local opt = lr.optim.adamw(p, { lr = 1e-3 })
+  acc:prepare(p, opt)
+  p:train()
+  local losses = {}
+  for step = 1, 3 do
+    lr.manual_seed(10 + step)  -- noise and time
+    local step_loss = p:forward(p:preprocess(batch))
+    acc:backward(step_loss)
+    opt:step()
+    opt:zero_grad()
+    losses[step] = step_loss:item()
+  end
+  return losses, p
+end
+local losses_off, policy_off = train_steps(false, "no")
+local losses_on, policy_on = train_steps(true, "no")
+t.eq(policy_on:config().gradient_checkpointing, nil, "not written to config.json")
+for step = 1, 3 do t.eq(losses_on[step], losses_off[step], "checkpointed loss, step " .. step) end
+t.truthy(losses_on[3] < losses_on[1], "the steps train")
+local weights_off = policy_off:named_parameters()
+for name, w in pairs(policy_on:named_parameters()) do
+  t.truthy(w:equal(weights_off[name]), "same weights after checkpointed steps: " .. name)
+end
+local bf16_off = train_steps(false, "bf16")
+local bf16_on = train_steps(true, "bf16")
+t.eq(bf16_on[1], bf16_off[1], "bf16: the same forward")
+t.truthy(bf16_on[3] < bf16_on[1], "bf16: the checkpointed steps train")
+
 os.execute("rm -rf '" .. work .. "'")
 t.done()

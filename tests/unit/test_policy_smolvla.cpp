@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numbers>
 
+#include "host/nn/autocast.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/activation_probe.hpp"
@@ -588,4 +589,108 @@ TEST_CASE("smolvla: the vision cache through Policy's training capabilities (pre
   augmented.augmentation = true;
   CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { base.prepare_training(augmented); })
             .find("augmented frames differ every epoch") != std::string::npos);
+}
+
+namespace {
+
+// The tiny policy twice, everything trainable (so SigLIP's layers are checkpointed too), with and
+// without gradient_checkpointing, the second holding the first's weights.
+int64_t policy_max_length(const SmolVLAPolicy& policy) {
+  return policy.smolvla_config().tokenizer_max_length;
+}
+
+std::pair<std::shared_ptr<SmolVLAPolicy>, std::shared_ptr<SmolVLAPolicy>> checkpointing_pair(const fs::path& vlm,
+                                                                                             json extra) {
+  auto plain = tiny_policy(vlm, extra);
+  extra["gradient_checkpointing"] = true;
+  auto checkpointed = tiny_policy(vlm, extra);
+  torch::NoGradGuard no_grad;
+  auto source = plain->named_parameters();
+  for (auto& item : checkpointed->named_parameters()) item.value().copy_(source[item.key()]);
+  return {plain, checkpointed};
+}
+
+}  // namespace
+
+TEST_CASE("smolvla: gradient_checkpointing gives the same loss and bit-identical gradients") {
+  lrhost::test::TempDir dir("smolvla_checkpointing");
+  const auto vlm = write_vlm(dir, false);
+  for (const bool autocast_on : {false, true})
+    for (const json& extra : {json{{"freeze_vision_encoder", false}, {"train_expert_only", false}}, json::object(),
+                              json{{"attention_mode", "self_attn"}, {"num_expert_layers", 2}}}) {
+      INFO(extra.dump() << (autocast_on ? " under bf16 autocast" : ""));
+      auto [plain, checkpointed] = checkpointing_pair(vlm, extra);
+      CHECK(!checkpointed->config().contains("gradient_checkpointing"));  // lrhost's own: not in config.json
+      CHECK(checkpointed->smolvla_config().gradient_checkpointing);
+      auto batch = tiny_batch();
+      batch["noise"] = torch::randn({2, 5, 32});
+      batch["time"] = torch::tensor({0.3f, 0.8f});
+      std::vector<torch::Tensor> losses;
+      for (auto& policy : {plain, checkpointed}) {
+        policy->train();
+        // bf16 autocast too: bit-identical here because each weight is used once per forward (one
+        // camera); see activation_checkpoint.hpp for weights shared between segments.
+        lrhost::nn::AutocastGuard autocast(
+            autocast_on ? std::optional<lrhost::nn::AutocastSpec>(lrhost::nn::AutocastSpec{}) : std::nullopt);
+        auto loss = policy->forward(batch).loss;
+        loss.backward();
+        losses.push_back(loss.detach());
+      }
+      CHECK(torch::equal(losses[0], losses[1]));
+      auto reference = plain->named_parameters();
+      int64_t with_grad = 0;
+      for (const auto& item : checkpointed->named_parameters()) {
+        INFO(item.key());
+        const auto& expected = reference[item.key()].grad();
+        REQUIRE(item.value().grad().defined() == expected.defined());
+        if (!expected.defined()) continue;
+        ++with_grad;
+        CHECK(torch::equal(item.value().grad(), expected));
+      }
+      CHECK(with_grad > 0);
+    }
+}
+
+TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per sample") {
+  lrhost::test::TempDir dir("smolvla_checkpointing_probe");
+  auto [plain, checkpointed] =
+      checkpointing_pair(write_vlm(dir, false), {{"freeze_vision_encoder", false}, {"train_expert_only", false}});
+  const auto off = lrhost::policy::measure_activations(*plain);
+  const auto on = lrhost::policy::measure_activations(*checkpointed);
+  MESSAGE("activation bytes per sample: off " << off.per_sample << ", on " << on.per_sample);
+  // What checkpointing keeps of a layer is its input: per VLM layer index the prefix (P tokens x 64)
+  // and the suffix (S x 48), per SigLIP layer the patch tokens (16 x 32), fp32. Without it each layer
+  // keeps, besides that input, at least 10 more of its widths per token, all distinct storages:
+  //  - text layer (width W = 64, MLP 128 = 2W): the normed input (W, read by q/k/v), q (W), k and v
+  //    (2 x 32 = W), the attention output (W, read by o_proj), the residual sum (W, read by the
+  //    post-attention norm), its normed value (W), gate, up and SiLU(gate) (3 x 2W): 12 W;
+  //  - expert layer (48 wide, q 64, MLP 256): more than 10 x 48 in its MLP alone (3 x 256);
+  //  - SigLIP layer (W = 32, MLP 64): normed input, q, k, v, attention output, residual, normed
+  //    residual (7 W), fc1 out and GELU out (4 W): 11 W.
+  // (Attention probabilities come on top.) So the drop is at least 10x the layer inputs kept, K; with
+  // P >= 48 language tokens + 1 state token (the image tokens left out) K is at least:
+  const int64_t language = policy_max_length(*plain) + 1, chunk = plain->smolvla_config().chunk_size;
+  const int64_t kept = 4 * (language * 64 + chunk * 48) * 4 + 2 * 16 * 32 * 4;
+  CHECK(off.per_sample - on.per_sample >= 10 * kept);
+  CHECK(on.per_sample < off.per_sample);
+}
+
+TEST_CASE("smolvla: gradient_checkpointing under FSDP is refused, naming both settings") {
+  lrhost::test::TempDir dir("smolvla_checkpointing_fsdp");
+  auto policy = tiny_policy(write_vlm(dir, false), {{"gradient_checkpointing", true}});
+  struct Sharded final : lrhost::policy::ShardedStateSource {
+    std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override { return {}; }
+    int64_t num_parameters() const override { return 0; }
+  } sharded;
+  policy->set_sharded_state_source(&sharded);
+  policy->train();
+  auto message = lrhost::test::error_of<lrhost::util::NotImplemented>([&] { policy->forward(tiny_batch()); });
+  policy->set_sharded_state_source(nullptr);
+  CHECK(message.find("policy.gradient_checkpointing") != std::string::npos);
+  CHECK(message.find("parallelism.dp_shard") != std::string::npos);
+  // Evaluation under no_grad recomputes nothing: allowed.
+  torch::NoGradGuard no_grad;
+  policy->set_sharded_state_source(&sharded);
+  CHECK_NOTHROW(policy->forward(tiny_batch()));
+  policy->set_sharded_state_source(nullptr);
 }

@@ -62,6 +62,11 @@ struct SmolVLAConfig : PretrainedConfigFields {
   // and the cache's bound on disk.
   bool cache_vision_features = false;
   double vision_cache_max_gib = 100.0;
+  // Activation checkpointing (nn/activation_checkpoint.hpp) of each layer index of the VLM + expert
+  // loop, and of each SigLIP encoder layer while the tower trains: a training forward keeps only the
+  // layers' inputs and backward recomputes one layer at a time. LeRobot 0.6.1's SmolVLAConfig has no
+  // such field (pi0/pi05's do, under this name), so it is lrhost's own here.
+  bool gradient_checkpointing = false;
 
   // Every field once, PreTrainedConfig's first, in LeRobot's order, lrhost's own options last:
   // f("name", c.member, {traits}). The one list behind from_json, to_json, to_recipe_json and
@@ -110,6 +115,7 @@ struct SmolVLAConfig : PretrainedConfigFields {
     f("compile_mode", c.compile_mode);
     f("cache_vision_features", c.cache_vision_features, {.lrhost_only = true});
     f("vision_cache_max_gib", c.vision_cache_max_gib, {.lrhost_only = true});
+    f("gradient_checkpointing", c.gradient_checkpointing, {.lrhost_only = true});
   }
   bool operator==(const SmolVLAConfig&) const = default;
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/attention_core.hpp"
 #include "host/nn/linear.hpp"
 #include "host/nn/rotary_embedding.hpp"
@@ -48,6 +49,7 @@ SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const 
     : freeze_vision_encoder_(config.freeze_vision_encoder),
       train_expert_only_(config.train_expert_only),
       cross_attention_(config.cross_attention()),
+      gradient_checkpointing_(config.gradient_checkpointing),
       self_attn_every_n_layers_(config.self_attn_every_n_layers) {
   const auto& text = vlm_config.text;
   // LeRobot keeps text_model.layers[:num_vlm_layers]: a count above the VLM's layers keeps them all.
@@ -95,6 +97,10 @@ SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const 
   }
   expert_hidden_size_ = expert.hidden_size;
   vlm_hidden_size_ = text.hidden_size;
+  // SigLIP's layers are checkpointed only while the tower trains: a frozen tower keeps no activations
+  // for backward anyway (nothing in it needs a gradient), so recomputing it would buy nothing.
+  vlm->model->vision_model->encoder->gradient_checkpointing =
+      config.gradient_checkpointing && !config.freeze_vision_encoder && !config.train_expert_only;
   apply_freezing();
 }
 
@@ -261,10 +267,32 @@ std::pair<torch::Tensor, torch::Tensor> SmolVLMWithExpertImpl::run_layers(torch:
     cache->keys.assign(static_cast<std::size_t>(num_vlm_layers_), torch::Tensor());
     cache->values.assign(static_cast<std::size_t>(num_vlm_layers_), torch::Tensor());
   }
+  const bool checkpointed = gradient_checkpointing_ && pass == Pass::train && torch::GradMode::is_enabled();
   for (int64_t i = 0; i < num_vlm_layers_; ++i) {
     LayerPair layers{text_model->layer(static_cast<std::size_t>(i)), expert_layer(i)};
     const Streams inputs{prefix, suffix};
     const LayerContext at{i, mask, positions, pass, cache};
+    if (checkpointed) {
+      // FSDP's hooks gather a unit's parameters around its forward; the recompute in backward would
+      // run outside them, on shards. Not supported yet: refuse rather than compute on shards.
+      if (policy::forward_hooks(*layers[0]) != nullptr || (layers[1] && policy::forward_hooks(*layers[1]) != nullptr))
+        throw util::NotImplemented(
+            "policy 'smolvla': policy.gradient_checkpointing=true with FSDP (parallelism.dp_shard > 1) is not "
+            "implemented: the recomputed layers would run outside the wrap units' parameter gathers",
+            "set policy.gradient_checkpointing=false, or train with DDP (parallelism.dp_shard=1)");
+      // Captured by value (the recompute runs in backward, after this loop): the layer index, the
+      // mask and positions. The streams are the segment's inputs; the pair's trainable weights are
+      // where its gradients go.
+      auto body = [this, i, mask, positions](const std::vector<torch::Tensor>& streams) {
+        const LayerContext context{i, mask, positions, Pass::train, nullptr};
+        return run_layer(i, Streams{streams[0], streams[1]}, context);
+      };
+      auto result = nn::checkpoint(body, {prefix, suffix},
+                                   nn::trainable_parameters({layers[0].get(), layers[1] ? layers[1].get() : nullptr}));
+      prefix = result[0];
+      suffix = result[1];
+      continue;
+    }
     auto step = [&] {
       auto att = pass == Pass::fill_cache || is_self_attention_layer(i) ? joint_attention(layers, inputs, at)
                                                                         : cross_attention(layers, inputs, at);
@@ -280,6 +308,12 @@ std::pair<torch::Tensor, torch::Tensor> SmolVLMWithExpertImpl::run_layers(torch:
   }
   if (suffix.defined()) suffix = lm_expert->norm->forward(suffix);
   return {prefix, suffix};
+}
+
+std::vector<torch::Tensor> SmolVLMWithExpertImpl::run_layer(int64_t i, const Streams& inputs, const LayerContext& at) {
+  LayerPair layers{vlm->model->text_model->layer(static_cast<std::size_t>(i)), expert_layer(i)};
+  auto att = is_self_attention_layer(i) ? joint_attention(layers, inputs, at) : cross_attention(layers, inputs, at);
+  return finish_layer(layers, inputs, att);
 }
 
 torch::Tensor SmolVLMWithExpertImpl::forward(const torch::Tensor& prefix, const torch::Tensor& suffix,

@@ -103,7 +103,10 @@ class SmolVLMWithExpertImpl : public torch::nn::Module {
   torch::Tensor attention(const torch::Tensor& mask, const torch::Tensor& query, const torch::Tensor& key,
                           const torch::Tensor& value) const;
 
-  bool freeze_vision_encoder_, train_expert_only_, cross_attention_;
+  // One layer index of the training pass (both streams through layer i): the body of the layer loop.
+  std::vector<torch::Tensor> run_layer(int64_t i, const Streams& inputs, const LayerContext& at);
+
+  bool freeze_vision_encoder_, train_expert_only_, cross_attention_, gradient_checkpointing_;
   int64_t self_attn_every_n_layers_, num_vlm_layers_, num_expert_layers_;
   int64_t expert_hidden_size_, vlm_hidden_size_;
 };
