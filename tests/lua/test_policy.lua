@@ -42,7 +42,9 @@ t.eq(#groups[1].params, 4, "all parameters in it")
 local from_features = lr.policy.new({ type = "mlp", hidden_dims = {} },
                                     { inputs = { ["observation.state"] = { 6 } }, outputs = { action = { 2 } } })
 t.eq(from_features:config().input_dim, 6, "input_dim from features")
-t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "smolvla" }, "registered types")
+t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "pi0", "pi05", "smolvla" }, "registered types")
+-- pi0/pi05 have their configs and processors but no model yet: building one says so.
+t.raises(function() lr.policy.new(lr.policy.defaults("pi05")) end, "not built yet")
 
 -- Training capabilities the shared loop uses: an mlp keeps nothing and has no figures of its own.
 policy:prepare_training { cache_dir = os.tmpname() .. ".never", num_frames = 10, dataset_id = "d", augmentation = true }
