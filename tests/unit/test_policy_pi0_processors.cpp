@@ -18,6 +18,7 @@
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+using lrhost::policy::Batch;
 
 namespace {
 
