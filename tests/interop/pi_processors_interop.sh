@@ -9,15 +9,8 @@ check="${1:?usage: pi_processors_interop.sh CHECK_EXE WORK_DIR}"
 work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-if [ -n "${LRHOST_INTEROP_PYTHON:-}" ]; then
-  py="$LRHOST_INTEROP_PYTHON"
-else
-  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
-fi
-if ! "$py" -c 'import tokenizers, transformers, lerobot.policies.pi05.processor_pi05' >/dev/null 2>&1; then
-  echo "oracle python $py lacks transformers/tokenizers or lerobot's pi05; skipping"
-  exit 77
-fi
+source "$here/oracle_python.sh"
+require_oracle_python "tokenizers, transformers, lerobot.policies.pi05.processor_pi05"
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false

@@ -14,15 +14,8 @@ work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
-if [ -n "${LRHOST_INTEROP_PYTHON:-}" ]; then
-  py="$LRHOST_INTEROP_PYTHON"
-else
-  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
-fi
-if ! "$py" -c 'import tensorboard.backend.event_processing.plugin_event_accumulator' >/dev/null 2>&1; then
-  echo "oracle python $py lacks tensorboard; skipping"
-  exit 77
-fi
+source "$here/oracle_python.sh"
+require_oracle_python "tensorboard.backend.event_processing.plugin_event_accumulator"
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -13,13 +13,7 @@ lrhost="${1:?usage: tokenizer_interop.sh LRHOST_EXE WORK_DIR}"
 work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-if ! py="$("$repo/scripts/setup-interop" --python 2>/dev/null)"; then
-  echo "interop oracle unavailable (scripts/setup-interop --python failed); skipping"
-  exit 77
-fi
-if ! "$py" -c 'import tokenizers, transformers' 2>/dev/null; then
-  echo "the oracle python $py lacks tokenizers/transformers; skipping"
-  exit 77
-fi
+source "$here/oracle_python.sh"
+require_oracle_python "tokenizers, transformers"
 export TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 exec "$py" "$here/${3:-tokenizer_interop.py}" "$lrhost" "$work"

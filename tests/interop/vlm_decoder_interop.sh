@@ -13,15 +13,8 @@ work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
-if [ -n "${LRHOST_INTEROP_PYTHON:-}" ]; then
-  py="$LRHOST_INTEROP_PYTHON"
-else
-  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
-fi
-if ! "$py" -c 'import transformers, lerobot.policies.smolvla.smolvlm_with_expert' >/dev/null 2>&1; then
-  echo "oracle python $py lacks transformers or lerobot's SmolVLA; skipping"
-  exit 77
-fi
+source "$here/oracle_python.sh"
+require_oracle_python "transformers, lerobot.policies.smolvla.smolvlm_with_expert"
 
 rm -rf "$work"
 mkdir -p "$work"

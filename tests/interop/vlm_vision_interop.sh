@@ -11,10 +11,8 @@ check="${1:?usage: vlm_vision_interop.sh CHECK_EXE WORK_DIR}"
 work="${2:?work dir}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-py="${LRHOST_INTEROP_PYTHON:-}"
-if [ -z "$py" ]; then
-  py="$("$repo/scripts/setup-interop" --python 2>/dev/null)" || { echo "interop oracle unavailable; skipping"; exit 77; }
-fi
+source "$here/oracle_python.sh"
+require_oracle_python
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1

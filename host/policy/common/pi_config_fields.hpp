@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "host/policy/common/pi_config_checks.hpp"
 #include "host/policy/config_fields.hpp"
 
 namespace lrhost::policy::pi_common {
@@ -99,5 +100,21 @@ struct PiConfigFields : PretrainedConfigFields {
   }
   bool operator==(const PiConfigFields&) const = default;
 };
+
+// PI0Config::from_json / PI05Config::from_json: every field read strictly, then LeRobot's
+// __post_init__ checks and validate_features (empty cameras, padded state/action when absent).
+template <class Config>
+Config read_pi_config(const nlohmann::json& table, const std::string& type, const PolicyFeatures& dataset_features) {
+  FieldReader reader(table, "policy '" + type + "'", dataset_features);
+  reader.expect_type(type);
+  Config c;
+  read_config_fields(c, reader);
+  reader.finish();
+  // The optional-list reader leaves an absent or null list empty (nullopt): the default is a list.
+  if (!c.relative_exclude_joints) c.relative_exclude_joints = std::vector<std::string>{"gripper"};
+  validate_pi_config(c, "policy '" + type + "'");  // before the features use image_resolution and the padded dims
+  complete_pi_features(c);
+  return c;
+}
 
 }  // namespace lrhost::policy::pi_common

@@ -1,21 +1,12 @@
 // PI0 config: strict reading, LeRobot's validation, config.json output, and the pipeline shape.
 #include "host/policy/pi0/pi0_config.hpp"
 
-#include "host/policy/common/pi_config_checks.hpp"
+#include "host/policy/common/pi_config_fields.hpp"
 
 namespace lrhost::policy::pi0 {
 
 PI0Config PI0Config::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  FieldReader reader(table, "policy 'pi0'", dataset_features);
-  reader.expect_type("pi0");
-  PI0Config c;
-  read_config_fields(c, reader);
-  reader.finish();
-  // The optional-list reader leaves an absent or null list empty (nullopt): the default is a list.
-  if (!c.relative_exclude_joints) c.relative_exclude_joints = std::vector<std::string>{"gripper"};
-  c.validate();  // before the features use image_resolution and the padded dims
-  pi_common::complete_pi_features(c);
-  return c;
+  return pi_common::read_pi_config<PI0Config>(table, "pi0", dataset_features);
 }
 
 void PI0Config::validate() const { pi_common::validate_pi_config(*this, "policy 'pi0'"); }
