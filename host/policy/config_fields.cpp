@@ -68,29 +68,29 @@ void FieldReader::operator()(const std::string& key, std::vector<double>& value,
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<std::string>& value, const FieldTraits&) {
-  value_of(key, &value);
-  value = fields_.optional_string(key);
+  // Absent or null keeps the member's default, as for every other field.
+  if (value_of(key, &value)) value = fields_.optional_string(key);
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<bool>& value, const FieldTraits&) {
-  value_of(key, &value);
-  value = fields_.optional_bool(key);
+  // Absent or null keeps the member's default, as for every other field.
+  if (value_of(key, &value)) value = fields_.optional_bool(key);
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<double>& value, const FieldTraits&) {
-  value_of(key, &value);
-  value = fields_.optional_number(key);
+  // Absent or null keeps the member's default, as for every other field.
+  if (value_of(key, &value)) value = fields_.optional_number(key);
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<int64_t>& value, const FieldTraits&) {
-  value_of(key, &value);
-  value = fields_.optional_integer(key);
+  // Absent or null keeps the member's default, as for every other field.
+  if (value_of(key, &value)) value = fields_.optional_integer(key);
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<std::vector<std::string>>& value,
                              const FieldTraits&) {
-  value_of(key, &value);
-  value = fields_.optional_strings(key);
+  // Absent or null keeps the member's default, as for every other field.
+  if (value_of(key, &value)) value = fields_.optional_strings(key);
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<std::vector<int64_t>>& value,

@@ -59,6 +59,7 @@ class FieldReader {
   // `dataset` fills feature lists the table leaves empty. The reader keeps a reference to `table`
   // (as ConfigReader does), so the table must outlive it.
   FieldReader(const nlohmann::json& table, std::string where, const PolicyFeatures& dataset = {});
+  FieldReader(nlohmann::json&& table, std::string where, const PolicyFeatures& dataset = {}) = delete;
 
   // Accepts the "type" key, which must name this policy when present.
   void expect_type(const std::string& type) { fields_.expect_type(type); }

@@ -34,6 +34,8 @@ struct PolicySpec {
   std::function<nlohmann::ordered_json()> default_config;
   // Fields that shape the weights: fixed when fine-tuning from a pretrained folder.
   std::vector<std::string> weight_shape_fields;
+  // lrhost's own options (not in LeRobot's config.json): a fine-tuning run takes them from the recipe.
+  std::vector<std::string> run_option_fields;
   ProcessorPipeline processors = ProcessorPipeline::lerobot_default();
   // Module type names (LeRobot's class names) whose instances are FSDP wrap units.
   std::vector<std::string> fsdp_wrap_module_types;

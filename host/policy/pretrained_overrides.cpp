@@ -1,6 +1,8 @@
 // Command-line changes on top of a pretrained policy's config.json; see pretrained_overrides.hpp.
 #include "host/policy/pretrained_overrides.hpp"
 
+#include <algorithm>
+
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
@@ -16,6 +18,15 @@ using nlohmann::ordered_json;
 // Fields of the recipe's policy table that never come from config.json.
 bool recipe_only(const std::string& field) {
   return field == "pretrained_path" || field == "type";
+}
+
+// lrhost's own run options of the type (its spec's run_option_fields, e.g. SmolVLA's
+// cache_vision_features): LeRobot's config.json cannot hold them, so a fine-tuning run takes them from
+// the recipe like a fresh one.
+bool run_option(const std::string& field, const std::string& type) {
+  const auto* spec = find_policy_spec(type);
+  return spec && std::find(spec->run_option_fields.begin(), spec->run_option_fields.end(), field) !=
+                     spec->run_option_fields.end();
 }
 
 bool same_kind(const ordered_json& a, const json& b) {
@@ -79,12 +90,12 @@ PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const s
   const auto fields = default_policy_config_with_nulls(type);
   result.policy = json::object();
   for (const auto& [field, value] : recipe_policy.items()) {
-    if (recipe_only(field) || explicit_fields.count(field)) {
+    if (recipe_only(field) || run_option(field, type) || explicit_fields.count(field)) {
       result.policy[field] = value;
       if (explicit_fields.count(field) && !recipe_only(field)) result.from_command_line.push_back(field);
     } else if (!config_json.contains(field)) {
-      // A field this config.json predates (or lrhost's own option): the policy type's default, as
-      // loading config.json alone would give, never the recipe's.
+      // A field this config.json predates: the policy type's default, as loading config.json alone
+      // would give, never the recipe's.
       if (fields.contains(field) && !fields[field].is_null())
         result.policy[field] = json::parse(fields[field].dump());
       else if (!fields.contains(field))

@@ -329,7 +329,13 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
   for (const auto& [type, mode] : mapping)
     if (std::none_of(norm_map.begin(), norm_map.end(), [&](const auto& e) { return e.first == type; }))
       norm_map.emplace_back(type, mode);
-  if (!norm_map_override.empty()) norm_map = norm_map_override;
+  // The option's entries replace the policy's mode of the feature types they name; the others keep
+  // the policy's (a partial table must not leave, say, the action unnormalized).
+  for (const auto& [type, mode] : norm_map_override) {
+    auto entry = std::find_if(norm_map.begin(), norm_map.end(), [&](const auto& e) { return e.first == type; });
+    if (entry != norm_map.end()) entry->second = mode;
+    else norm_map.emplace_back(type, mode);
+  }
   std::string device =
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
   auto processors =

@@ -58,7 +58,8 @@ class PolicyProcessors {
   // The same for a policy: its spec's pipeline, its features (or `fallback` when it declares none,
   // e.g. mlp), its normalization mapping in config.json order, and its config's "device" (cpu when
   // absent).
-  // A non-empty `norm_map_override` replaces the policy's mapping (lr.policy.new's option).
+  // `norm_map_override` (lr.policy.new's option) replaces the policy's mode of each feature type it
+  // names; the types it does not name keep the policy's.
   static PolicyProcessors for_policy(const Policy& policy, const PolicyFeatures& fallback,
                                      const data::DatasetStats& stats,
                                      const std::vector<std::pair<std::string, std::string>>& norm_map_override = {});

@@ -54,10 +54,11 @@ std::vector<std::string> TaskTokenizer::task_strings(const torch::Tensor& task_i
   if (task_strings_.empty())
     throw util::ConfigError("language tokenizer: the batch gives task_index but no task table was set",
                             "build the policy with lr.policy.new(cfg, dataset), or call policy:set_tasks(dataset)");
-  auto index = task_index.to(torch::kCPU, torch::kLong).reshape({-1});
+  auto index = task_index.to(torch::kCPU, torch::kLong).reshape({-1}).contiguous();
+  const int64_t* indices = index.data_ptr<int64_t>();
   std::vector<std::string> out;
   for (int64_t i = 0; i < index.numel(); ++i) {
-    const int64_t k = index[i].item<int64_t>();
+    const int64_t k = indices[i];
     if (k < 0 || k >= static_cast<int64_t>(task_strings_.size()))
       throw util::DataError("language tokenizer: task_index " + std::to_string(k) + " out of range [0, " +
                                 std::to_string(task_strings_.size()) + ") in the batch",

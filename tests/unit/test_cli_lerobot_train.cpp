@@ -7,6 +7,7 @@
 
 #include "host/cli/lerobot_train.hpp"
 #include "host/policy/policy_defaults.hpp"
+#include "host/policy/registry.hpp"
 #include "host/policy/pretrained_overrides.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
@@ -207,6 +208,27 @@ TEST_CASE("fine-tuning: the command line's policy fields go on top of the pretra
   recipe["optimizer_lr"] = 0.5;
   recipe["type"] = "smolvla";
   CHECK(message({}, json::object()).find("is a 'act' policy") != std::string::npos);
+
+  // lrhost's own run options (not in LeRobot's config.json) come from the recipe when fine-tuning too.
+  {
+    const auto& spec = lrhost::policy::policy_spec("smolvla");
+    REQUIRE_FALSE(spec.run_option_fields.empty());
+    auto lerobot_config = lrhost::policy::default_policy_config_with_nulls("smolvla");
+    for (const auto& field : spec.run_option_fields) lerobot_config.erase(field);
+    fs::path folder = dir / "pretrained_smolvla_lerobot";
+    fs::create_directories(folder);
+    std::ofstream(folder / "config.json") << lerobot_config.dump(4);
+    json smolvla = json::parse(lrhost::policy::default_policy_config("smolvla").dump());
+    smolvla["pretrained_path"] = folder.string();
+    smolvla["cache_vision_features"] = true;
+    smolvla["gradient_checkpointing"] = true;
+    smolvla["chunk_size"] = 7;  // a LeRobot field: config.json's value wins
+    auto run = lrhost::policy::pretrained_policy_table(smolvla, {});
+    CHECK(run.policy["cache_vision_features"] == true);
+    CHECK(run.policy["gradient_checkpointing"] == true);
+    CHECK(run.policy["chunk_size"] == lerobot_config["chunk_size"]);
+    CHECK(run.from_command_line.empty());
+  }
 
   CHECK(lrhost::policy::explicit_policy_fields(
             {"policy.chunk_size=3", "steps=2", R"(policy={"n_heads": 2})", "policy.optimizer_betas=[0.9,0.95]"}) ==

@@ -700,6 +700,17 @@ TEST_CASE("augment_quantile_stats adds q01..q99 and keeps every other key, value
     CHECK(lrhost::data::augment_quantile_stats(root, true).written);
     CHECK(read_text(root / "meta" / "stats.json") == with);  // deterministic: same bytes again
   }
+  SUBCASE("a malformed stat is refused, with overwrite too, and the file is left as it was") {
+    auto broken = doc;
+    broken["action"]["mean"] = "x";
+    lrhost::test::write_text(root / "meta" / "stats.json", broken.dump(4));
+    const std::string kept = read_text(root / "meta" / "stats.json");
+    for (bool overwrite : {false, true}) {
+      CAPTURE(overwrite);
+      CHECK_THROWS_AS(lrhost::data::augment_quantile_stats(root, overwrite), lrhost::util::Error);
+      CHECK(read_text(root / "meta" / "stats.json") == kept);
+    }
+  }
 }
 
 TEST_CASE("lrhost dataset stats: error paths name the path") {

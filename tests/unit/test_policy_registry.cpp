@@ -136,3 +136,31 @@ TEST_CASE("processors: files are read with the registered pipeline their steps n
   CHECK(error.find("step 2 is 'pi9_state_processor', expected 'device_processor'") != std::string::npos);
   CHECK(error.find("'smolvla'") != std::string::npos);
 }
+
+namespace {
+
+// A policy with its own normalization mapping, for lr.policy.new's normalization_mapping option.
+struct MappedPolicy final : lrhost::policy::Policy {
+  lrhost::policy::PolicyOutput forward(const lrhost::policy::Batch&) override { return {}; }
+  std::string type() const override { return "mlp"; }
+  nlohmann::ordered_json config() const override { return {{"type", "mlp"}}; }
+  std::map<std::string, std::string> normalization_mapping() const override {
+    return {{"STATE", "MEAN_STD"}, {"ACTION", "MIN_MAX"}};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("processors: a normalization_mapping option replaces only the feature types it names") {
+  lrhost::policy::PolicyFeatures features;
+  features.inputs.push_back({"observation.state", "STATE", {2}});
+  features.outputs.push_back({"action", "ACTION", {2}});
+  MappedPolicy policy;
+  using lrhost::data::NormMode;
+  auto plain = lrhost::policy::PolicyProcessors::for_policy(policy, features, {});
+  CHECK(plain.normalizer().mode_of("STATE") == NormMode::MeanStd);
+  auto changed = lrhost::policy::PolicyProcessors::for_policy(policy, features, {}, {{"STATE", "IDENTITY"}});
+  CHECK(changed.normalizer().mode_of("STATE") == NormMode::Identity);
+  CHECK(changed.normalizer().mode_of("ACTION") == NormMode::MinMax);  // kept, not dropped
+  CHECK(changed.unnormalizer().mode_of("ACTION") == NormMode::MinMax);
+}

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "host/nn/gemma_decoder_layer.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/policy/common/flow_matching.hpp"
 #include "host/policy/common/prefix_suffix_masks.hpp"
@@ -143,13 +144,13 @@ TEST_CASE("vla common: the prefix-cache suffix mask and positions are the suffix
   CHECK(torch::equal(positions, full_positions.slice(1, 4)));
   CHECK(torch::equal(positions, torch::tensor({{3, 4, 5}, {2, 3, 4}})));
 
-  auto additive = common::additive_attention_mask(mask);
+  auto additive = lrhost::nn::additive_attention_mask(mask);
   REQUIRE(additive.sizes() == c10::IntArrayRef{2, 1, 3, 7});
   CHECK((additive.scalar_type() == torch::kFloat32));
   CHECK(additive[0][0][0][0].item<float>() == 0.0F);
   CHECK(additive[0][0][0][2].item<float>() == -2.3819763e38F);
   CHECK(torch::equal(additive.eq(0).squeeze(1), mask));
-  CHECK_THROWS_AS(common::additive_attention_mask(mask.to(torch::kFloat32)), util::DataError);
+  CHECK_THROWS_AS(lrhost::nn::additive_attention_mask(mask.to(torch::kFloat32)), util::DataError);
 }
 
 TEST_CASE("vla common: the Euler loop on toy velocity fields matches their closed forms") {

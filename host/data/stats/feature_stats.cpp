@@ -32,12 +32,6 @@ bool is_quantile_name(const std::string& name) {
          std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// LeRobot's stat key for a quantile: f"q{int(q * 100):02d}".
-std::string quantile_name(double q) {
-  auto pct = static_cast<int64_t>(q * 100.0);
-  std::string digits = std::to_string(pct);
-  return digits.size() < 2 ? "q0" + digits : "q" + digits;
-}
 
 // numpy's pairwise_sum (used when a reduction runs along one contiguous column): blocks of up to
 // 128 summed with eight interleaved accumulators, larger ranges split in halves at a multiple of 8.
@@ -417,6 +411,12 @@ void dump_python_style(const nlohmann::ordered_json& v, int level, std::string& 
 }
 
 }  // namespace
+
+std::string quantile_name(double q) {
+  auto pct = static_cast<int64_t>(q * 100.0);
+  std::string digits = std::to_string(pct);
+  return digits.size() < 2 ? "q0" + digits : "q" + digits;
+}
 
 bool FeatureStats::has(const std::string& stat) const {
   if (stat == "min") return min.defined();

@@ -40,6 +40,8 @@ inline const std::vector<double>& default_quantiles() {
   static const std::vector<double> q{0.01, 0.10, 0.50, 0.90, 0.99};
   return q;
 }
+// LeRobot's stat key for a quantile: f"q{int(q * 100):02d}" ("q01", "q50").
+std::string quantile_name(double q);
 
 // LeRobot's frame sub-sampling for camera stats (compute_stats.estimate_num_samples / sample_indices).
 int64_t estimate_num_samples(int64_t dataset_len, int64_t min_num_samples = 100, int64_t max_num_samples = 10000,

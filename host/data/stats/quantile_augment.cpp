@@ -15,23 +15,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The stat names LeRobot's default quantiles get (f"q{int(q * 100):02d}").
+// The stat names of LeRobot's default quantiles ("q01" ... "q99").
 std::vector<std::string> default_quantile_names() {
   std::vector<std::string> names;
-  for (double q : default_quantiles()) {
-    std::string digits = std::to_string(static_cast<int64_t>(q * 100.0));
-    names.push_back(digits.size() < 2 ? "q0" + digits : "q" + digits);
-  }
+  for (double q : default_quantiles()) names.push_back(quantile_name(q));
   return names;
 }
 
-// [first, last) rows of `episode` in the dataset's loaded columns (episodes are stored contiguously).
-std::pair<int64_t, int64_t> episode_rows(const torch::Tensor& episode_column, int64_t episode) {
+// [first, last) rows of each episode in the dataset's loaded episode_index column, in one pass.
+// LeRobot stores an episode's frames contiguously; an episode found in two runs is an error rather
+// than half its frames.
+std::map<int64_t, std::pair<int64_t, int64_t>> episode_row_ranges(const torch::Tensor& episode_column,
+                                                                  const fs::path& root) {
+  std::map<int64_t, std::pair<int64_t, int64_t>> ranges;
   const int64_t* p = episode_column.data_ptr<int64_t>();
-  const int64_t n = episode_column.numel();
-  const int64_t* first = std::find(p, p + n, episode);
-  const int64_t* last = std::find_if(first, p + n, [&](int64_t e) { return e != episode; });
-  return {first - p, last - p};
+  for (int64_t row = 0, n = episode_column.numel(); row < n;) {
+    int64_t end = row;
+    while (end < n && p[end] == p[row]) ++end;
+    if (!ranges.emplace(p[row], std::make_pair(row, end)).second)
+      throw util::DataError("dataset " + root.string() + ": the frames of episode " + std::to_string(p[row]) +
+                            " are not contiguous (rows " + std::to_string(ranges[p[row]].first) + " and " +
+                            std::to_string(row) + ")");
+    row = end;
+  }
+  return ranges;
 }
 
 }  // namespace
@@ -56,27 +63,30 @@ DatasetStats compute_dataset_quantile_stats(const fs::path& root, const std::fun
   std::map<std::string, std::vector<FeatureStats>> per_feature;
   ReadContext context;
   const auto& episodes = dataset.episode_indices();
+  const auto ranges = episode_row_ranges(episode_column, root);
   for (std::size_t e = 0; e < episodes.size(); ++e) {
-    auto [first, last] = episode_rows(episode_column, episodes[e]);
-    if (first == last) continue;
-    using torch::indexing::Slice;
-    // Numeric columns: every frame, in the column's stored dtype (LeRobot reads the table directly).
-    for (const FeatureSpec* feature : numeric)
-      per_feature[feature->key].push_back(
-          compute_episode_stats(dataset.column(feature->key).index({Slice(first, last)}), /*is_camera=*/false));
-    if (cameras.empty()) continue;
-    // Cameras: the frames at sample_indices(episode length), as float32 in [0,1] like LeRobot's
-    // decoded items (uint8 / 255 in float32), neither down-scaled nor divided again.
-    std::map<std::string, std::vector<torch::Tensor>> frames;
-    for (int64_t offset : sample_indices(last - first)) {
-      Sample item = dataset.get(first + offset, context);
-      for (const FeatureSpec* feature : cameras) {
-        torch::Tensor frame = item.at(feature->key);
-        frames[feature->key].push_back(frame.scalar_type() == torch::kUInt8 ? frame.to(torch::kFloat32) / 255
-                                                                            : frame.to(torch::kFloat32));
-      }
+    auto range = ranges.find(episodes[e]);
+    if (range != ranges.end()) {
+      const auto [first, last] = range->second;
+      using torch::indexing::Slice;
+      // Numeric columns: every frame, in the column's stored dtype (LeRobot reads the table directly).
+      for (const FeatureSpec* feature : numeric)
+        per_feature[feature->key].push_back(
+            compute_episode_stats(dataset.column(feature->key).index({Slice(first, last)}), /*is_camera=*/false));
+      // Cameras: the frames at sample_indices(episode length), as float32 in [0,1] like LeRobot's
+      // decoded items (uint8 / 255 in float32), neither down-scaled nor divided again.
+      std::map<std::string, std::vector<torch::Tensor>> frames;
+      if (!cameras.empty())
+        for (int64_t offset : sample_indices(last - first)) {
+          Sample item = dataset.get(first + offset, context);
+          for (const FeatureSpec* feature : cameras) {
+            torch::Tensor frame = item.at(feature->key);
+            frames[feature->key].push_back(frame.scalar_type() == torch::kUInt8 ? frame.to(torch::kFloat32) / 255
+                                                                                : frame.to(torch::kFloat32));
+          }
+        }
+      for (auto& [key, list] : frames) per_feature[key].push_back(compute_channel_stats(torch::stack(list)));
     }
-    for (auto& [key, list] : frames) per_feature[key].push_back(compute_channel_stats(torch::stack(list)));
     if (progress) progress(static_cast<int64_t>(e) + 1, static_cast<int64_t>(episodes.size()));
   }
   if (per_feature.empty())
@@ -101,7 +111,9 @@ QuantileAugmentResult augment_quantile_stats(const fs::path& root, bool overwrit
   nlohmann::ordered_json doc = io::read_json_file(result.stats_file, "meta/stats.json must be a JSON object");
   if (!doc.is_object())
     throw util::DataError("stats file " + result.stats_file.string() + " must hold a JSON object of feature → stats");
-  if (!overwrite && has_quantile_stats(read_stats_json(result.stats_file))) return result;
+  // The typed read checks every entry (also with --overwrite, which writes the other stats back as they are).
+  const DatasetStats existing = read_stats_json(result.stats_file);
+  if (!overwrite && has_quantile_stats(existing)) return result;
 
   DatasetStats computed = compute_dataset_quantile_stats(root, progress);
   const auto names = default_quantile_names();

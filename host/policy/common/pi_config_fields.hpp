@@ -110,8 +110,6 @@ Config read_pi_config(const nlohmann::json& table, const std::string& type, cons
   Config c;
   read_config_fields(c, reader);
   reader.finish();
-  // The optional-list reader leaves an absent or null list empty (nullopt): the default is a list.
-  if (!c.relative_exclude_joints) c.relative_exclude_joints = std::vector<std::string>{"gripper"};
   validate_pi_config(c, "policy '" + type + "'");  // before the features use image_resolution and the padded dims
   complete_pi_features(c);
   return c;

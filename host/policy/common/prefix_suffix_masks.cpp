@@ -44,15 +44,4 @@ torch::Tensor suffix_positions(const torch::Tensor& prefix_pad_masks, const torc
   return prefix_offsets + suffix_pad_masks.cumsum(1) - 1;
 }
 
-torch::Tensor additive_attention_mask(const torch::Tensor& mask_2d) {
-  if (mask_2d.dim() != 3 || mask_2d.scalar_type() != torch::kBool)
-    throw util::DataError("additive_attention_mask: expected a boolean (batch, queries, keys) mask, got " +
-                          std::string(c10::toString(mask_2d.scalar_type())) + " " + c10::str(mask_2d.sizes()));
-  // lerobot.utils.constants.OPENPI_ATTENTION_MASK_VALUE, rounded to fp32 as torch.where does with a
-  // Python float.
-  constexpr float kMasked = -2.3819763e38F;
-  auto options = torch::TensorOptions(torch::kFloat32).device(mask_2d.device());
-  return torch::where(mask_2d.unsqueeze(1), torch::scalar_tensor(0.0, options), torch::scalar_tensor(kMasked, options));
-}
-
 }  // namespace lrhost::policy::common

@@ -29,8 +29,7 @@ torch::Tensor suffix_attention_mask(const torch::Tensor& prefix_pad_masks, const
 // tokens: sum(prefix pad) + cumsum(suffix pad) − 1.
 torch::Tensor suffix_positions(const torch::Tensor& prefix_pad_masks, const torch::Tensor& suffix_pad_masks);
 
-// openpi's prepare_attention_masks_4d: a boolean (B, N, M) mask as an additive fp32 (B, 1, N, M) mask,
-// 0 where allowed and −2.3819763e38 (OPENPI_ATTENTION_MASK_VALUE) elsewhere. pi0 adds it to the scores.
-torch::Tensor additive_attention_mask(const torch::Tensor& mask_2d);
+// (openpi's additive form of these masks, prepare_attention_masks_4d, is nn::additive_attention_mask in
+// host/nn/gemma_decoder_layer.hpp, next to the attention that adds it.)
 
 }  // namespace lrhost::policy::common

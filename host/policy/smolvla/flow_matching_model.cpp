@@ -119,10 +119,14 @@ torch::Tensor VLAFlowMatchingImpl::sample_actions(const PrefixInputs& inputs, co
   auto prefix_positions = common::positions_from_pad_masks(prefix.pad_masks);
   const auto cache = vlm_with_expert->fill_cache(prefix.embeddings, prefix_mask, prefix_positions);
   // SmolVLA's denoise_step: the suffix attends to the cached prefix (the cache is read, never grown).
+  // The suffix's masks depend only on its length, not on x_t or t: built at the first step, reused.
+  torch::Tensor mask, positions;
   return common::euler_integrate(noise, config_.num_steps, [&](const torch::Tensor& x_t, const torch::Tensor& time) {
     auto suffix = embed_suffix(x_t, time);
-    auto mask = common::suffix_attention_mask(prefix.pad_masks, suffix.pad_masks, suffix.att_masks);
-    auto positions = common::suffix_positions(prefix.pad_masks, suffix.pad_masks);
+    if (!mask.defined()) {
+      mask = common::suffix_attention_mask(prefix.pad_masks, suffix.pad_masks, suffix.att_masks);
+      positions = common::suffix_positions(prefix.pad_masks, suffix.pad_masks);
+    }
     return velocity(vlm_with_expert->forward_suffix(suffix.embeddings, mask, positions, cache));
   });
 }

@@ -14,6 +14,7 @@ const PolicySpec& spec() {
       .create = make_smolvla_policy,
       .default_config = [] { return SmolVLAConfig{}.to_recipe_json(); },
       .weight_shape_fields = SmolVLAConfig::weight_shape_fields(),
+      .run_option_fields = config_field_names<SmolVLAConfig>(&FieldTraits::lrhost_only),
       .processors = ProcessorPipeline::with_language("smolvla_new_line_processor"),
       .fsdp_wrap_module_types = {"LlamaDecoderLayer", "SiglipVisionTransformer"},
       .lerobot_train = LeRobotTrainMapping{.recipe = "smolvla.lua",
