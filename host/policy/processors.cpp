@@ -310,7 +310,7 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
   p.unnormalizer_.features = features.outputs;
   p.unnormalizer_.norm_map = norm_map;
   p.unnormalizer_.stats = as_float32(stats, p.unnormalizer_.features);
-  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language, /*append_new_line=*/false);
+  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language);
   return p;
 }
 
@@ -605,7 +605,7 @@ void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& 
       }
       return;
     case ProcessorStepKind::tokenizer:
-      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index), /*append_new_line=*/false);
+      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index));
       return;
     case ProcessorStepKind::device:
       if (!config.contains("device") || !config["device"].is_string())

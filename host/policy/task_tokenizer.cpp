@@ -5,10 +5,8 @@
 
 namespace lrhost::policy {
 
-TaskTokenizer::TaskTokenizer(LanguageSettings settings, bool append_new_line)
-    : settings_(std::move(settings)),
-      tokenizer_(text::Tokenizer::load(settings_.tokenizer_dir)),
-      append_new_line_(append_new_line) {
+TaskTokenizer::TaskTokenizer(LanguageSettings settings)
+    : settings_(std::move(settings)), tokenizer_(text::Tokenizer::load(settings_.tokenizer_dir)) {
   if (settings_.padding != "longest" && settings_.padding != "max_length")
     throw util::ConfigError("language tokenizer: padding must be 'longest' or 'max_length', got '" + settings_.padding +
                             "'");
@@ -19,16 +17,12 @@ TaskTokenizer::TaskTokenizer(LanguageSettings settings, bool append_new_line)
 
 LanguageTokens TaskTokenizer::encode(const std::vector<std::string>& tasks, text::Padding padding) const {
   if (tasks.empty()) throw util::ConfigError("language tokenizer: no task strings to tokenize");
-  std::vector<std::string> lines;
-  lines.reserve(tasks.size());
-  for (const auto& task : tasks)
-    lines.push_back(!append_new_line_ || (!task.empty() && task.back() == '\n') ? task : task + "\n");
   text::BatchOptions options;
   options.max_length = static_cast<std::size_t>(settings_.max_length);
   options.truncation = true;
   options.padding = padding;
   options.padding_side = text::Side::right;
-  auto encodings = tokenizer_.encode_batch(lines, options);
+  auto encodings = tokenizer_.encode_batch(tasks, options);
   const auto rows = static_cast<int64_t>(encodings.size());
   const auto length = static_cast<int64_t>(encodings.front().ids.size());
   LanguageTokens out{torch::empty({rows, length}, torch::kLong), torch::empty({rows, length}, torch::kBool)};

@@ -25,10 +25,9 @@ struct LanguageTokens {
 
 class TaskTokenizer {
  public:
-  // Loads the tokenizer from settings.tokenizer_dir (errors name the folder and file). With
-  // `append_new_line` the new-line step runs inside tokenize (the standalone use); PolicyProcessors
-  // runs its pipeline's text steps itself and tokenizes their output as it is.
-  explicit TaskTokenizer(LanguageSettings settings, bool append_new_line = true);
+  // Loads the tokenizer from settings.tokenizer_dir (errors name the folder and file). It tokenizes
+  // the texts as given: the pipeline's text steps (new line, pi05's prompt) run in PolicyProcessors.
+  explicit TaskTokenizer(LanguageSettings settings);
 
   LanguageTokens tokenize(const std::vector<std::string>& tasks) const;
   // A dataset's tasks by task_index, tokenized once.
@@ -48,7 +47,6 @@ class TaskTokenizer {
 
   LanguageSettings settings_;
   text::Tokenizer tokenizer_;
-  bool append_new_line_;
   LanguageTokens table_;  // padded to max_length
   std::vector<std::string> task_strings_;
 };

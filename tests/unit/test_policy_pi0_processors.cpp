@@ -143,13 +143,13 @@ TEST_CASE("processors: pi0 and pi05 pipelines write LeRobot's steps, round trip,
     if (pi05) {
       // QUANTILES before the prompt: state (0, 2) -> (0, 0) -> bins 128 128; (1, 4) -> (1, 1) -> 255 255.
       CHECK(torch::allclose(out.at("observation.state"), torch::tensor({{0.0f, 0.0f}, {1.0f, 1.0f}})));
-      lrhost::policy::TaskTokenizer tokenizer({vlm.string(), vlm, 200, "max_length"}, false);
+      lrhost::policy::TaskTokenizer tokenizer({vlm.string(), vlm, 200, "max_length"});
       auto expected = tokenizer.tokenize({"Task: push the block, State: 128 128;\nAction: ",
                                           "Task: stack, State: 255 255;\nAction: "});
       CHECK(torch::equal(out.at("observation.language.tokens"), expected.tokens));
       CHECK(torch::equal(out.at("observation.language.attention_mask"), expected.attention_mask));
     } else {
-      lrhost::policy::TaskTokenizer tokenizer({vlm.string(), vlm, 48, "max_length"}, false);
+      lrhost::policy::TaskTokenizer tokenizer({vlm.string(), vlm, 48, "max_length"});
       auto expected = tokenizer.tokenize({"push_the block\n", "stack\n"});
       CHECK(torch::equal(out.at("observation.language.tokens"), expected.tokens));
     }
