@@ -185,6 +185,12 @@ TEST_CASE("vla common: the Euler loop on toy velocity fields matches their close
   CHECK(torch::allclose(many, noise.to(torch::kFloat64) * std::exp(-1.0), 1e-3, 1e-4));
 
   CHECK_THROWS_AS(common::euler_integrate(noise, 0, linear), util::ConfigError);
+  // A velocity of another shape is refused instead of broadcasting into x_t.
+  CHECK_THROWS_AS(common::euler_integrate(noise, 2,
+                                          [](const torch::Tensor& x, const torch::Tensor&) {
+                                            return torch::zeros({x.size(0), 1});
+                                          }),
+                  util::DataError);
 }
 
 TEST_CASE("vla common: resize_with_pad pads top-left (SmolVLA) or centred (pi0), with an optional clamp") {

@@ -64,7 +64,12 @@ torch::Tensor euler_integrate(const torch::Tensor& noise, int64_t num_steps, con
     // The time is computed in double (Python float) and rounded to fp32 once.
     const double t = 1.0 + static_cast<double>(step) * dt;
     auto time = torch::full({batch}, t, noise.options().dtype(torch::kFloat32));
-    x_t = x_t + dt * velocity(x_t, time);
+    const auto v_t = velocity(x_t, time);
+    // A velocity of another shape would broadcast into x_t and change the chunk's shape silently.
+    if (v_t.sizes() != x_t.sizes())
+      throw util::DataError("flow matching: the velocity field returned " + c10::str(v_t.sizes()) + " for x_t " +
+                            c10::str(x_t.sizes()));
+    x_t = x_t + dt * v_t;
   }
   return x_t;
 }
