@@ -54,6 +54,7 @@ void save_pretrained(const policy::Policy& policy, const fs::path& dir,
   });
   io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
   if (policy.processors()) policy.processors()->save(dir);
+  for (const auto& [name, content] : policy.pretrained_extra_files()) io::write_file_atomic(dir / name, content);
   io::write_file_atomic(dir / kConfigFile, policy.config().dump(4));
 }
 
@@ -132,6 +133,9 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlo
       *side = policy::PolicyFeatures::list_from_json(config[field], field);
       config.erase(field);
     }
+    // A pi0/pi05 geometry other than LeRobot's travels as geometry.json next to config.json
+    // (policy/common/pi_geometry.hpp); the config field `geometry` names it.
+    if (fs::exists(dir / kGeometryFile) && !config.contains("geometry")) config["geometry"] = (dir / kGeometryFile).string();
     // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
     // (a download at construction); lrhost builds the backbone without them and loads the file.
     if (config.contains("pretrained_backbone_weights") && !config["pretrained_backbone_weights"].is_null()) {

@@ -18,6 +18,9 @@ namespace lrhost::ckpt {
 
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kModelFile = "model.safetensors";
+// A policy's layer geometry when its config.json cannot say it (pi0/pi05 models other than LeRobot's
+// fixed size): read into the config's `geometry` field when the folder is loaded.
+inline constexpr const char* kGeometryFile = "geometry.json";
 
 // Writes config.json, model.safetensors and the processors (when set) into `dir` (created when
 // missing). Each file is written atomically; checkpoints make the whole folder atomic. For a policy

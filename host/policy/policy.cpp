@@ -25,12 +25,21 @@ PolicyOutput Policy::run(const Batch& batch) {
 
 torch::Tensor Policy::run_select_action(const Batch& batch) {
   torch::NoGradGuard no_grad;
+  nn::AutocastGuard autocast(inference_autocast());
   return hooked_forward(*this, [&] { return select_action(batch); });
 }
 
 torch::Tensor Policy::run_predict_action_chunk(const Batch& batch) {
   torch::NoGradGuard no_grad;
+  nn::AutocastGuard autocast(inference_autocast());
   return hooked_forward(*this, [&] { return predict_action_chunk(batch); });
+}
+
+std::optional<nn::AutocastSpec> Policy::inference_autocast() const {
+  // LeRobot evaluates without autocast (lerobot-eval's use_amp is off), and so does lrhost — except on
+  // an FSDP-sharded policy under mixed precision, whose gathered parameters are in the reduced dtype:
+  // there the training autocast makes fp32 inputs meet them.
+  return is_sharded() ? autocast_ : std::nullopt;
 }
 
 std::vector<std::string> Policy::fsdp_wrap_module_types() const {

@@ -121,6 +121,9 @@ class Policy : public torch::nn::Module {
   // load_vlm_weights: the VLM's checkpoint). Called by lr.policy.new, never when a pretrained policy
   // folder is loaded (its file holds every weight).
   virtual void load_pretrained_parts() {}
+  // Files save_pretrained writes next to config.json (name -> content) for what LeRobot's config.json
+  // cannot say (pi0/pi05's geometry.json for a geometry other than LeRobot's); none by default.
+  virtual std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const { return {}; }
   // Capabilities a training loop uses without naming the policy type. prepare_training: called once
   // before acc:prepare (FSDP has not sharded the weights yet), so a policy can set up what it keeps
   // for training from the run's facts; the default keeps nothing. training_metrics: the policy's own
@@ -143,6 +146,8 @@ class Policy : public torch::nn::Module {
   int64_t num_parameters() const;
 
  private:
+  std::optional<nn::AutocastSpec> inference_autocast() const;
+
   std::optional<nn::AutocastSpec> autocast_;
   std::shared_ptr<const PolicyProcessors> processors_;
   ShardedStateSource* sharded_ = nullptr;

@@ -51,6 +51,13 @@ struct PiConfigFields : PretrainedConfigFields {
   int64_t scheduler_decay_steps = 30000;
   double scheduler_decay_lr = 2.5e-6;
   int64_t tokenizer_max_length = 48;
+  // lrhost's own: the layer geometry when not LeRobot's fixed one (PaliGemma So400m + Gemma-2B, expert
+  // Gemma-300M): a geometry JSON file, a folder holding geometry.json, or a shipped asset
+  // "lrhost/<name>" (pi_geometry.hpp). Tiny models for tests and the out-of-the-box recipes.
+  std::string geometry;
+  // lrhost's own: the tokenizer LeRobot hard-codes (processor_pi0.py / processor_pi05.py), a folder or
+  // a cached hub id; never downloaded.
+  std::string tokenizer_name = "google/paligemma-3b-pt-224";
 
   // Where tokenizer_max_length sits in config.json: PI05Config declares it first after
   // empty_cameras (a second declaration keeps that position), PI0Config last.
@@ -97,6 +104,8 @@ struct PiConfigFields : PretrainedConfigFields {
     f("scheduler_decay_steps", c.scheduler_decay_steps);
     f("scheduler_decay_lr", c.scheduler_decay_lr);
     if (tokenizer_length_at == TokenizerLengthAt::last) f("tokenizer_max_length", c.tokenizer_max_length);
+    f("geometry", c.geometry, {.shapes_weights = true, .lrhost_only = true});
+    f("tokenizer_name", c.tokenizer_name, {.lrhost_only = true});
   }
   bool operator==(const PiConfigFields&) const = default;
 };

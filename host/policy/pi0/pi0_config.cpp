@@ -13,6 +13,10 @@ void PI0Config::validate() const { pi_common::validate_pi_config(*this, "policy 
 
 nlohmann::ordered_json PI0Config::to_json() const { return write_config_fields(*this, "pi0"); }
 
+nlohmann::ordered_json PI0Config::to_recipe_json() const {
+  return write_config_fields(*this, "pi0", /*with_lrhost_only=*/true);
+}
+
 const std::vector<std::string>& PI0Config::weight_shape_fields() {
   static const std::vector<std::string> fields = config_field_names<PI0Config>(&FieldTraits::shapes_weights);
   return fields;

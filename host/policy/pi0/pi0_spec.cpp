@@ -1,9 +1,10 @@
-// pi0's entry in the policy registry (policy_spec.hpp): config defaults, weight-shape fields and
-// make_pi0_pre_post_processors' pipeline. The model is not built yet (issue 33): create() fails
-// loudly instead of returning a stand-in, and there is no lerobot-train mapping until a recipe exists.
+// pi0's entry in the policy registry (policy_spec.hpp): config defaults (lrhost's geometry and
+// tokenizer_name options included), weight-shape fields, make_pi0_pre_post_processors' pipeline, and
+// the FSDP units: the Gemma decoder layers, gathered in (VLM, expert) pairs by the joint layer loop,
+// and the vision tower (paligemma_with_expert.hpp).
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
-#include "host/util/error.hpp"
+#include "host/policy/pi0/pi0_policy.hpp"
 
 namespace lrhost::policy::pi0 {
 
@@ -11,15 +12,13 @@ const PolicySpec& spec() {
   static const PolicySpec entry{
       .type = "pi0",
       .create = [](const nlohmann::json& config, const PolicyFeatures& features) -> std::shared_ptr<Policy> {
-        PI0Config::from_json(config, features);  // config errors first, as for the built policies
-        throw util::NotImplemented("policy 'pi0': the model is not built yet (issue 33)");
+        return std::make_shared<PI0Policy>(PI0Config::from_json(config, features));
       },
-      .default_config = [] { return PI0Config{}.to_json(); },
+      .default_config = [] { return PI0Config{}.to_recipe_json(); },
       .weight_shape_fields = PI0Config::weight_shape_fields(),
+      .run_option_fields = {"tokenizer_name"},
       .processors = pi0_processor_pipeline(),
-      // The planned FSDP units of the model to come: one PaliGemma/expert layer pair (the two Gemma
-      // layers that share one attention per layer index) and SigLIP's encoder layer.
-      .fsdp_wrap_module_types = {"PiGemmaLayerPair", "SiglipEncoderLayer"},
+      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipVisionTransformer"},
   };
   return entry;
 }

@@ -13,6 +13,10 @@ void PI05Config::validate() const { pi_common::validate_pi_config(*this, "policy
 
 nlohmann::ordered_json PI05Config::to_json() const { return write_config_fields(*this, "pi05"); }
 
+nlohmann::ordered_json PI05Config::to_recipe_json() const {
+  return write_config_fields(*this, "pi05", /*with_lrhost_only=*/true);
+}
+
 const std::vector<std::string>& PI05Config::weight_shape_fields() {
   static const std::vector<std::string> fields = config_field_names<PI05Config>(&FieldTraits::shapes_weights);
   return fields;

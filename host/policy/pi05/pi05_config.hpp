@@ -35,6 +35,8 @@ struct PI05Config : pi_common::PiConfigFields {
   // (empty cameras, padded state/action when absent) and validate().
   static PI05Config from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features = {});
   nlohmann::ordered_json to_json() const;
+  // to_json plus lrhost's own fields (geometry, tokenizer_name): a recipe's policy table.
+  nlohmann::ordered_json to_recipe_json() const;
   static const std::vector<std::string>& weight_shape_fields();
   // LeRobot's checks and lrhost's limits; throws util::ConfigError or util::NotImplemented.
   void validate() const;

@@ -1,9 +1,10 @@
-// pi05's entry in the policy registry (policy_spec.hpp): config defaults, weight-shape fields and
-// make_pi05_pre_post_processors' pipeline. The model is not built yet (issue 33): create() fails
-// loudly instead of returning a stand-in, and there is no lerobot-train mapping until a recipe exists.
+// pi05's entry in the policy registry (policy_spec.hpp): config defaults (lrhost's geometry and
+// tokenizer_name options included), weight-shape fields, make_pi05_pre_post_processors' pipeline, and
+// the FSDP units: the Gemma decoder layers, gathered in (VLM, expert) pairs by the joint layer loop,
+// and the vision tower (paligemma_with_expert.hpp).
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/pi05/pi05_config.hpp"
-#include "host/util/error.hpp"
+#include "host/policy/pi05/pi05_policy.hpp"
 
 namespace lrhost::policy::pi05 {
 
@@ -11,15 +12,13 @@ const PolicySpec& spec() {
   static const PolicySpec entry{
       .type = "pi05",
       .create = [](const nlohmann::json& config, const PolicyFeatures& features) -> std::shared_ptr<Policy> {
-        PI05Config::from_json(config, features);  // config errors first, as for the built policies
-        throw util::NotImplemented("policy 'pi05': the model is not built yet (issue 33)");
+        return std::make_shared<PI05Policy>(PI05Config::from_json(config, features));
       },
-      .default_config = [] { return PI05Config{}.to_json(); },
+      .default_config = [] { return PI05Config{}.to_recipe_json(); },
       .weight_shape_fields = PI05Config::weight_shape_fields(),
+      .run_option_fields = {"tokenizer_name"},
       .processors = pi05_processor_pipeline(),
-      // The planned FSDP units of the model to come: one PaliGemma/expert layer pair (the two Gemma
-      // layers that share one attention per layer index) and SigLIP's encoder layer.
-      .fsdp_wrap_module_types = {"PiGemmaLayerPair", "SiglipEncoderLayer"},
+      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipVisionTransformer"},
   };
   return entry;
 }

@@ -1,0 +1,198 @@
+// PiPolicy: batch preparation, the loss, the inference queue and the presets of pi0/pi05.
+#include "host/policy/common/pi_policy.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "host/io/hf_cache.hpp"
+#include "host/nn/image_preprocess.hpp"
+#include "host/policy/common/flow_matching.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy::pi_common {
+namespace {
+
+const std::string kCameraPrefix = "observation.images.";
+const std::string kPaddingMaskSuffix = "_padding_mask";
+const std::string kEmptyCameraPrefix = "observation.images.empty_camera_";
+constexpr const char* kLanguageTokens = "observation.language.tokens";
+constexpr const char* kLanguageMask = "observation.language.attention_mask";
+
+std::string type_name(PiVariant variant) { return variant == PiVariant::pi0 ? "pi0" : "pi05"; }
+
+// LeRobot's pad_vector: zero-pad the last dimension, never truncate.
+torch::Tensor pad_last_dim(const torch::Tensor& x, int64_t size) {
+  if (x.size(-1) >= size) return x;
+  return torch::constant_pad_nd(x, {0, size - x.size(-1)});
+}
+
+}  // namespace
+
+PiPolicy::PiPolicy(PiVariant variant, PiConfigFields config)
+    : variant_(variant),
+      config_(std::move(config)),
+      geometry_(pi_geometry(config_.paligemma_variant, config_.action_expert_variant, config_.image_resolution[0],
+                            variant == PiVariant::pi05, config_.geometry, "policy '" + type_name(variant) + "'")) {
+  if (config_.image_resolution[0] != config_.image_resolution[1])
+    throw util::ConfigError("policy '" + type_name(variant) + "': 'image_resolution' must be square (PaliGemma's "
+                            "SigLIP), got " + nlohmann::json(config_.image_resolution).dump());
+  model_ = register_module("model", PiFlowMatching(variant, config_, geometry_));
+  reset();
+}
+
+torch::Tensor PiPolicy::prepare_image(const std::string& key, const torch::Tensor& batch_image) const {
+  auto image = batch_image.dim() == 5 ? batch_image.select(1, -1) : batch_image;
+  if (image.dim() != 4 || image.size(1) != 3 || !torch::isFloatingType(image.scalar_type()))
+    throw util::DataError(type_name(variant_) + " policy: camera '" + key +
+                          "' must be float (B, 3, H, W) in [0, 1], got " +
+                          std::string(c10::toString(image.scalar_type())) + " " + c10::str(image.sizes()));
+  // _preprocess_images: fp32; resize_with_pad_torch (centred padding, clamp to [0, 1]) only when not
+  // at image_resolution; then ·2 − 1.
+  return nn::resize_with_pad_signed(image.to(torch::kFloat32), config_.image_resolution[0], config_.image_resolution[1],
+                                    {.placement = nn::PadPlacement::centered, .clamp_to_unit = true});
+}
+
+PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
+  const std::string type = type_name(variant_);
+  const auto cameras = config_.image_features();
+  for (const auto& [key, tensor] : batch) {
+    if (!key.starts_with(kCameraPrefix) || key.ends_with(kPaddingMaskSuffix)) continue;
+    if (std::none_of(cameras.begin(), cameras.end(), [&](const PolicyFeature& f) { return f.key == key; })) {
+      std::string names;
+      for (const auto& c : cameras) names += (names.empty() ? "'" : ", '") + c.key + "'";
+      throw util::ConfigError(type + " policy: the batch has camera '" + key +
+                                  "', which is not one of the policy's cameras (" + names + ")",
+                              "map dataset cameras onto the policy's with rename_map (e.g. rename_map = {[\"" + key +
+                                  "\"] = \"" + cameras.front().key + "\"}), or drop it from the batch");
+    }
+  }
+  PiInputs inputs;
+  std::vector<std::string> missing;
+  for (const auto& camera : cameras) {
+    auto found = batch.find(camera.key);
+    if (found == batch.end()) {
+      missing.push_back(camera.key);
+      continue;
+    }
+    inputs.images.push_back(prepare_image(camera.key, found->second));
+    inputs.image_masks.push_back(
+        torch::ones({inputs.images.back().size(0)}, torch::TensorOptions(torch::kBool).device(found->second.device())));
+  }
+  if (inputs.images.empty())
+    throw util::ConfigError(type + " policy: none of the policy's cameras is in the batch (expected '" +
+                            cameras.front().key + "'" + (cameras.size() > 1 ? ", ..." : "") + ")");
+  // LeRobot turns every missing camera into an empty one (all -1, masked out), appended after the
+  // present ones. lrhost does so for the empty_camera_<i> inputs only: a real camera missing from the
+  // batch is a misnamed key far more often than an intended blank, so it is an error.
+  for (const auto& key : missing) {
+    if (!key.starts_with(kEmptyCameraPrefix))
+      throw util::ConfigError(type + " policy: camera '" + key + "' is missing from the batch",
+                              "give every camera of the policy (map dataset names with rename_map), or declare "
+                              "blank cameras with empty_cameras");
+    inputs.images.push_back(torch::full_like(inputs.images.back(), -1.0));
+    inputs.image_masks.push_back(torch::zeros_like(inputs.image_masks.back()));
+  }
+  auto tokens = batch.find(kLanguageTokens);
+  auto mask = batch.find(kLanguageMask);
+  if (tokens == batch.end() || mask == batch.end())
+    throw util::ConfigError(type + " policy: the batch has no '" + kLanguageTokens + "' / '" + kLanguageMask + "'",
+                            "preprocess the batch with the policy's processors (policy:preprocess(batch)): they "
+                            "tokenize the task of each frame");
+  inputs.language_tokens = tokens->second;
+  inputs.language_masks = mask->second.to(torch::kBool);
+  if (variant_ == PiVariant::pi0) {
+    auto state = require_input(batch, "observation.state", type);
+    if (state.dim() > 2) state = state.select(1, -1);
+    inputs.state = pad_last_dim(state, config_.max_state_dim);
+  }
+  return inputs;
+}
+
+PolicyOutput PiPolicy::forward(const Batch& batch) {
+  const std::string type = type_name(variant_);
+  auto inputs = prepare_inputs(batch);
+  auto actions = pad_last_dim(require_input(batch, "action", type), config_.max_action_dim);
+  // LeRobot's order: the noise first (device generator), then the time (CPU generator).
+  auto noise_entry = batch.find("noise");
+  auto noise = noise_entry != batch.end() ? noise_entry->second : common::sample_noise(actions.sizes(), actions.device());
+  auto time_entry = batch.find("time");
+  auto time = time_entry != batch.end()
+                  ? time_entry->second
+                  : common::sample_time_beta(actions.size(0), actions.device(),
+                                             {.alpha = config_.time_sampling_beta_alpha,
+                                              .beta = config_.time_sampling_beta_beta,
+                                              .scale = config_.time_sampling_scale,
+                                              .offset = config_.time_sampling_offset});
+  auto losses = model_->forward(inputs, actions, noise, time);
+  losses = losses.slice(-1, 0, config_.action_feature()->shape[0]);
+  // A plain mean: LeRobot 0.6.1's pi0/pi05 do not mask padded action steps (action_is_pad is ignored).
+  PolicyOutput out;
+  out.loss = losses.mean();
+  return out;
+}
+
+torch::Tensor PiPolicy::predict_action_chunk(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  eval();
+  auto inputs = prepare_inputs(batch);
+  const auto device = inputs.images.front().device();
+  auto noise_entry = batch.find("noise");
+  auto noise = noise_entry != batch.end()
+                   ? noise_entry->second
+                   : common::sample_noise({inputs.images.front().size(0), config_.chunk_size, config_.max_action_dim},
+                                          device);
+  auto actions = model_->sample_actions(inputs, noise);
+  return actions.slice(-1, 0, config_.action_feature()->shape[0]);
+}
+
+torch::Tensor PiPolicy::select_action(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  eval();
+  if (action_queue_.empty()) {
+    auto actions = predict_action_chunk(batch).slice(1, 0, config_.n_action_steps);
+    for (int64_t t = 0; t < actions.size(1); ++t) action_queue_.push_back(actions.select(1, t));
+  }
+  auto action = action_queue_.front();
+  action_queue_.pop_front();
+  return action;
+}
+
+nlohmann::ordered_json PiPolicy::optimizer_preset() const {
+  return {{"type", "adamw"},
+          {"lr", config_.optimizer_lr},
+          {"weight_decay", config_.optimizer_weight_decay},
+          {"betas", config_.optimizer_betas},
+          {"eps", config_.optimizer_eps},
+          {"grad_clip_norm", config_.optimizer_grad_clip_norm}};
+}
+
+nlohmann::ordered_json PiPolicy::scheduler_preset() const {
+  // CosineDecayWithWarmupSchedulerConfig(peak_lr=optimizer_lr, decay_lr, warmup, decay), shrunk for
+  // shorter runs by the recipe's total steps (optim/scheduler.hpp), as for SmolVLA.
+  return {{"type", "cosine_decay_with_warmup"},
+          {"warmup_steps", config_.scheduler_warmup_steps},
+          {"decay_steps", config_.scheduler_decay_steps},
+          {"decay_lr_ratio", config_.scheduler_decay_lr / config_.optimizer_lr}};
+}
+
+std::map<std::string, std::string> PiPolicy::normalization_mapping() const {
+  return {config_.normalization_mapping.begin(), config_.normalization_mapping.end()};
+}
+
+std::map<std::string, std::vector<int64_t>> PiPolicy::delta_indices() const {
+  std::vector<int64_t> steps(static_cast<std::size_t>(config_.chunk_size));
+  std::iota(steps.begin(), steps.end(), 0);
+  return {{config_.action_feature()->key, steps}};
+}
+
+std::optional<LanguageSettings> PiPolicy::language_settings() const {
+  auto dir = io::resolve_model_dir(config_.tokenizer_name, "policy." + type_name(variant_) + " tokenizer_name");
+  return LanguageSettings{config_.tokenizer_name, dir, config_.tokenizer_max_length, "max_length"};
+}
+
+std::vector<std::pair<std::string, std::string>> PiPolicy::pretrained_extra_files() const {
+  if (!geometry_.custom) return {};
+  return {{kGeometryFile, geometry_to_json(geometry_).dump(2)}};
+}
+
+}  // namespace lrhost::policy::pi_common
