@@ -26,8 +26,8 @@ Subcommands (every tensor file is safetensors; names below are the tensor names)
       A raw (unnormalized) batch of 2 for the policy in DIR (its config.json): batch.<key> for every input
       feature but the empty cameras (images in [-0.05, 1.05], so the clamp after the resize matters),
       batch.action (2,chunk,A), batch.action_is_pad (sample 1's last 3 steps), noise (2,chunk,max_action_dim)
-      and time = [0.3, 0.85]; OUT.tasks.json holds the 2 task strings (one ending with "\\n" and holding an
-      underscore, one long enough to be truncated).
+      and time = [0.3, 0.85]; OUT.tasks.json holds the 2 task strings (one ending with "\\n", with an
+      underscore and a character outside the tokenizer's alphabet; one long enough to be truncated).
   run DIR INPUTS OUT [--tasks FILE]
       Loads DIR as LeRobot's own scripts do (PreTrainedConfig.from_pretrained, Policy.from_pretrained(dir,
       config=...), make_pre_post_processors(cfg, pretrained_path=dir)) after explicit checks that the pi
@@ -93,6 +93,7 @@ GEOMETRY = {
 }
 TOKENIZER_REPO = "google/paligemma-3b-pt-224"  # LeRobot's hard-coded name, kept in policy_preprocessor.json
 TOKENIZER_MERGES = 600  # trained BPE size of the tiny tokenizer (then padded to the vocabulary size)
+TOKENIZER_ALPHABET = set("abcdefghijklmnopqrstuvwxyz0123456789 \n,.;:'!?-_()TAS")
 
 STATE_DIM, ACTION_DIM, BATCH = 5, 4, 2
 # Raw camera sizes (C, H, W): not square and not 32x32, so resize_with_pad runs (24x40 -> 19x32, 6 rows of
@@ -107,7 +108,7 @@ TIME = [0.3, 0.85]
 TASKS = [
     "grasp the yellow sponge, wipe the table twice, then put the sponge back in the bowl and move the gripper "
     "to the right of the bowl",
-    "pick_up the red cube\n",
+    "pick_up the red cube by the café\n",
 ]
 
 
@@ -219,7 +220,11 @@ def write_tokenizer(cache: Path, vocab_size: int) -> dict:
         shutil.rmtree(repo)
     build = repo / "build"
     prompts = [f"Task: {t.strip().replace('_', ' ')}, State: 3 128 -1 255 17;\nAction: " for t in TASKS]
-    training = TASKS + prompts + tg.gemma_corpus(random.Random(7))[:800]
+    # Only strings within TOKENIZER_ALPHABET: make_gemma keeps 70 characters, and with more the trainer breaks
+    # frequency ties in hash order, so the vocabulary would change from one process to the next. Characters
+    # outside it (the "é" of a task) take the <0xXX> byte fallback.
+    corpus = [t for t in TASKS + prompts + tg.gemma_corpus(random.Random(7)) if set(t) <= TOKENIZER_ALPHABET]
+    training = corpus[:800]
     tg.make_gemma(build, training, TOKENIZER_MERGES, {"add_bos_token": True, "add_eos_token": False})
     data = json.loads((build / "tokenizer.json").read_text())
     vocab = data["model"]["vocab"]
@@ -335,7 +340,7 @@ def cmd_inputs(args) -> int:
         both occur); mean/std stats alone: ~N(0, 1) after normalization."""
         if f"{key}.q01" in stats and f"{key}.q99" in stats:
             u = -0.15 + 1.3 * torch.rand(shape, generator=gen)
-            u.view(-1, shape[-1])[0, 0], u.view(-1, shape[-1])[-1, -1] = -0.1, 1.1
+            u[-1, 0], u[-1, -1] = -0.1, 1.1  # in the sample with the short task (its prompt is not truncated)
             q01, q99 = stats[f"{key}.q01"], stats[f"{key}.q99"]
             return q01 + (q99 - q01) * u
         return stats[f"{key}.mean"] + stats[f"{key}.std"] * torch.randn(shape, generator=gen)
