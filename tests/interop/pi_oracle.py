@@ -60,7 +60,9 @@ PROTOCOL (tests/interop/pi_driver.lua implements the same steps with lrhost):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
 import os
 import random
@@ -448,12 +450,15 @@ def cmd_run(args) -> int:
             log("MISMATCH " + p)
         return 1
     # PI0Policy/PI05Policy.from_pretrained only print a failed strict load: the diff above and this
-    # value check make it strict.
-    policy = policy_cls.from_pretrained(src, config=cfg)
+    # value check make it strict. Its banner and key report are shown only when that check fails.
+    banner = io.StringIO()
+    with contextlib.redirect_stdout(banner):
+        policy = policy_cls.from_pretrained(src, config=cfg)
     saved = load_file(str(src / "model.safetensors"))
     sd = policy.state_dict()
     differ = [k for k, v in sd.items() if not torch.equal(v, saved[k])]
     if differ:
+        print(banner.getvalue(), end="")
         log(f"MISMATCH {len(differ)} loaded tensors differ from model.safetensors: {differ[:8]}")
         return 1
     pre, post = make_pre_post_processors(policy.config, pretrained_path=str(src))
