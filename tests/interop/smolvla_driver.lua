@@ -7,10 +7,11 @@
 --     writes OUT with save_pretrained.
 --   lrhost tests/interop/smolvla_driver.lua mode=run dir=DIR inputs=IN.safetensors tasks=IN.tasks.json
 --       out=OUT.safetensors [resave=DIR2]
---     Loads DIR strictly (lr.policy.load), optionally re-saves it to DIR2, preprocesses the raw batch
---     (batch.<key>) with the task strings, and writes: norm.observation.state, norm.action, tokens,
---     token_mask; train mode: loss (forward with the given noise and time), grad.<param> of every
---     parameter with a gradient; eval mode: chunk (sample with the given noise), chunk_unnorm.
+--     The protocol of vla_protocol.lua (shared with pi_driver.lua): loads DIR strictly (lr.policy.load),
+--     optionally re-saves it to DIR2, preprocesses the raw batch (batch.<key>) with the task strings, and
+--     writes: norm.observation.state, norm.action, tokens, token_mask; train mode: loss (forward with the
+--     given noise and time), grad.<param> of every parameter with a gradient; eval mode: chunk (sample
+--     with the given noise), chunk_unnorm.
 --   lrhost tests/interop/smolvla_driver.lua mode=keys vlm=VLM_DIR out=OUT.json
 --     The state dict table of a SmolVLA built on VLM_DIR (full size in the test): [[key, shape, dtype]]
 --     in order, the trainable parameter names and the parameter counts.
@@ -58,51 +59,8 @@ local function make()
                       cfg.train_steps))
 end
 
-local function starts(s, prefix) return s:sub(1, #prefix) == prefix end
-
 local function run()
-  assert(cfg.dir ~= "" and cfg.inputs ~= "" and cfg.tasks ~= "" and cfg.out ~= "",
-         "dir=, inputs=, tasks= and out= are required")
-  local policy = lr.policy.load(cfg.dir, { strict = true })
-  if cfg.resave ~= "" then policy:save_pretrained(cfg.resave) end
-  local inputs = lr.load_safetensors(cfg.inputs)
-  local tasks = lr.read_json(cfg.tasks)
-  local raw = {}
-  for k, v in pairs(inputs) do
-    if starts(k, "batch.") then raw[k:sub(7)] = v end
-  end
-  local norm = policy:preprocess(raw, tasks)
-  local out = {
-    ["norm.observation.state"] = norm["observation.state"],
-    ["norm.action"] = norm.action,
-    tokens = norm["observation.language.tokens"],
-    token_mask = norm["observation.language.attention_mask"],
-  }
-  local train_batch = {}
-  for k, v in pairs(norm) do train_batch[k] = v end
-  train_batch.noise = inputs.noise
-  train_batch.time = inputs.time
-
-  policy:train()
-  local loss = policy:forward(train_batch)
-  loss:backward()
-  out.loss = loss:detach()
-  for name, p in pairs(policy:named_parameters()) do
-    if p.grad then out["grad." .. name] = p.grad end
-  end
-
-  policy:eval()
-  lr.no_grad(function()
-    local obs = { noise = inputs.noise }
-    for k, v in pairs(norm) do
-      if starts(k, "observation.") then obs[k] = v end
-    end
-    policy:reset()
-    out.chunk = policy:predict_action_chunk(obs)
-    out.chunk_unnorm = policy:postprocess(out.chunk)
-  end)
-  for k, v in pairs(out) do out[k] = v:contiguous() end
-  lr.save_safetensors(cfg.out, out, { producer = "lrhost" })
+  local out = require("vla_protocol").run(cfg)
   print(string.format("lrhost smolvla: loaded %s strictly, loss %.7f, wrote %s", cfg.dir, out.loss:item(), cfg.out))
 end
 

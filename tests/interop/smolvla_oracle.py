@@ -73,6 +73,7 @@ import _lerobot_compat  # noqa: E402,F401  (offline hub; before any lerobot impo
 import torch  # noqa: E402
 from safetensors import safe_open  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
+from oracle_common import compare_outputs, key_diff, normalizer_stats, read_json  # noqa: E402
 from policy_oracle import check_config_roundtrip, cmd_compare_dirs, run_batch  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("LRHOST_ORACLE_THREADS", "1")))
@@ -163,11 +164,6 @@ N_PADDED_STEPS = 3  # the last sample's last steps are past its episode end (act
 
 def log(msg: str) -> None:
     print(f"[smolvla_oracle] {msg}", flush=True)
-
-
-def read_json(path: Path) -> dict:
-    with open(path) as f:
-        return json.load(f)
 
 
 # ----------------------------------------------------------------------------------------------- vlm
@@ -326,17 +322,6 @@ def cmd_make(args) -> int:
 
 
 # -------------------------------------------------------------------------------------------- inputs
-def normalizer_stats(policy_dir: Path) -> dict[str, torch.Tensor]:
-    """The preprocessor's normalizer statistics (its state_file), or {} when there is none."""
-    path = policy_dir / "policy_preprocessor.json"
-    if not path.exists():
-        return {}
-    for step in read_json(path)["steps"]:
-        if step.get("registry_name") == "normalizer_processor" and step.get("state_file"):
-            return load_file(str(policy_dir / step["state_file"]))
-    return {}
-
-
 def cmd_inputs(args) -> int:
     cfg = read_json(Path(args.dir) / "config.json")
     gen = torch.Generator().manual_seed(args.seed)
@@ -373,34 +358,6 @@ def cmd_inputs(args) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- run
-SAFETENSORS_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64,
-                      "I64": torch.int64, "BOOL": torch.bool}
-
-
-def key_diff(policy: torch.nn.Module, model_file: Path) -> list[str]:
-    """Every state_dict entry of the built model against model.safetensors: same key set, shapes and
-    dtypes. lm_head: SmolVLA never uses it, but it is a parameter of the (untied,
-    tie_word_embeddings=false) SmolVLMForConditionalGeneration, so LeRobot's save_model writes
-    `model.vlm_with_expert.vlm.lm_head.weight` like any other tensor and load_model reads it back; it
-    takes part in this diff as an ordinary key (a writer that drops it fails here)."""
-    with safe_open(str(model_file), framework="pt") as f:
-        file_keys = {k: (list(f.get_slice(k).get_shape()), f.get_slice(k).get_dtype()) for k in f.keys()}
-    sd = policy.state_dict()
-    problems = []
-    missing = [k for k in sd if k not in file_keys]
-    unexpected = [k for k in file_keys if k not in sd]
-    if missing:
-        problems.append(f"{len(missing)} keys missing in {model_file.name}: {missing[:20]}")
-    if unexpected:
-        problems.append(f"{len(unexpected)} unexpected keys in {model_file.name}: {unexpected[:20]}")
-    for k, t in sd.items():
-        if k in file_keys:
-            shape, dtype = file_keys[k]
-            if shape != list(t.shape) or SAFETENSORS_DTYPES.get(dtype) != t.dtype:
-                problems.append(f"{k}: file {shape} {dtype}, LeRobot {list(t.shape)} {t.dtype}")
-    return problems
-
-
 def run_protocol(policy, pre, post, inputs: dict, tasks: list[str]) -> tuple[dict, dict]:
     raw = {k.removeprefix("batch."): v.clone() for k, v in inputs.items() if k.startswith("batch.")}
     raw["task"] = list(tasks)
@@ -457,6 +414,8 @@ def cmd_run(args) -> int:
     cfg = PreTrainedConfig.from_pretrained(src)
     problems = check_config_roundtrip(cfg, read_json(src / "config.json"))
     probe = SmolVLAPolicy(cfg)
+    # lm_head: never used by SmolVLA, but a parameter of the untied SmolVLMForConditionalGeneration, so
+    # LeRobot saves and loads it like any other key; a writer that drops it fails this diff.
     problems += key_diff(probe, src / "model.safetensors")
     del probe
     if problems:
@@ -485,8 +444,9 @@ def cmd_run(args) -> int:
 
 
 # ------------------------------------------------------------------------------------------- compare
-# Per output group: (tol, floor): a tensor passes when max|other - ref| <= tol * max(floor, max|ref|)
-# (floor None: tol is absolute). "exact": same integer values (bool and uint8 masks compare equal).
+# Per output group: (tol, floor[, scale_tol]) as in oracle_common.py: a tensor passes when
+# max|other - ref| <= tol * max(floor, max|ref|) (+ scale_tol * the model's largest gradient; floor None:
+# tol is absolute). "exact": same integer values (bool and uint8 masks compare equal).
 # fp32 (the default oracle, config without dtype): both sides run the same ATen kernels (lrhost links
 # the LibTorch of the same torch 2.11 wheel), single-threaded; differences come only from how ops
 # are composed (~1e-6 relative per op, ~1e-5 after the layer stack and 10 Euler steps). A semantic
@@ -510,108 +470,12 @@ TOLERANCES_BF16 = {
     "tokens": "exact",
     "token_mask": "exact",
     "loss": (2e-2, 1.0),
-    "grad": (5e-2, 0.0),
+    "grad": (5e-2, 0.0, 1e-6),  # + 1e-6 of the model's largest gradient (analytically ~0 tensors)
     "chunk": (2e-2, 1.0),
     "chunk_unnorm": (2e-2, 1.0),
 }
-GRAD_NOISE_FLOOR = 1e-6  # bf16 grads: plus this times the model's largest gradient (analytically ~0 tensors)
-
-
-def group_of(name: str) -> str:
-    if name.startswith(("grad.", "norm.")):
-        return name.split(".", 1)[0]
-    return name
-
-
-def compare_tensor(name: str, ref: torch.Tensor, got: torch.Tensor, table: dict, grad_scale: float):
-    """Returns (problem or None, max |diff|, bound)."""
-    if tuple(ref.shape) != tuple(got.shape):
-        return f"shape {tuple(got.shape)} vs LeRobot {tuple(ref.shape)}", None, None
-    tol = table.get(group_of(name))
-    if tol is None:
-        return f"no tolerance for group {group_of(name)!r}", None, None
-    if tol == "exact":
-        if ref.is_floating_point() or got.is_floating_point():
-            return f"dtype {got.dtype} vs LeRobot {ref.dtype} (integer values expected)", None, None
-        ok = torch.equal(ref.to(torch.int64), got.to(torch.int64))
-        d = (ref.to(torch.int64) - got.to(torch.int64)).abs().max().item() if ref.numel() else 0
-        if ok:
-            return None, d, 0
-        bad = (ref.to(torch.int64) != got.to(torch.int64)).nonzero()[:4].tolist()
-        row = bad[0][0] if ref.dim() > 1 else slice(None)
-        return (f"values differ at {bad}; row {bad[0][0] if ref.dim() > 1 else 0}: other {got[row].tolist()} "
-                f"vs LeRobot {ref[row].tolist()}"), d, 0
-    if not got.is_floating_point():
-        return f"dtype {got.dtype} vs LeRobot {ref.dtype}", None, None
-    r, g = ref.double(), got.double()
-    if not torch.isfinite(g).all():
-        return "non-finite values", None, None
-    rel, floor = tol
-    peak = r.abs().max().item() if r.numel() else 0.0
-    bound = rel if floor is None else rel * max(floor, peak)
-    if group_of(name) == "grad":
-        bound += GRAD_NOISE_FLOOR * grad_scale if table is TOLERANCES_BF16 else 0.0
-    err = (r - g).abs()
-    d = err.max().item() if err.numel() else 0.0
-    if d <= bound:
-        return None, d, bound
-    i = int(err.argmax())
-    return (f"max |diff| {d:.3g} > {bound:.3g}; worst at flat index {i}: "
-            f"other {g.flatten()[i].item():.8g} vs LeRobot {r.flatten()[i].item():.8g}"), d, bound
-
-
-def compare_meta(ref_path: Path, other_path: Path) -> list[str]:
-    if not ref_path.exists() or not other_path.exists():
-        log(f"note: {other_path.name if ref_path.exists() else ref_path.name} absent; parameter lists not compared")
-        return []
-    a, b = read_json(ref_path), read_json(other_path)
-    bad = []
-    for key in ("trainable", "parameters"):
-        if a.get(key) != b.get(key):
-            la, lb = a.get(key) or [], b.get(key) or []
-            first = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
-            bad.append(f"meta {key}: differs at #{first} (LeRobot {la[first] if first < len(la) else '<end>'}, "
-                       f"other {lb[first] if first < len(lb) else '<end>'}); lengths {len(la)} vs {len(lb)}")
-    log(f"meta: {len(a['parameters'])} parameters, {len(a['trainable'])} trainable: "
-        f"{'same names, order, shapes and dtypes' if not bad else 'MISMATCH'}")
-    return bad
-
-
 def cmd_compare(args) -> int:
-    ref, got = load_file(args.ref), load_file(args.other)
-    with safe_open(args.ref, framework="pt") as f:
-        precision = (f.metadata() or {}).get("precision", "fp32")
-    table = TOLERANCES_BF16 if precision == "bf16" else TOLERANCES
-    grad_scale = max((t.abs().max().item() for k, t in ref.items() if k.startswith("grad.") and t.numel()),
-                     default=0.0)
-    bad, worst = [], {}
-    for name, r in ref.items():
-        if name not in got:
-            bad.append(f"{name}: missing in {args.other}")
-            continue
-        msg, d, bound = compare_tensor(name, r, got[name], table, grad_scale)
-        if msg:
-            bad.append(f"{name}: {msg}")
-        g = group_of(name)
-        n, wd, wname = worst.get(g, (0, -1.0, ""))
-        if d is not None and d > wd:
-            wd, wname = d, name
-        worst[g] = (n + 1, wd, wname)
-    for group, (n, d, wname) in worst.items():
-        shown = "n/a (see MISMATCH)" if d < 0 else f"{d:.3g}" + (f" ({wname})" if n > 1 else "")
-        log(f"{group}: {n} tensor(s), max |diff| {shown}; tolerance {table.get(group)}")
-    extra = sorted(set(got) - set(ref))
-    if extra:
-        bad.append(f"{len(extra)} outputs only in {args.other} (e.g. a gradient of a frozen parameter): {extra[:8]}")
-    bad += compare_meta(Path(f"{args.ref}.meta.json"), Path(f"{args.other}.meta.json"))
-    shown = [b for b in bad if not b.startswith("grad.")][:20] + [b for b in bad if b.startswith("grad.")][:10]
-    for b in shown:
-        log("MISMATCH " + b)
-    if len(bad) > len(shown):
-        log(f"... and {len(bad) - len(shown)} more mismatches")
-    log(f"{'FAILED' if bad else 'OK'} ({precision} tolerances): {len(ref)} reference tensors, {len(bad)} problem(s) "
-        f"({args.other} vs LeRobot {args.ref})")
-    return 1 if bad else 0
+    return compare_outputs(args.ref, args.other, {"fp32": TOLERANCES, "bf16": TOLERANCES_BF16}, log)
 
 
 # ---------------------------------------------------------------------------------------------- keys
