@@ -14,6 +14,8 @@
 #   pi0_freeze_vision, pi05_expert_only
 #         The same policies with freeze_vision_encoder / train_expert_only: outputs compared, the set of
 #         gradient names included (which tensors are frozen).
+#   pi0_bf16, pi05_bf16
+#         As *_from_lerobot in LeRobot's dtype = "bfloat16" mode, within the bf16 tolerances.
 # WORK_DIR is emptied and keeps every folder and output for inspection; the tokenizer's Hub cache is
 # WORK_DIR/hf_cache (HF_HUB_CACHE, exported for both sides). Exits 77 (ctest's skip code) when the
 # oracle's python is unavailable (LRHOST_INTEROP_PYTHON overrides it), 1 on any mismatch.
@@ -40,10 +42,14 @@ source "$here/oracle_steps.sh"
 d="$work"
 
 case "$case_name" in
-  pi0_from_lerobot) policy=pi0 freeze=none resave=1 ;;
-  pi05_from_lerobot) policy=pi05 freeze=none resave=1 ;;
-  pi0_freeze_vision) policy=pi0 freeze=vision resave=0 ;;
-  pi05_expert_only) policy=pi05 freeze=expert resave=0 ;;
+  pi0_from_lerobot) policy=pi0 freeze=none resave=1 dtype=float32 ;;
+  pi05_from_lerobot) policy=pi05 freeze=none resave=1 dtype=float32 ;;
+  pi0_freeze_vision) policy=pi0 freeze=vision resave=0 dtype=float32 ;;
+  pi05_expert_only) policy=pi05 freeze=expert resave=0 dtype=float32 ;;
+  # LeRobot's bf16 mode (dtype = "bfloat16": its dtype split, bf16-rounded RoPE frequencies and embedding
+  # scale), compared within the bf16 tolerances, both sides without autocast.
+  pi0_bf16) policy=pi0 freeze=none resave=1 dtype=bfloat16 ;;
+  pi05_bf16) policy=pi05 freeze=none resave=1 dtype=bfloat16 ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2
@@ -52,7 +58,7 @@ esac
 
 step "LeRobot builds and saves a tiny $policy (freeze $freeze) in $d/policy, writes the raw input batch," \
   "runs the protocol"
-oracle make "$d/policy" --policy "$policy" --freeze "$freeze" \
+oracle make "$d/policy" --policy "$policy" --freeze "$freeze" --dtype "$dtype" \
   "&&" inputs "$d/policy" "$d/inputs.safetensors" \
   "&&" run "$d/policy" "$d/inputs.safetensors" "$d/lerobot.safetensors"
 resave_arg=()
