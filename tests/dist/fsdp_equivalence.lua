@@ -7,7 +7,8 @@
 -- policy=act (a small ACT on random batches: encoder/decoder layers are units, the backbone,
 -- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic), or
 -- policy=diffusion (residual blocks are units), or policy=smolvla (the decoder layers and the vision
--- tower are units; the frozen VLM is sharded too, without gradients or optimizer state).
+-- tower are units; the frozen VLM is sharded too, without gradients or optimizer state), or policy=pi0 /
+-- pi05 (the Gemma layers, gathered in pairs, and the vision tower are units; gradient_checkpointing=true).
 -- Tolerance, derived from the arithmetic of this very run rather than from one machine's observed
 -- difference: see `rounding_tolerance` below. Elementwise |fsdp - reference| <= rtol |reference| +
 -- atol_T with rtol 1e-5 and, per tensor T, atol_T = 2 x the largest difference between three valid
@@ -18,7 +19,8 @@ local lr = require "lrhost"
 local cfg = lr.config { policy = "mlp", global_batch = 12, steps = 3, accum = 1, clip = 0.0, seed = 7,
                         dp_shard = -1, dp_replicate = 1, reshard_after_forward = true, rtol = 1e-5, atol = -1.0,
                         optimizer = "adamw", mixed_precision = "no", wrap_modules = "",
-                        single_rtol = -1.0, single_atol = -1.0 }  -- vs one process; -1: rtol / atol
+                        single_rtol = -1.0, single_atol = -1.0,  -- vs one process; -1: rtol / atol
+                        gradient_checkpointing = false }  -- pi0 / pi05
 -- atol -1: derived per tensor from valid fp32 runs (rounding_tolerance below); diffusion, which has
 -- no one-process run, then uses 1e-7.
 
@@ -109,8 +111,36 @@ elseif cfg.policy == "smolvla" then
     for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
     return slice
   end
+elseif cfg.policy == "pi0" or cfg.policy == "pi05" then
+  -- A tiny pi0 / pi05 on the geometry and tokenizer shipped for the CPU recipes: the Gemma layers
+  -- (gathered in VLM/expert pairs) and the vision tower are units, embeddings, dead heads and
+  -- projections the root unit. Eight tensors never get a gradient (LeRobot's dead lm_heads and the
+  -- last VLM layer's unused half): no update and no weight decay under FSDP either. Batches carry
+  -- language tokens and the flow-matching noise and time; gradient_checkpointing=true recomputes each
+  -- layer pair inside its units' hooks.
+  local features = { inputs = { ["observation.state"] = { 3 }, ["observation.images.top"] = { 3, 24, 40 } },
+                     outputs = { action = { 2 } } }
+  local policy_cfg = lr.policy.defaults(cfg.policy, { geometry = "lrhost/pi_tiny", tokenizer_name = "lrhost/pi_tiny",
+                                                      chunk_size = 4, n_action_steps = 4, image_resolution = { 32, 32 },
+                                                      max_state_dim = 8, max_action_dim = 8, empty_cameras = 1,
+                                                      gradient_checkpointing = cfg.gradient_checkpointing })
+  make_policy = function()
+    lr.manual_seed(cfg.seed)
+    return lr.policy.new(policy_cfg, features)
+  end
+  local rows = cfg.steps * per_step
+  lr.manual_seed(123)
+  local all = { ["observation.state"] = lr.randn(rows, 3), ["observation.images.top"] = lr.rand(rows, 3, 24, 40),
+                ["observation.language.tokens"] = lr.randint(0, 700, { rows, 6 }),
+                ["observation.language.attention_mask"] = lr.ones(rows, 6, { dtype = "bool" }),
+                action = lr.randn(rows, 4, 2), noise = lr.randn(rows, 4, 8), time = lr.rand(rows) * 0.9 + 0.05 }
+  batch = function(first, count)
+    local slice = {}
+    for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
+    return slice
+  end
 else
-  error("policy must be mlp, act, diffusion or smolvla, got " .. tostring(cfg.policy))
+  error("policy must be mlp, act, diffusion, smolvla, pi0 or pi05, got " .. tostring(cfg.policy))
 end
 
 -- Returns the rank's persistent memory right after the last optimizer step (gradients still held).

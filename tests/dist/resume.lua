@@ -17,13 +17,15 @@
 -- Rank 0 writes the final parameters and the per-step losses and learning rates to `result`;
 -- compare = "a,b" checks two results against each other (tolerance 0: bit for bit; frozen
 -- parameters always bit for bit). Driven by resume.sh, and by fsdp_resume.sh for FSDP runs resumed
--- at another rank count (mlp and smolvla).
+-- at another rank count (mlp, smolvla and pi05). policy=pi05: a tiny pi05 on the shipped geometry
+-- (recipes/assets/pi_tiny) with a frozen vision tower, the same data, noise and time tables as smolvla
+-- (pi05 ignores action_is_pad, so padded chunks are excluded for the same reason).
 local lr = require "lrhost"
 local cfg = lr.config {
   steps = 30, batch_size = 14, seed = 1000, resume = false, output_dir = "outputs/resume_test",
   save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0, dropout = 0.1,
   kill_after = 0,  -- > 0: rank 0 of the first attempt dies by SIGKILL right after saving this step
-  policy = "mlp",  -- or "smolvla"
+  policy = "mlp",  -- or "smolvla", "pi05"
   vlm = "",        -- smolvla: the tiny VLM folder, an absolute path (`lrhost resume` runs a copy of this file)
   parallelism = { dp_shard = 1, dp_replicate = 1 },  -- dp_shard=-1: FSDP (fsdp_resume.sh)
 }
@@ -73,14 +75,22 @@ if cfg.policy == "mlp" then
                             episodes = { 0, 1, 2 } }
   policy = lr.policy.new({ type = "mlp", hidden_dims = { 32, 32 }, dropout = cfg.dropout }, ds,
                          { normalization_mapping = { STATE = "MEAN_STD", ACTION = "MIN_MAX" } })
-elseif cfg.policy == "smolvla" then
-  assert(cfg.vlm ~= "", "policy=smolvla needs vlm= (recipes/assets/smolvla_tiny_vlm as an absolute path)")
+elseif cfg.policy == "smolvla" or cfg.policy == "pi05" then
   local root, episodes = lr.default_dataset(), { 0, 1, 3, 6 }
   local plain = lr.dataset.lerobot { root = root, episodes = episodes }  -- features, stats and tasks
   lr.manual_seed(cfg.seed)
-  policy = lr.policy.new(lr.policy.defaults("smolvla", {
-    vlm_model_name = cfg.vlm, chunk_size = 4, n_action_steps = 4, num_vlm_layers = 4,
-    resize_imgs_with_padding = { 64, 64 }, tokenizer_max_length = 8 }), plain)
+  if cfg.policy == "smolvla" then
+    assert(cfg.vlm ~= "", "policy=smolvla needs vlm= (recipes/assets/smolvla_tiny_vlm as an absolute path)")
+    policy = lr.policy.new(lr.policy.defaults("smolvla", {
+      vlm_model_name = cfg.vlm, chunk_size = 4, n_action_steps = 4, num_vlm_layers = 4,
+      resize_imgs_with_padding = { 64, 64 }, tokenizer_max_length = 8 }), plain)
+  else
+    -- The shipped tiny geometry; a frozen vision tower (bit for bit below), the rest trained.
+    policy = lr.policy.new(lr.policy.defaults("pi05", {
+      geometry = "lrhost/pi_tiny", tokenizer_name = "lrhost/pi_tiny", chunk_size = 4, n_action_steps = 4,
+      image_resolution = { 32, 32 }, max_state_dim = 8, max_action_dim = 8, tokenizer_max_length = 16,
+      freeze_vision_encoder = true }), plain)
+  end
   ds = lr.dataset.lerobot { root = root, episodes = episodes,
                             delta_timestamps = policy:delta_timestamps(plain:meta().fps) }
   -- Noise and time per dataset row, from their own seed (the same tables in every run and on every rank).
@@ -90,7 +100,7 @@ elseif cfg.policy == "smolvla" then
   noise_table, time_table = lr.randn(rows, chunk, width), lr.rand(rows) * 0.9 + 0.05
   lr.manual_seed(cfg.seed)
 else
-  error("policy must be mlp or smolvla, got " .. tostring(cfg.policy))
+  error("policy must be mlp, smolvla or pi05, got " .. tostring(cfg.policy))
 end
 -- Frozen parameters (SmolVLA's vision tower and VLM) as built: they must come out unchanged.
 local frozen = {}
