@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -35,8 +36,8 @@ int64_t shard_bytes(const dist::fsdp::UnitLayout& unit) {
 }
 
 // One line on the policy's scheduler preset as the recipes apply it (total_steps = config.steps).
-std::string describe_schedule(const policy::Policy& policy, const nlohmann::json& config) {
-  auto preset = nlohmann::json(policy.scheduler_preset());
+std::string describe_schedule(const nlohmann::json& scheduler_preset, const nlohmann::json& config) {
+  auto preset = scheduler_preset;
   if (!preset.is_object()) return {};
   const int64_t steps = config.contains("steps") && config["steps"].is_number_integer() ? config["steps"].get<int64_t>() : 0;
   if (steps > 0) preset["total_steps"] = steps;
@@ -63,35 +64,37 @@ std::string mib(int64_t bytes) {
   return text;
 }
 
-}  // namespace
-
-MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
-  auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
+// The plan from the policy's wrap units (every parameter in exactly one, the root unit last) and its
+// presets: what make_memory_plan reads of a built policy or of a planned one.
+MemoryPlan plan_from_units(const std::vector<dist::fsdp::WrapUnit>& wrap_units, const nlohmann::json& optimizer_preset,
+                           const nlohmann::json& scheduler_preset, const AcceleratorConfig& accel,
+                           const nlohmann::json& config, int64_t world_size) {
   MemoryPlan plan;
   plan.world_size = world_size;
   plan.effective_batch = accel.batch_size * world_size * accel.gradient_accumulation_steps;
   plan.batch_size = accel.batch_size;
 
   // The optimizer as the policy recipes build it: the policy's preset with the recipe's table on top.
-  auto options = nlohmann::json(policy.optimizer_preset());
+  auto options = optimizer_preset;
   if (config.contains("optimizer") && config["optimizer"].is_object()) options.update(config["optimizer"]);
   plan.optimizer = options.value("type", std::string("adamw"));
   plan.lr = options.contains("lr") && options["lr"].is_number() ? options["lr"].get<double>() : 0;
   const int64_t moments = optimizer_moments(plan.optimizer, options);
 
   int64_t trainable_bytes = 0, frozen_bytes = 0;
-  for (const auto& p : policy.parameters()) {
-    plan.parameters += p.numel();
-    const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
-    if (p.requires_grad()) {
-      plan.trainable += p.numel();
-      trainable_bytes += bytes;
-    } else {
-      frozen_bytes += bytes;
+  for (const auto& unit : wrap_units)
+    for (const auto& [name, p] : unit.params) {
+      plan.parameters += p.numel();
+      const int64_t bytes = p.numel() * static_cast<int64_t>(p.element_size());
+      if (p.requires_grad()) {
+        plan.trainable += p.numel();
+        trainable_bytes += bytes;
+      } else {
+        frozen_bytes += bytes;
+      }
     }
-  }
   const int64_t shard = accel.fsdp() ? accel.dp_shard : world_size;
-  plan.units = dist::fsdp::plan_unit_layouts(policy, accel.wrap_modules, static_cast<int>(shard));
+  plan.units = dist::fsdp::plan_unit_layouts(wrap_units, static_cast<int>(shard));
   const bool bf16_gathers = accel.mixed_precision == "bf16" && accel.fsdp();
   auto gathered_bytes = [&](const dist::fsdp::UnitLayout& unit) {
     int64_t bytes = 0;
@@ -126,7 +129,7 @@ MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config
   std::string prefix = accel.fsdp() && accel.dp_replicate > 1 ? "hybrid " : "";
   auto zero3 = sharded(prefix + "zero-3", true), zero2 = sharded(prefix + "zero-2", false);
   plan.strategy = accel.strategy_name(world_size);
-  plan.schedule = describe_schedule(policy, config);
+  plan.schedule = describe_schedule(scheduler_preset, config);
   if (!accel.fsdp())
     plan.strategies = {ddp, zero3, zero2};
   else if (accel.reshard_after_forward)
@@ -135,6 +138,35 @@ MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config
     plan.strategies = {zero2, zero3, ddp};
   return plan;
 }
+
+}  // namespace
+
+MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
+  auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
+  return plan_from_units(dist::fsdp::find_wrap_units(policy, accel.wrap_modules), nlohmann::json(policy.optimizer_preset()),
+                         nlohmann::json(policy.scheduler_preset()), accel, config, world_size);
+}
+
+MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann::json& config, int64_t world_size) {
+  auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
+  if (!accel.wrap_modules.empty()) {
+    std::set<std::string> declared;
+    for (const auto& unit : planned.units) declared.insert(unit.module_type);
+    if (std::set<std::string>(accel.wrap_modules.begin(), accel.wrap_modules.end()) != declared)
+      throw util::NotImplemented("lrhost show: accelerator.fsdp.wrap_modules other than policy '" + planned.type +
+                                 "''s own units cannot be planned without building the policy",
+                                 "leave accelerator.fsdp.wrap_modules empty to plan the declared units");
+  }
+  std::vector<dist::fsdp::WrapUnit> units;
+  for (const auto& unit : planned.units) units.push_back({unit.path, unit.module_type, nullptr, unit.params});
+  if (!planned.root.empty()) units.push_back({"", "root", nullptr, planned.root});
+  auto plan = plan_from_units(units, nlohmann::json(planned.optimizer_preset), nlohmann::json(planned.scheduler_preset),
+                              accel, config, world_size);
+  plan.activation_bytes_per_sample = planned.activation_bytes_per_sample;
+  plan.activation_note = planned.activation_note;
+  return plan;
+}
+
 
 std::string render_memory_plan(const MemoryPlan& plan) {
   std::ostringstream out;
@@ -180,8 +212,11 @@ std::string render_memory_plan(const MemoryPlan& plan) {
     out << "  activations: " << mib(plan.activation_bytes_per_sample) << " per sample";
     if (plan.batch_size > 0)
       out << ", " << mib(plan.activation_bytes_per_sample * plan.batch_size) << " per rank at batch " << plan.batch_size;
-    out << "\n    (measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes; bf16 autocast "
-           "roughly halves it)\n";
+    out << "\n    ("
+        << (plan.activation_note.empty()
+                ? std::string("measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes")
+                : plan.activation_note)
+        << "; bf16 autocast roughly halves it)\n";
   }
   out << "  (activations and the allocator's cache come on top; measured: acc:memory_stats(opt))\n";
   return out.str();

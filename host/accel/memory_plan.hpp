@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/dist/fsdp/shard_layout.hpp"
+#include "host/policy/planned_policy.hpp"
 #include "host/policy/policy.hpp"
 
 namespace lrhost::accel {
@@ -44,11 +45,16 @@ struct MemoryPlan {
   // The learning-rate schedule of the policy's preset for the config's `steps` (empty: none), e.g.
   // SmolVLA's cosine decay with LeRobot's shrinking of warmup and decay for short runs.
   std::string schedule;
+  // How activation_bytes_per_sample was obtained, when not by the default probe.
+  std::string activation_note;
 };
 
 // `config`: the resolved recipe config (batch_size, accelerator, parallelism, optimizer); the policy
 // is built but not prepared. Errors for group sizes that do not fit `world_size` or bad wrap units.
 MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size);
+// The same from a policy described without building it (planned_policy.hpp): its declared units only
+// (another accelerator.fsdp.wrap_modules is refused), its activation figure as described.
+MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann::json& config, int64_t world_size);
 
 std::string render_memory_plan(const MemoryPlan& plan);
 nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan);

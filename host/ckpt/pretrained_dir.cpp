@@ -122,28 +122,44 @@ fs::path resolve_pretrained_dir(const fs::path& path_or_id) {
   return dir;
 }
 
-std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
-  auto config = policy::apply_policy_changes(read_config_json(dir), changes, (dir / kConfigFile).string());
+nlohmann::ordered_json read_policy_config(const fs::path& dir) {
+  auto config = read_config_json(dir);
+  // A pi0/pi05 geometry other than LeRobot's travels as geometry.json next to config.json
+  // (policy/common/pi_geometry.hpp); the config field `geometry` names it.
+  if (fs::exists(dir / kGeometryFile) && !config.contains("geometry")) config["geometry"] = (dir / kGeometryFile).string();
+  return config;
+}
+
+PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes) {
+  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, (dir / kConfigFile).string());
+  PretrainedBuildInputs inputs;
   try {
     // Features go in as ordered lists: their order is the camera order, which a sorted json object
     // would lose.
-    policy::PolicyFeatures features;
-    for (const auto& [field, side] : {std::pair{"input_features", &features.inputs}, {"output_features", &features.outputs}}) {
+    for (const auto& [field, side] :
+         {std::pair{"input_features", &inputs.features.inputs}, {"output_features", &inputs.features.outputs}}) {
       if (!config.contains(field)) continue;
       *side = policy::PolicyFeatures::list_from_json(config[field], field);
       config.erase(field);
     }
-    // A pi0/pi05 geometry other than LeRobot's travels as geometry.json next to config.json
-    // (policy/common/pi_geometry.hpp); the config field `geometry` names it.
-    if (fs::exists(dir / kGeometryFile) && !config.contains("geometry")) config["geometry"] = (dir / kGeometryFile).string();
-    // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
-    // (a download at construction); lrhost builds the backbone without them and loads the file.
-    if (config.contains("pretrained_backbone_weights") && !config["pretrained_backbone_weights"].is_null()) {
-      spdlog::info("{}: pretrained_backbone_weights {} ignored: the backbone comes from {}",
-                   (dir / kConfigFile).string(), config["pretrained_backbone_weights"].dump(), kModelFile);
-      config["pretrained_backbone_weights"] = nullptr;
-    }
-    return policy::create_policy(nlohmann::json(config), features);
+  } catch (const util::Error& error) {
+    throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
+  }
+  // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
+  // (a download at construction); lrhost builds the backbone without them and loads the file.
+  if (config.contains("pretrained_backbone_weights") && !config["pretrained_backbone_weights"].is_null()) {
+    spdlog::info("{}: pretrained_backbone_weights {} ignored: the backbone comes from {}", (dir / kConfigFile).string(),
+                 config["pretrained_backbone_weights"].dump(), kModelFile);
+    config["pretrained_backbone_weights"] = nullptr;
+  }
+  inputs.config = nlohmann::json(config);
+  return inputs;
+}
+
+std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
+  auto inputs = build_inputs(dir, changes);
+  try {
+    return policy::create_policy(inputs.config, inputs.features);
   } catch (const util::Error& error) {
     throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
   }

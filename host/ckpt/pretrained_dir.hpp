@@ -32,6 +32,9 @@ void save_pretrained(const policy::Policy& policy, const std::filesystem::path& 
 
 // config.json of `dir` as an ordered object (DataError naming the file when unreadable or invalid).
 nlohmann::ordered_json read_config_json(const std::filesystem::path& dir);
+// The policy config the folder holds: config.json plus what travels beside it (geometry.json, as the
+// `geometry` field).
+nlohmann::ordered_json read_policy_config(const std::filesystem::path& dir);
 
 struct LoadReport {
   std::vector<std::string> missing;     // in the policy, not in the file (kept at their init values)
@@ -48,6 +51,14 @@ std::filesystem::path resolve_pretrained_dir(const std::filesystem::path& path_o
 // The policy config.json describes, with its initial weights (nothing read from model.safetensors);
 // ConfigError naming config.json when it does not build. `changes` (a recipe's policy table made by
 // policy::pretrained_policy_table) go on top of config.json: fine-tuning with other settings.
+// What build_from_config builds from: config.json with `changes` on top (features taken out, as
+// create_policy wants them; geometry.json named), not yet validated by the policy type.
+struct PretrainedBuildInputs {
+  nlohmann::json config;
+  policy::PolicyFeatures features;
+};
+PretrainedBuildInputs build_inputs(const std::filesystem::path& dir,
+                                   const nlohmann::json& changes = nlohmann::json::object());
 std::shared_ptr<policy::Policy> build_from_config(const std::filesystem::path& dir,
                                                   const nlohmann::json& changes = nlohmann::json::object());
 

@@ -15,6 +15,7 @@
 #include "host/data/synthetic_push.hpp"
 #include "host/policy/activation_probe.hpp"
 #include "host/policy/policy_features.hpp"
+#include "host/policy/policy_spec.hpp"
 #include "host/policy/registry.hpp"
 
 namespace lrhost::cli {
@@ -32,28 +33,43 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   };
   root = text("root");
   if (root.empty() && !text("repo_id").empty()) root = io::resolve_lerobot_dataset(text("repo_id"), "dataset.repo_id");
-  std::shared_ptr<policy::Policy> policy;
+  // The policy's config and features: the pretrained folder's config.json with the recipe's policy table
+  // on top when fine-tuning (lr.config made that table from config.json and the command line; weights
+  // not read), else the recipe's table over the dataset's features.
+  nlohmann::json table;
+  policy::PolicyFeatures features;
   const auto& policy_config = config["policy"];
   if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
       !policy_config["pretrained_path"].get<std::string>().empty()) {
-    // Fine-tuning: the pretrained folder's config.json with the recipe's policy table on top (lr.config
-    // made that table from config.json and the command line), weights not read.
-    policy = ckpt::build_from_config(
+    auto inputs = ckpt::build_inputs(
         ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>()), policy_config);
+    table = std::move(inputs.config);
+    features = std::move(inputs.features);
   } else {
     auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
-    auto features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
-    auto table = policy_config;
+    features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
+    table = policy_config;
     if (table.contains("pretrained_path")) table.erase("pretrained_path");  // "" = none
-    policy = policy::create_policy(table, features);
   }
-  auto plan = accel::make_memory_plan(*policy, config, world_size);
-  try {
-    plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;
-  } catch (const std::exception& error) {
-    // The plan stands without it; say why the line is missing.
-    spdlog::warn("show: activations per sample not measured: the policy's forward refused an example batch: {}",
-                 error.what());
+  // A policy too large to build only to count it is planned from its config (pi0/pi05 at full size).
+  const auto* spec = table.contains("type") && table["type"].is_string()
+                         ? policy::find_policy_spec(table["type"].get<std::string>())
+                         : nullptr;
+  std::optional<policy::PlannedPolicy> planned;
+  if (spec && spec->plan_without_building) planned = spec->plan_without_building(table, features);
+  accel::MemoryPlan plan;
+  if (planned) {
+    plan = accel::make_memory_plan(*planned, config, world_size);
+  } else {
+    auto policy = policy::create_policy(table, features);
+    plan = accel::make_memory_plan(*policy, config, world_size);
+    try {
+      plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;
+    } catch (const std::exception& error) {
+      // The plan stands without it; say why the line is missing.
+      spdlog::warn("show: activations per sample not measured: the policy's forward refused an example batch: {}",
+                   error.what());
+    }
   }
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)

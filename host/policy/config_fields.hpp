@@ -13,11 +13,13 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "host/config/config_reader.hpp"
 #include "host/policy/policy_features.hpp"
 #include "host/policy/pretrained_config.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::policy {
 
@@ -160,6 +162,12 @@ void PretrainedConfigFields::fields(Self& c, F&& f, bool n_obs_steps_shapes_weig
 template <class Config>
 void read_config_fields(Config& config, FieldReader& reader) {
   Config::fields(config, reader);
+  // LeRobot's PEFT adapters (use_peft, lerobot-train's --peft.*) are not implemented: refused rather
+  // than trained as full fine-tuning.
+  if constexpr (std::is_base_of_v<PretrainedConfigFields, Config>)
+    if (config.use_peft)
+      throw util::NotImplemented("policy: 'use_peft' = true (PEFT/LoRA adapters) is not implemented in lrhost",
+                                 "set use_peft=false to fine-tune every trainable parameter");
 }
 
 // config.json content: "type" first, then every field in declared order; with_lrhost_only adds

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host/policy/planned_policy.hpp"
 #include "host/policy/policy.hpp"
 #include "host/policy/processor_pipeline.hpp"
 
@@ -41,6 +42,10 @@ struct PolicySpec {
   std::vector<std::string> fsdp_wrap_module_types;
   // Unset for lrhost-only types that lerobot-train does not know.
   std::optional<LeRobotTrainMapping> lerobot_train;
+  // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of
+  // the policy from its config alone (planned_policy.hpp); nullopt, or unset, builds the policy.
+  std::function<std::optional<PlannedPolicy>(const nlohmann::json& config, const PolicyFeatures& features)>
+      plan_without_building;
 };
 
 }  // namespace lrhost::policy

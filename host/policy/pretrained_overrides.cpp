@@ -78,7 +78,7 @@ PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const s
   PretrainedPolicyTable result;
   const std::string path = recipe_policy.at("pretrained_path").get<std::string>();
   result.dir = ckpt::resolve_pretrained_dir(path);
-  const auto config_json = ckpt::read_config_json(result.dir);
+  const auto config_json = ckpt::read_policy_config(result.dir);
   const std::string where = (result.dir / ckpt::kConfigFile).string();
   const std::string type = config_json.value("type", std::string());
   const std::string recipe_type = recipe_policy.value("type", std::string());
@@ -115,7 +115,10 @@ ordered_json apply_policy_changes(ordered_json config_json, const json& changes,
   const auto fields = default_policy_config_with_nulls(type);
   for (const auto& [field, value] : changes.items()) {
     if (recipe_only(field) || !(config_json.contains(field) || fields.contains(field))) continue;
-    const ordered_json pretrained = config_json.contains(field) ? config_json[field] : ordered_json();
+    // A field config.json cannot hold (lrhost's own, e.g. pi0's geometry) has the type's default there.
+    const ordered_json pretrained = config_json.contains(field) ? config_json[field]
+                                    : fields.contains(field)    ? ordered_json::parse(fields[field].dump())
+                                                                : ordered_json();
     if (!same_kind(pretrained, value))
       throw util::ConfigError(where + ": policy." + field + " = " + value.dump() + " has the wrong type for " +
                               "this field (config.json has " + pretrained.dump() + ")");

@@ -43,8 +43,9 @@ local from_features = lr.policy.new({ type = "mlp", hidden_dims = {} },
                                     { inputs = { ["observation.state"] = { 6 } }, outputs = { action = { 2 } } })
 t.eq(from_features:config().input_dim, 6, "input_dim from features")
 t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "pi0", "pi05", "smolvla" }, "registered types")
--- pi0/pi05 have their configs and processors but no model yet: building one says so.
-t.raises(function() lr.policy.new(lr.policy.defaults("pi05")) end, "not built yet")
+-- pi0/pi05 options lrhost does not implement are refused before anything is built.
+t.raises(function() lr.policy.new(lr.policy.defaults("pi05", { use_relative_actions = true })) end,
+         "'use_relative_actions' = true")
 
 -- Training capabilities the shared loop uses: an mlp keeps nothing and has no figures of its own.
 policy:prepare_training { cache_dir = os.tmpname() .. ".never", num_frames = 10, dataset_id = "d", augmentation = true }

@@ -86,8 +86,12 @@ std::vector<ParamGroupSpec> param_groups(const WrapUnit& unit) {
 
 std::vector<UnitLayout> plan_unit_layouts(policy::Policy& policy, const std::vector<std::string>& wrap_modules,
                                           int shard_size) {
+  return plan_unit_layouts(find_wrap_units(policy, wrap_modules), shard_size);
+}
+
+std::vector<UnitLayout> plan_unit_layouts(const std::vector<WrapUnit>& units, int shard_size) {
   std::vector<UnitLayout> layouts;
-  for (const auto& unit : find_wrap_units(policy, wrap_modules))
+  for (const auto& unit : units)
     for (const auto& group : param_groups(unit))
       layouts.push_back(make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, group.params,
                                          shard_size, group.frozen));

@@ -40,5 +40,7 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
 // in unit order ("root" for the root unit).
 std::vector<UnitLayout> plan_unit_layouts(policy::Policy& policy, const std::vector<std::string>& wrap_modules,
                                           int shard_size);
+// The same for given units (find_wrap_units' or a planned policy's, whose tensors may be meta).
+std::vector<UnitLayout> plan_unit_layouts(const std::vector<WrapUnit>& units, int shard_size);
 
 }  // namespace lrhost::dist::fsdp

@@ -55,6 +55,18 @@ PaliGemmaWithExpertImpl::PaliGemmaWithExpertImpl(const PiGeometry& geometry, con
     language_model()->to_lerobot_bfloat16();
     expert_model()->to_lerobot_bfloat16();
   }
+  // What never receives a gradient is frozen explicitly (LeRobot leaves it requires_grad and AdamW
+  // skips it for having no gradient; the updates are the same, but frozen parameters also get no
+  // gradient buffers, reductions or optimizer state under DDP and FSDP, and the plan counts them
+  // right): the two dead heads, and the parts of the last VLM layer that only feed the unused prefix
+  // output — its o_proj, MLP and post-attention norm — and the VLM's final norm.
+  freeze(*paligemma->lm_head);
+  freeze(*gemma_expert->lm_head);
+  freeze(*language_model()->norm);
+  auto last = language_model()->layer(language_model()->layers->size() - 1);
+  freeze(*last->self_attn->o_proj);
+  freeze(*last->mlp);
+  freeze(*last->post_attention_layernorm);
   if (options.freeze_vision_encoder) freeze(*vlm()->vision_tower);
   if (options.train_expert_only) freeze(*paligemma);
   // SigLIP's layers are checkpointed only while the tower trains: a frozen tower keeps no activations.

@@ -9,8 +9,10 @@
 // Module names are LeRobot's, so `paligemma_with_expert.*` keys load strictly: `paligemma` holds
 // `lm_head` and `model` (in that order: LeRobot replaces `model` after transformers built both), and
 // `gemma_expert` holds `lm_head` and `model` (a PiGemmaModel without embed_tokens). The two lm_heads are
-// dead — never computed, in LeRobot too — and kept only so that a LeRobot file loads and saves whole;
-// they never receive a gradient, so the optimizer gives them no state and no weight decay.
+// dead — never computed, in LeRobot too — and kept only so that a LeRobot file loads and saves whole.
+// They and the last VLM layer's second half (which feeds only the unused prefix output) never receive
+// a gradient; lrhost marks them frozen (LeRobot leaves them requires_grad, and AdamW skips them for
+// having no gradient: no state, no weight decay — the same updates).
 //
 // FSDP units are the decoder layers of a pair, gathered together (the joint attention needs both): the
 // pair's computation runs inside both layers' hooked_forward. The vision tower is a unit of its own.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <spdlog/spdlog.h>
+
 #include "host/io/hf_cache.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/policy/common/flow_matching.hpp"
@@ -28,11 +30,15 @@ torch::Tensor pad_last_dim(const torch::Tensor& x, int64_t size) {
 
 }  // namespace
 
-PiPolicy::PiPolicy(PiVariant variant, PiConfigFields config)
+PiGeometry pi_geometry_of(const PiConfigFields& config, PiVariant variant) {
+  return pi_geometry(config.paligemma_variant, config.action_expert_variant, config.image_resolution[0],
+                     variant == PiVariant::pi05, config.geometry, "policy '" + type_name(variant) + "'");
+}
+
+PiPolicy::PiPolicy(PiVariant variant, PiConfigFields config, std::optional<PiGeometry> geometry)
     : variant_(variant),
       config_(std::move(config)),
-      geometry_(pi_geometry(config_.paligemma_variant, config_.action_expert_variant, config_.image_resolution[0],
-                            variant == PiVariant::pi05, config_.geometry, "policy '" + type_name(variant) + "'")) {
+      geometry_(geometry ? std::move(*geometry) : pi_geometry_of(config_, variant)) {
   if (config_.image_resolution[0] != config_.image_resolution[1])
     throw util::ConfigError("policy '" + type_name(variant) + "': 'image_resolution' must be square (PaliGemma's "
                             "SigLIP), got " + nlohmann::json(config_.image_resolution).dump());
@@ -82,13 +88,13 @@ PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
     throw util::ConfigError(type + " policy: none of the policy's cameras is in the batch (expected '" +
                             cameras.front().key + "'" + (cameras.size() > 1 ? ", ..." : "") + ")");
   // LeRobot turns every missing camera into an empty one (all -1, masked out), appended after the
-  // present ones. lrhost does so for the empty_camera_<i> inputs only: a real camera missing from the
-  // batch is a misnamed key far more often than an intended blank, so it is an error.
+  // present ones: fine-tuning pi05_base's three cameras on a two-camera robot relies on it. A real
+  // camera (not an empty_camera_<i>) missing is said once, since a misnamed key looks the same.
   for (const auto& key : missing) {
-    if (!key.starts_with(kEmptyCameraPrefix))
-      throw util::ConfigError(type + " policy: camera '" + key + "' is missing from the batch",
-                              "give every camera of the policy (map dataset names with rename_map), or declare "
-                              "blank cameras with empty_cameras");
+    if (!key.starts_with(kEmptyCameraPrefix) && warned_missing_cameras_.insert(key).second)
+      spdlog::warn("{} policy: camera '{}' is not in the batch: it is fed as an empty camera (all -1, masked out), "
+                   "as LeRobot does; map a dataset camera onto it with rename_map if it should see one",
+                   type, key);
     inputs.images.push_back(torch::full_like(inputs.images.back(), -1.0));
     inputs.image_masks.push_back(torch::zeros_like(inputs.image_masks.back()));
   }

@@ -13,6 +13,8 @@
 #pragma once
 #include <deque>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "host/policy/common/pi_config_fields.hpp"
 #include "host/policy/common/pi_flow_matching.hpp"
@@ -21,9 +23,13 @@
 
 namespace lrhost::policy::pi_common {
 
+// The geometry a config asks for: LeRobot's for its variants, or its `geometry` file's.
+PiGeometry pi_geometry_of(const PiConfigFields& config, PiVariant variant);
+
 class PiPolicy : public Policy {
  public:
-  PiPolicy(PiVariant variant, PiConfigFields config);
+  // The geometry comes from the config (its variants, or its `geometry` file) unless given.
+  PiPolicy(PiVariant variant, PiConfigFields config, std::optional<PiGeometry> geometry = std::nullopt);
 
   PolicyOutput forward(const Batch& batch) override;
   torch::Tensor select_action(const Batch& batch) override;
@@ -56,6 +62,7 @@ class PiPolicy : public Policy {
   PiGeometry geometry_;
   PiFlowMatching model_{nullptr};
   std::deque<torch::Tensor> action_queue_;
+  mutable std::set<std::string> warned_missing_cameras_;  // said once each
 };
 
 }  // namespace lrhost::policy::pi_common

@@ -8,7 +8,8 @@ namespace lrhost::policy::pi0 {
 
 class PI0Policy : public pi_common::PiPolicy {
  public:
-  explicit PI0Policy(PI0Config config) : PiPolicy(pi_common::PiVariant::pi0, config), config_(std::move(config)) {}
+  explicit PI0Policy(PI0Config config, std::optional<pi_common::PiGeometry> geometry = std::nullopt)
+      : PiPolicy(pi_common::PiVariant::pi0, config, std::move(geometry)), config_(std::move(config)) {}
 
   std::string type() const override { return "pi0"; }
   nlohmann::ordered_json config() const override { return config_.to_json(); }

@@ -8,7 +8,8 @@ namespace lrhost::policy::pi05 {
 
 class PI05Policy : public pi_common::PiPolicy {
  public:
-  explicit PI05Policy(PI05Config config) : PiPolicy(pi_common::PiVariant::pi05, config), config_(std::move(config)) {}
+  explicit PI05Policy(PI05Config config, std::optional<pi_common::PiGeometry> geometry = std::nullopt)
+      : PiPolicy(pi_common::PiVariant::pi05, config, std::move(geometry)), config_(std::move(config)) {}
 
   std::string type() const override { return "pi05"; }
   nlohmann::ordered_json config() const override { return config_.to_json(); }

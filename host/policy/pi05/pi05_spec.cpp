@@ -4,6 +4,7 @@
 // and the vision tower (paligemma_with_expert.hpp).
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/pi05/pi05_config.hpp"
+#include "host/policy/common/pi_plan.hpp"
 #include "host/policy/pi05/pi05_policy.hpp"
 
 namespace lrhost::policy::pi05 {
@@ -19,6 +20,17 @@ const PolicySpec& spec() {
       .run_option_fields = {"tokenizer_name"},
       .processors = pi05_processor_pipeline(),
       .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipVisionTransformer"},
+      // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
+      .plan_without_building = [](const nlohmann::json& config,
+                                  const PolicyFeatures& features) -> std::optional<PlannedPolicy> {
+        auto parsed = PI05Config::from_json(config, features);
+        auto geometry = pi_common::pi_geometry_of(parsed, pi_common::PiVariant::pi05);
+        if (geometry.custom) return std::nullopt;
+        return pi_common::plan_pi_policy(pi_common::PiVariant::pi05, parsed, geometry,
+                                         [&](const pi_common::PiGeometry& small) {
+                                           return std::make_shared<PI05Policy>(parsed, small);
+                                         });
+      },
   };
   return entry;
 }

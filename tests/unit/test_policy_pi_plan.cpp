@@ -1,0 +1,168 @@
+// pi0/pi05 planned without building (host/policy/common/pi_plan): at the shipped tiny geometry the
+// planned description must equal the built policy parameter by parameter (names, shapes, dtypes,
+// requires_grad) and unit by unit, in both dtype modes and with each freezing option, so the memory
+// plan of `lrhost show` at full size is the plan of the policy training would build; the plan's
+// figures equal those of the built policy; the extrapolated activations equal a measurement at the
+// real depth; and at LeRobot's geometry the counts are LeRobot's (pi0.md §1.1, §10.1).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <tuple>
+
+#include "host/accel/memory_plan.hpp"
+#include "host/dist/fsdp/wrap_units.hpp"
+#include "host/policy/activation_probe.hpp"
+#include "host/policy/common/pi_plan.hpp"
+#include "host/policy/pi0/pi0_policy.hpp"
+#include "host/policy/pi05/pi05_policy.hpp"
+#include "test_support.hpp"
+
+using lrhost::policy::Batch;
+using lrhost::policy::PlannedPolicy;
+using lrhost::policy::pi_common::PiConfigFields;
+using lrhost::policy::pi_common::PiGeometry;
+using lrhost::policy::pi_common::PiVariant;
+using nlohmann::json;
+
+namespace {
+
+json tiny_table(const std::string& type, const std::string& dtype, const std::string& freeze) {
+  const auto asset = lrhost::test::fixture_path("../../recipes/assets", "pi_tiny");
+  REQUIRE_FALSE(asset.empty());
+  return {{"type", type},
+          {"geometry", asset.string()},
+          {"tokenizer_name", asset.string()},
+          {"chunk_size", 4},
+          {"n_action_steps", 4},
+          {"image_resolution", {32, 32}},
+          {"max_state_dim", 8},
+          {"max_action_dim", 8},
+          {"tokenizer_max_length", 12},
+          {"empty_cameras", 1},
+          {"dtype", dtype},
+          {"freeze_vision_encoder", freeze == "vision"},
+          {"train_expert_only", freeze == "expert"},
+          {"input_features",
+           {{"observation.state", {{"type", "STATE"}, {"shape", {3}}}},
+            {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 32, 32}}}}}},
+          {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
+}
+
+std::shared_ptr<lrhost::policy::pi_common::PiPolicy> build(const json& table,
+                                                            std::optional<PiGeometry> geometry = std::nullopt) {
+  if (table["type"] == "pi0")
+    return std::make_shared<lrhost::policy::pi0::PI0Policy>(lrhost::policy::pi0::PI0Config::from_json(table),
+                                                            std::move(geometry));
+  return std::make_shared<lrhost::policy::pi05::PI05Policy>(lrhost::policy::pi05::PI05Config::from_json(table),
+                                                            std::move(geometry));
+}
+
+PiVariant variant_of(const json& table) { return table["type"] == "pi0" ? PiVariant::pi0 : PiVariant::pi05; }
+
+using Described = std::map<std::string, std::tuple<std::vector<int64_t>, c10::ScalarType, bool>>;
+
+Described describe(const std::vector<std::pair<std::string, torch::Tensor>>& params) {
+  Described out;
+  for (const auto& [name, p] : params) out[name] = {p.sizes().vec(), p.scalar_type(), p.requires_grad()};
+  return out;
+}
+
+json plan_config(int64_t dp_shard) {
+  return {{"batch_size", 4},
+          {"steps", 100},
+          {"accelerator", {{"mixed_precision", "bf16"}, {"fsdp", {{"reshard_after_forward", true}}}}},
+          {"parallelism", {{"dp_shard", dp_shard}, {"dp_replicate", 1}}}};
+}
+
+}  // namespace
+
+TEST_CASE("pi plan: the planned description is the built policy, parameter by parameter and unit by unit") {
+  for (const std::string type : {"pi0", "pi05"})
+    for (const std::string dtype : {"float32", "bfloat16"})
+      for (const std::string freeze : {"none", "vision", "expert"}) {
+        CAPTURE(type);
+        CAPTURE(dtype);
+        CAPTURE(freeze);
+        const auto table = tiny_table(type, dtype, freeze);
+        auto policy = build(table);
+        const auto planned =
+            lrhost::policy::pi_common::plan_pi_parameters(variant_of(table), policy->pi_config(), policy->geometry());
+        std::vector<std::pair<std::string, torch::Tensor>> built;
+        for (const auto& item : policy->named_parameters()) built.emplace_back(item.key(), item.value());
+        CHECK((describe(planned.parameters()) == describe(built)));
+
+        const auto units = lrhost::dist::fsdp::find_wrap_units(*policy, {});
+        REQUIRE(units.size() == planned.units.size() + 1);  // + the root unit
+        for (std::size_t i = 0; i < planned.units.size(); ++i) {
+          CHECK(units[i].path == planned.units[i].path);
+          CHECK(units[i].module_type == planned.units[i].module_type);
+          CHECK((describe(units[i].params) == describe(planned.units[i].params)));
+        }
+        CHECK((describe(units.back().params) == describe(planned.root)));
+
+        // The plan's figures from the description equal those from the policy.
+        for (int64_t shard : {1, 4}) {
+          const auto a = lrhost::accel::make_memory_plan(planned, plan_config(shard), 4);
+          const auto b = lrhost::accel::make_memory_plan(*policy, plan_config(shard), 4);
+          CHECK(a.parameters == b.parameters);
+          CHECK(a.trainable == b.trainable);
+          REQUIRE(a.strategies.size() == b.strategies.size());
+          for (std::size_t s = 0; s < a.strategies.size(); ++s) {
+            CHECK(a.strategies[s].name == b.strategies[s].name);
+            CHECK(a.strategies[s].persistent_bytes() == b.strategies[s].persistent_bytes());
+            CHECK(a.strategies[s].peak_gathered_bytes == b.strategies[s].peak_gathered_bytes);
+          }
+          CHECK(a.schedule == b.schedule);
+        }
+      }
+}
+
+TEST_CASE("pi plan: activations extrapolated from 1-2 layer models equal a measurement at the real depth") {
+  for (const bool checkpointing : {false, true}) {
+    CAPTURE(checkpointing);
+    auto table = tiny_table("pi05", "float32", "none");
+    table["gradient_checkpointing"] = checkpointing;
+    auto policy = build(table);
+    const auto planned = lrhost::policy::pi_common::plan_pi_policy(
+        PiVariant::pi05, policy->pi_config(), policy->geometry(), [&](const PiGeometry& small) { return build(table, small); });
+    auto batch = [&](int64_t size) {
+      Batch b{{"observation.state", torch::zeros({size, 3})},
+              {"observation.images.top", torch::zeros({size, 3, 32, 32})},
+              {"action", torch::zeros({size, 4, 2})},
+              {"observation.language.tokens", torch::zeros({size, 12}, torch::kLong)},
+              {"observation.language.attention_mask", torch::ones({size, 12}, torch::kBool)}};
+      return b;
+    };
+    const auto measured = lrhost::policy::measure_activations(*policy, batch).per_sample;
+    CHECK(measured > 0);
+    CHECK(planned.activation_bytes_per_sample == measured);
+  }
+}
+
+TEST_CASE("pi plan: LeRobot's geometry gives LeRobot's counts and memory (pi0.md §1.1, §10.1)") {
+  for (const std::string type : {"pi0", "pi05"}) {
+    CAPTURE(type);
+    auto table = tiny_table(type, "float32", "none");
+    table.erase("geometry");
+    table["image_resolution"] = {224, 224};
+    const auto config = type == "pi0" ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(table))
+                                      : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(table));
+    const auto variant = variant_of(table);
+    const auto planned = lrhost::policy::pi_common::plan_pi_parameters(
+        variant, config, lrhost::policy::pi_common::pi_geometry_of(config, variant));
+    // The projections are sized by max_state_dim / max_action_dim: LeRobot's counts are at 32.
+    auto at_32 = table;
+    at_32["max_state_dim"] = 32;
+    at_32["max_action_dim"] = 32;
+    const auto config32 = type == "pi0" ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(at_32))
+                                        : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(at_32));
+    const auto full = lrhost::policy::pi_common::plan_pi_parameters(
+        variant, config32, lrhost::policy::pi_common::pi_geometry_of(config32, variant));
+    const auto plan = lrhost::accel::make_memory_plan(full, plan_config(1), 1);
+    CHECK(full.parameters().size() == (type == "pi0" ? 778u : 813u));
+    CHECK(plan.parameters == (type == "pi0" ? 4028019472 : 4143404816));
+    // Trainable = the parameters that receive a gradient in LeRobot (§1.1's second column).
+    CHECK(plan.trainable == (type == "pi0" ? 3133186832 : 3248572176));
+    CHECK(planned.parameters().size() == full.parameters().size());
+  }
+}
