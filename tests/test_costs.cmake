@@ -6,6 +6,12 @@
 # own tests only.
 set(_lrhost_test_costs
   interop.smolvla_keys=47
+  lua.show_pi05_full_size=45
+  interop.pi0_from_lerobot=24
+  interop.pi05_from_lerobot=24
+  interop.pi0_bf16=24
+  interop.pi05_bf16=24
+  dist.fsdp_resume_pi05_2_to_3=12
   dist.closed_loop_eval=36
   interop.lerobot_writes_lrhost_reads=29
   interop.pi_processors=25
