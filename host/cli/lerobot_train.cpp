@@ -496,6 +496,13 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     };
     for (const auto& [key, value] : kLeRobotLoopDefaults)
       if (!typed(key)) plan.overrides.push_back(key + "=" + value);
+    // lerobot-train 0.6.1 takes accelerate's precision from the policy: dtype = "bfloat16" (pi0, pi05)
+    // trains under bf16 autocast (lerobot_train.py:246-262) unless the command line says otherwise.
+    const bool bf16_policy = std::any_of(plan.overrides.begin(), plan.overrides.end(),
+                                         [](const std::string& o) { return o == "policy.dtype=bfloat16"; }) ||
+                             std::any_of(passthrough.begin(), passthrough.end(),
+                                         [](const std::string& o) { return o == "policy.dtype=bfloat16"; });
+    if (bf16_policy && !typed("accelerator.mixed_precision")) plan.overrides.push_back("accelerator.mixed_precision=bf16");
     if (pretrained.empty())
       for (const auto& field : lerobot_mapping(type).deviating_fields)
         if (!typed("policy." + field) && fields.contains(field))
