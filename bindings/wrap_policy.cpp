@@ -7,7 +7,8 @@
 //   lr.policy.load(dir [, {strict = true, rename_map = {[dataset key] = policy key}, config = cfg.policy}])
 //     reads a LeRobot pretrained folder (config.json, model.safetensors, processors), with `config`'s
 //     fields on top of config.json (fine-tuning with other settings); rename_map goes into the
-//     preprocessor's rename step (LeRobot's --rename_map).
+//     preprocessor's rename step (LeRobot's --rename_map). file_backed = true: the weights are never
+//     held whole for loading (ckpt::WeightLoading::file_backed; FSDP then reads only its rows).
 //   lr.policy.types()
 // Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
 // preprocess(batch [, tasks]) -> normalized batch (language policies: tokens from task_index via the
@@ -126,9 +127,10 @@ int w_policy_load(lua_State* L) {
   return lx_guard(L, "lr.policy.load", [&] {
     ensure_not_show_mode(L, "lr.policy.load");
     std::string dir = lx_check_string(L, 1);
-    auto options = check_options(L, 2, "load options {strict =, rename_map =, config =}");
+    auto options = check_options(L, 2, "load options {strict =, rename_map =, config =, file_backed =}");
     config::ConfigReader reader(options, "lr.policy.load options");
     bool strict = reader.boolean("strict", true);
+    const bool file_backed = reader.boolean("file_backed", false);
     reader.allow("rename_map");
     reader.allow("config");
     reader.reject_unknown();
@@ -136,7 +138,8 @@ int w_policy_load(lua_State* L) {
     if (!changes.is_object() && !(changes.is_array() && changes.empty()))
       throw LxArgError(2, "config must be a policy table (fields on top of the folder's config.json)");
     if (changes.is_array()) changes = nlohmann::json::object();
-    auto policy = ckpt::load_pretrained(dir, strict, changes);
+    auto policy = ckpt::load_pretrained(dir, strict, changes,
+                                        file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy);
     if (options.contains("rename_map")) {
       const auto& renames = options["rename_map"];
       if (!renames.is_object() && !(renames.is_array() && renames.empty()))

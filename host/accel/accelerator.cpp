@@ -285,8 +285,12 @@ void Accelerator::broadcast_module_state(policy::Policy& policy) {
 
 void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
   if (!prepared_params_.empty()) throw util::ConfigError("accelerator:prepare was already called; prepare once per run");
-  policy.to(device_);
-  broadcast_module_state(policy);
+  // File-backed weights (ckpt::WeightLoading::file_backed) are the same file's on every rank: no
+  // broadcast, which would also flatten a whole copy. Under FSDP they stay where they are until the
+  // engine copies each rank's rows onto the device, so no rank holds the whole model.
+  const bool shard_from_file = policy.weights_file_backed() && config_.fsdp();
+  if (!shard_from_file) policy.to(device_);
+  if (!policy.weights_file_backed()) broadcast_module_state(policy);
   policy.set_autocast(autocast_spec());
   if (policy.trainable_parameters().empty()) throw util::ConfigError("prepare: the policy has no trainable parameters");
   if (config_.fsdp()) {
@@ -298,7 +302,9 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     // bf16 mixed precision gathers bf16 parameters (fp32 shards stay the master copy); fp16 keeps
     // fp32 parameters so the loss scaler sees fp32 gradients.
     if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
+    if (shard_from_file) options.device = device_;
     fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
+    if (shard_from_file) policy.to(device_);  // the buffers (the parameters are on the device now)
     const auto& groups = fsdp_->view().units;
     const auto frozen = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.frozen; });
     spdlog::info("{}: {} parameter group(s) ({} frozen), rank {} holds shard {}/{} of replica {}/{}", strategy(),

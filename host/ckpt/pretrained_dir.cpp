@@ -10,6 +10,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/policy/pretrained_overrides.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -66,8 +67,12 @@ nlohmann::ordered_json read_config_json(const fs::path& dir) {
   return config;
 }
 
-LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, bool strict) {
-  auto content = io::read_safetensors(model_file);
+namespace {
+
+// Copies (or, for a parameter still on the meta device from a deferred build, points at) the file's
+// tensors after checking keys, shapes and dtypes.
+LoadReport load_tensors(policy::Policy& policy, const fs::path& model_file, bool strict, io::MapMode mode) {
+  auto content = io::read_safetensors(model_file, mode);
   std::map<std::string, torch::Tensor> targets;
   for (auto& [name, tensor] : policy.state_dict()) targets.emplace(name, tensor);
   std::set<std::string> in_file;
@@ -104,9 +109,23 @@ LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, b
   torch::NoGradGuard no_grad;
   for (const auto& [name, tensor] : content.tensors) {
     auto target = targets.find(name);
-    if (target != targets.end()) target->second.copy_(tensor);
+    if (target == targets.end()) continue;
+    if (nn::is_released(target->second))
+      target->second.set_data(tensor);  // file-backed: the mapping's copy-on-write pages
+    else
+      target->second.copy_(tensor);
   }
+  for (const auto& [name, tensor] : targets)
+    if (nn::is_released(tensor))
+      throw util::DataError(model_file.string() + ": '" + name +
+                            "' is not in the file and the policy was built without initial weights to keep");
   return report;
+}
+
+}  // namespace
+
+LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, bool strict) {
+  return load_tensors(policy, model_file, strict, io::MapMode::read_only);
 }
 
 fs::path resolve_pretrained_dir(const fs::path& path_or_id) {
@@ -165,10 +184,21 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlo
   }
 }
 
-std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes) {
+std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
+                                                WeightLoading loading) {
   const fs::path dir = resolve_pretrained_dir(path_or_id);
-  auto policy = build_from_config(dir, changes);
-  load_state_dict(*policy, dir / kModelFile, strict);
+  std::shared_ptr<policy::Policy> policy;
+  if (loading == WeightLoading::file_backed) {
+    // Built block by block onto the meta device, then pointed at the file's pages.
+    nn::DeferredInit deferred;
+    policy = build_from_config(dir, changes);
+    nn::release_parameters(*policy);
+  } else {
+    policy = build_from_config(dir, changes);
+  }
+  load_tensors(*policy, dir / kModelFile, strict,
+               loading == WeightLoading::file_backed ? io::MapMode::copy_on_write : io::MapMode::read_only);
+  policy->set_weights_file_backed(loading == WeightLoading::file_backed);
   if (policy::PolicyProcessors::present(dir))
     policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(dir)));
   policy->eval();

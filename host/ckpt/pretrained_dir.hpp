@@ -62,10 +62,19 @@ PretrainedBuildInputs build_inputs(const std::filesystem::path& dir,
 std::shared_ptr<policy::Policy> build_from_config(const std::filesystem::path& dir,
                                                   const nlohmann::json& changes = nlohmann::json::object());
 
+// How load_pretrained gives the policy its weights.
+enum class WeightLoading {
+  copy,         // built with its initial weights, then the file's values copied in
+  file_backed,  // built block by block without weights (nn/deferred_init.hpp), the parameters then
+                // pointing at the memory-mapped file's copy-on-write pages: no rank ever holds the
+                // whole model for loading; FSDP copies out its own rows (LeRobot #4009)
+};
+
 // Builds the policy from config.json, loads its weights and its processors (when the folder has
 // processor files). The policy is left in eval mode, as LeRobot's from_pretrained does. `dir` may be
 // a hub id ("lerobot/smolvla_base") present in the local Hugging Face cache (io/hf_cache.hpp).
 std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true,
-                                                const nlohmann::json& changes = nlohmann::json::object());
+                                                const nlohmann::json& changes = nlohmann::json::object(),
+                                                WeightLoading loading = WeightLoading::copy);
 
 }  // namespace lrhost::ckpt

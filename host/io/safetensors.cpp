@@ -161,7 +161,7 @@ SafetensorsContent parse_safetensors(const uint8_t* data, std::size_t size, cons
   return parse(data, size, what, nullptr);
 }
 
-SafetensorsContent read_safetensors(const fs::path& file) {
+SafetensorsContent read_safetensors(const fs::path& file, MapMode mode) {
   const std::string what = file.string();
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw util::IoError("cannot open " + what + ": " + std::strerror(errno));
@@ -172,7 +172,9 @@ SafetensorsContent read_safetensors(const fs::path& file) {
   }
   auto mapping = std::make_shared<Mapping>();
   mapping->size = static_cast<std::size_t>(info.st_size);
-  if (mapping->size > 0) mapping->address = ::mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Copy-on-write: the tensors may be written (a page is then copied privately); the file never is.
+  const int protection = mode == MapMode::copy_on_write ? PROT_READ | PROT_WRITE : PROT_READ;
+  if (mapping->size > 0) mapping->address = ::mmap(nullptr, mapping->size, protection, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (mapping->size > 0 && mapping->address == MAP_FAILED) throw util::IoError("cannot map " + what);
   const auto* data = mapping->size > 0 ? static_cast<const uint8_t*>(mapping->address) : nullptr;

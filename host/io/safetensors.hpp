@@ -28,8 +28,12 @@ void write_safetensors(const std::filesystem::path& file,
                        const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// read_only: the tensors must not be written (the pages are the file's). copy_on_write: they may be,
+// each written page becoming a private copy; pages only read stay the file's page cache, shared by
+// every process mapping it (what lets N ranks each use a part of one checkpoint without N copies).
+enum class MapMode { read_only, copy_on_write };
 // Throws util::IoError (unreadable) or util::DataError (malformed), naming the file and the problem.
-SafetensorsContent read_safetensors(const std::filesystem::path& file);
+SafetensorsContent read_safetensors(const std::filesystem::path& file, MapMode mode = MapMode::read_only);
 // The same checks on bytes in memory (`what` names the source in messages); tensors are copies.
 SafetensorsContent parse_safetensors(const uint8_t* data, std::size_t size, const std::string& what);
 

@@ -1,6 +1,7 @@
 // PiGemma text model: embeddings, decoder layers, final norm, rotary embedding, LeRobot's bf16 split.
 #include "host/nn/gemma_model.hpp"
 
+#include "host/nn/deferred_init.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::nn {
@@ -13,7 +14,12 @@ GemmaModelImpl::GemmaModelImpl(const GemmaConfig& config, bool with_embeddings)
     embed_tokens = register_module("embed_tokens",
                                    GemmaScaledEmbedding(config.vocab_size, config.hidden_size, config.pad_token_id));
   layers = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers->push_back(GemmaDecoderLayer(config));
+  if (embed_tokens) release_parameters(*embed_tokens);  // deferred_init.hpp: one block at a time
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    GemmaDecoderLayer layer(config);
+    release_parameters(*layer);
+    layers->push_back(layer);
+  }
   norm = register_module(
       "norm", GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, config.use_adarms ? config.adarms_cond_dim : 0));
 }
@@ -43,9 +49,9 @@ torch::Tensor GemmaModelImpl::forward(const torch::Tensor& inputs_embeds, const 
 void GemmaModelImpl::to_lerobot_bfloat16() {
   // to_bfloat16_for_selected_params keeps parameters whose names contain input_layernorm,
   // post_attention_layernorm or model.norm in fp32; here those are the GemmaRMSNorm modules.
-  to(torch::kBFloat16);
+  convert_to(*this, torch::kBFloat16);
   for (const auto& child : modules(/*include_self=*/false))
-    if (dynamic_cast<GemmaRMSNormImpl*>(child.get())) child->to(torch::kFloat32);
+    if (dynamic_cast<GemmaRMSNormImpl*>(child.get())) convert_to(*child, torch::kFloat32);
   rotary_emb_.round_inv_freq_through(torch::kBFloat16);
 }
 

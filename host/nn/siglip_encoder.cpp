@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/linear.hpp"
 
 namespace lrhost::nn {
@@ -40,7 +41,11 @@ torch::Tensor SiglipEncoderLayerImpl::forward(const torch::Tensor& hidden_states
 
 SiglipEncoderImpl::SiglipEncoderImpl(const SiglipVisionConfig& config) {
   layers = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.num_hidden_layers; ++i) layers->push_back(SiglipEncoderLayer(config));
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    SiglipEncoderLayer layer(config);
+    release_parameters(*layer);  // deferred_init.hpp: one block at a time
+    layers->push_back(layer);
+  }
 }
 
 torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {

@@ -135,6 +135,10 @@ class Policy : public torch::nn::Module {
   // Under FSDP, full tensors gathered from every rank (all ranks must call it together).
   std::vector<std::pair<std::string, torch::Tensor>> state_dict() const;
   void set_sharded_state_source(ShardedStateSource* source) { sharded_ = source; }
+  // The parameters view a memory-mapped checkpoint (ckpt::WeightLoading::file_backed): every rank holds
+  // the same values without a broadcast, and FSDP copies out only its own rows.
+  void set_weights_file_backed(bool on) { weights_file_backed_ = on; }
+  bool weights_file_backed() const { return weights_file_backed_; }
   bool is_sharded() const { return sharded_ != nullptr; }
 
   // Normalization of inputs and unnormalization of actions, set from dataset stats or loaded
@@ -151,6 +155,7 @@ class Policy : public torch::nn::Module {
   std::optional<nn::AutocastSpec> autocast_;
   std::shared_ptr<const PolicyProcessors> processors_;
   ShardedStateSource* sharded_ = nullptr;
+  bool weights_file_backed_ = false;
 };
 
 // A module's type name without namespace and the LibTorch "Impl" suffix, e.g. "ACTEncoderLayer" for

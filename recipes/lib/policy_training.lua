@@ -220,7 +220,8 @@ function M.make_policy(lr, cfg, dataset)
   local pretrained = cfg.policy.pretrained_path
   local renames = cfg.rename_map or {}
   if pretrained ~= nil and pretrained ~= "" then
-    local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy })
+    -- file_backed: no rank holds the whole model to load it; under FSDP each reads only its shards.
+    local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy, file_backed = true })
     policy:use_dataset(dataset)
     policy:train()
     lr.log.info(string.format("fine-tuning %s from %s", policy:type_name(), pretrained))

@@ -38,7 +38,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
       std::vector<std::size_t> unit_groups;
       for (const auto& spec : param_groups(wrap)) {
         unit_groups.push_back(groups_.size());
-        groups_.push_back(std::make_unique<FsdpParamGroup>(wrap, spec, comms_, options.param_dtype));
+        groups_.push_back(std::make_unique<FsdpParamGroup>(wrap, spec, comms_, options.param_dtype, options.device));
         view_.units.push_back(groups_.back()->layout());
       }
       policy::set_forward_hooks(*wrap.module, std::make_shared<UnitHooks>(this, unit_groups));

@@ -34,6 +34,9 @@ struct FsdpOptions {
   bool reshard_after_forward = true;         // true: ZeRO-3 / FULL_SHARD; false: ZeRO-2 / SHARD_GRAD_OP
   std::vector<std::string> wrap_modules;     // empty: the policy's declared unit types
   std::optional<c10::ScalarType> param_dtype;  // dtype of gathered parameters (bf16 mixed precision)
+  // Where shards and gathered parameters live; unset: the parameters' own device. Set when the
+  // parameters still view a checkpoint file on the CPU (only each rank's rows are copied over).
+  std::optional<torch::Device> device;
 };
 
 // Where this rank sits and how parameters are laid out; what sharded checkpoints and plans need.

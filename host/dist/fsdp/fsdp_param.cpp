@@ -27,8 +27,9 @@ FsdpParam::FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torc
     : spec_(spec), param_(std::move(param)) {
   shard_ = flat_shard.narrow(0, offset, spec_.shard_numel()).view(spec_.shard_shape());
   shard_.copy_(shard_of(spec_, param_.detach(), shard_rank));
+  // On the shard's device: the parameter may still view a checkpoint file on the CPU.
   padded_ = torch::empty({shard_size * spec_.rows_per_rank, spec_.row_numel},
-                         param_.options().dtype(gather_dtype).requires_grad(false));
+                         param_.options().device(flat_shard.device()).dtype(gather_dtype).requires_grad(false));
   unsharded_ = padded_.narrow(0, 0, spec_.rows).view(spec_.shape);
   free_storage(padded_);
   param_.set_data(shard_);

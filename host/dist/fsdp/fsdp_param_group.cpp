@@ -8,7 +8,7 @@
 namespace lrhost::dist::fsdp {
 
 FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
-                               std::optional<c10::ScalarType> param_dtype)
+                               std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device)
     : comms_(std::move(comms)) {
   layout_ = make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, group.params, comms_.shard_size,
                              group.frozen);
@@ -16,7 +16,8 @@ FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group
   is_root_ = unit.path.empty();
   offsets_ = layout_.shard_offsets();
   const auto& first = group.params.front().second;
-  flat_shard_ = torch::empty({layout_.shard_numel()}, first.options().requires_grad(false));
+  flat_shard_ = torch::empty({layout_.shard_numel()},
+                             first.options().device(device.value_or(first.device())).requires_grad(false));
   params_.reserve(group.params.size());
   for (std::size_t i = 0; i < group.params.size(); ++i) {
     const auto& spec = layout_.params[i];

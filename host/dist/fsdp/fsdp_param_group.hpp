@@ -30,8 +30,9 @@ class FsdpParamGroup {
  public:
   // Shards `group`, parameters of `unit`, in place (they must be floating point, of one dtype and on
   // one device). Gathered parameters are in `param_dtype`, or their own dtype when it is unset.
+  // `device`: where the shards live (the parameters' device when unset).
   FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
-                 std::optional<c10::ScalarType> param_dtype);
+                 std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device = std::nullopt);
 
   const UnitLayout& layout() const { return layout_; }
   torch::nn::Module& module() const { return *module_; }

@@ -3,6 +3,7 @@
 
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/attention_core.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/rotary_embedding.hpp"
 #include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
@@ -35,11 +36,13 @@ torch::Tensor eager(const torch::Tensor& query, const torch::Tensor& key, const 
 
 PaliGemmaForConditionalGenerationImpl::PaliGemmaForConditionalGenerationImpl(const nn::PaliGemmaConfig& config) {
   lm_head = register_module("lm_head", dead_head(config.text.hidden_size, config.text.vocab_size));
+  nn::release_parameters(*lm_head);  // deferred_init.hpp: one block at a time
   model = register_module("model", nn::PaliGemmaModel(config));
 }
 
 PiGemmaForCausalLMImpl::PiGemmaForCausalLMImpl(const nn::GemmaConfig& config) {
   lm_head = register_module("lm_head", dead_head(config.hidden_size, config.vocab_size));
+  nn::release_parameters(*lm_head);
   model = register_module("model", nn::GemmaModel(config, /*with_embeddings=*/false));
 }
 
@@ -50,8 +53,8 @@ PaliGemmaWithExpertImpl::PaliGemmaWithExpertImpl(const PiGeometry& geometry, con
   if (options.bfloat16) {
     // to_bfloat16_for_selected_params: everything bf16 except vision tower, projector and every norm
     // (adaRMS dense included), with the rotary inverse frequencies rounded through bf16.
-    paligemma->lm_head->to(torch::kBFloat16);
-    gemma_expert->lm_head->to(torch::kBFloat16);
+    nn::convert_to(*paligemma->lm_head, torch::kBFloat16);
+    nn::convert_to(*gemma_expert->lm_head, torch::kBFloat16);
     language_model()->to_lerobot_bfloat16();
     expert_model()->to_lerobot_bfloat16();
   }
