@@ -73,6 +73,8 @@ namespace {
 // tensors after checking keys, shapes and dtypes.
 LoadReport load_tensors(policy::Policy& policy, const fs::path& model_file, bool strict, io::MapMode mode) {
   auto content = io::read_safetensors(model_file, mode);
+  for (const auto& note : policy.adapt_pretrained_tensors(content.tensors))
+    spdlog::warn("{}: {}", model_file.string(), note);
   std::map<std::string, torch::Tensor> targets;
   for (auto& [name, tensor] : policy.state_dict()) targets.emplace(name, tensor);
   std::set<std::string> in_file;
@@ -116,7 +118,7 @@ LoadReport load_tensors(policy::Policy& policy, const fs::path& model_file, bool
       target->second.copy_(tensor);
   }
   for (const auto& [name, tensor] : targets)
-    if (nn::is_released(tensor))
+    if (!in_file.count(name) && nn::is_released(tensor))
       throw util::DataError(model_file.string() + ": '" + name +
                             "' is not in the file and the policy was built without initial weights to keep");
   return report;

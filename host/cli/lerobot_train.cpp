@@ -323,6 +323,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
 
   // First pass: what decides the recipe and how the other flags read.
   std::string type, pretrained, job_name, output_dir, config_path;
+  bool pretrained_bf16 = false;  // the pretrained folder's config.json says dtype = "bfloat16"
   bool preset = true, resume = false, push_to_hub_off = false;
   std::vector<std::string> repo_ids;
   for (const auto& flag : flags) {
@@ -366,6 +367,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
                               folder_type + "' policy",
                           "drop --policy.type: the folder's config.json names the type");
       type = folder_type;
+      pretrained_bf16 = config.value("dtype", std::string()) == "bfloat16";
     }
     if (type.empty())
       throw ConfigError(
@@ -496,12 +498,16 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     };
     for (const auto& [key, value] : kLeRobotLoopDefaults)
       if (!typed(key)) plan.overrides.push_back(key + "=" + value);
-    // lerobot-train 0.6.1 takes accelerate's precision from the policy: dtype = "bfloat16" (pi0, pi05)
-    // trains under bf16 autocast (lerobot_train.py:246-262) unless the command line says otherwise.
-    const bool bf16_policy = std::any_of(plan.overrides.begin(), plan.overrides.end(),
-                                         [](const std::string& o) { return o == "policy.dtype=bfloat16"; }) ||
-                             std::any_of(passthrough.begin(), passthrough.end(),
-                                         [](const std::string& o) { return o == "policy.dtype=bfloat16"; });
+    // lerobot-train 0.6.1 takes accelerate's precision from the policy: dtype = "bfloat16" (pi0, pi05;
+    // typed, or in the pretrained folder's config.json) trains under bf16 autocast
+    // (lerobot_train.py:246-262) unless the command line says otherwise.
+    const bool bf16_policy =
+        typed("policy.dtype")
+            ? std::any_of(plan.overrides.begin(), plan.overrides.end(),
+                          [](const std::string& o) { return o == "policy.dtype=bfloat16"; }) ||
+                  std::any_of(passthrough.begin(), passthrough.end(),
+                              [](const std::string& o) { return o == "policy.dtype=bfloat16"; })
+            : pretrained_bf16;
     if (bf16_policy && !typed("accelerator.mixed_precision")) plan.overrides.push_back("accelerator.mixed_precision=bf16");
     if (pretrained.empty())
       for (const auto& field : lerobot_mapping(type).deviating_fields)

@@ -49,17 +49,18 @@ SiglipEncoderImpl::SiglipEncoderImpl(const SiglipVisionConfig& config) {
 }
 
 torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {
+  const bool checkpointed = gradient_checkpointing && torch::GradMode::is_enabled();
   for (const auto& module : *layers) {
     auto layer = std::dynamic_pointer_cast<SiglipEncoderLayerImpl>(module);
-    if (!gradient_checkpointing || !torch::GradMode::is_enabled()) {
-      hidden_states = layer->forward(hidden_states);
-      continue;
-    }
-    // The layer holder is captured by value: the recompute runs in backward, after this loop.
-    auto body = [layer](const std::vector<torch::Tensor>& in) {
-      return std::vector<torch::Tensor>{layer->forward(in[0])};
+    auto run = [&]() -> torch::Tensor {
+      if (!checkpointed) return layer->forward(hidden_states);
+      // The layer holder is captured by value: the recompute runs in backward, after this loop.
+      auto body = [layer](const std::vector<torch::Tensor>& in) {
+        return std::vector<torch::Tensor>{layer->forward(in[0])};
+      };
+      return checkpoint(body, {hidden_states}, trainable_parameters({layer.get()}))[0];
     };
-    hidden_states = checkpoint(body, {hidden_states}, trainable_parameters({layer.get()}))[0];
+    hidden_states = layer_runner ? layer_runner(*layer, hidden_states, run) : run();
   }
   return hidden_states;
 }

@@ -121,6 +121,14 @@ class Policy : public torch::nn::Module {
   // load_vlm_weights: the VLM's checkpoint). Called by lr.policy.new, never when a pretrained policy
   // folder is loaded (its file holds every weight).
   virtual void load_pretrained_parts() {}
+  // Rewrites a pretrained file's tensors (key -> tensor, views of the file) into this policy's layout
+  // when the file uses another layout the policy knows (pi0/pi05: openpi's), before the strict key
+  // check; returns one line per change, which the loader logs. The default changes nothing.
+  virtual std::vector<std::string> adapt_pretrained_tensors(
+      std::vector<std::pair<std::string, torch::Tensor>>& tensors) const {
+    (void)tensors;
+    return {};
+  }
   // Files save_pretrained writes next to config.json (name -> content) for what LeRobot's config.json
   // cannot say (pi0/pi05's geometry.json for a geometry other than LeRobot's); none by default.
   virtual std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const { return {}; }

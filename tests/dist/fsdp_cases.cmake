@@ -44,18 +44,22 @@ lrhost_dist_case(fsdp_smolvla_zero3_2 --match "fsdp equivalence ok: smolvla, fsd
 lrhost_dist_case(fsdp_smolvla_zero2_2 --match "fsdp equivalence ok: smolvla, fsdp zero-2 .* 2 ranks x 2 rows x 1 accum"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd
      reshard_after_forward=false)
-# pi0 / pi05: the Gemma layers (gathered in VLM/expert pairs) and the vision tower are units; the
-# eight never-gradient tensors get no update under FSDP either (AdamW with weight decay: a decayed one
-# would differ from DDP). ZeRO-3, ZeRO-2, hybrid and checkpointing (recomputed inside the pair's units)
-# equal DDP and one process.
-lrhost_dist_case(fsdp_pi05_zero3_2 --match "fsdp equivalence ok: pi05, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum, 2 steps, 6 units"
+# pi0 / pi05: the Gemma layers (gathered in VLM/expert pairs) and SigLIP's layers are units; the
+# tensors that never get a gradient are frozen (a frozen group in the last VLM layer's unit and in the
+# root). ZeRO-3, ZeRO-2, hybrid and checkpointing (recomputed inside the units' hooks) equal DDP and one
+# process. pi05 steps with AdamW; pi0 with SGD: its last VLM layer's q_proj has an exactly-zero
+# gradient whose rounding noise Adam would turn into full-size updates (as ACT's key bias).
+lrhost_dist_case(fsdp_pi05_zero3_2 --match "fsdp equivalence ok: pi05, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum, 2 steps, 9 units"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=pi05 global_batch=4 steps=2)
 lrhost_dist_case(fsdp_pi0_zero2_2 --match "fsdp equivalence ok: pi0, fsdp zero-2 .* 2 ranks x 2 rows x 1 accum"
-  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=pi0 global_batch=4 steps=2 reshard_after_forward=false)
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=pi0 global_batch=4 steps=2 optimizer=sgd reshard_after_forward=false)
 lrhost_dist_case(fsdp_pi05_zero3_2_checkpointing --match "fsdp equivalence ok: pi05, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=pi05 global_batch=4 steps=2 gradient_checkpointing=true)
 lrhost_dist_case(fsdp_pi0_hybrid_2x2_clip --match "fsdp equivalence ok: pi0, fsdp zero-3 hybrid .* 4 ranks x 1 rows"
-  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=pi0 global_batch=4 steps=2 dp_shard=2 dp_replicate=2 clip=0.5)
+  -- --nproc 4 --device cpu --run-dir @RUN@ ${EQ} policy=pi0 global_batch=4 steps=2 optimizer=sgd dp_shard=2 dp_replicate=2
+     clip=0.5)
+lrhost_dist_case(fsdp_smolvla_zero3_2_checkpointing --match "fsdp equivalence ok: smolvla, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=smolvla global_batch=4 steps=2 optimizer=sgd gradient_checkpointing=true)
 # bf16: gathered parameters in bf16 over fp32 shards; a loose check that training stays close to fp32.
 lrhost_dist_case(fsdp_bf16_2 --match "fsdp equivalence ok: mlp, fsdp zero-3 .* 2 ranks"
   -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} mixed_precision=bf16 rtol=0.05 atol=0.02)

@@ -20,7 +20,7 @@ local cfg = lr.config { policy = "mlp", global_batch = 12, steps = 3, accum = 1,
                         dp_shard = -1, dp_replicate = 1, reshard_after_forward = true, rtol = 1e-5, atol = -1.0,
                         optimizer = "adamw", mixed_precision = "no", wrap_modules = "",
                         single_rtol = -1.0, single_atol = -1.0,  -- vs one process; -1: rtol / atol
-                        gradient_checkpointing = false }  -- pi0 / pi05
+                        gradient_checkpointing = false }  -- smolvla, pi0, pi05
 -- atol -1: derived per tensor from valid fp32 runs (rounding_tolerance below); diffusion, which has
 -- no one-process run, then uses 1e-7.
 
@@ -94,7 +94,8 @@ elseif cfg.policy == "smolvla" then
                      outputs = { action = { 2 } } }
   local policy_cfg = lr.policy.defaults("smolvla", { vlm_model_name = here .. "/../../recipes/assets/smolvla_tiny_vlm",
                                                      chunk_size = 4, n_action_steps = 4, num_vlm_layers = 4,
-                                                     resize_imgs_with_padding = { 64, 64 } })
+                                                     resize_imgs_with_padding = { 64, 64 },
+                                                     gradient_checkpointing = cfg.gradient_checkpointing })
   make_policy = function()
     lr.manual_seed(cfg.seed)
     return lr.policy.new(policy_cfg, features)

@@ -2,7 +2,7 @@
 -- (recipes/assets/pi_tiny): lr.policy.new from a dataset, the parameters that get gradients (all but
 -- LeRobot's eight: the two dead lm_heads and the parts of the last VLM layer that only feed the unused
 -- prefix output), the plain-mean loss that ignores action_is_pad (as LeRobot 0.6.1), the save/load
--- round trip with geometry.json, select_action's queue over predict_action_chunk, gradient
+-- round trip with geometry.json, openpi's checkpoint layout, select_action's queue over predict_action_chunk, gradient
 -- checkpointing bit-identical to without, both freezing options (frozen parts and never-gradient
 -- tensors untouched by AdamW with weight decay), LeRobot's bf16 dtype split, and the errors a recipe
 -- author meets.
@@ -84,6 +84,32 @@ for _, type in ipairs { "pi0", "pi05" } do
   loaded:train()
   t.eq(loaded:forward(norm):item(), loss:item(), type .. ": same loss after save/load")
 
+  -- openpi's layout (no "model." prefix, embed_tokens tied to paligemma.lm_head and stored once, no
+  -- expert lm_head, the other variant's time-MLP names) loads explicitly, to the same loss.
+  local openpi_dir = work .. "/" .. type .. "_openpi"
+  os.execute("cp -r '" .. dir .. "' '" .. openpi_dir .. "'")
+  local P = "model.paligemma_with_expert."
+  local original = lr.load_safetensors(dir .. "/model.safetensors")
+  local openpi = {}
+  for name, tensor in pairs(original) do
+    local key = name:gsub("^model%.", "")
+    if type == "pi0" then key = key:gsub("^action_time_mlp_", "time_mlp_")
+    else key = key:gsub("^time_mlp_", "action_time_mlp_") end
+    openpi[key] = tensor
+  end
+  openpi["paligemma_with_expert.paligemma.lm_head.weight"] =
+    original[P .. "paligemma.model.language_model.embed_tokens.weight"]
+  openpi["paligemma_with_expert.paligemma.model.language_model.embed_tokens.weight"] = nil
+  openpi["paligemma_with_expert.gemma_expert.lm_head.weight"] = nil
+  lr.save_safetensors(openpi_dir .. "/model.safetensors", openpi, { producer = "test" })
+  for _, file_backed in ipairs { false, true } do
+    local from_openpi = lr.policy.load(openpi_dir, { file_backed = file_backed })
+    from_openpi:train()
+    t.eq(from_openpi:forward(norm):item(), loss:item(), type .. ": openpi layout, same loss")
+    local params = from_openpi:named_parameters()
+    t.truthy(params[P .. "gemma_expert.lm_head.weight"]:abs():max():item() == 0, type .. ": absent expert head is zeros")
+  end
+
   -- Gradient checkpointing: loss and every gradient bit-identical.
   local checkpointed = lr.policy.load(dir, { config = { gradient_checkpointing = true } })
   checkpointed:train()
@@ -142,7 +168,6 @@ for _, type in ipairs { "pi0", "pi05" } do
   local bf16 = lr.policy.new(config(type, { dtype = "bfloat16" }), plain)
   local dtypes = {}
   for name, p in pairs(bf16:named_parameters()) do dtypes[name] = p.dtype end
-  local P = "model.paligemma_with_expert."
   t.eq(dtypes[P .. "paligemma.model.language_model.layers.0.self_attn.q_proj.weight"], "bfloat16", type .. ": bf16 q_proj")
   t.eq(dtypes[P .. "paligemma.model.language_model.embed_tokens.weight"], "bfloat16", type .. ": bf16 embeddings")
   t.eq(dtypes[P .. "gemma_expert.model.layers.0.mlp.up_proj.weight"], "bfloat16", type .. ": bf16 expert MLP")

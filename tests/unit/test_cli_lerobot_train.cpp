@@ -110,7 +110,7 @@ TEST_CASE("lerobot-train: what lrhost cannot honour is an error naming the flag 
   CHECK(error_of({"--policy.type=act", "--policy.repo_id=me/act", "--policy.push_to_hub=false"}) == "no error");
   CHECK(error_of({"--policy.type=act", "--batch_sise=4"}).find("unknown flag --batch_sise") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--batch_sise=4"}).find("did you mean '--batch_size'") != std::string::npos);
-  CHECK(error_of({"--policy.type=pi0"}).find("policy type 'pi0' has no shipped lrhost recipe") != std::string::npos);
+  CHECK(error_of({"--policy.type=mlp"}).find("policy type 'mlp' has no shipped lrhost recipe") != std::string::npos);
   CHECK(error_of({"--batch_size=4"}).find("give the policy: --policy.type=") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--peft.method_type=LORA"}).find("PEFT/LoRA") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--env.type=pusht"}).find("lrhost eval") != std::string::npos);
@@ -238,4 +238,30 @@ TEST_CASE("fine-tuning: the command line's policy fields go on top of the pretra
     auto fields = lrhost::policy::default_policy_config_with_nulls(type);
     for (const auto& field : lrhost::policy::weight_shape_fields(type)) CHECK_MESSAGE(fields.contains(field), field);
   }
+}
+
+TEST_CASE("lerobot-train: pi0/pi05 map onto their recipes; a bfloat16 policy trains under bf16 autocast") {
+  auto plan = plan_lerobot_train({"--policy.type=pi05", "--policy.dtype=bfloat16"});
+  CHECK(fs::path(plan.recipe).filename() == "pi05.lua");
+  // The recipe's tiny-model defaults give way to LeRobot's.
+  CHECK(has(plan.overrides, "policy.geometry="));
+  CHECK(has(plan.overrides, "policy.tokenizer_name=google/paligemma-3b-pt-224"));
+  CHECK(has(plan.overrides, "policy.image_resolution=[224,224]"));
+  CHECK(has(plan.overrides, "policy.chunk_size=50"));
+  CHECK(has(plan.overrides, "policy.tokenizer_max_length=200"));
+  // lerobot-train 0.6.1 derives accelerate's mixed precision from the policy's dtype.
+  CHECK(has(plan.overrides, "accelerator.mixed_precision=bf16"));
+  CHECK(!has(plan_lerobot_train({"--policy.type=pi0"}).overrides, "accelerator.mixed_precision=bf16"));
+  auto typed = plan_lerobot_train({"--policy.type=pi0", "--policy.dtype=bfloat16", "--mixed_precision=no"});
+  CHECK(!has(typed.overrides, "accelerator.mixed_precision=bf16"));
+  // From a folder whose config.json says bfloat16, unless the command line sets the dtype.
+  lrhost::test::TempDir dir;
+  fs::path folder = dir / "pretrained_pi05_bf16";
+  fs::create_directories(folder);
+  auto config = lrhost::policy::default_policy_config_with_nulls("pi05");
+  config["dtype"] = "bfloat16";
+  std::ofstream(folder / "config.json") << config.dump(4);
+  CHECK(has(plan_lerobot_train({"--policy.path=" + folder.string()}).overrides, "accelerator.mixed_precision=bf16"));
+  CHECK(!has(plan_lerobot_train({"--policy.path=" + folder.string(), "--policy.dtype=float32"}).overrides,
+             "accelerator.mixed_precision=bf16"));
 }

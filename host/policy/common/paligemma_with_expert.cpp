@@ -10,10 +10,10 @@
 
 namespace lrhost::policy::pi_common {
 
-// FSDP may wrap the decoder layers (run in pairs inside both layers' hooked_forward) and the vision
-// tower (image embedding runs inside its hooked_forward).
+// FSDP may wrap the decoder layers (run in pairs inside both layers' hooked_forward) and SigLIP's
+// encoder layers (each run inside its hooked_forward through the encoder's layer_runner).
 [[maybe_unused]] const bool kGemmaDecoderLayerHookable = policy::register_hookable_module_type("GemmaDecoderLayer");
-[[maybe_unused]] const bool kPiSiglipVisionHookable = policy::register_hookable_module_type("SiglipVisionTransformer");
+[[maybe_unused]] const bool kSiglipEncoderLayerHookable = policy::register_hookable_module_type("SiglipEncoderLayer");
 
 namespace {
 
@@ -73,8 +73,13 @@ PaliGemmaWithExpertImpl::PaliGemmaWithExpertImpl(const PiGeometry& geometry, con
   if (options.freeze_vision_encoder) freeze(*vlm()->vision_tower);
   if (options.train_expert_only) freeze(*paligemma);
   // SigLIP's layers are checkpointed only while the tower trains: a frozen tower keeps no activations.
-  vlm()->vision_tower->vision_model->encoder->gradient_checkpointing =
+  auto encoder = vlm()->vision_tower->vision_model->encoder;
+  encoder->gradient_checkpointing =
       options.gradient_checkpointing && !options.freeze_vision_encoder && !options.train_expert_only;
+  encoder->layer_runner = [](torch::nn::Module& layer, const torch::Tensor& input,
+                             const std::function<torch::Tensor()>& run) {
+    return policy::hooked_forward(layer, {input}, run);
+  };
   train(is_training());
 }
 
@@ -90,10 +95,7 @@ bool PaliGemmaWithExpertImpl::layers_bfloat16() const {
 }
 
 torch::Tensor PaliGemmaWithExpertImpl::embed_image(const torch::Tensor& image) {
-  auto tower = vlm()->vision_tower->vision_model;
-  auto features = policy::hooked_forward(*tower, {image}, [&] {
-    return vlm()->embed_image(image.scalar_type() == torch::kFloat32 ? image : image.to(torch::kFloat32));
-  });
+  auto features = vlm()->embed_image(image.scalar_type() == torch::kFloat32 ? image : image.to(torch::kFloat32));
   return features.scalar_type() == image.scalar_type() ? features : features.to(image.scalar_type());
 }
 

@@ -15,10 +15,10 @@
 // having no gradient: no state, no weight decay — the same updates).
 //
 // FSDP units are the decoder layers of a pair, gathered together (the joint attention needs both): the
-// pair's computation runs inside both layers' hooked_forward. The vision tower is a unit of its own.
-// With gradient checkpointing, each pair is recomputed in backward (nn::checkpoint inside the pair's
-// hooks, so FSDP's pre-backward gather happens before the recompute), and SigLIP's layers too while
-// the tower trains.
+// pair's computation runs inside both layers' hooked_forward. SigLIP's encoder layers are units of
+// their own (run inside their hooks by the encoder's layer_runner). With gradient checkpointing, each
+// pair is recomputed in backward (nn::checkpoint inside the pair's hooks, so FSDP's pre-backward
+// gather happens before the recompute), and each SigLIP layer too while the tower trains.
 #pragma once
 #include <torch/torch.h>
 

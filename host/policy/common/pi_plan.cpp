@@ -38,12 +38,15 @@ bool trainable(const std::string& key, const PiConfigFields& config, int64_t las
 // The unit a key (relative to paligemma_with_expert) belongs to: its module path and type, or empty
 // for the root unit.
 std::pair<std::string, std::string> unit_of(const std::string& key) {
-  const std::string vision = "paligemma.model.vision_tower.vision_model";
-  if (key.starts_with(vision + ".")) return {kWithExpert + vision, "SiglipVisionTransformer"};
-  for (const std::string stack : {"paligemma.model.language_model.layers.", "gemma_expert.model.layers."}) {
-    if (!key.starts_with(stack)) continue;
-    const auto end = key.find('.', stack.size());
-    return {kWithExpert + key.substr(0, end), "GemmaDecoderLayer"};
+  const std::pair<const char*, const char*> stacks[] = {
+      {"paligemma.model.vision_tower.vision_model.encoder.layers.", "SiglipEncoderLayer"},
+      {"paligemma.model.language_model.layers.", "GemmaDecoderLayer"},
+      {"gemma_expert.model.layers.", "GemmaDecoderLayer"}};
+  for (const auto& [stack, type] : stacks) {
+    const std::string prefix = stack;
+    if (!key.starts_with(prefix)) continue;
+    const auto end = key.find('.', prefix.size());
+    return {kWithExpert + key.substr(0, end), type};
   }
   return {};
 }

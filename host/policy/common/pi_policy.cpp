@@ -196,6 +196,61 @@ std::optional<LanguageSettings> PiPolicy::language_settings() const {
   return LanguageSettings{config_.tokenizer_name, dir, config_.tokenizer_max_length, "max_length"};
 }
 
+std::vector<std::string> PiPolicy::adapt_pretrained_tensors(
+    std::vector<std::pair<std::string, torch::Tensor>>& tensors) const {
+  const std::string model = "model.";
+  const std::string embed = "model.paligemma_with_expert.paligemma.model.language_model.embed_tokens.weight";
+  const std::string vlm_head = "model.paligemma_with_expert.paligemma.lm_head.weight";
+  const std::string expert_head = "model.paligemma_with_expert.gemma_expert.lm_head.weight";
+  std::vector<std::string> notes;
+  auto renamed = [](std::string key, const std::string& from, const std::string& to) {
+    return key.starts_with(from) ? to + key.substr(from.size()) : key;
+  };
+  std::size_t unprefixed = 0, renames = 0, dropped = 0;
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (auto& [name, tensor] : tensors) {
+    std::string key = name;
+    if (!key.starts_with(model)) {
+      key = model + key;
+      ++unprefixed;
+    }
+    const std::string before = key;
+    if (variant_ == PiVariant::pi0) {
+      key = renamed(key, "model.time_mlp_in.", "model.action_time_mlp_in.");
+      key = renamed(key, "model.time_mlp_out.", "model.action_time_mlp_out.");
+    } else {
+      key = renamed(key, "model.action_time_mlp_in.", "model.time_mlp_in.");
+      key = renamed(key, "model.action_time_mlp_out.", "model.time_mlp_out.");
+      if (key.starts_with("model.state_proj.")) {
+        ++dropped;
+        continue;
+      }
+    }
+    if (key != before) ++renames;
+    out.emplace_back(key, tensor);
+  }
+  if (unprefixed > 0) notes.push_back(std::to_string(unprefixed) + " key(s) without the 'model.' prefix (openpi's layout): prefixed");
+  if (renames > 0)
+    notes.push_back(std::to_string(renames) + " key(s) renamed to " + type_name(variant_) + "'s time MLP names (" +
+                    (variant_ == PiVariant::pi0 ? "time_mlp_* -> action_time_mlp_*" : "action_time_mlp_* -> time_mlp_*") +
+                    ")");
+  if (dropped > 0) notes.push_back(std::to_string(dropped) + " state_proj tensor(s) dropped: pi05 has no state projection");
+  auto find = [&](const std::string& key) {
+    return std::find_if(out.begin(), out.end(), [&](const auto& entry) { return entry.first == key; });
+  };
+  if (find(embed) == out.end() && find(vlm_head) != out.end()) {
+    out.emplace_back(embed, find(vlm_head)->second);
+    notes.push_back("no '" + embed + "': taken from '" + vlm_head + "' (openpi ties them)");
+  }
+  if (find(expert_head) == out.end()) {
+    const auto& head = model_->paligemma_with_expert->gemma_expert->lm_head->weight;
+    out.emplace_back(expert_head, torch::zeros({1}, head.options().requires_grad(false)).expand(head.sizes()));
+    notes.push_back("no '" + expert_head + "': zeros (the expert's vocabulary head is never computed)");
+  }
+  if (!notes.empty()) tensors = std::move(out);
+  return notes;
+}
+
 std::vector<std::pair<std::string, std::string>> PiPolicy::pretrained_extra_files() const {
   if (!geometry_.custom) return {};
   return {{kGeometryFile, geometry_to_json(geometry_).dump(2)}};

@@ -46,6 +46,12 @@ class PiPolicy : public Policy {
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   // The tokenizer resolved when asked (planning needs none): tokenizer_name, a folder or cached hub id.
   std::optional<LanguageSettings> language_settings() const override;
+  // openpi's layout (LeRobot's _fix_pytorch_state_dict_keys, done explicitly and said): keys without
+  // the "model." prefix, pi0's time_mlp_* / pi05's action_time_mlp_* names, pi05's unused state_proj,
+  // embed_tokens absent because openpi ties it to paligemma.lm_head (taken from there), and the dead
+  // expert lm_head absent (zeros: never computed). LeRobot's own files need none of it.
+  std::vector<std::string> adapt_pretrained_tensors(
+      std::vector<std::pair<std::string, torch::Tensor>>& tensors) const override;
   // geometry.json when the geometry is not LeRobot's (pi_geometry.hpp).
   std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const override;
 

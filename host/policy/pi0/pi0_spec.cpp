@@ -1,7 +1,7 @@
 // pi0's entry in the policy registry (policy_spec.hpp): config defaults (lrhost's geometry and
 // tokenizer_name options included), weight-shape fields, make_pi0_pre_post_processors' pipeline, and
 // the FSDP units: the Gemma decoder layers, gathered in (VLM, expert) pairs by the joint layer loop,
-// and the vision tower (paligemma_with_expert.hpp); the plan without building at LeRobot's size;
+// and SigLIP's encoder layers (paligemma_with_expert.hpp); the plan without building at LeRobot's size;
 // recipes/pi0.lua for lerobot-train (its tiny-model defaults reset to LeRobot's).
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
@@ -20,7 +20,7 @@ const PolicySpec& spec() {
       .weight_shape_fields = PI0Config::weight_shape_fields(),
       .run_option_fields = {"tokenizer_name"},
       .processors = pi0_processor_pipeline(),
-      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipVisionTransformer"},
+      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
       .lerobot_train = LeRobotTrainMapping{.recipe = "pi0.lua",
                                            .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",
                                                                 "chunk_size", "n_action_steps", "tokenizer_max_length",

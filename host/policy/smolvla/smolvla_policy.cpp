@@ -239,13 +239,6 @@ torch::Tensor SmolVLAPolicy::pad_last_dim(const torch::Tensor& x, int64_t size) 
 }
 
 PolicyOutput SmolVLAPolicy::forward(const Batch& batch) {
-  // Under FSDP the parameters hold shards outside their units' gathers, and the layers recomputed in
-  // backward would run there: refused until the recompute re-enters the units' hooks.
-  if (config_.gradient_checkpointing && is_sharded() && torch::GradMode::is_enabled())
-    throw util::NotImplemented(
-        "policy 'smolvla': policy.gradient_checkpointing=true with FSDP (parallelism.dp_shard > 1) is not "
-        "implemented: layers recomputed in backward would run outside the wrap units' parameter gathers",
-        "set policy.gradient_checkpointing=false, or train with DDP (parallelism.dp_shard=1)");
   auto inputs = prepare_inputs(batch);
   auto actions = pad_last_dim(require_input(batch, "action", kType), config_.max_action_dim);
   auto noise_entry = batch.find("noise");

@@ -272,31 +272,22 @@ std::pair<torch::Tensor, torch::Tensor> SmolVLMWithExpertImpl::run_layers(torch:
     LayerPair layers{text_model->layer(static_cast<std::size_t>(i)), expert_layer(i)};
     const Streams inputs{prefix, suffix};
     const LayerContext at{i, mask, positions, pass, cache};
-    if (checkpointed) {
-      // FSDP's hooks gather a unit's parameters around its forward; the recompute in backward would
-      // run outside them, on shards. Not supported yet: refuse rather than compute on shards.
-      if (policy::forward_hooks(*layers[0]) != nullptr || (layers[1] && policy::forward_hooks(*layers[1]) != nullptr))
-        throw util::NotImplemented(
-            "policy 'smolvla': policy.gradient_checkpointing=true with FSDP (parallelism.dp_shard > 1) is not "
-            "implemented: the recomputed layers would run outside the wrap units' parameter gathers",
-            "set policy.gradient_checkpointing=false, or train with DDP (parallelism.dp_shard=1)");
-      // Captured by value (the recompute runs in backward, after this loop): the layer index, the
-      // mask and positions. The streams are the segment's inputs; the pair's trainable weights are
-      // where its gradients go.
+    auto step = [&]() -> std::vector<torch::Tensor> {
+      if (!checkpointed) {
+        auto att = pass == Pass::fill_cache || is_self_attention_layer(i) ? joint_attention(layers, inputs, at)
+                                                                          : cross_attention(layers, inputs, at);
+        return finish_layer(layers, inputs, att);
+      }
+      // Recomputed in backward, inside the layers' hooks: under FSDP the pre-backward hooks on this
+      // segment's outputs gather both layers before the recompute runs. Captured by value (the
+      // recompute runs after this loop): the layer index, the mask and positions; the streams are the
+      // segment's inputs, the pair's trainable weights where its gradients go.
       auto body = [this, i, mask, positions](const std::vector<torch::Tensor>& streams) {
         const LayerContext context{i, mask, positions, Pass::train, nullptr};
         return run_layer(i, Streams{streams[0], streams[1]}, context);
       };
-      auto result = nn::checkpoint(body, {prefix, suffix},
-                                   nn::trainable_parameters({layers[0].get(), layers[1] ? layers[1].get() : nullptr}));
-      prefix = result[0];
-      suffix = result[1];
-      continue;
-    }
-    auto step = [&] {
-      auto att = pass == Pass::fill_cache || is_self_attention_layer(i) ? joint_attention(layers, inputs, at)
-                                                                        : cross_attention(layers, inputs, at);
-      return finish_layer(layers, inputs, att);
+      return nn::checkpoint(body, {prefix, suffix},
+                            nn::trainable_parameters({layers[0].get(), layers[1] ? layers[1].get() : nullptr}));
     };
     // Both layers' hooks (FSDP: gather before, reshard after, pre-backward hooks on the outputs, and
     // the streams as the inputs whose gradients end the layers' backward).
