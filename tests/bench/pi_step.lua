@@ -7,7 +7,7 @@
 -- fixed noise (B, chunk, max_action_dim) and time (B,) in the batch, and per step what lerobot-train's
 -- update_policy does: forward, backward, clip_grad_norm(grad_clip_norm = 1), AdamW step with the
 -- policy's preset, zero_grad. Prints the median step time in seconds of `steps` timed steps after
--- `warmup` (and the fastest, the mean and the process CPU time per step).
+-- `warmup` (and the fastest, the mean and the process CPU time per step), then the median of each phase.
 -- Its twin is pi_step.py (LeRobot 0.6.1's PI0Policy / PI05Policy, same geometry, config, batch and loop);
 -- scripts/bench pi runs both.
 --   lrhost tests/bench/pi_step.lua --threads 2 policy=pi05 geometry=FILE [image=224] [batch_size=1]
@@ -44,26 +44,40 @@ local opt = lr.optim[kind](policy, options)
 policy:train()
 
 local loss
-local function step()
+local phases = { forward = {}, backward = {}, optimizer = {} }
+local function step(record)
+  local t0 = lr.clock()
   loss = policy:forward(batch)
+  local t1 = lr.clock()
   loss:backward()
+  local t2 = lr.clock()
   opt:clip_grad_norm(clip)
   opt:step()
   opt:zero_grad()
+  if record then
+    local t3 = lr.clock()
+    table.insert(phases.forward, t1 - t0)
+    table.insert(phases.backward, t2 - t1)
+    table.insert(phases.optimizer, t3 - t2)
+  end
+end
+local function median_of(values)
+  local sorted = { unpack(values) }
+  table.sort(sorted)
+  local n = #sorted
+  return n % 2 == 1 and sorted[(n + 1) / 2] or (sorted[n / 2] + sorted[n / 2 + 1]) / 2, sorted[1]
 end
 for _ = 1, cfg.warmup do step() end
 local times = {}
 local cpu_start = os.clock()
 for i = 1, cfg.steps do
   local s = lr.clock()
-  step()
+  step(true)
   times[i] = lr.clock() - s
 end
 local cpu = os.clock() - cpu_start
-local sorted = { unpack(times) }
-table.sort(sorted)
-local n = #sorted
-local median = n % 2 == 1 and sorted[(n + 1) / 2] or (sorted[n / 2] + sorted[n / 2 + 1]) / 2
+local median, best = median_of(times)
+local n = #times
 local sum = 0
 for _, t in ipairs(times) do sum = sum + t end
 local params = 0
@@ -73,8 +87,10 @@ end
 print(string.format("lrhost %s step: %s (%d params), batch %d, image %d, chunk %d, %d tokens, threads %d, fp32: "
                     .. "median %.4f s/step (best %.4f, mean %.4f of %d after %d warm-up; process CPU %.4f s/step; "
                     .. "last loss %.4f)  [built in %.1f s]", cfg.policy, cfg.geometry:match("[^/]+/[^/]+$") or cfg.geometry, params, b, r,
-                    cfg.chunk, cfg.tokens, lr.num_threads(), median, sorted[1], sum / n, cfg.steps, cfg.warmup,
+                    cfg.chunk, cfg.tokens, lr.num_threads(), median, best, sum / n, cfg.steps, cfg.warmup,
                     cpu / cfg.steps, loss:item(), built))
+print(string.format("lrhost %s phases (median s): forward %.4f, backward %.4f, optimizer (clip + AdamW + zero_grad) %.4f",
+                    cfg.policy, median_of(phases.forward), median_of(phases.backward), median_of(phases.optimizer)))
 if cfg.profile ~= "" then
   lr.profile(cfg.profile, step)
   print("profiler trace of one more step: " .. cfg.profile)

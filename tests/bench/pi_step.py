@@ -10,7 +10,7 @@ sample_noise / sample_time shadowed to return them, as pi_oracle.py's protocol d
 lerobot-train's update_policy does: forward (loss), backward, clip_grad_norm_(grad_clip_norm = 1),
 AdamW step (the policy's preset: lr 2.5e-5, betas (0.9, 0.95), eps 1e-8, wd 0.01), zero_grad.
 Prints the median step time in seconds of --steps timed steps after --warmup (and the fastest, the mean,
-the process CPU time per step). Threads: --threads, else LRHOST_BENCH_THREADS, else 2.
+the process CPU time per step), then the median of each phase. Threads: --threads, else LRHOST_BENCH_THREADS, else 2.
 Its twin is pi_step.lua (lrhost, same geometry, config, batch and loop); scripts/bench pi runs both.
 
     python tests/bench/pi_step.py --policy pi05 --geometry FILE [--image 224] [--batch-size 1] [--chunk 50]
@@ -103,12 +103,21 @@ def main() -> int:
     clip = preset.grad_clip_norm
     params = [p for p in policy.parameters() if p.requires_grad]
 
-    def step():
+    phases = {"forward": [], "backward": [], "optimizer": []}
+
+    def step(record=False):
+        t0 = time.perf_counter()
         loss, _ = policy.forward(batch)
+        t1 = time.perf_counter()
         loss.backward()
+        t2 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(params, clip, error_if_nonfinite=False)
         opt.step()
         opt.zero_grad()
+        if record:
+            t3 = time.perf_counter()
+            for name, dt in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
+                phases[name].append(dt)
         return loss
 
     for _ in range(args.warmup):
@@ -117,7 +126,7 @@ def main() -> int:
     cpu_start = time.process_time()
     for _ in range(args.steps):
         s = time.perf_counter()
-        loss = step()
+        loss = step(record=True)
         times.append(time.perf_counter() - s)
     cpu = time.process_time() - cpu_start
     n_params = sum(p.numel() for p in policy.parameters())
@@ -127,6 +136,9 @@ def main() -> int:
           f"median {statistics.median(times):.4f} s/step (best {min(times):.4f}, mean {statistics.mean(times):.4f} "
           f"of {args.steps} after {args.warmup} warm-up; process CPU {cpu / args.steps:.4f} s/step; last loss "
           f"{loss.item():.4f})  [built in {built:.1f} s]", flush=True)
+    med = {k: statistics.median(v) for k, v in phases.items()}
+    print(f"lerobot {args.policy} phases (median s): forward {med['forward']:.4f}, backward {med['backward']:.4f}, "
+          f"optimizer (clip + AdamW + zero_grad) {med['optimizer']:.4f}", flush=True)
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 
