@@ -14,8 +14,8 @@ The cache is $HF_HUB_CACHE when set, else <parent of the pretrained folder>/hf_c
 exports HF_HUB_CACHE=WORK/hf_cache for both sides).
 
 Subcommands (every tensor file is safetensors; names below are the tensor names):
-  make OUT --policy pi0|pi05 [--freeze none|vision|expert] [--dtype float32|bfloat16] [--seed S]
-      The tiny policy (POLICY_CONFIG; two cameras with non-square raw sizes so resize-with-pad runs, pi05
+  make OUT --policy pi0|pi05 [--freeze none|vision|expert] [--dtype float32|bfloat16] [--seed S] [--geometry FILE]
+      The tiny policy (or the geometry of the geometry.json FILE) (POLICY_CONFIG; two cameras with non-square raw sizes so resize-with-pad runs, pi05
       with one empty camera), every parameter redrawn from a seeded generator at unit-ish gain (RMSNorm
       weights and pi05's adaRMS dense non-zero: LeRobot initialises them to 0, which would hide a missing
       (1 + w) or a swapped scale/shift/gate), dataset stats with mean/std/min/max/q01/q99, LeRobot's
@@ -287,11 +287,12 @@ def cmd_make(args) -> int:
     from lerobot.configs.types import FeatureType, PolicyFeature
 
     install_patches()
-    set_geometry(GEOMETRY)
+    requested = read_json(Path(args.geometry)) if args.geometry else GEOMETRY
+    set_geometry(requested)
     out = Path(args.out)
     cache = hf_cache_dir(out)
     use_hf_cache(cache)
-    tok = write_tokenizer(cache, GEOMETRY["vlm"]["vocab_size"])
+    tok = write_tokenizer(cache, requested["vlm"]["vocab_size"])
     config_cls, policy_cls, make_processors = policy_classes(args.policy)
     inputs = {"observation.state": PolicyFeature(FeatureType.STATE, (STATE_DIM,))}
     for cam, shape in CAMERAS.items():
@@ -311,8 +312,8 @@ def cmd_make(args) -> int:
     pre.save_pretrained(out)
     post.save_pretrained(out)
     geometry = built_geometry(policy)
-    if geometry != GEOMETRY:
-        log(f"MISMATCH built geometry {geometry} is not the requested {GEOMETRY}")
+    if geometry != requested:
+        log(f"MISMATCH built geometry {geometry} is not the requested {requested}")
         return 1
     with open(out / "geometry.json", "w") as f:
         json.dump(geometry, f, indent=1)
@@ -542,6 +543,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--freeze", choices=("none", "vision", "expert"), default="none")
     p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--geometry", help="a geometry.json to build instead of the tiny GEOMETRY")
     p = sub.add_parser("inputs")
     p.add_argument("dir")
     p.add_argument("out")
