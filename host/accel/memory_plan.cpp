@@ -11,6 +11,8 @@
 #include "host/accel/accelerator.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/optim/scheduler.hpp"
+#include "host/policy/policy_spec.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/torch_names.hpp"
 
@@ -66,7 +68,8 @@ std::string mib(int64_t bytes) {
 
 // The plan from the policy's wrap units (every parameter in exactly one, the root unit last) and its
 // presets: what make_memory_plan reads of a built policy or of a planned one.
-MemoryPlan plan_from_units(const std::vector<dist::fsdp::WrapUnit>& wrap_units, const nlohmann::json& optimizer_preset,
+MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp::WrapUnit>& wrap_units,
+                           const nlohmann::json& optimizer_preset,
                            const nlohmann::json& scheduler_preset, const AcceleratorConfig& accel,
                            const nlohmann::json& config, int64_t world_size) {
   MemoryPlan plan;
@@ -103,7 +106,12 @@ MemoryPlan plan_from_units(const std::vector<dist::fsdp::WrapUnit>& wrap_units, 
   };
 
   // Per rank: shards of every group; gradients and optimizer state of the trainable ones. Gathered:
-  // the root unit, and per module (all its groups) the largest.
+  // the root unit, and per module (all its groups; with the units gathered together with it, as the
+  // policy's spec says) the largest.
+  const auto* spec = policy::find_policy_spec(type);
+  auto gather_group = [&](const std::string& name) {
+    return spec && spec->fsdp_gather_group ? spec->fsdp_gather_group(name) : name;
+  };
   int64_t trainable_shard_bytes = 0, frozen_shard_bytes = 0, root_bytes = 0, all_gathered = 0;
   std::map<std::string, int64_t> module_bytes;
   for (const auto& unit : plan.units) {
@@ -112,7 +120,7 @@ MemoryPlan plan_from_units(const std::vector<dist::fsdp::WrapUnit>& wrap_units, 
     if (unit.module_type == "root")
       root_bytes += gathered_bytes(unit);
     else
-      module_bytes[unit.name] += gathered_bytes(unit);
+      module_bytes[gather_group(unit.name)] += gathered_bytes(unit);
   }
   int64_t largest_unit = 0;
   for (const auto& [name, bytes] : module_bytes) largest_unit = std::max(largest_unit, bytes);
@@ -143,7 +151,8 @@ MemoryPlan plan_from_units(const std::vector<dist::fsdp::WrapUnit>& wrap_units, 
 
 MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
   auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
-  return plan_from_units(dist::fsdp::find_wrap_units(policy, accel.wrap_modules), nlohmann::json(policy.optimizer_preset()),
+  return plan_from_units(policy.type(), dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
+                         nlohmann::json(policy.optimizer_preset()),
                          nlohmann::json(policy.scheduler_preset()), accel, config, world_size);
 }
 
@@ -160,7 +169,8 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
   std::vector<dist::fsdp::WrapUnit> units;
   for (const auto& unit : planned.units) units.push_back({unit.path, unit.module_type, nullptr, unit.params});
   if (!planned.root.empty()) units.push_back({"", "root", nullptr, planned.root});
-  auto plan = plan_from_units(units, nlohmann::json(planned.optimizer_preset), nlohmann::json(planned.scheduler_preset),
+  auto plan = plan_from_units(planned.type, units, nlohmann::json(planned.optimizer_preset),
+                              nlohmann::json(planned.scheduler_preset),
                               accel, config, world_size);
   plan.activation_bytes_per_sample = planned.activation_bytes_per_sample;
   plan.activation_note = planned.activation_note;

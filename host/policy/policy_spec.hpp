@@ -40,6 +40,10 @@ struct PolicySpec {
   ProcessorPipeline processors = ProcessorPipeline::lerobot_default();
   // Module type names (LeRobot's class names) whose instances are FSDP wrap units.
   std::vector<std::string> fsdp_wrap_module_types;
+  // Units that run gathered at the same time (pi0/pi05: VLM layer i with expert layer i): the group a
+  // unit's module path belongs to; unset, each unit alone. The plan's peak of gathered parameters
+  // counts a group's units together.
+  std::function<std::string(const std::string& unit_path)> fsdp_gather_group;
   // Unset for lrhost-only types that lerobot-train does not know.
   std::optional<LeRobotTrainMapping> lerobot_train;
   // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of

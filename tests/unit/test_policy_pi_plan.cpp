@@ -6,12 +6,14 @@
 // real depth; and at LeRobot's geometry the counts are LeRobot's (pi0.md §1.1, §10.1).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
 #include "host/accel/memory_plan.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/policy/activation_probe.hpp"
+#include "host/policy/common/paligemma_with_expert.hpp"
 #include "host/policy/common/pi_plan.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
 #include "host/policy/pi05/pi05_policy.hpp"
@@ -114,6 +116,23 @@ TEST_CASE("pi plan: the planned description is the built policy, parameter by pa
           }
           CHECK(a.schedule == b.schedule);
         }
+        // ZeRO-3's gathered peak: the root unit and two of the largest (VLM layer, expert layer) pairs,
+        // which the joint attention gathers together.
+        const auto plan = lrhost::accel::make_memory_plan(planned, plan_config(4), 4);
+        int64_t root = 0, pair = 0;
+        std::map<std::string, int64_t> pairs;
+        for (const auto& unit : plan.units) {
+          int64_t bytes = 0;
+          for (const auto& p : unit.params) bytes += p.numel() * 2;  // gathered in bf16 (plan_config)
+          if (unit.module_type == "root") root += bytes;
+          else pairs[lrhost::policy::pi_common::layer_pair_of(unit.name)] += bytes;
+        }
+        for (const auto& [name, bytes] : pairs) pair = std::max(pair, bytes);
+        CHECK(pairs.size() == 2 + 2);  // two layer pairs and two SigLIP layers
+        const auto zero3 = std::find_if(plan.strategies.begin(), plan.strategies.end(),
+                                        [](const auto& s) { return s.name == "zero-3"; });
+        REQUIRE(zero3 != plan.strategies.end());
+        CHECK(zero3->peak_gathered_bytes == root + 2 * pair);
       }
 }
 

@@ -34,6 +34,13 @@ torch::Tensor eager(const torch::Tensor& query, const torch::Tensor& key, const 
 
 }  // namespace
 
+std::string layer_pair_of(const std::string& unit_path) {
+  const std::string expert = ".gemma_expert.model.layers.";
+  const auto at = unit_path.find(expert);
+  if (at == std::string::npos) return unit_path;
+  return unit_path.substr(0, at) + ".paligemma.model.language_model.layers." + unit_path.substr(at + expert.size());
+}
+
 PaliGemmaForConditionalGenerationImpl::PaliGemmaForConditionalGenerationImpl(const nn::PaliGemmaConfig& config) {
   lm_head = register_module("lm_head", dead_head(config.text.hidden_size, config.text.vocab_size));
   nn::release_parameters(*lm_head);  // deferred_init.hpp: one block at a time

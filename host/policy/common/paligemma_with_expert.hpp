@@ -48,6 +48,10 @@ class PiGemmaForCausalLMImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PiGemmaForCausalLM);
 
+// The FSDP gather group of a unit (policy_spec.hpp fsdp_gather_group): an expert layer goes with the
+// VLM layer of the same index (the joint attention gathers both); any other unit is its own group.
+std::string layer_pair_of(const std::string& unit_path);
+
 // Post-RoPE keys and values of the prefix per VLM layer, (B, P, kv_heads, head_dim) each.
 struct PiPrefixCache {
   std::vector<torch::Tensor> keys, values;

@@ -5,6 +5,7 @@
 // recipes/pi0.lua for lerobot-train (its tiny-model defaults reset to LeRobot's).
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
+#include "host/policy/common/paligemma_with_expert.hpp"
 #include "host/policy/common/pi_plan.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
 
@@ -21,6 +22,7 @@ const PolicySpec& spec() {
       .run_option_fields = {"tokenizer_name"},
       .processors = pi0_processor_pipeline(),
       .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
+      .fsdp_gather_group = pi_common::layer_pair_of,
       .lerobot_train = LeRobotTrainMapping{.recipe = "pi0.lua",
                                            .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",
                                                                 "chunk_size", "n_action_steps", "tokenizer_max_length",
