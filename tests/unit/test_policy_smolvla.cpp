@@ -676,22 +676,3 @@ TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per samp
   CHECK(on.per_sample < off.per_sample);
 }
 
-TEST_CASE("smolvla: gradient_checkpointing under FSDP is refused, naming both settings") {
-  lrhost::test::TempDir dir("smolvla_checkpointing_fsdp");
-  auto policy = tiny_policy(write_vlm(dir, false), {{"gradient_checkpointing", true}});
-  struct Sharded final : lrhost::policy::ShardedStateSource {
-    std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override { return {}; }
-    int64_t num_parameters() const override { return 0; }
-  } sharded;
-  policy->set_sharded_state_source(&sharded);
-  policy->train();
-  auto message = lrhost::test::error_of<lrhost::util::NotImplemented>([&] { policy->forward(tiny_batch()); });
-  policy->set_sharded_state_source(nullptr);
-  CHECK(message.find("policy.gradient_checkpointing") != std::string::npos);
-  CHECK(message.find("parallelism.dp_shard") != std::string::npos);
-  // Evaluation under no_grad recomputes nothing: allowed.
-  torch::NoGradGuard no_grad;
-  policy->set_sharded_state_source(&sharded);
-  CHECK_NOTHROW(policy->forward(tiny_batch()));
-  policy->set_sharded_state_source(nullptr);
-}

@@ -85,17 +85,8 @@ PlannedPolicy plan_pi_parameters(PiVariant variant, const PiConfigFields& config
     linear("time_mlp_in", width, width);
     linear("time_mlp_out", width, width);
   }
-  // The presets, as PiPolicy returns them (no policy is built to ask).
-  planned.optimizer_preset = {{"type", "adamw"},
-                              {"lr", config.optimizer_lr},
-                              {"weight_decay", config.optimizer_weight_decay},
-                              {"betas", config.optimizer_betas},
-                              {"eps", config.optimizer_eps},
-                              {"grad_clip_norm", config.optimizer_grad_clip_norm}};
-  planned.scheduler_preset = {{"type", "cosine_decay_with_warmup"},
-                              {"warmup_steps", config.scheduler_warmup_steps},
-                              {"decay_steps", config.scheduler_decay_steps},
-                              {"decay_lr_ratio", config.scheduler_decay_lr / config.optimizer_lr}};
+  planned.optimizer_preset = pi_optimizer_preset(config);
+  planned.scheduler_preset = pi_scheduler_preset(config);
   return planned;
 }
 

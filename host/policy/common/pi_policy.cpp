@@ -163,23 +163,26 @@ torch::Tensor PiPolicy::select_action(const Batch& batch) {
   return action;
 }
 
-nlohmann::ordered_json PiPolicy::optimizer_preset() const {
+nlohmann::ordered_json pi_optimizer_preset(const PiConfigFields& config) {
   return {{"type", "adamw"},
-          {"lr", config_.optimizer_lr},
-          {"weight_decay", config_.optimizer_weight_decay},
-          {"betas", config_.optimizer_betas},
-          {"eps", config_.optimizer_eps},
-          {"grad_clip_norm", config_.optimizer_grad_clip_norm}};
+          {"lr", config.optimizer_lr},
+          {"weight_decay", config.optimizer_weight_decay},
+          {"betas", config.optimizer_betas},
+          {"eps", config.optimizer_eps},
+          {"grad_clip_norm", config.optimizer_grad_clip_norm}};
 }
 
-nlohmann::ordered_json PiPolicy::scheduler_preset() const {
+nlohmann::ordered_json pi_scheduler_preset(const PiConfigFields& config) {
   // CosineDecayWithWarmupSchedulerConfig(peak_lr=optimizer_lr, decay_lr, warmup, decay), shrunk for
   // shorter runs by the recipe's total steps (optim/scheduler.hpp), as for SmolVLA.
   return {{"type", "cosine_decay_with_warmup"},
-          {"warmup_steps", config_.scheduler_warmup_steps},
-          {"decay_steps", config_.scheduler_decay_steps},
-          {"decay_lr_ratio", config_.scheduler_decay_lr / config_.optimizer_lr}};
+          {"warmup_steps", config.scheduler_warmup_steps},
+          {"decay_steps", config.scheduler_decay_steps},
+          {"decay_lr_ratio", config.scheduler_decay_lr / config.optimizer_lr}};
 }
+
+nlohmann::ordered_json PiPolicy::optimizer_preset() const { return pi_optimizer_preset(config_); }
+nlohmann::ordered_json PiPolicy::scheduler_preset() const { return pi_scheduler_preset(config_); }
 
 std::map<std::string, std::string> PiPolicy::normalization_mapping() const {
   return {config_.normalization_mapping.begin(), config_.normalization_mapping.end()};

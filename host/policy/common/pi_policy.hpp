@@ -25,6 +25,9 @@ namespace lrhost::policy::pi_common {
 
 // The geometry a config asks for: LeRobot's for its variants, or its `geometry` file's.
 PiGeometry pi_geometry_of(const PiConfigFields& config, PiVariant variant);
+// LeRobot's presets: AdamW and cosine decay with warmup from the config's optimizer_* / scheduler_*.
+nlohmann::ordered_json pi_optimizer_preset(const PiConfigFields& config);
+nlohmann::ordered_json pi_scheduler_preset(const PiConfigFields& config);
 
 class PiPolicy : public Policy {
  public:
