@@ -30,6 +30,26 @@ bool path_exists(const fs::path& path) {
   return fs::exists(path, ec);
 }
 
+// checksums.json, the last file of a checkpoint: every file of `dir` except the FSDP shard files,
+// which their ranks' own manifests cover (named under "manifests").
+void write_checkpoint_manifest(const fs::path& dir) {
+  const std::string shards = std::string(kTrainingStateDir) + "/" + kShardsDir + "/";
+  std::vector<std::string> files, manifests;
+  auto all = io::list_files(dir);
+  for (const auto& file : all) {
+    if (file == kChecksumsFile) continue;
+    if (file.rfind(shards, 0) == 0 && file.size() > 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0) {
+      const std::string stem = file.substr(shards.size(), file.size() - 12 - shards.size());  // rank_<r>
+      const std::string manifest = shards + stem + ".checksums.json";
+      if (std::binary_search(all.begin(), all.end(), manifest)) continue;
+    }
+    if (file.rfind(shards, 0) == 0 && file.size() > 15 && file.compare(file.size() - 15, 15, ".checksums.json") == 0)
+      manifests.push_back(file);
+    files.push_back(file);
+  }
+  io::write_checksum_manifest(dir / kChecksumsFile, files, manifests);
+}
+
 }  // namespace
 
 std::string step_identifier(int64_t step, int64_t total_steps) {
@@ -52,7 +72,20 @@ std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   return missing;
 }
 
+std::string shard_manifest_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".checksums.json"; }
+
+io::ManifestCheck verify_checkpoint(const fs::path& step_dir) {
+  return io::verify_checksum_manifest(step_dir / kChecksumsFile);
+}
+
 std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
+  // The checksums first: they name the byte range, where a header check would only say "malformed".
+  auto check = verify_checkpoint(step_dir);
+  if (!check.mismatches.empty()) {
+    std::string text = io::describe(check.mismatches.front()) + " (" + kChecksumsFile + ")";
+    if (check.mismatches.size() > 1) text += " and " + std::to_string(check.mismatches.size() - 1) + " more";
+    return text;
+  }
   std::error_code ec;
   std::vector<fs::path> files;  // sorted, so the same damage is reported first every time
   for (auto it = fs::recursive_directory_iterator(step_dir, ec); !ec && it != fs::recursive_directory_iterator();
@@ -228,6 +261,7 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   record.dp_shard = options_.dp_shard;
   if (targets.sampler_state) record.sampler = targets.sampler_state();
   save_training_step(record, state);
+  write_checkpoint_manifest(staging.path());
   staging.commit();
   io::replace_symlink(checkpoints_dir() / kLastLink, step_dir.filename());
 }
@@ -264,8 +298,11 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
     });
     collective("writing FSDP shards at step " + std::to_string(step), true, [&] {
       const auto& view = targets.fsdp->view();
-      if (view.replicate_rank == 0)
+      if (view.replicate_rank == 0) {
         write_rank_shards(shards / shard_file_name(view.shard_rank), *targets.fsdp, targets.optimizer);
+        // Each rank checksums the shard file it wrote (rank 0's checksums.json names these manifests).
+        io::write_checksum_manifest(shards / shard_manifest_name(view.shard_rank), {shard_file_name(view.shard_rank)});
+      }
     });
   }
   // Gathering the sampler position is local, but must happen on every rank in the same order.

@@ -7,6 +7,10 @@
 // moment leaves every earlier checkpoint intact. Rank 0 writes; every rank takes part in one
 // all-reduce at the end of each save and resume (which also reports a failure on rank 0 to every
 // rank), so a save can neither deadlock nor let a rank run ahead of an unfinished checkpoint.
+// The last file written into the temporary folder is checksums.json (io/checksum_manifest.hpp): the
+// size and per-8-MiB CRC32C of every other file; FSDP ranks each write rank_<r>.checksums.json for
+// their own shard file next to it, which checksums.json names. Resume and `lrhost checkpoint verify`
+// check the data against it; a checkpoint without one (LeRobot's) is "unverified", not damaged.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +24,7 @@
 #include "host/ckpt/training_state.hpp"
 #include "host/dist/comm.hpp"
 #include "host/dist/fsdp/fsdp_engine.hpp"
+#include "host/io/checksum_manifest.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
@@ -31,6 +36,7 @@ inline constexpr const char* kLastLink = "last";
 inline constexpr const char* kPretrainedDir = "pretrained_model";
 inline constexpr const char* kTrainingStateDir = "training_state";
 inline constexpr const char* kTrainConfigFile = "train_config.json";
+inline constexpr const char* kChecksumsFile = "checksums.json";
 
 // What a checkpoint saves and restores; null members are skipped.
 struct CheckpointTargets {
@@ -60,9 +66,17 @@ std::string step_identifier(int64_t step, int64_t total_steps);
 // (empty: complete).
 std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& step_dir);
 
-// Why a complete checkpoint cannot be resumed: a safetensors or JSON file that is truncated or
-// malformed (headers, sizes and JSON are checked; tensor bytes are not read). nullopt: sound.
+// Why a complete checkpoint cannot be resumed: a file whose data does not match checksums.json
+// (naming the file and byte range; every listed file is read), or a safetensors or JSON file that is
+// truncated or malformed (headers, sizes and JSON). nullopt: sound (or, without checksums.json,
+// well-formed: a LeRobot checkpoint's tensor bytes cannot be checked).
 std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir);
+
+// Checks every file of a checkpoint against its checksums.json (and the per-rank manifests it names).
+io::ManifestCheck verify_checkpoint(const std::filesystem::path& step_dir);
+
+// The per-rank manifest of an FSDP shard file: rank_<r>.checksums.json next to rank_<r>.safetensors.
+std::string shard_manifest_name(int shard_rank);
 
 struct CheckpointScan {
   std::optional<std::filesystem::path> last_complete;  // what resume uses

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/io/checksum_manifest.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/safetensors.hpp"
@@ -150,13 +151,27 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
   }
 }
 
-void describe_step_dir(std::ostream& out, const fs::path& step_dir) {
+// `checked`: the caller has just found the checkpoint sound (checkpoint_damage, checksums included),
+// so its data need not be read again.
+void describe_step_dir(std::ostream& out, const fs::path& step_dir, bool checked = false) {
   const fs::path pretrained = step_dir / ckpt::kPretrainedDir, state = step_dir / ckpt::kTrainingStateDir;
   auto missing = ckpt::missing_checkpoint_files(step_dir);
   out << "checkpoint: " << step_dir.string() << "\n";
   std::string missing_text;
   for (const auto& m : missing) missing_text += (missing_text.empty() ? "" : ", ") + m;
-  out << "  complete: " << (missing.empty() ? "yes" : "no (missing " + missing_text + ")") << "\n";
+  std::string verified;
+  if (missing.empty() && !path_exists(step_dir / ckpt::kChecksumsFile)) {
+    verified = " (unverified: no " + std::string(ckpt::kChecksumsFile) + ")";
+  } else if (missing.empty() && checked) {
+    verified = ", verified";
+  } else if (missing.empty()) {
+    auto check = ckpt::verify_checkpoint(step_dir);
+    verified = check.ok() ? ", verified (" + std::to_string(check.verified.size()) + " files, " +
+                                util::human_bytes(check.bytes) + ")"
+                          : ", but its data does not match " + std::string(ckpt::kChecksumsFile) + ": " +
+                                io::describe(check.mismatches.front()) + " (lrhost checkpoint verify lists all)";
+  }
+  out << "  complete: " << (missing.empty() ? "yes" + verified : "no (missing " + missing_text + ")") << "\n";
   if (path_exists(state / ckpt::kTrainingStepFile)) {
     auto step = ckpt::load_training_step(state);
     out << "  step: " << step.step;
@@ -242,7 +257,10 @@ std::string checkpoint_info(const fs::path& path) {
       std::string damage;
       for (const auto& [damaged, why] : scan.damaged)
         if (same(damaged, p)) damage = why;
-      out << "  " << p.filename().string() << (damage.empty() ? "  complete" : "  damaged: " + damage)
+      const bool newest = scan.last_complete && same(*scan.last_complete, p);  // the one checked
+      std::string state = "  complete";
+      if (newest) state += path_exists(p / ckpt::kChecksumsFile) ? ", verified" : " (unverified: no manifest)";
+      out << "  " << p.filename().string() << (damage.empty() ? state : "  damaged: " + damage)
           << (scan.last_link && same(*scan.last_link, p) ? " (last)" : "") << "\n";
     }
     for (const auto& p : scan.incomplete)
@@ -259,7 +277,7 @@ std::string checkpoint_info(const fs::path& path) {
                             (scan.damaged.empty() ? "" : " that is not damaged") + ":\n" + out.str());
     if (!scan.damaged.empty())
       out << "newest is damaged: resume falls back to " << scan.last_complete->filename().string() << "\n";
-    describe_step_dir(out, *scan.last_complete);
+    describe_step_dir(out, *scan.last_complete, /*checked=*/true);
     return out.str();
   }
   describe_step_dir(out, ckpt::resolve_checkpoint_dir(dir));
@@ -274,9 +292,54 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
       "step, policy, sizes, config summary and completeness of a checkpoint (output dir, checkpoints dir, "
       "step dir or pretrained_model dir)");
   command.info->add_option("dir", command.path, "checkpoint folder")->required();
+  command.verify = checkpoint->add_subcommand(
+      "verify",
+      "check every file of a checkpoint against its checksums.json (a step dir: that checkpoint; an output or "
+      "checkpoints dir: every complete one); exit code 1 when any data does not match");
+  command.verify->add_option("dir", command.path, "checkpoint folder")->required();
+}
+
+int verify_checkpoints(const fs::path& path, std::ostream& out) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) throw util::IoError(path.string() + ": no such folder");
+  fs::path dir = fs::weakly_canonical(path, ec);
+  if (ec) dir = path;
+  if (dir.filename() == ckpt::kPretrainedDir && !path_exists(dir / ckpt::kChecksumsFile)) dir = dir.parent_path();
+  std::vector<fs::path> step_dirs;
+  if (path_exists(dir / ckpt::kChecksumsFile) || path_exists(dir / ckpt::kPretrainedDir) ||
+      path_exists(dir / ckpt::kTrainingStateDir)) {
+    step_dirs.push_back(dir);
+  } else {
+    fs::path checkpoints = path_exists(dir / ckpt::kCheckpointsDir) ? dir / ckpt::kCheckpointsDir : dir;
+    auto scan = ckpt::scan_checkpoints(checkpoints, false);
+    step_dirs = scan.complete;
+    if (step_dirs.empty())
+      throw util::IoError(path.string() + " holds no complete checkpoint",
+                          "give an output dir (with checkpoints/), a checkpoints dir or a step dir");
+  }
+  int bad = 0;
+  for (const auto& step_dir : step_dirs) {
+    auto check = ckpt::verify_checkpoint(step_dir);
+    const std::string name = step_dirs.size() > 1 ? step_dir.filename().string() : step_dir.string();
+    if (!check.has_manifest) {
+      out << name << ": unverified (no manifest: written by LeRobot or an lrhost without checksums)\n";
+      continue;
+    }
+    if (check.ok()) {
+      out << name << ": verified (" << check.verified.size() << " files, " << util::human_bytes(check.bytes) << ")\n";
+    } else {
+      ++bad;
+      out << name << ": DATA DOES NOT MATCH " << ckpt::kChecksumsFile << " (" << check.mismatches.size()
+          << " mismatch(es), " << check.verified.size() << " files sound)\n";
+      for (const auto& mismatch : check.mismatches) out << "  " << io::describe(mismatch) << "\n";
+    }
+    for (const auto& file : check.unlisted) out << "  note: " << file << " is not in the manifest (not checked)\n";
+  }
+  return bad > 0 ? 1 : 0;
 }
 
 int run_checkpoint_command(const CheckpointCommand& command) {
+  if (command.verify && command.verify->parsed()) return verify_checkpoints(command.path, std::cout);
   if (!command.info || !command.info->parsed()) return -1;
   std::cout << checkpoint_info(command.path);
   return 0;

@@ -1,4 +1,4 @@
-// `lrhost checkpoint info DIR`: what a checkpoint holds (step, policy type and size, config summary,
+// `lrhost checkpoint verify DIR` (see verify_checkpoints) and `lrhost checkpoint info DIR`: what a checkpoint holds (step, policy type and size, config summary,
 // optimizer/scheduler/sampler state, file sizes) and whether it is complete; DIR may be an output
 // dir, its checkpoints/ folder, one step folder or a pretrained_model folder. And the planning half
 // of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training, with the
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,12 +17,18 @@ namespace lrhost::cli {
 
 struct CheckpointCommand {
   CLI::App* info = nullptr;
+  CLI::App* verify = nullptr;
   std::string path;
 };
 
 void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);
 // Runs `checkpoint info` when it was parsed; returns the exit code, or -1 when it was not.
 int run_checkpoint_command(const CheckpointCommand& command);
+// `checkpoint verify DIR`: checks a step folder, or every complete checkpoint of an output or
+// checkpoints folder, against its checksums.json; prints one line per checkpoint ("verified",
+// "unverified (no manifest)", or each mismatching file with its byte range); returns 1 when any data
+// does not match, else 0.
+int verify_checkpoints(const std::filesystem::path& path, std::ostream& out);
 // The report `checkpoint info` prints (throws IoError / DataError naming the file on bad input).
 std::string checkpoint_info(const std::filesystem::path& path);
 

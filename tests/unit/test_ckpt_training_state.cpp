@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <random>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
@@ -339,4 +340,83 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
                    resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr});
                  }),
                  "scheduler_state.json: not valid JSON"));
+}
+
+namespace {
+
+// Flips bit `bit` of byte `offset` of `file` in place (twice restores it).
+void flip_bit(const fs::path& file, uint64_t offset, int bit) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  io.read(&byte, 1);
+  byte = static_cast<char>(byte ^ (1 << bit));
+  io.seekp(static_cast<std::streamoff>(offset));
+  io.write(&byte, 1);
+}
+
+// Where a safetensors file's tensor data begins: 8 bytes of header length, then the JSON header.
+uint64_t tensor_data_offset(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  unsigned char size[8] = {};
+  in.read(reinterpret_cast<char*>(size), 8);
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = (header << 8) | size[i];
+  return 8 + header;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint checksums: 100 single-bit flips in model and optimizer tensor data, 100 detected with the byte range") {
+  TempDir dir("checksums");
+  auto a = make_setup();
+  lrhost::ckpt::CheckpointOptions options;
+  options.output_dir = dir.path;
+  options.total_steps = 20;
+  lrhost::ckpt::CheckpointManager manager(options, nullptr);
+  lrhost::ckpt::CheckpointTargets targets{a.policy.get(), a.optimizer.get(), a.scheduler.get(), {}};
+  train(a, 1, 1);
+  auto older = manager.save(1, targets);
+  train(a, 1, 2);
+  auto step_dir = manager.save(2, targets);
+  // The manifest is there, lists every other file, and the fresh checkpoint verifies.
+  REQUIRE(fs::exists(step_dir / "checksums.json"));
+  auto check = lrhost::ckpt::verify_checkpoint(step_dir);
+  CHECK(check.ok());
+  CHECK(check.unlisted.empty());
+  CHECK((check.verified.size() == lrhost::io::list_files(step_dir).size() - 1));
+  CHECK_FALSE(lrhost::ckpt::checkpoint_damage(step_dir));
+
+  std::mt19937_64 random(34);
+  int planted = 0, detected = 0;
+  for (const char* name : {"pretrained_model/model.safetensors", "training_state/optimizer_state.safetensors"}) {
+    const fs::path file = step_dir / name;
+    const uint64_t begin = tensor_data_offset(file), size = fs::file_size(file);
+    REQUIRE(begin < size);
+    for (int i = 0; i < 50; ++i) {
+      const uint64_t offset = begin + random() % (size - begin);
+      const int bit = static_cast<int>(random() % 8);
+      flip_bit(file, offset, bit);
+      ++planted;
+      auto damage = lrhost::ckpt::checkpoint_damage(step_dir);
+      // Named with the byte range (one 8 MiB chunk: these files are smaller, so chunk 0).
+      if (damage && contains(*damage, name) && contains(*damage, "bytes 0-" + std::to_string(size - 1)))
+        ++detected;
+      else
+        MESSAGE("undetected flip at ", name, " byte ", offset, ": ", damage.value_or("sound"));
+      // The resume scan skips the damaged newest checkpoint for the older sound one.
+      if (i == 0) CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false, true).last_complete == older));
+      flip_bit(file, offset, bit);
+    }
+  }
+  CHECK((planted == 100));
+  CHECK((detected == 100));
+  CHECK(lrhost::ckpt::verify_checkpoint(step_dir).ok());
+
+  // Without a manifest (as LeRobot writes them) a checkpoint is unverified, not damaged.
+  fs::remove(step_dir / "checksums.json");
+  auto unverified = lrhost::ckpt::verify_checkpoint(step_dir);
+  CHECK_FALSE(unverified.has_manifest);
+  CHECK_FALSE(lrhost::ckpt::checkpoint_damage(step_dir));
+  CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false, true).last_complete == step_dir));
 }

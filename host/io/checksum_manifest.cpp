@@ -1,0 +1,202 @@
+// Checksum manifests (see checksum_manifest.hpp).
+#include "host/io/checksum_manifest.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "host/io/atomic_dir.hpp"
+#include "host/util/crc32c.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::io {
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+std::string hex(uint32_t crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08x", crc);
+  return text;
+}
+
+std::optional<uint32_t> parse_hex(const ordered_json& value) {
+  if (!value.is_string() || value.get<std::string>().size() != 8) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    unsigned long crc = std::stoul(value.get<std::string>(), &used, 16);
+    if (used != 8) return std::nullopt;
+    return static_cast<uint32_t>(crc);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check, std::set<std::string>& listed,
+                int depth) {
+  const std::string manifest_name = prefix + manifest.filename().string();
+  auto malformed = [&](const std::string& why) {
+    check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: " + why});
+  };
+  ordered_json json;
+  try {
+    json = ordered_json::parse(read_text_file(manifest));
+  } catch (const std::exception& error) {
+    return malformed(error.what());
+  }
+  if (!json.is_object() || json.value("algorithm", std::string()) != "crc32c" || !json.contains("files") ||
+      !json["files"].is_object() || !json.contains("chunk_bytes") || !json["chunk_bytes"].is_number_unsigned() ||
+      json["chunk_bytes"].get<uint64_t>() == 0)
+    return malformed("expected {algorithm: \"crc32c\", chunk_bytes, files}");
+  if (json.value("format", 0) > kChecksumFormat)
+    return malformed("format " + json["format"].dump() + " is newer than this lrhost reads (" +
+                     std::to_string(kChecksumFormat) + ")");
+  const uint64_t chunk = json["chunk_bytes"].get<uint64_t>();
+  const fs::path root = manifest.parent_path();
+  listed.insert(manifest_name);
+  for (const auto& [name, entry] : json["files"].items()) {
+    const std::string shown = prefix + name;
+    listed.insert(shown);
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+        !entry.contains("crc32c") || !entry["crc32c"].is_array()) {
+      malformed("entry of " + name);
+      continue;
+    }
+    const uint64_t bytes = entry["bytes"].get<uint64_t>();
+    const auto& crcs = entry["crc32c"];
+    std::error_code ec;
+    const fs::path file = root / name;
+    if (!fs::is_regular_file(file, ec)) {
+      check.mismatches.push_back({shown, 0, 0, "missing"});
+      continue;
+    }
+    const uint64_t size = fs::file_size(file, ec);
+    if (size != bytes) {
+      check.mismatches.push_back(
+          {shown, std::min(size, bytes), std::max(size, bytes),
+           "is " + std::to_string(size) + " bytes, the manifest says " + std::to_string(bytes)});
+      continue;
+    }
+    const uint64_t n_chunks = (bytes + chunk - 1) / chunk;
+    if (crcs.size() != n_chunks) {
+      malformed(name + " has " + std::to_string(crcs.size()) + " chunk CRCs for " + std::to_string(n_chunks) + " chunks");
+      continue;
+    }
+    FileChecksums actual;
+    try {
+      actual = file_checksums(file, chunk);
+    } catch (const std::exception& error) {
+      check.mismatches.push_back({shown, 0, 0, util::describe(error)});
+      continue;
+    }
+    check.bytes += actual.bytes;
+    bool good = true;
+    for (uint64_t i = 0; i < n_chunks; ++i) {
+      auto expected = parse_hex(crcs[i]);
+      if (!expected || *expected != actual.chunks[i]) {
+        const uint64_t begin = i * chunk, end = std::min(bytes, begin + chunk);
+        check.mismatches.push_back({shown, begin, end,
+                                    "data does not match (chunk " + std::to_string(i) + " of " +
+                                        std::to_string(n_chunks) + ")"});
+        good = false;
+      }
+    }
+    if (good) check.verified.push_back(shown);
+  }
+  if (json.contains("manifests")) {
+    if (!json["manifests"].is_array()) return malformed("\"manifests\" is not a list");
+    for (const auto& nested : json["manifests"]) {
+      if (!nested.is_string()) return malformed("\"manifests\" holds a non-string");
+      const fs::path path = root / nested.get<std::string>();
+      const std::string nested_prefix = prefix + fs::path(nested.get<std::string>()).parent_path().generic_string();
+      std::error_code ec;
+      if (depth > 4) return malformed("manifests nested too deep");
+      if (!fs::is_regular_file(path, ec)) {
+        check.mismatches.push_back({prefix + nested.get<std::string>(), 0, 0, "missing"});
+        continue;
+      }
+      verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1);
+    }
+  }
+}
+
+}  // namespace
+
+FileChecksums file_checksums(const fs::path& file, uint64_t chunk_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw util::IoError("cannot read " + file.string());
+  FileChecksums sums;
+  std::vector<char> buffer(std::min<uint64_t>(chunk_bytes, uint64_t{1} << 20));
+  uint32_t crc = 0;
+  uint64_t in_chunk = 0;
+  while (in) {
+    const std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(buffer.size(), chunk_bytes - in_chunk));
+    in.read(buffer.data(), static_cast<std::streamsize>(want));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    crc = util::crc32c_extend(crc, buffer.data(), got);
+    in_chunk += got;
+    sums.bytes += got;
+    if (in_chunk == chunk_bytes) {
+      sums.chunks.push_back(crc);
+      crc = 0;
+      in_chunk = 0;
+    }
+  }
+  if (in.bad()) throw util::IoError("error reading " + file.string());
+  if (in_chunk > 0) sums.chunks.push_back(crc);
+  return sums;
+}
+
+std::vector<std::string> list_files(const fs::path& root) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) files.push_back(it->path().lexically_relative(root).generic_string());
+  if (ec) throw util::IoError("cannot list " + root.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void write_checksum_manifest(const fs::path& manifest, const std::vector<std::string>& files,
+                             const std::vector<std::string>& manifests, uint64_t chunk_bytes) {
+  ordered_json json;
+  json["format"] = kChecksumFormat;
+  json["algorithm"] = "crc32c";
+  json["chunk_bytes"] = chunk_bytes;
+  ordered_json entries = ordered_json::object();
+  for (const auto& name : files) {
+    auto sums = file_checksums(manifest.parent_path() / name, chunk_bytes);
+    ordered_json crcs = ordered_json::array();
+    for (uint32_t crc : sums.chunks) crcs.push_back(hex(crc));
+    entries[name] = {{"bytes", sums.bytes}, {"crc32c", std::move(crcs)}};
+  }
+  json["files"] = std::move(entries);
+  if (!manifests.empty()) json["manifests"] = manifests;
+  write_file_atomic(manifest, json.dump(1));
+}
+
+std::string describe(const ChecksumMismatch& mismatch) {
+  std::string text = mismatch.file + ": ";
+  if (mismatch.end > mismatch.begin)
+    text += "bytes " + std::to_string(mismatch.begin) + "-" + std::to_string(mismatch.end - 1) + " ";
+  return text + mismatch.what;
+}
+
+ManifestCheck verify_checksum_manifest(const fs::path& manifest) {
+  ManifestCheck check;
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest, ec)) return check;
+  check.has_manifest = true;
+  std::set<std::string> listed;
+  verify_one(manifest, "", check, listed, 0);
+  for (const auto& file : list_files(manifest.parent_path()))
+    if (!listed.count(file)) check.unlisted.push_back(file);
+  return check;
+}
+
+}  // namespace lrhost::io

@@ -1,0 +1,125 @@
+// Unit tests of checksum manifests (host/io/checksum_manifest.hpp) and the shared CRC32C
+// (host/util/crc32c.hpp): chunked CRCs, byte ranges of mismatches, size changes, nested per-rank
+// manifests (as FSDP ranks write for their shard files) with 100 single-bit flips, malformed manifests.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <random>
+
+#include "host/io/atomic_dir.hpp"
+#include "host/io/checksum_manifest.hpp"
+#include "host/util/crc32c.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using lrhost::test::contains;
+using lrhost::test::TempDir;
+
+namespace {
+
+void write_bytes(const fs::path& file, const std::string& bytes) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << bytes;
+}
+
+void flip(const fs::path& file, uint64_t offset, int bit) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  io.read(&byte, 1);
+  byte = static_cast<char>(byte ^ (1 << bit));
+  io.seekp(static_cast<std::streamoff>(offset));
+  io.write(&byte, 1);
+}
+
+std::string random_bytes(std::size_t size, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::string bytes(size, '\0');
+  for (auto& c : bytes) c = static_cast<char>(random());
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("crc32c: the hardware and table paths agree, and extend continues a CRC") {
+  CHECK(lrhost::util::crc32c("123456789") == 0xE3069283u);
+  const std::string data = random_bytes(1000, 1);
+  for (std::size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
+    uint32_t crc = lrhost::util::crc32c(data.substr(0, cut));
+    CHECK(lrhost::util::crc32c_extend(crc, data.data() + cut, data.size() - cut) == lrhost::util::crc32c(data));
+  }
+}
+
+TEST_CASE("checksum manifest: chunks name the byte range; sizes, missing files and unlisted files") {
+  TempDir dir("manifest");
+  write_bytes(dir / "a.bin", random_bytes(1000, 2));
+  write_bytes(dir / "sub/b.bin", random_bytes(10, 3));
+  lrhost::io::write_checksum_manifest(dir / "sums.json", {"a.bin", "sub/b.bin"}, {}, 256);
+  auto check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
+  CHECK(check.ok());
+  CHECK((check.verified.size() == 2));
+  CHECK((check.bytes == 1010));
+  flip(dir / "a.bin", 600, 3);  // chunk 2: bytes 512-767
+  check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK((lrhost::io::describe(check.mismatches[0]) == "a.bin: bytes 512-767 data does not match (chunk 2 of 4)"));
+  flip(dir / "a.bin", 600, 3);
+  write_bytes(dir / "sub/b.bin", "short");
+  write_bytes(dir / "extra.txt", "x");
+  check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK(contains(lrhost::io::describe(check.mismatches[0]), "sub/b.bin: bytes 5-9 is 5 bytes, the manifest says 10"));
+  CHECK((check.unlisted == std::vector<std::string>{"extra.txt"}));
+  fs::remove(dir / "sub/b.bin");
+  check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK((lrhost::io::describe(check.mismatches[0]) == "sub/b.bin: missing"));
+  // No manifest: nothing verified, nothing wrong.
+  CHECK_FALSE(lrhost::io::verify_checksum_manifest(dir / "none.json").has_manifest);
+  // A malformed manifest is a mismatch of the manifest itself.
+  write_bytes(dir / "bad.json", "{\"files\": 3}");
+  check = lrhost::io::verify_checksum_manifest(dir / "bad.json");
+  REQUIRE_FALSE(check.mismatches.empty());
+  CHECK(contains(lrhost::io::describe(check.mismatches[0]), "malformed checksum manifest"));
+}
+
+TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100 bit flips in shard data, 100 detected") {
+  TempDir dir("manifest_shards");
+  const std::string shards = "training_state/fsdp_shards/";
+  // Each "rank" checksums its own shard file in its own manifest; the top manifest covers the rest.
+  for (int r = 0; r < 2; ++r) {
+    const std::string name = "rank_" + std::to_string(r) + ".safetensors";
+    write_bytes(dir / shards / name, random_bytes(3000, 10 + r));
+    lrhost::io::write_checksum_manifest(dir / shards / ("rank_" + std::to_string(r) + ".checksums.json"), {name}, {},
+                                        1024);
+  }
+  write_bytes(dir / "pretrained_model/model.safetensors", random_bytes(100, 4));
+  lrhost::io::write_checksum_manifest(
+      dir / "checksums.json",
+      {"pretrained_model/model.safetensors", shards + "rank_0.checksums.json", shards + "rank_1.checksums.json"},
+      {shards + "rank_0.checksums.json", shards + "rank_1.checksums.json"});
+  auto check = lrhost::io::verify_checksum_manifest(dir / "checksums.json");
+  CHECK(check.ok());
+  CHECK(check.unlisted.empty());
+  CHECK((check.verified.size() == 5));
+  std::mt19937_64 random(34);
+  int detected = 0;
+  for (int i = 0; i < 100; ++i) {
+    const int r = static_cast<int>(random() % 2);
+    const uint64_t offset = random() % 3000;
+    const int bit = static_cast<int>(random() % 8);
+    const fs::path file = dir / shards / ("rank_" + std::to_string(r) + ".safetensors");
+    flip(file, offset, bit);
+    check = lrhost::io::verify_checksum_manifest(dir / "checksums.json");
+    const uint64_t begin = offset / 1024 * 1024, end = std::min<uint64_t>(begin + 1024, 3000) - 1;
+    if (check.mismatches.size() == 1 &&
+        lrhost::io::describe(check.mismatches[0])
+                .rfind(shards + "rank_" + std::to_string(r) + ".safetensors: bytes " + std::to_string(begin) + "-" +
+                           std::to_string(end),
+                       0) == 0)
+      ++detected;
+    flip(file, offset, bit);
+  }
+  CHECK((detected == 100));
+  CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json").ok());
+}
