@@ -82,7 +82,7 @@ std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
   // The checksums first: they name the byte range, where a header check would only say "malformed".
   auto check = verify_checkpoint(step_dir);
   if (!check.mismatches.empty()) {
-    std::string text = io::describe(check.mismatches.front()) + " (" + kChecksumsFile + ")";
+    std::string text = io::describe(check.mismatches.front()) + ", against " + kChecksumsFile;
     if (check.mismatches.size() > 1) text += " and " + std::to_string(check.mismatches.size() - 1) + " more";
     return text;
   }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Silent corruption on resume (resume.lua): a run saves steps 5 and 10 and stops; one random bit of
+# FILE's tensor data in the newest checkpoint (000010) is flipped. `lrhost checkpoint verify` must
+# exit 1 naming FILE and the byte range, `checkpoint info` must not call 000010 sound, the older
+# checkpoint must verify, and `lrhost resume RUN` must continue from step 5 with a warning naming FILE
+# and the byte range, and finish (the damaged folder is moved aside, not deleted).
+# Usage: corrupt_resume.sh LRHOST WORK_DIR NPROC FILE [recipe overrides...]
+#   FILE: relative to the step folder, e.g. pretrained_model/model.safetensors or
+#   training_state/fsdp_shards/rank_1.safetensors (with parallelism.dp_shard=-1 and NPROC > 1).
+set -euo pipefail
+exe=$1 work=$2 nproc=$3 file=$4
+shift 4
+extra=("$@")
+recipe="$(cd "$(dirname "$0")" && pwd)/resume.lua"
+rm -rf "$work"
+mkdir -p "$work"
+launch=(--device cpu)
+if [ "$nproc" -gt 1 ]; then launch=(--nproc "$nproc" --device cpu); fi
+fail() { echo "FAIL: $*" >&2; exit 1; }
+lrhost() { timeout 120 "$exe" "$@"; }
+common=(steps=15 save_freq=5 dropout=0 ${extra[@]+"${extra[@]}"})
+
+lrhost run "${launch[@]}" --run-dir "$work/run_b" "$recipe" output_dir="$work/b" result="$work/b.safetensors" \
+  stop_after=10 "${common[@]}"
+newest="$work/b/checkpoints/000010"
+[ -e "$newest/checksums.json" ] || fail "no checksums.json in $newest"
+lrhost checkpoint verify "$work/b" > "$work/verify_sound.txt" || fail "a fresh run does not verify"
+grep -q "000010: verified" "$work/verify_sound.txt" || fail "verify does not report 000010 verified"
+
+# One random bit of the tensor data (after the 8-byte length and the JSON header).
+target="$newest/$file"
+size=$(stat -c %s "$target")
+header=$(od -An -t u8 -N8 "$target" | tr -d ' ')
+offset=$((8 + header + (RANDOM * 32768 + RANDOM) % (size - 8 - header)))
+bit=$((RANDOM % 8))
+byte=$(od -An -t u1 -j "$offset" -N1 "$target" | tr -d ' ')
+printf "\\$(printf %03o $((byte ^ (1 << bit))))" | dd of="$target" bs=1 seek="$offset" conv=notrunc status=none
+echo "flipped bit $bit of byte $offset of $file"
+
+set +e
+lrhost checkpoint verify "$work/b" > "$work/verify.txt"
+code=$?
+set -e
+cat "$work/verify.txt"
+[ $code -eq 1 ] || fail "verify exited $code on a flipped bit (expected 1)"
+grep -q "000005: verified" "$work/verify.txt" || fail "the older checkpoint does not verify"
+grep -q "000010: DATA DOES NOT MATCH" "$work/verify.txt" || fail "verify does not report 000010"
+grep -q "  $file: bytes [0-9]*-[0-9]* data does not match" "$work/verify.txt" || fail "verify does not name $file and the byte range"
+lrhost checkpoint info "$work/b" > "$work/info.txt"
+grep -q "000010  damaged: $file: bytes" "$work/info.txt" || fail "info does not report 000010 as damaged"
+grep -q "000005  complete, verified" "$work/info.txt" || fail "info does not report 000005 as verified"
+
+lrhost resume "${launch[@]}" --run-dir "$work/run_resume" "$work/b" 2>&1 | tee "$work/resume.log"
+grep -q "resumed from step 5" "$work/resume.log" || fail "the resumed run did not start from step 5"
+grep -q "000010 is damaged ($file: bytes [0-9]*-[0-9]* data does not match" "$work/resume.log" ||
+  fail "the resume does not name $file and the byte range"
+[ -e "$work/b.safetensors" ] || fail "the resumed run wrote no result"
+[ "$(readlink "$work/b/checkpoints/last")" = "000015" ] || fail "last should point to 000015"
+ls "$work/b/checkpoints"/superseded-*/000010 > /dev/null || fail "the damaged checkpoint was not moved aside"
+lrhost checkpoint verify "$work/b/checkpoints/000015" || fail "the resumed run's checkpoint does not verify"
+echo "corrupt_resume: OK"
