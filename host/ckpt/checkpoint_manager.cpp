@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <exception>
+#include <map>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
@@ -13,6 +14,7 @@
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
+#include "host/util/crc32c.hpp"
 #include "host/util/error.hpp"
 #include "host/util/timestamp.hpp"
 
@@ -78,9 +80,9 @@ io::ManifestCheck verify_checkpoint(const fs::path& step_dir) {
   return io::verify_checksum_manifest(step_dir / kChecksumsFile);
 }
 
-std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
+std::optional<std::string> checkpoint_damage(const fs::path& step_dir, const std::function<bool(const std::string&)>& select) {
   // The checksums first: they name the byte range, where a header check would only say "malformed".
-  auto check = verify_checkpoint(step_dir);
+  auto check = io::verify_checksum_manifest(step_dir / kChecksumsFile, select);
   if (!check.mismatches.empty()) {
     std::string text = io::describe(check.mismatches.front()) + ", against " + kChecksumsFile;
     if (check.mismatches.size() > 1) text += " and " + std::to_string(check.mismatches.size() - 1) + " more";
@@ -106,7 +108,7 @@ std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
   return std::nullopt;
 }
 
-CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate) {
+CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate, const DamageCheck& damage_check) {
   CheckpointScan scan;
   std::error_code ec;
   std::vector<std::pair<int64_t, fs::path>> steps;
@@ -134,7 +136,7 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool
   for (auto it = scan.complete.rbegin(); it != scan.complete.rend(); ++it)
     if (!last_usable || !fs::equivalent(*it, *scan.last_link, ec)) candidates.push_back(*it);
   for (const auto& candidate : candidates) {
-    auto damage = validate ? checkpoint_damage(candidate) : std::nullopt;
+    auto damage = !validate ? std::nullopt : damage_check ? damage_check(candidate) : checkpoint_damage(candidate);
     if (!damage) {
       scan.last_complete = candidate;
       break;
@@ -168,7 +170,7 @@ fs::path superseded_dir(const fs::path& checkpoints_dir) {
   return dir;
 }
 
-fs::path resolve_checkpoint_dir(const fs::path& any) {
+fs::path resolve_checkpoint_dir(const fs::path& any, const DamageCheck& damage_check) {
   std::error_code ec;
   if (!fs::is_directory(any, ec)) throw util::IoError(any.string() + ": no such folder");
   fs::path dir = fs::weakly_canonical(any, ec);
@@ -176,7 +178,7 @@ fs::path resolve_checkpoint_dir(const fs::path& any) {
   if (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) return dir.parent_path();
   if (path_exists(dir / kPretrainedDir) || path_exists(dir / kTrainingStateDir)) return dir;
   fs::path checkpoints = path_exists(dir / kCheckpointsDir) ? dir / kCheckpointsDir : dir;
-  auto scan = scan_checkpoints(checkpoints, false, true);
+  auto scan = scan_checkpoints(checkpoints, false, true, damage_check);
   for (const auto& [path, damage] : scan.damaged)
     spdlog::warn("checkpoints: {} is damaged ({}); skipped", path.string(), damage);
   if (scan.last_complete) {
@@ -318,17 +320,63 @@ std::optional<fs::path> CheckpointManager::find_resume_dir(const std::optional<f
   if (from) {
     // A step folder names exactly what to resume, so it must be whole; an output or checkpoints
     // folder resolves to its newest sound checkpoint (resolve_checkpoint_dir says when it skips).
-    fs::path dir = resolve_checkpoint_dir(*from);
+    // Each candidate is verified once (resolving an output folder verified the one it chose).
+    std::map<fs::path, std::optional<std::string>> checked;
+    auto damage_check = [&](const fs::path& step_dir) {
+      auto it = checked.find(step_dir);
+      if (it == checked.end()) it = checked.emplace(step_dir, agreed_damage(step_dir)).first;
+      return it->second;
+    };
+    fs::path dir = resolve_checkpoint_dir(*from, damage_check);
     auto missing = missing_checkpoint_files(dir);
     if (!missing.empty())
       throw util::DataError(dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
                             "use an earlier checkpoint");
-    if (auto damage = checkpoint_damage(dir))
+    if (auto damage = damage_check(dir))
       throw util::DataError(dir.string() + " is damaged: " + *damage, "use an earlier checkpoint");
     return dir;
   }
   if (!path_exists(checkpoints_dir())) return std::nullopt;
-  return scan_checkpoints(checkpoints_dir(), rank_ == 0, true).last_complete;
+  return scan_checkpoints(checkpoints_dir(), rank_ == 0, true,
+                          [this](const fs::path& step_dir) { return agreed_damage(step_dir); })
+      .last_complete;
+}
+
+std::optional<std::string> CheckpointManager::agreed_damage(const fs::path& step_dir) const {
+  if (!comm_ || world_size_ <= 1) return checkpoint_damage(step_dir);
+  const std::string shards = std::string(kTrainingStateDir) + "/" + kShardsDir + "/rank_";
+  auto owner = [&](const std::string& file) {
+    if (file.rfind(shards, 0) == 0) {  // rank_<k>.safetensors / rank_<k>.checksums.json
+      std::size_t end = shards.size();
+      while (end < file.size() && std::isdigit(static_cast<unsigned char>(file[end]))) ++end;
+      if (end > shards.size() && end - shards.size() < 9) return std::stoi(file.substr(shards.size(), end - shards.size())) % world_size_;
+    }
+    return static_cast<int>(util::crc32c(file) % static_cast<uint32_t>(world_size_));
+  };
+  std::optional<std::string> local;
+  try {
+    local = checkpoint_damage(step_dir, [&](const std::string& file) { return owner(file) == rank_; });
+  } catch (const std::exception& error) {
+    local = util::describe(error);
+  }
+  auto finder = torch::full({1}, static_cast<double>(local ? rank_ : world_size_), torch::kFloat64);
+  comm_->all_reduce(finder, dist::ReduceOp::min);
+  const int first = static_cast<int>(finder.item<double>());
+  if (first >= world_size_) return std::nullopt;
+  // The first finding rank's text, as character codes (every other rank adds zeros).
+  constexpr int64_t kLength = 1024;
+  auto text = torch::zeros({kLength}, torch::kFloat64);
+  if (rank_ == first) {
+    auto chars = text.accessor<double, 1>();
+    for (int64_t i = 0; i < kLength - 1 && i < static_cast<int64_t>(local->size()); ++i)
+      chars[i] = static_cast<unsigned char>((*local)[i]);
+  }
+  comm_->all_reduce(text, dist::ReduceOp::sum);
+  std::string agreed;
+  auto chars = text.accessor<double, 1>();
+  for (int64_t i = 0; i < kLength && chars[i] != 0; ++i) agreed.push_back(static_cast<char>(static_cast<int>(chars[i])));
+  if (first != 0) agreed += " (found by rank " + std::to_string(first) + ")";
+  return agreed;
 }
 
 bool CheckpointManager::has_checkpoints() const {

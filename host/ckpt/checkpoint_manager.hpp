@@ -70,7 +70,12 @@ std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& s
 // (naming the file and byte range; every listed file is read), or a safetensors or JSON file that is
 // truncated or malformed (headers, sizes and JSON). nullopt: sound (or, without checksums.json,
 // well-formed: a LeRobot checkpoint's tensor bytes cannot be checked).
-std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir);
+// With `select`, only the files it returns true for (paths relative to the step folder) have their
+// data read against the manifest: ranks split one verification (headers are checked everywhere).
+std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir,
+                                             const std::function<bool(const std::string&)>& select = {});
+// What scan_checkpoints and resolve_checkpoint_dir call on a candidate (default: checkpoint_damage).
+using DamageCheck = std::function<std::optional<std::string>(const std::filesystem::path&)>;
 
 // Checks every file of a checkpoint against its checksums.json (and the per-rank manifests it names).
 io::ManifestCheck verify_checkpoint(const std::filesystem::path& step_dir);
@@ -90,11 +95,12 @@ struct CheckpointScan {
 // Scans <checkpoints_dir>: `last` wins when it points at a complete checkpoint; otherwise the
 // highest complete step folder (with a warning saying why). With `validate`, a candidate whose
 // files are damaged (checkpoint_damage) is skipped for the next older one, with a warning.
-CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true, bool validate = false);
+CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true, bool validate = false,
+                                const DamageCheck& damage = {});
 
 // Any of: an output dir (with checkpoints/), a checkpoints dir, a step dir, a pretrained_model dir
 // -> the step dir (the last complete one for the first two). IoError explaining what was expected.
-std::filesystem::path resolve_checkpoint_dir(const std::filesystem::path& any);
+std::filesystem::path resolve_checkpoint_dir(const std::filesystem::path& any, const DamageCheck& damage = {});
 
 // Where a resume from an older step moves the newer step folders: <checkpoints_dir>/superseded-<UTC
 // time>/ (not a step name, so scans ignore it; `checkpoint info` lists it).
@@ -132,6 +138,10 @@ class CheckpointManager {
                         const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
                         const std::filesystem::path& shards);
   void apply_retention(const std::filesystem::path& keep);
+  // checkpoint_damage agreed by every rank: each rank reads its share of the files (shard manifest
+  // rank_<k> on rank k mod world size, the rest by a hash of the path), one all-reduce says whether
+  // any rank found damage and a second carries the first such rank's description. Collective.
+  std::optional<std::string> agreed_damage(const std::filesystem::path& step_dir) const;
   void set_aside_newer_checkpoints(const std::filesystem::path& resumed);
   // Moves step folders (rank 0) into a new superseded_dir; returns it. `why` goes into the log.
   std::filesystem::path move_aside(const std::vector<std::filesystem::path>& step_dirs, const std::string& why);

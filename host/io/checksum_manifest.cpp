@@ -35,8 +35,10 @@ std::optional<uint32_t> parse_hex(const ordered_json& value) {
   }
 }
 
+using Select = std::function<bool(const std::string&)>;
+
 void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check, std::set<std::string>& listed,
-                int depth) {
+                int depth, const Select& select) {
   const std::string manifest_name = prefix + manifest.filename().string();
   auto malformed = [&](const std::string& why) {
     check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: " + why});
@@ -60,6 +62,7 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
   for (const auto& [name, entry] : json["files"].items()) {
     const std::string shown = prefix + name;
     listed.insert(shown);
+    if (select && !select(shown)) continue;
     if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
         !entry.contains("crc32c") || !entry["crc32c"].is_array()) {
       malformed("entry of " + name);
@@ -114,11 +117,21 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
       const std::string nested_prefix = prefix + fs::path(nested.get<std::string>()).parent_path().generic_string();
       std::error_code ec;
       if (depth > 4) return malformed("manifests nested too deep");
+      if (select && !select(prefix + nested.get<std::string>())) {
+        // Not this process's share: its files count as listed, unread.
+        try {
+          auto names = ordered_json::parse(read_text_file(path)).at("files");
+          for (const auto& [name, entry] : names.items()) listed.insert(nested_prefix.empty() ? name : nested_prefix + "/" + name);
+        } catch (const std::exception&) {
+        }
+        listed.insert(prefix + nested.get<std::string>());
+        continue;
+      }
       if (!fs::is_regular_file(path, ec)) {
         check.mismatches.push_back({prefix + nested.get<std::string>(), 0, 0, "missing"});
         continue;
       }
-      verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1);
+      verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1, select);
     }
   }
 }
@@ -187,13 +200,13 @@ std::string describe(const ChecksumMismatch& mismatch) {
   return text + mismatch.what;
 }
 
-ManifestCheck verify_checksum_manifest(const fs::path& manifest) {
+ManifestCheck verify_checksum_manifest(const fs::path& manifest, const Select& select) {
   ManifestCheck check;
   std::error_code ec;
   if (!fs::is_regular_file(manifest, ec)) return check;
   check.has_manifest = true;
   std::set<std::string> listed;
-  verify_one(manifest, "", check, listed, 0);
+  verify_one(manifest, "", check, listed, 0, select);
   for (const auto& file : list_files(manifest.parent_path()))
     if (!listed.count(file)) check.unlisted.push_back(file);
   return check;

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +62,10 @@ struct ManifestCheck {
   bool ok() const { return has_manifest && mismatches.empty(); }
 };
 // Reads `manifest` (and the manifests it names) and checks every file it lists; `root` is its
-// folder. A malformed manifest is a mismatch of the manifest itself.
-ManifestCheck verify_checksum_manifest(const std::filesystem::path& manifest);
+// folder. A malformed manifest is a mismatch of the manifest itself. With `select`, only the files
+// (and nested manifests) for which it returns true are read, by their path relative to the top
+// manifest's folder: several processes can split one verification between them.
+ManifestCheck verify_checksum_manifest(const std::filesystem::path& manifest,
+                                       const std::function<bool(const std::string&)>& select = {});
 
 }  // namespace lrhost::io

@@ -3,7 +3,8 @@
 # FILE's tensor data in the newest checkpoint (000010) is flipped. `lrhost checkpoint verify` must
 # exit 1 naming FILE and the byte range, `checkpoint info` must not call 000010 sound, the older
 # checkpoint must verify, and `lrhost resume RUN` must continue from step 5 with a warning naming FILE
-# and the byte range, and finish (the damaged folder is moved aside, not deleted).
+# and the byte range, and finish (the damaged folder is moved aside, not deleted); a copy of the run
+# continued with resume=true (the ranks choose, splitting the verification) must do the same.
 # Usage: corrupt_resume.sh LRHOST WORK_DIR NPROC FILE [recipe overrides...]
 #   FILE: relative to the step folder, e.g. pretrained_model/model.safetensors or
 #   training_state/fsdp_shards/rank_1.safetensors (with parallelism.dp_shard=-1 and NPROC > 1).
@@ -49,6 +50,16 @@ grep -q "  $file: bytes [0-9]*-[0-9]* data does not match" "$work/verify.txt" ||
 lrhost checkpoint info "$work/b" > "$work/info.txt"
 grep -q "000010  damaged: $file: bytes" "$work/info.txt" || fail "info does not report 000010 as damaged"
 grep -q "000005  complete, verified" "$work/info.txt" || fail "info does not report 000005 as verified"
+
+# The ranks' own choice (resume=true, no checkpoint named): each rank verifies its share of the files
+# (a shard file on the rank of its number), and all agree to skip 000010.
+cp -r "$work/b" "$work/c"
+lrhost run "${launch[@]}" --run-dir "$work/run_c" "$recipe" output_dir="$work/c" result="$work/c.safetensors" \
+  resume=true "${common[@]}" 2>&1 | tee "$work/auto.log"
+grep -q "000010 is damaged ($file: bytes [0-9]*-[0-9]* data does not match" "$work/auto.log" ||
+  fail "resume=true does not name $file and the byte range"
+grep -q "resumed from step 5" "$work/auto.log" || fail "resume=true did not start from step 5"
+[ -e "$work/c.safetensors" ] || fail "the resume=true run wrote no result"
 
 lrhost resume "${launch[@]}" --run-dir "$work/run_resume" "$work/b" 2>&1 | tee "$work/resume.log"
 grep -q "resumed from step 5" "$work/resume.log" || fail "the resumed run did not start from step 5"

@@ -122,4 +122,19 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
   }
   CHECK((detected == 100));
   CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json").ok());
+
+  // Split between two "ranks" (rank_1's shard and manifest on one, everything else on the other):
+  // each file is read by exactly one, none is reported unlisted, and a flip is found by its reader.
+  auto mine = [&](int rank) {
+    return [rank](const std::string& file) { return (file.find("rank_1.") != std::string::npos) == (rank == 1); };
+  };
+  auto zero = lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(0));
+  auto one = lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(1));
+  CHECK((zero.verified.size() + one.verified.size() == 5));
+  CHECK((one.verified == std::vector<std::string>{shards + "rank_1.checksums.json", shards + "rank_1.safetensors"}));
+  CHECK(zero.unlisted.empty());
+  CHECK(one.unlisted.empty());
+  flip(dir / shards / "rank_1.safetensors", 5, 0);
+  CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(0)).ok());
+  CHECK_FALSE(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(1)).ok());
 }
