@@ -6,8 +6,10 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "host/cli/checkpoint_command.hpp"
+#include "host/io/checksum_manifest.hpp"
 #include "host/io/safetensors.hpp"
 #include "test_support.hpp"
 
@@ -69,4 +71,41 @@ TEST_CASE("checkpoint info: leads with the training summary and names the recipe
   // The train config's own summary keeps its order, publishing fields last too.
   CHECK(has(text, "  train config: steps=40, batch_size=4, resume=false, push_to_hub=false"));
   CHECK(has(text, "  recipe: /home/me/recipes/train.lua steps=40 (copy: pretrained_model/train_recipe.lua)\n"));
+}
+
+TEST_CASE("checkpoint verify and info: verified, unverified without a manifest, a mismatch with exit code 1") {
+  TempDir dir("checkpoint_verify");
+  const fs::path step = dir / "checkpoints/000040";
+  write_text(step / "pretrained_model/config.json", R"({"type": "mlp"})");
+  lrhost::io::write_safetensors(step / "pretrained_model/model.safetensors", {{"w", torch::arange(100.0)}});
+  write_text(step / "training_state/training_step.json", R"({"step": 40, "dp_world_size": 1, "batch_size": 4})");
+  lrhost::io::write_safetensors(step / "training_state/rng_state.safetensors", {{"torch_rng_state", torch::zeros({4})}});
+  // As LeRobot writes them: no manifest, so unverified, not an error.
+  std::ostringstream none;
+  CHECK(lrhost::cli::verify_checkpoints(dir.path, none) == 0);
+  CHECK(has(none.str(), "unverified (no manifest"));
+  CHECK(has(lrhost::cli::checkpoint_info(step), "complete: yes (unverified: no checksums.json)"));
+  // With one: verified (every file but the manifest), and info says so after reading them.
+  lrhost::io::write_checksum_manifest(step / "checksums.json",
+                                      {"pretrained_model/config.json", "pretrained_model/model.safetensors",
+                                       "training_state/rng_state.safetensors", "training_state/training_step.json"});
+  std::ostringstream sound;
+  CHECK(lrhost::cli::verify_checkpoints(step, sound) == 0);
+  CHECK(has(sound.str(), ": verified (4 files, "));
+  CHECK(has(lrhost::cli::checkpoint_info(step), "complete: yes, verified (4 files, "));
+  // One flipped bit in the tensor data: exit code 1, the file and its byte range.
+  const fs::path model = step / "pretrained_model/model.safetensors";
+  const auto size = fs::file_size(model);
+  {
+    std::fstream io(model, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(size - 10));
+    io.put('\x7f');
+  }
+  std::ostringstream bad;
+  CHECK(lrhost::cli::verify_checkpoints(dir.path, bad) == 1);
+  INFO(bad.str());
+  CHECK(has(bad.str(), "DATA DOES NOT MATCH checksums.json"));
+  CHECK(has(bad.str(), "  pretrained_model/model.safetensors: bytes 0-" + std::to_string(size - 1) +
+                           " data does not match (chunk 0 of 1)"));
+  CHECK(has(lrhost::cli::checkpoint_info(step), "but its data does not match checksums.json"));
 }
