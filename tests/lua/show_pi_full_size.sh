@@ -23,8 +23,13 @@ PY
 show() { # show OUT.json [overrides...]: the plan as JSON, and the peak RSS in KiB in OUT.rss
   local out=$1
   shift
-  if ! /usr/bin/time -f %M -o "$out.rss" timeout 300 "$exe" show --json "$recipes/pi05.lua" --gpus 4 \
-      "policy.pretrained_path=$work/pi05_base" "$@" > "$out" 2> "$out.stderr"; then
+  # The peak RSS of the child (getrusage, KiB on Linux): no dependency on GNU time.
+  if ! python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "w") as out, open(sys.argv[1] + ".stderr", "w") as err:
+    code = subprocess.run(["timeout", "300"] + sys.argv[3:], stdout=out, stderr=err).returncode
+open(sys.argv[2], "w").write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)' "$out" "$out.rss" "$exe" show --json "$recipes/pi05.lua" --gpus 4 \
+      "policy.pretrained_path=$work/pi05_base" "$@"; then
     cat "$out.stderr" >&2
     echo "FAIL: lrhost show $*" >&2
     exit 1
