@@ -1,46 +1,14 @@
-// pi0's entry in the policy registry (policy_spec.hpp): config defaults (lrhost's geometry and
-// tokenizer_name options included), weight-shape fields, make_pi0_pre_post_processors' pipeline, and
-// the FSDP units: the Gemma decoder layers, gathered in (VLM, expert) pairs by the joint layer loop,
-// and SigLIP's encoder layers (paligemma_with_expert.hpp); the plan without building at LeRobot's size;
-// recipes/pi0.lua for lerobot-train (its tiny-model defaults reset to LeRobot's).
-#include "host/policy/policy_spec.hpp"
+// pi0's entry in the policy registry (policy_spec.hpp): the entry pi0 and pi05 share
+// (common/pi_spec.hpp) with pi0's config, policy and make_pi0_pre_post_processors' pipeline.
+#include "host/policy/common/pi_spec.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
-#include "host/policy/common/paligemma_with_expert.hpp"
-#include "host/policy/common/pi_plan.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
 
 namespace lrhost::policy::pi0 {
 
 const PolicySpec& spec() {
-  static const PolicySpec entry{
-      .type = "pi0",
-      .create = [](const nlohmann::json& config, const PolicyFeatures& features) -> std::shared_ptr<Policy> {
-        return std::make_shared<PI0Policy>(PI0Config::from_json(config, features));
-      },
-      .default_config = [] { return PI0Config{}.to_recipe_json(); },
-      .weight_shape_fields = PI0Config::weight_shape_fields(),
-      .run_option_fields = {"tokenizer_name"},
-      .processors = pi0_processor_pipeline(),
-      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
-      .fsdp_gather_group = pi_common::layer_pair_of,
-      .lerobot_train = LeRobotTrainMapping{.recipe = "pi0.lua",
-                                           .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",
-                                                                "chunk_size", "n_action_steps", "tokenizer_max_length",
-                                                                "scheduler_warmup_steps"},
-                                           .optimizer_preset = "adamw",
-                                           .scheduler_preset = "cosine_decay_with_warmup"},
-      // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
-      .plan_without_building = [](const nlohmann::json& config,
-                                  const PolicyFeatures& features) -> std::optional<PlannedPolicy> {
-        auto parsed = PI0Config::from_json(config, features);
-        auto geometry = pi_common::pi_geometry_of(parsed, pi_common::PiVariant::pi0);
-        if (geometry.custom) return std::nullopt;
-        return pi_common::plan_pi_policy(pi_common::PiVariant::pi0, parsed, geometry,
-                                         [&](const pi_common::PiGeometry& small) {
-                                           return std::make_shared<PI0Policy>(parsed, small);
-                                         });
-      },
-  };
+  static const PolicySpec entry =
+      pi_common::make_pi_spec<PI0Config, PI0Policy>(pi_common::PiVariant::pi0, "pi0", pi0_processor_pipeline());
   return entry;
 }
 

@@ -1,0 +1,50 @@
+// The registry entry pi0 and pi05 share (policy_spec.hpp), written once for both: config defaults
+// (lrhost's geometry and tokenizer_name options included), weight-shape fields, the type's processor
+// pipeline, the FSDP units — the Gemma decoder layers, gathered in (VLM, expert) pairs by the joint
+// layer loop, and SigLIP's encoder layers (paligemma_with_expert.hpp) —, the plan without building at
+// LeRobot's size (pi_plan.hpp), and recipes/<type>.lua for lerobot-train (its tiny-model defaults reset
+// to LeRobot's).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "host/policy/common/paligemma_with_expert.hpp"
+#include "host/policy/common/pi_plan.hpp"
+#include "host/policy/policy_spec.hpp"
+
+namespace lrhost::policy::pi_common {
+
+template <class Config, class PolicyType>
+PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPipeline processors) {
+  return PolicySpec{
+      .type = type,
+      .create = [](const nlohmann::json& config, const PolicyFeatures& features) -> std::shared_ptr<Policy> {
+        return std::make_shared<PolicyType>(Config::from_json(config, features));
+      },
+      .default_config = [] { return Config{}.to_recipe_json(); },
+      .weight_shape_fields = Config::weight_shape_fields(),
+      .run_option_fields = {"tokenizer_name"},
+      .processors = std::move(processors),
+      .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
+      .fsdp_gather_group = layer_pair_of,
+      .lerobot_train = LeRobotTrainMapping{.recipe = type + ".lua",
+                                           .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",
+                                                                "chunk_size", "n_action_steps", "tokenizer_max_length",
+                                                                "scheduler_warmup_steps"},
+                                           .optimizer_preset = "adamw",
+                                           .scheduler_preset = "cosine_decay_with_warmup"},
+      // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
+      .plan_without_building = [variant](const nlohmann::json& config,
+                                         const PolicyFeatures& features) -> std::optional<PlannedPolicy> {
+        auto parsed = Config::from_json(config, features);
+        auto geometry = pi_geometry_of(parsed, variant);
+        if (geometry.custom) return std::nullopt;
+        return plan_pi_policy(variant, parsed, geometry, [&](const PiGeometry& small) {
+          return std::make_shared<PolicyType>(parsed, small);
+        });
+      },
+  };
+}
+
+}  // namespace lrhost::policy::pi_common
