@@ -154,13 +154,7 @@ torch::Tensor PiPolicy::predict_action_chunk(const Batch& batch) {
 torch::Tensor PiPolicy::select_action(const Batch& batch) {
   torch::NoGradGuard no_grad;
   eval();
-  if (action_queue_.empty()) {
-    auto actions = predict_action_chunk(batch).slice(1, 0, config_.n_action_steps);
-    for (int64_t t = 0; t < actions.size(1); ++t) action_queue_.push_back(actions.select(1, t));
-  }
-  auto action = action_queue_.front();
-  action_queue_.pop_front();
-  return action;
+  return action_queue_.next(config_.n_action_steps, [&] { return predict_action_chunk(batch); });
 }
 
 nlohmann::ordered_json pi_optimizer_preset(const PiConfigFields& config) {

@@ -11,7 +11,6 @@
 // holds the discretized state). Optional "noise" (B, chunk, max_action_dim) and "time" (B,) entries
 // replace the sampled ones, as LeRobot's oracle does by shadowing sample_noise / sample_time.
 #pragma once
-#include <deque>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,6 +18,7 @@
 #include "host/policy/common/pi_config_fields.hpp"
 #include "host/policy/common/pi_flow_matching.hpp"
 #include "host/policy/common/pi_geometry.hpp"
+#include "host/policy/action_queue.hpp"
 #include "host/policy/policy.hpp"
 
 namespace lrhost::policy::pi_common {
@@ -70,7 +70,7 @@ class PiPolicy : public Policy {
   PiConfigFields config_;
   PiGeometry geometry_;
   PiFlowMatching model_{nullptr};
-  std::deque<torch::Tensor> action_queue_;
+  ActionQueue action_queue_;
   mutable std::set<std::string> warned_missing_cameras_;  // said once each
 };
 

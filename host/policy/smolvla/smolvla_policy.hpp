@@ -11,10 +11,10 @@
 // Optional "noise" (B, chunk, max_action_dim) and "time" (B,) entries replace the sampled ones, as the
 // noise/time arguments of LeRobot's forward and predict_action_chunk do.
 #pragma once
-#include <deque>
 #include <optional>
 
 #include "host/nn/smolvlm_config.hpp"
+#include "host/policy/action_queue.hpp"
 #include "host/policy/policy.hpp"
 #include "host/policy/smolvla/flow_matching_model.hpp"
 #include "host/policy/smolvla/smolvla_config.hpp"
@@ -77,7 +77,7 @@ class SmolVLAPolicy : public Policy {
   std::filesystem::path vlm_dir_;
   nn::SmolVLMConfig vlm_config_;
   VLAFlowMatching model_{nullptr};
-  std::deque<torch::Tensor> action_queue_;
+  ActionQueue action_queue_;
   std::shared_ptr<VisionFeatureCache> vision_cache_;
 };
 
