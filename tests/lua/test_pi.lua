@@ -110,6 +110,18 @@ for _, type in ipairs { "pi0", "pi05" } do
     t.truthy(params[P .. "gemma_expert.lm_head.weight"]:abs():max():item() == 0, type .. ": absent expert head is zeros")
   end
 
+  -- A key missing from the file: strict loading names it; strict = false keeps the initial value when
+  -- copying, but a file-backed build has none to keep, which is an error naming the key.
+  local partial = {}
+  for name, tensor in pairs(original) do
+    if name ~= "model.action_out_proj.bias" then partial[name] = tensor end
+  end
+  lr.save_safetensors(openpi_dir .. "/model.safetensors", partial, { producer = "test" })
+  t.raises(function() lr.policy.load(openpi_dir) end, "missing keys 'model.action_out_proj.bias'", type .. ": strict")
+  t.truthy(lr.policy.load(openpi_dir, { strict = false }) ~= nil, type .. ": strict = false keeps the initial value")
+  t.raises(function() lr.policy.load(openpi_dir, { strict = false, file_backed = true }) end,
+           "'model.action_out_proj.bias' is not in the file", type .. ": file-backed without the key")
+
   -- Gradient checkpointing: loss and every gradient bit-identical.
   local checkpointed = lr.policy.load(dir, { config = { gradient_checkpointing = true } })
   checkpointed:train()
