@@ -209,8 +209,12 @@ int w_resume(lua_State* L) {
     auto& h = check_checkpoint(L, 1);
     h.sequence.begin_resume();
     if (auto dir = ckpt::choose_resume_point(*h.manager, h.sequence.plan(), h.total_steps, h.total_steps_source)) {
-      h.restored = h.manager->resume(*dir, h.targets());
-      h.restored_dir = *dir;
+      // A folder naming one checkpoint must restore exactly that one; otherwise damaged data makes
+      // resume fall back to the next older sound checkpoint.
+      const bool fall_back = !h.sequence.plan().from || !ckpt::names_one_checkpoint(*h.sequence.plan().from);
+      auto resumed = h.manager->resume(*dir, h.targets(), fall_back);
+      h.restored = resumed.step;
+      h.restored_dir = resumed.dir;
       if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
       if (h.loader && !h.restored->sampler.is_null())
         h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),

@@ -193,8 +193,9 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
 int resume(const std::string& from, const std::vector<std::string>& extra_overrides, RecipeArguments args,
            LaunchArguments launch) {
   auto plan = lrhost::cli::plan_resume(from);
-  // lr.checkpoint{resume = true} continues from exactly this checkpoint (ranks inherit it).
-  ::setenv("LRHOST_RESUME_FROM", plan.step_dir.c_str(), 1);
+  // lr.checkpoint{resume = true} continues from this checkpoint, or the newest sound one of the
+  // folder given (ranks inherit it).
+  ::setenv("LRHOST_RESUME_FROM", plan.resume_from.c_str(), 1);
   // The modules the recipe copy required come from the checkpoint too (ranks inherit it).
   if (plan.modules_dir) ::setenv("LRHOST_RECIPE_MODULES", plan.modules_dir->c_str(), 1);
   args.recipe = plan.recipe;

@@ -11,11 +11,12 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/io/verified_reads.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
-#include "host/util/crc32c.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 #include "host/util/timestamp.hpp"
 
 namespace lrhost::ckpt {
@@ -80,13 +81,13 @@ io::ManifestCheck verify_checkpoint(const fs::path& step_dir) {
   return io::verify_checksum_manifest(step_dir / kChecksumsFile);
 }
 
-std::optional<std::string> checkpoint_damage(const fs::path& step_dir, const std::function<bool(const std::string&)>& select) {
-  // The checksums first: they name the byte range, where a header check would only say "malformed".
-  auto check = io::verify_checksum_manifest(step_dir / kChecksumsFile, select);
-  if (!check.mismatches.empty()) {
-    std::string text = io::describe(check.mismatches.front()) + ", against " + kChecksumsFile;
-    if (check.mismatches.size() > 1) text += " and " + std::to_string(check.mismatches.size() - 1) + " more";
-    return text;
+std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
+  // The manifests first: they name the file, where a header check would only say "malformed".
+  try {
+    io::VerifiedReads manifests(step_dir / kChecksumsFile);  // parses them (nested ones verified)
+    if (auto resized = manifests.first_missing_or_resized()) return *resized + ", against " + kChecksumsFile;
+  } catch (const std::exception& error) {
+    return util::describe(error);
   }
   std::error_code ec;
   std::vector<fs::path> files;  // sorted, so the same damage is reported first every time
@@ -106,6 +107,16 @@ std::optional<std::string> checkpoint_damage(const fs::path& step_dir, const std
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> checkpoint_data_damage(const fs::path& step_dir) {
+  auto check = verify_checkpoint(step_dir);
+  if (!check.mismatches.empty()) {
+    std::string text = io::describe(check.mismatches.front()) + ", against " + kChecksumsFile;
+    if (check.mismatches.size() > 1) text += " and " + std::to_string(check.mismatches.size() - 1) + " more";
+    return text;
+  }
+  return checkpoint_damage(step_dir);
 }
 
 CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate, const DamageCheck& damage_check) {
@@ -168,6 +179,14 @@ fs::path superseded_dir(const fs::path& checkpoints_dir) {
   fs::path dir = checkpoints_dir / name;
   for (int n = 2; path_exists(dir); ++n) dir = checkpoints_dir / (name + "-" + std::to_string(n));
   return dir;
+}
+
+bool names_one_checkpoint(const fs::path& any) {
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(any, ec);
+  if (ec) dir = any;
+  return (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) || path_exists(dir / kPretrainedDir) ||
+         path_exists(dir / kTrainingStateDir);
 }
 
 fs::path resolve_checkpoint_dir(const fs::path& any, const DamageCheck& damage_check) {
@@ -317,48 +336,36 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
 }
 
 std::optional<fs::path> CheckpointManager::find_resume_dir(const std::optional<fs::path>& from) const {
+  auto damage_check = [this](const fs::path& step_dir) { return agreed_damage(step_dir); };
   if (from) {
     // A step folder names exactly what to resume, so it must be whole; an output or checkpoints
     // folder resolves to its newest sound checkpoint (resolve_checkpoint_dir says when it skips).
-    // Each candidate is verified once (resolving an output folder verified the one it chose).
-    std::map<fs::path, std::optional<std::string>> checked;
-    auto damage_check = [&](const fs::path& step_dir) {
-      auto it = checked.find(step_dir);
-      if (it == checked.end()) it = checked.emplace(step_dir, agreed_damage(step_dir)).first;
-      return it->second;
-    };
     fs::path dir = resolve_checkpoint_dir(*from, damage_check);
     auto missing = missing_checkpoint_files(dir);
     if (!missing.empty())
       throw util::DataError(dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
                             "use an earlier checkpoint");
-    if (auto damage = damage_check(dir))
-      throw util::DataError(dir.string() + " is damaged: " + *damage, "use an earlier checkpoint");
+    if (names_one_checkpoint(*from))
+      if (auto damage = damage_check(dir))
+        throw util::DataError(dir.string() + " is damaged: " + *damage, "use an earlier checkpoint");
     return dir;
   }
   if (!path_exists(checkpoints_dir())) return std::nullopt;
-  return scan_checkpoints(checkpoints_dir(), rank_ == 0, true,
-                          [this](const fs::path& step_dir) { return agreed_damage(step_dir); })
-      .last_complete;
+  return scan_checkpoints(checkpoints_dir(), rank_ == 0, true, damage_check).last_complete;
 }
 
 std::optional<std::string> CheckpointManager::agreed_damage(const fs::path& step_dir) const {
-  if (!comm_ || world_size_ <= 1) return checkpoint_damage(step_dir);
-  const std::string shards = std::string(kTrainingStateDir) + "/" + kShardsDir + "/rank_";
-  auto owner = [&](const std::string& file) {
-    if (file.rfind(shards, 0) == 0) {  // rank_<k>.safetensors / rank_<k>.checksums.json
-      std::size_t end = shards.size();
-      while (end < file.size() && std::isdigit(static_cast<unsigned char>(file[end]))) ++end;
-      if (end > shards.size() && end - shards.size() < 9) return std::stoi(file.substr(shards.size(), end - shards.size())) % world_size_;
-    }
-    return static_cast<int>(util::crc32c(file) % static_cast<uint32_t>(world_size_));
-  };
   std::optional<std::string> local;
   try {
-    local = checkpoint_damage(step_dir, [&](const std::string& file) { return owner(file) == rank_; });
+    local = checkpoint_damage(step_dir);
   } catch (const std::exception& error) {
     local = util::describe(error);
   }
+  return agree(local);
+}
+
+std::optional<std::string> CheckpointManager::agree(const std::optional<std::string>& local) const {
+  if (!comm_ || world_size_ <= 1) return local;
   auto finder = torch::full({1}, static_cast<double>(local ? rank_ : world_size_), torch::kFloat64);
   comm_->all_reduce(finder, dist::ReduceOp::min);
   const int first = static_cast<int>(finder.item<double>());
@@ -427,64 +434,29 @@ void CheckpointManager::set_aside_checkpoints() {
   });
 }
 
-TrainingStep CheckpointManager::resume(const fs::path& step_dir, const CheckpointTargets& targets) {
+CheckpointManager::Resumed CheckpointManager::resume(const fs::path& requested, const CheckpointTargets& targets,
+                                                     bool fall_back) {
   TrainingStep record;
-  collective("resume from " + step_dir.string(), true, [&] {
-    const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
-    record = load_training_step(state);
-    const bool sharded = path_exists(state / kShardsDir);
-    if (sharded && !targets.fsdp)
-      throw util::ConfigError(step_dir.string() + " holds FSDP shards (training_state/" + kShardsDir +
-                                  "); this run does not use FSDP",
-                              "resume it with FSDP (parallelism.dp_shard other than 1), at any number of ranks");
-    if (!sharded && targets.fsdp)
-      throw util::ConfigError(step_dir.string() + " was written without FSDP; this run shards with FSDP",
-                              "resume it with parallelism.dp_shard = 1 (DDP), or start the FSDP run from its "
-                              "pretrained_model/ weights");
-    if (targets.fsdp && targets.policy) {
-      // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
-      // frozen parameters (not sharded) from model.safetensors.
-      load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
-      auto model = io::read_safetensors(pretrained / kModelFile);
-      const auto& view = targets.fsdp->view();
-      torch::NoGradGuard no_grad;
-      auto restore = [&](const std::string& name, torch::Tensor& tensor) {
-        if (view.find(name) != nullptr) return;
-        const auto& saved = model.at(name);
-        if (saved.sizes() != tensor.sizes())
-          throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
-                                    ", the model has " + c10::str(tensor.sizes()),
-                                "resume with the policy config the checkpoint was written with");
-        tensor.detach().copy_(saved);
-      };
-      for (auto& item : targets.policy->named_parameters()) restore(item.key(), item.value());
-      for (auto& item : targets.policy->named_buffers()) restore(item.key(), item.value());
-      if (policy::PolicyProcessors::present(pretrained))
-        targets.policy->set_processors(
-            std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
-    } else if (targets.policy) {
-      load_state_dict(*targets.policy, pretrained / kModelFile, true);
-      // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
-      if (policy::PolicyProcessors::present(pretrained))
-        targets.policy->set_processors(
-            std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
-    }
-    if (targets.optimizer && targets.fsdp)
-      optim::load_optimizer_param_groups(*targets.optimizer, state);
-    else if (targets.optimizer)
-      optim::load_optimizer_state(*targets.optimizer, state);
-    if (targets.scheduler && targets.optimizer)
-      optim::load_scheduler_state(*targets.scheduler, *targets.optimizer, state);
-    load_rng_state(state);
-    if (record.dp_world_size != world_size_ || (options_.batch_size > 0 && record.batch_size != options_.batch_size))
-      spdlog::warn(
-          "resume: the checkpoint was written with {} rank(s) x batch_size {}, this run has {} x {}; the "
-          "run continues but is not sample-exact",
-          record.dp_world_size, record.batch_size, world_size_, options_.batch_size);
-    if (record.grad_accum_steps != options_.grad_accum_steps)
-      spdlog::warn("resume: gradient accumulation changed from {} to {} steps", record.grad_accum_steps,
-                   options_.grad_accum_steps);
-  });
+  fs::path step_dir = requested;
+  std::map<fs::path, std::string> damaged;  // tried and found damaged, with why
+  while (auto damage = restore(step_dir, targets, record)) {
+    if (!fall_back)
+      throw CheckpointDamaged(step_dir.string() + " is damaged: " + *damage,
+                              "resume from an earlier checkpoint, or give the run folder to use its newest sound one");
+    damaged.emplace(step_dir, *damage);
+    auto scan = scan_checkpoints(step_dir.parent_path(), false, true, [&](const fs::path& candidate) {
+      auto it = damaged.find(candidate);
+      return it != damaged.end() ? std::optional<std::string>(it->second) : agreed_damage(candidate);
+    });
+    if (!scan.last_complete)
+      throw CheckpointDamaged(step_dir.string() + " is damaged (" + *damage + ") and no older sound checkpoint is left in " +
+                                  step_dir.parent_path().string(),
+                              "`lrhost checkpoint verify " + step_dir.parent_path().string() + "` lists what is damaged");
+    if (rank_ == 0)
+      spdlog::warn("checkpoints: {} is damaged ({}); resuming from the newest sound checkpoint {} instead",
+                   step_dir.string(), *damage, scan.last_complete->string());
+    step_dir = *scan.last_complete;
+  }
   // Every rank has read what it needs; now the leftovers of interrupted saves can go, and a
   // resume from an older step moves the newer ones out of the way of the saves to come.
   collective("cleaning interrupted checkpoint saves", false, [&] {
@@ -497,7 +469,84 @@ TrainingStep CheckpointManager::resume(const fs::path& step_dir, const Checkpoin
       set_aside_newer_checkpoints(step_dir);
   });
   spdlog::info("resume: restored step {} from {}", record.step, step_dir.string());
-  return record;
+  return {step_dir, record};
+}
+
+std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, const CheckpointTargets& targets,
+                                                      TrainingStep& record) {
+  // Checksum mismatches are collected, not thrown, so that every rank reaches the agreement below
+  // (any other error fails the collective on every rank, as before).
+  std::optional<std::string> damage;
+  collective("resume from " + step_dir.string(), true, [&] {
+    try {
+      io::VerifiedReads verified(step_dir / kChecksumsFile);
+      const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
+      record = load_training_step(state);
+      const bool sharded = path_exists(state / kShardsDir);
+      if (sharded && !targets.fsdp)
+        throw util::ConfigError(step_dir.string() + " holds FSDP shards (training_state/" + kShardsDir +
+                                    "); this run does not use FSDP",
+                                "resume it with FSDP (parallelism.dp_shard other than 1), at any number of ranks");
+      if (!sharded && targets.fsdp)
+        throw util::ConfigError(step_dir.string() + " was written without FSDP; this run shards with FSDP",
+                                "resume it with parallelism.dp_shard = 1 (DDP), or start the FSDP run from its "
+                                "pretrained_model/ weights");
+      if (targets.fsdp && targets.policy) {
+        // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
+        // frozen parameters (not sharded) from model.safetensors.
+        load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
+        auto model = io::read_safetensors(pretrained / kModelFile);
+        const auto& view = targets.fsdp->view();
+        torch::NoGradGuard no_grad;
+        auto restore_unsharded = [&](const std::string& name, torch::Tensor& tensor) {
+          if (view.find(name) != nullptr) return;
+          const auto& saved = model.at(name);
+          if (saved.sizes() != tensor.sizes())
+            throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
+                                      ", the model has " + c10::str(tensor.sizes()),
+                                  "resume with the policy config the checkpoint was written with");
+          tensor.detach().copy_(saved);
+        };
+        for (auto& item : targets.policy->named_parameters()) restore_unsharded(item.key(), item.value());
+        for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
+        if (policy::PolicyProcessors::present(pretrained))
+          targets.policy->set_processors(
+              std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
+      } else if (targets.policy) {
+        load_state_dict(*targets.policy, pretrained / kModelFile, true);
+        // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
+        if (policy::PolicyProcessors::present(pretrained))
+          targets.policy->set_processors(
+              std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
+      }
+      if (targets.optimizer && targets.fsdp)
+        optim::load_optimizer_param_groups(*targets.optimizer, state);
+      else if (targets.optimizer)
+        optim::load_optimizer_state(*targets.optimizer, state);
+      if (targets.scheduler && targets.optimizer)
+        optim::load_scheduler_state(*targets.scheduler, *targets.optimizer, state);
+      load_rng_state(state);
+      // Logged here, inside the reading scope, where its figures are known.
+      if (!verified.has_manifest())
+        spdlog::warn("resume: {} has no {} (a LeRobot checkpoint?): its data is unverified", step_dir.string(),
+                     kChecksumsFile);
+      else
+        spdlog::info("resume: verified {} file(s), {} against {} as they were read ({:.2f} s of CRC32C)",
+                     verified.files_verified(), util::human_bytes(verified.bytes_verified()), kChecksumsFile,
+                     verified.seconds());
+      if (record.dp_world_size != world_size_ || (options_.batch_size > 0 && record.batch_size != options_.batch_size))
+        spdlog::warn(
+            "resume: the checkpoint was written with {} rank(s) x batch_size {}, this run has {} x {}; the "
+            "run continues but is not sample-exact",
+            record.dp_world_size, record.batch_size, world_size_, options_.batch_size);
+      if (record.grad_accum_steps != options_.grad_accum_steps)
+        spdlog::warn("resume: gradient accumulation changed from {} to {} steps", record.grad_accum_steps,
+                     options_.grad_accum_steps);
+    } catch (const io::ChecksumError& error) {
+      damage = util::describe(error);
+    }
+  });
+  return agree(damage);
 }
 
 }  // namespace lrhost::ckpt

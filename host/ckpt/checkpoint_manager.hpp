@@ -9,8 +9,10 @@
 // rank), so a save can neither deadlock nor let a rank run ahead of an unfinished checkpoint.
 // The last file written into the temporary folder is checksums.json (io/checksum_manifest.hpp): the
 // size and per-8-MiB CRC32C of every other file; FSDP ranks each write rank_<r>.checksums.json for
-// their own shard file next to it, which checksums.json names. Resume and `lrhost checkpoint verify`
-// check the data against it; a checkpoint without one (LeRobot's) is "unverified", not damaged.
+// their own shard file next to it, which checksums.json names. Resume verifies every file it reads
+// as it reads it (io/verified_reads.hpp: each rank its own share, so an FSDP rank its own shards) and
+// falls back past a checkpoint whose data does not match; `lrhost checkpoint verify` reads every
+// file. A checkpoint without a manifest (LeRobot's) is "unverified", not damaged.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -28,6 +30,7 @@
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::ckpt {
 
@@ -59,6 +62,11 @@ struct CheckpointOptions {
   int64_t batch_size = 0, grad_accum_steps = 1, dp_replicate = 1, dp_shard = 1;
 };
 
+// A checkpoint whose data does not match its checksums (the message names the file and byte range).
+class CheckpointDamaged : public util::DataError {
+  using util::DataError::DataError;
+};
+
 // LeRobot's get_step_identifier: the step zero-padded to max(6, number of digits of total_steps).
 std::string step_identifier(int64_t step, int64_t total_steps);
 
@@ -66,14 +74,15 @@ std::string step_identifier(int64_t step, int64_t total_steps);
 // (empty: complete).
 std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& step_dir);
 
-// Why a complete checkpoint cannot be resumed: a file whose data does not match checksums.json
-// (naming the file and byte range; every listed file is read), or a safetensors or JSON file that is
-// truncated or malformed (headers, sizes and JSON). nullopt: sound (or, without checksums.json,
-// well-formed: a LeRobot checkpoint's tensor bytes cannot be checked).
-// With `select`, only the files it returns true for (paths relative to the step folder) have their
-// data read against the manifest: ranks split one verification (headers are checked everywhere).
-std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir,
-                                             const std::function<bool(const std::string&)>& select = {});
+// Why a complete checkpoint cannot be resumed, from what can be seen without reading its tensor data:
+// a malformed checksums.json (or per-rank manifest), a listed file that is missing or not the size
+// the manifest says, or a safetensors or JSON file that is truncated or malformed (headers, sizes
+// and JSON). nullopt: it looks sound. Its data is verified as resume reads it (io::VerifiedReads), or
+// by checkpoint_data_damage.
+std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir);
+// checkpoint_damage after reading every listed file against the manifests (the first mismatch,
+// naming the file and byte range): what `lrhost checkpoint info` reports.
+std::optional<std::string> checkpoint_data_damage(const std::filesystem::path& step_dir);
 // What scan_checkpoints and resolve_checkpoint_dir call on a candidate (default: checkpoint_damage).
 using DamageCheck = std::function<std::optional<std::string>(const std::filesystem::path&)>;
 
@@ -94,12 +103,15 @@ struct CheckpointScan {
 };
 // Scans <checkpoints_dir>: `last` wins when it points at a complete checkpoint; otherwise the
 // highest complete step folder (with a warning saying why). With `validate`, a candidate whose
-// files are damaged (checkpoint_damage) is skipped for the next older one, with a warning.
+// files are damaged (`damage`, default checkpoint_damage) is skipped for the next older one, with a
+// warning.
 CheckpointScan scan_checkpoints(const std::filesystem::path& checkpoints_dir, bool warn = true, bool validate = false,
                                 const DamageCheck& damage = {});
 
 // Any of: an output dir (with checkpoints/), a checkpoints dir, a step dir, a pretrained_model dir
-// -> the step dir (the last complete one for the first two). IoError explaining what was expected.
+// -> the step dir (the last sound one for the first two). IoError explaining what was expected.
+// Whether `any` names one checkpoint (a step dir or its pretrained_model dir) rather than a folder of them.
+bool names_one_checkpoint(const std::filesystem::path& any);
 std::filesystem::path resolve_checkpoint_dir(const std::filesystem::path& any, const DamageCheck& damage = {});
 
 // Where a resume from an older step moves the newer step folders: <checkpoints_dir>/superseded-<UTC
@@ -120,10 +132,19 @@ class CheckpointManager {
   // output folder given as `from`, falls back to the newest sound checkpoint (saying so).
   std::optional<std::filesystem::path> find_resume_dir(const std::optional<std::filesystem::path>& from) const;
   // Restores policy weights (strict) and processors, optimizer, scheduler and RNG from a step
-  // folder; returns its training_step.json. Rank 0 also removes temporary folders of interrupted
-  // saves, moves step folders newer than `step_dir` aside (they are never deleted: see
-  // superseded_dir) and points `last` at `step_dir`. Every rank must call it with the same folder.
-  TrainingStep resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets);
+  // folder, verifying every file it reads against the checkpoint's checksums as it reads it. Rank 0
+  // then removes temporary folders of interrupted saves, moves step folders newer than the one
+  // restored aside (they are never deleted: see superseded_dir) and points `last` at it. Every rank
+  // must call it with the same folder.
+  // When the data of `step_dir` does not match its checksums on any rank (all ranks agree): with
+  // `fall_back`, each older sound checkpoint beside it is tried in turn (a warning names the file and
+  // byte range); without, a CheckpointDamaged error. Partly restored state is then overwritten
+  // entirely by the checkpoint that does restore.
+  struct Resumed {
+    std::filesystem::path dir;  // the step folder restored
+    TrainingStep step;          // its training_step.json
+  };
+  Resumed resume(const std::filesystem::path& step_dir, const CheckpointTargets& targets, bool fall_back);
   // True when checkpoints/ holds any step folder (a fresh run would overwrite them).
   bool has_checkpoints() const;
   // A fresh run told to overwrite (--overwrite): rank 0 moves every step folder, and the old run's
@@ -138,10 +159,15 @@ class CheckpointManager {
                         const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
                         const std::filesystem::path& shards);
   void apply_retention(const std::filesystem::path& keep);
-  // checkpoint_damage agreed by every rank: each rank reads its share of the files (shard manifest
-  // rank_<k> on rank k mod world size, the rest by a hash of the path), one all-reduce says whether
-  // any rank found damage and a second carries the first such rank's description. Collective.
+  // Restores from `step_dir` as resume() does; nullopt, or the damage found by the first rank that
+  // found its data not matching its checksums (agreed by every rank). Collective.
+  std::optional<std::string> restore(const std::filesystem::path& step_dir, const CheckpointTargets& targets,
+                                     TrainingStep& record);
+  // checkpoint_damage agreed by every rank (a rank that cannot read a file must not choose alone).
   std::optional<std::string> agreed_damage(const std::filesystem::path& step_dir) const;
+  // The first rank's `local` finding (nullopt on every rank when no rank has one), with "(found by
+  // rank r)" when r is not 0: one all-reduce of the finder, one of its text. Collective.
+  std::optional<std::string> agree(const std::optional<std::string>& local) const;
   void set_aside_newer_checkpoints(const std::filesystem::path& resumed);
   // Moves step folders (rank 0) into a new superseded_dir; returns it. `why` goes into the log.
   std::filesystem::path move_aside(const std::vector<std::filesystem::path>& step_dirs, const std::string& why);

@@ -151,8 +151,8 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
   }
 }
 
-// `checked`: the caller has just found the checkpoint sound (checkpoint_damage, checksums included),
-// so its data need not be read again.
+// `checked`: the caller has just found the checkpoint sound (checkpoint_data_damage, every file
+// read), so its data need not be read again.
 void describe_step_dir(std::ostream& out, const fs::path& step_dir, bool checked = false) {
   const fs::path pretrained = step_dir / ckpt::kPretrainedDir, state = step_dir / ckpt::kTrainingStateDir;
   auto missing = ckpt::missing_checkpoint_files(step_dir);
@@ -246,7 +246,7 @@ std::string checkpoint_info(const fs::path& path) {
   bool listing = !path_exists(dir / ckpt::kConfigFile) && !path_exists(dir / ckpt::kPretrainedDir) &&
                  !path_exists(dir / ckpt::kTrainingStateDir);
   if (listing) {
-    auto scan = ckpt::scan_checkpoints(checkpoints, false, /*validate=*/true);
+    auto scan = ckpt::scan_checkpoints(checkpoints, false, /*validate=*/true, ckpt::checkpoint_data_damage);
     if (scan.complete.empty() && scan.incomplete.empty() && scan.temporary.empty())
       throw util::IoError(path.string() + " is not a checkpoint folder",
                           "give an output dir (with checkpoints/), a checkpoints dir, a step dir (e.g. "
@@ -347,12 +347,24 @@ int run_checkpoint_command(const CheckpointCommand& command) {
 
 ResumePlan plan_resume(const fs::path& checkpoint) {
   ResumePlan plan;
-  plan.step_dir = fs::absolute(ckpt::resolve_checkpoint_dir(checkpoint));
+  // What this process reads of a checkpoint is its recipe copy, so that is what it verifies (a few
+  // KB); the ranks verify the state they restore as they read it, and fall back past damaged data
+  // unless `checkpoint` names one step folder.
+  auto damage_check = [](const fs::path& step_dir) -> std::optional<std::string> {
+    if (auto damage = ckpt::checkpoint_damage(step_dir)) return damage;
+    auto check = io::verify_checksum_manifest(step_dir / ckpt::kChecksumsFile, [](const std::string& file) {
+      return file.rfind(std::string(ckpt::kPretrainedDir) + "/train_", 0) == 0;
+    });
+    if (!check.mismatches.empty()) return io::describe(check.mismatches.front()) + ", against " + ckpt::kChecksumsFile;
+    return std::nullopt;
+  };
+  plan.step_dir = fs::absolute(ckpt::resolve_checkpoint_dir(checkpoint, damage_check));
+  plan.resume_from = ckpt::names_one_checkpoint(checkpoint) ? plan.step_dir : fs::absolute(checkpoint);
   auto missing = ckpt::missing_checkpoint_files(plan.step_dir);
   if (!missing.empty())
     throw util::DataError(plan.step_dir.string() + " is an incomplete checkpoint (missing " + missing.front() + ")",
                           "resume from an earlier checkpoint");
-  if (auto damage = ckpt::checkpoint_damage(plan.step_dir))
+  if (auto damage = damage_check(plan.step_dir))
     throw util::DataError(plan.step_dir.string() + " is damaged: " + *damage,
                           "resume from an earlier checkpoint, or give the run folder to use its newest sound one");
   const fs::path pretrained = plan.step_dir / ckpt::kPretrainedDir;

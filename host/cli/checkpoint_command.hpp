@@ -38,7 +38,9 @@ std::string checkpoint_info(const std::filesystem::path& path);
 std::string training_summary(const nlohmann::ordered_json& train_config, const nlohmann::ordered_json& policy_config);
 
 struct ResumePlan {
-  std::filesystem::path step_dir;      // the checkpoint to continue from
+  std::filesystem::path step_dir;      // the checkpoint to continue from (its recipe copy runs)
+  std::filesystem::path resume_from;   // what the ranks resume from: step_dir when the user named
+                                       // it, else the folder given (they fall back past damaged data)
   std::string recipe;                  // the recipe copy stored in the checkpoint
   std::optional<std::filesystem::path> modules_dir;  // its Lua modules (train_modules/), searched first
   std::vector<std::string> overrides;  // the run's overrides + output_dir=... + resume=true

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "host/io/verified_reads.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::io {
@@ -54,7 +55,9 @@ std::string read_text_file(const fs::path& file) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw util::IoError(file.string() + ": read error");
-  return text.str();
+  std::string bytes = text.str();
+  VerifiedReads::check(file, bytes.data(), bytes.size());  // under a VerifiedReads scope (resume)
+  return bytes;
 }
 
 nlohmann::ordered_json read_json_file(const fs::path& file, const std::string& hint) {

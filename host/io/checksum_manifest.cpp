@@ -40,36 +40,20 @@ using Select = std::function<bool(const std::string&)>;
 void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check, std::set<std::string>& listed,
                 int depth, const Select& select) {
   const std::string manifest_name = prefix + manifest.filename().string();
-  auto malformed = [&](const std::string& why) {
-    check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: " + why});
-  };
-  ordered_json json;
+  ChecksumManifest parsed;
   try {
-    json = ordered_json::parse(read_text_file(manifest));
+    parsed = parse_checksum_manifest(read_text_file(manifest));
   } catch (const std::exception& error) {
-    return malformed(error.what());
+    check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: " + std::string(error.what())});
+    return;
   }
-  if (!json.is_object() || json.value("algorithm", std::string()) != "crc32c" || !json.contains("files") ||
-      !json["files"].is_object() || !json.contains("chunk_bytes") || !json["chunk_bytes"].is_number_unsigned() ||
-      json["chunk_bytes"].get<uint64_t>() == 0)
-    return malformed("expected {algorithm: \"crc32c\", chunk_bytes, files}");
-  if (json.value("format", 0) > kChecksumFormat)
-    return malformed("format " + json["format"].dump() + " is newer than this lrhost reads (" +
-                     std::to_string(kChecksumFormat) + ")");
-  const uint64_t chunk = json["chunk_bytes"].get<uint64_t>();
+  const uint64_t chunk = parsed.chunk_bytes;
   const fs::path root = manifest.parent_path();
   listed.insert(manifest_name);
-  for (const auto& [name, entry] : json["files"].items()) {
+  for (const auto& [name, expected] : parsed.files) {
     const std::string shown = prefix + name;
     listed.insert(shown);
     if (select && !select(shown)) continue;
-    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
-        !entry.contains("crc32c") || !entry["crc32c"].is_array()) {
-      malformed("entry of " + name);
-      continue;
-    }
-    const uint64_t bytes = entry["bytes"].get<uint64_t>();
-    const auto& crcs = entry["crc32c"];
     std::error_code ec;
     const fs::path file = root / name;
     if (!fs::is_regular_file(file, ec)) {
@@ -77,15 +61,10 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
       continue;
     }
     const uint64_t size = fs::file_size(file, ec);
-    if (size != bytes) {
+    if (size != expected.bytes) {
       check.mismatches.push_back(
-          {shown, std::min(size, bytes), std::max(size, bytes),
-           "is " + std::to_string(size) + " bytes, the manifest says " + std::to_string(bytes)});
-      continue;
-    }
-    const uint64_t n_chunks = (bytes + chunk - 1) / chunk;
-    if (crcs.size() != n_chunks) {
-      malformed(name + " has " + std::to_string(crcs.size()) + " chunk CRCs for " + std::to_string(n_chunks) + " chunks");
+          {shown, std::min(size, expected.bytes), std::max(size, expected.bytes),
+           "is " + std::to_string(size) + " bytes, the manifest says " + std::to_string(expected.bytes)});
       continue;
     }
     FileChecksums actual;
@@ -96,47 +75,107 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
       continue;
     }
     check.bytes += actual.bytes;
-    bool good = true;
-    for (uint64_t i = 0; i < n_chunks; ++i) {
-      auto expected = parse_hex(crcs[i]);
-      if (!expected || *expected != actual.chunks[i]) {
-        const uint64_t begin = i * chunk, end = std::min(bytes, begin + chunk);
-        check.mismatches.push_back({shown, begin, end,
-                                    "data does not match (chunk " + std::to_string(i) + " of " +
-                                        std::to_string(n_chunks) + ")"});
-        good = false;
-      }
-    }
-    if (good) check.verified.push_back(shown);
+    auto differing = compare_checksums(shown, expected, actual, chunk);
+    if (differing.empty()) check.verified.push_back(shown);
+    check.mismatches.insert(check.mismatches.end(), differing.begin(), differing.end());
   }
-  if (json.contains("manifests")) {
-    if (!json["manifests"].is_array()) return malformed("\"manifests\" is not a list");
-    for (const auto& nested : json["manifests"]) {
-      if (!nested.is_string()) return malformed("\"manifests\" holds a non-string");
-      const fs::path path = root / nested.get<std::string>();
-      const std::string nested_prefix = prefix + fs::path(nested.get<std::string>()).parent_path().generic_string();
-      std::error_code ec;
-      if (depth > 4) return malformed("manifests nested too deep");
-      if (select && !select(prefix + nested.get<std::string>())) {
-        // Not this process's share: its files count as listed, unread.
-        try {
-          auto names = ordered_json::parse(read_text_file(path)).at("files");
-          for (const auto& [name, entry] : names.items()) listed.insert(nested_prefix.empty() ? name : nested_prefix + "/" + name);
-        } catch (const std::exception&) {
-        }
-        listed.insert(prefix + nested.get<std::string>());
-        continue;
-      }
-      if (!fs::is_regular_file(path, ec)) {
-        check.mismatches.push_back({prefix + nested.get<std::string>(), 0, 0, "missing"});
-        continue;
-      }
-      verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1, select);
+  for (const auto& nested : parsed.manifests) {
+    const fs::path path = root / nested;
+    const std::string nested_prefix = prefix + fs::path(nested).parent_path().generic_string();
+    if (depth > 4) {
+      check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: manifests nested too deep"});
+      return;
     }
+    std::error_code ec;
+    if (select && !select(prefix + nested)) {
+      // Not this process's share: its files count as listed, unread.
+      try {
+        for (const auto& [name, entry] : parse_checksum_manifest(read_text_file(path)).files)
+          listed.insert(nested_prefix.empty() ? name : nested_prefix + "/" + name);
+      } catch (const std::exception&) {
+      }
+      listed.insert(prefix + nested);
+      continue;
+    }
+    if (!fs::is_regular_file(path, ec)) {
+      check.mismatches.push_back({prefix + nested, 0, 0, "missing"});
+      continue;
+    }
+    verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1, select);
   }
 }
 
 }  // namespace
+
+ChecksumManifest parse_checksum_manifest(const std::string& text) {
+  ordered_json json;
+  try {
+    json = ordered_json::parse(text);
+  } catch (const std::exception& error) {
+    throw util::DataError(std::string("not valid JSON (") + error.what() + ")");
+  }
+  if (!json.is_object() || json.value("algorithm", std::string()) != "crc32c" || !json.contains("files") ||
+      !json["files"].is_object() || !json.contains("chunk_bytes") || !json["chunk_bytes"].is_number_unsigned() ||
+      json["chunk_bytes"].get<uint64_t>() == 0)
+    throw util::DataError("expected {algorithm: \"crc32c\", chunk_bytes, files}");
+  if (!json.contains("format") || !json["format"].is_number_integer())
+    throw util::DataError("expected an integer \"format\"");
+  if (json["format"].get<int64_t>() > kChecksumFormat)
+    throw util::DataError("format " + json["format"].dump() + " is newer than this lrhost reads (" +
+                          std::to_string(kChecksumFormat) + ")");
+  ChecksumManifest manifest;
+  manifest.chunk_bytes = json["chunk_bytes"].get<uint64_t>();
+  for (const auto& [name, entry] : json["files"].items()) {
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+        !entry.contains("crc32c") || !entry["crc32c"].is_array())
+      throw util::DataError("the entry of " + name + " is not {bytes, crc32c: [...]}");
+    FileChecksums sums;
+    sums.bytes = entry["bytes"].get<uint64_t>();
+    const uint64_t n_chunks = sums.bytes / manifest.chunk_bytes + (sums.bytes % manifest.chunk_bytes != 0);
+    if (entry["crc32c"].size() != n_chunks)
+      throw util::DataError(name + " has " + std::to_string(entry["crc32c"].size()) + " chunk CRCs for " +
+                            std::to_string(n_chunks) + " chunks");
+    for (const auto& crc : entry["crc32c"]) {
+      auto value = parse_hex(crc);
+      if (!value) throw util::DataError(name + ": " + crc.dump() + " is not 8 hex digits");
+      sums.chunks.push_back(*value);
+    }
+    manifest.files.emplace(name, std::move(sums));
+  }
+  if (json.contains("manifests")) {
+    if (!json["manifests"].is_array()) throw util::DataError("\"manifests\" is not a list");
+    for (const auto& nested : json["manifests"]) {
+      if (!nested.is_string()) throw util::DataError("\"manifests\" holds a non-string");
+      manifest.manifests.push_back(nested.get<std::string>());
+    }
+  }
+  return manifest;
+}
+
+std::vector<ChecksumMismatch> compare_checksums(const std::string& shown, const FileChecksums& expected,
+                                               const FileChecksums& actual, uint64_t chunk_bytes) {
+  if (actual.bytes != expected.bytes)
+    return {{shown, std::min(actual.bytes, expected.bytes), std::max(actual.bytes, expected.bytes),
+             "is " + std::to_string(actual.bytes) + " bytes, the manifest says " + std::to_string(expected.bytes)}};
+  std::vector<ChecksumMismatch> mismatches;
+  const uint64_t n_chunks = expected.chunks.size();
+  for (uint64_t i = 0; i < n_chunks; ++i)
+    if (i >= actual.chunks.size() || actual.chunks[i] != expected.chunks[i]) {
+      const uint64_t begin = i * chunk_bytes, end = std::min(expected.bytes, begin + chunk_bytes);
+      mismatches.push_back({shown, begin, end,
+                            "data does not match (chunk " + std::to_string(i) + " of " + std::to_string(n_chunks) + ")"});
+    }
+  return mismatches;
+}
+
+FileChecksums checksums_of(const void* data, uint64_t size, uint64_t chunk_bytes) {
+  FileChecksums sums;
+  sums.bytes = size;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (uint64_t begin = 0; begin < size; begin += chunk_bytes)
+    sums.chunks.push_back(util::crc32c_extend(0, bytes + begin, static_cast<std::size_t>(std::min(chunk_bytes, size - begin))));
+  return sums;
+}
 
 FileChecksums file_checksums(const fs::path& file, uint64_t chunk_bytes) {
   std::ifstream in(file, std::ios::binary);

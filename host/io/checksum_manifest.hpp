@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,17 @@ struct FileChecksums {
 
 // Reads `file` once. IoError when it cannot be read.
 FileChecksums file_checksums(const std::filesystem::path& file, uint64_t chunk_bytes = kChecksumChunkBytes);
+// The same over bytes in memory.
+FileChecksums checksums_of(const void* data, uint64_t size, uint64_t chunk_bytes = kChecksumChunkBytes);
+
+// One manifest file as written by write_checksum_manifest (its nested manifests are not read).
+struct ChecksumManifest {
+  uint64_t chunk_bytes = kChecksumChunkBytes;
+  std::map<std::string, FileChecksums> files;  // by path relative to the manifest's folder
+  std::vector<std::string> manifests;           // nested manifests, relative to the same folder
+};
+// Parses `text` (the contents of a manifest); the error text says what is malformed.
+ChecksumManifest parse_checksum_manifest(const std::string& text);
 
 // Writes `manifest` (atomically, fsynced) covering `files` (relative to the manifest's folder) and
 // naming the nested `manifests`.
@@ -52,6 +64,9 @@ struct ChecksumMismatch {
 };
 // "pretrained_model/model.safetensors: bytes 0-8388607 (chunk 0 of 2): data does not match".
 std::string describe(const ChecksumMismatch& mismatch);
+// Where `actual` differs from `expected` (its size, or each differing chunk), as mismatches of `shown`.
+std::vector<ChecksumMismatch> compare_checksums(const std::string& shown, const FileChecksums& expected,
+                                               const FileChecksums& actual, uint64_t chunk_bytes);
 
 struct ManifestCheck {
   bool has_manifest = false;           // false: nothing was verified (no manifest file)

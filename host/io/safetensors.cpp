@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "host/io/verified_reads.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::io {
@@ -178,6 +179,8 @@ SafetensorsContent read_safetensors(const fs::path& file, MapMode mode) {
   ::close(fd);
   if (mapping->size > 0 && mapping->address == MAP_FAILED) throw util::IoError("cannot map " + what);
   const auto* data = mapping->size > 0 ? static_cast<const uint8_t*>(mapping->address) : nullptr;
+  // Under a VerifiedReads scope (resume), the bytes are checked as they are first read, before parsing.
+  VerifiedReads::check(file, data, mapping->size);
   return parse(data, mapping->size, what, mapping);
 }
 

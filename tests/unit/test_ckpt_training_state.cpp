@@ -304,7 +304,9 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   auto b = make_setup("adamw", 55);
   torch::manual_seed(1234);  // the RNG must come back too
   lrhost::ckpt::CheckpointManager resumer(options, nullptr);
-  auto record = resumer.resume(*resume_dir, {b.policy.get(), b.optimizer.get(), b.scheduler.get(), nullptr});
+  auto resumed = resumer.resume(*resume_dir, {b.policy.get(), b.optimizer.get(), b.scheduler.get(), nullptr}, false);
+  CHECK((resumed.dir == third));
+  const auto& record = resumed.step;
   CHECK((record.step == 6));
   CHECK((record.sampler["start_index"] == 40));
   CHECK((record.batch_size == 8));
@@ -333,13 +335,14 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
       "is not a checkpoint folder"));
   // An explicit incomplete checkpoint is refused.
   CHECK(contains(described_error([&] { manager.find_resume_dir(aside / "000008"); }), "incomplete checkpoint"));
-  // A corrupt file of the chosen checkpoint is an error naming it, not a silent fresh start.
+  // A corrupt file of the chosen checkpoint is an error naming it, not a silent fresh start: found by
+  // its checksums as it is read, or, without them, by the reader.
   write_text(third / "training_state" / "scheduler_state.json", "{");
   auto c = make_setup();
-  CHECK(contains(described_error([&] {
-                   resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr});
-                 }),
-                 "scheduler_state.json: not valid JSON"));
+  auto resume_third = [&] { resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr}, false); };
+  CHECK(contains(described_error(resume_third), "000006 is damaged: training_state/scheduler_state.json: bytes 1-"));
+  fs::remove(third / "checksums.json");
+  CHECK(contains(described_error(resume_third), "scheduler_state.json: not valid JSON"));
 }
 
 namespace {
@@ -387,8 +390,20 @@ TEST_CASE("checkpoint checksums: 100 single-bit flips in model and optimizer ten
   CHECK((check.verified.size() == lrhost::io::list_files(step_dir).size() - 1));
   CHECK_FALSE(lrhost::ckpt::checkpoint_damage(step_dir));
 
+  // Each flip is found as resume reads the file (not by a separate pass): without fallback the
+  // error names the file and byte range; with it, resume restores the older checkpoint instead.
+  // `lrhost checkpoint info`'s full verification names it too.
+  // A resume from the older checkpoint sets the newer one aside (superseded-*/): put it back.
+  auto put_back = [&] {
+    for (const auto& entry : fs::directory_iterator(dir / "checkpoints"))
+      if (entry.path().filename().string().rfind("superseded-", 0) == 0) {
+        fs::rename(entry.path() / "000002", step_dir);
+        fs::remove(entry.path());
+      }
+    lrhost::io::replace_symlink(dir / "checkpoints" / "last", "000002");
+  };
   std::mt19937_64 random(34);
-  int planted = 0, detected = 0;
+  int planted = 0, detected = 0, fell_back = 0;
   for (const char* name : {"pretrained_model/model.safetensors", "training_state/optimizer_state.safetensors"}) {
     const fs::path file = step_dir / name;
     const uint64_t begin = tensor_data_offset(file), size = fs::file_size(file);
@@ -398,20 +413,42 @@ TEST_CASE("checkpoint checksums: 100 single-bit flips in model and optimizer ten
       const int bit = static_cast<int>(random() % 8);
       flip_bit(file, offset, bit);
       ++planted;
-      auto damage = lrhost::ckpt::checkpoint_damage(step_dir);
       // Named with the byte range (one 8 MiB chunk: these files are smaller, so chunk 0).
-      if (damage && contains(*damage, name) && contains(*damage, "bytes 0-" + std::to_string(size - 1)))
+      const std::string range = std::string(name) + ": bytes 0-" + std::to_string(size - 1) + " data does not match";
+      auto b = make_setup("adamw", 7);
+      lrhost::ckpt::CheckpointTargets resumed_targets{b.policy.get(), b.optimizer.get(), b.scheduler.get(), {}};
+      lrhost::ckpt::CheckpointManager resumer(options, nullptr);
+      const std::string error = described_error([&] { resumer.resume(step_dir, resumed_targets, false); });
+      auto data_damage = lrhost::ckpt::checkpoint_data_damage(step_dir);
+      if (contains(error, range) && data_damage && contains(*data_damage, range))
         ++detected;
       else
-        MESSAGE("undetected flip at ", name, " byte ", offset, ": ", damage.value_or("sound"));
-      // The resume scan skips the damaged newest checkpoint for the older sound one.
-      if (i == 0) CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false, true).last_complete == older));
+        MESSAGE("undetected flip at ", name, " byte ", offset, ": ", error, " / ", data_damage.value_or("sound"));
+      CHECK_FALSE(lrhost::ckpt::checkpoint_damage(step_dir));  // the cheap check cannot see it
+      // With fallback: the older checkpoint, entirely (its weights), and the damaged one set aside.
+      auto resumed = resumer.resume(step_dir, resumed_targets, true);
+      if (resumed.dir == older && resumed.step.step == 1) ++fell_back;
+      put_back();  // the folder the fallback set aside, for the next flip
       flip_bit(file, offset, bit);
     }
   }
   CHECK((planted == 100));
   CHECK((detected == 100));
+  CHECK((fell_back == 100));
   CHECK(lrhost::ckpt::verify_checkpoint(step_dir).ok());
+  // The older checkpoint's weights are what a fallback restores.
+  {
+    auto b = make_setup("adamw", 7), o = make_setup("adamw", 8);
+    lrhost::ckpt::CheckpointManager resumer(options, nullptr);
+    resumer.resume(older, {o.policy.get(), o.optimizer.get(), o.scheduler.get(), {}}, false);
+    put_back();
+    const fs::path model = step_dir / "pretrained_model/model.safetensors";
+    flip_bit(model, fs::file_size(model) - 1, 0);
+    resumer.resume(step_dir, {b.policy.get(), b.optimizer.get(), b.scheduler.get(), {}}, true);
+    check_same_params(*o.policy, *b.policy);
+    put_back();
+    flip_bit(model, fs::file_size(model) - 1, 0);
+  }
 
   // Without a manifest (as LeRobot writes them) a checkpoint is unverified, not damaged.
   fs::remove(step_dir / "checksums.json");
