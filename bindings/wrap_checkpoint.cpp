@@ -1,11 +1,13 @@
 // Lua binding of training checkpoints and raw safetensors files:
 //   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, keep_last =,
-//                 resume = false|true|"auto"|path, config =, total_steps =}) -> Checkpoint
+//                 resume = false|true|"auto"|path, config =, total_steps =, async =}) -> Checkpoint
 //     methods: resume() -> step (restores model, optimizer, scheduler, RNG and the loader position
 //     in one call, once everything is built; 0 when starting fresh), resume_step() (the step
 //     restored, LeRobot's `step`: the loop runs resume_step() + 1 .. steps), save(step) -> step
 //     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader),
-//     dir() -> the checkpoints folder, resumed_from() -> folder or nil
+//     dir() -> the checkpoints folder, resumed_from() -> folder or nil, wait() (async = true: waits
+//     for the save in flight and raises its failure; the run calls it before it ends),
+//     copied_bytes() -> bytes the last async save copied to host memory on this rank
 //   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
 //   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
 // Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
@@ -142,6 +144,8 @@ int w_checkpoint(lua_State* L) {
             options.keep_last = lx_check_integer(L, value);
           else if (key == "total_steps")
             options.total_steps = lx_check_integer(L, value);
+          else if (key == "async")
+            options.async = lx_check_boolean(L, value);
           else if (key == "config")
             config = lx_to_json(L, value, 2, "config");
           else if (key == "resume") {
@@ -160,7 +164,7 @@ int w_checkpoint(lua_State* L) {
             lua_pop(L, 2);
             throw LxArgError(2, "unknown option '" + key +
                                     "' (valid: policy, optimizer, scheduler, loader, acc, keep_last, "
-                                    "resume, config, total_steps)");
+                                    "resume, config, total_steps, async)");
           }
         } catch (const LxArgError& error) {
           // Checks of a field name the field, not its temporary stack slot.
@@ -253,6 +257,20 @@ int w_save(lua_State* L) {
     auto dir = h.manager->save(step, h.targets());
     if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
     lua_pushstring(L, dir.c_str());
+    return 1;
+  });
+}
+
+int w_wait(lua_State* L) {
+  return lx_guard(L, "Checkpoint:wait", [&] {
+    check_checkpoint(L, 1).manager->wait();
+    return 0;
+  });
+}
+
+int w_copied_bytes(lua_State* L) {
+  return lx_guard(L, "Checkpoint:copied_bytes", [&] {
+    lua_pushnumber(L, static_cast<double>(check_checkpoint(L, 1).manager->copied_bytes()));
     return 1;
   });
 }
@@ -356,6 +374,8 @@ void open_checkpoint(lua_State* L, int module) {
                               {"resume_step", w_resume_step},
                               {"resumed_from", w_resumed_from},
                               {"save", w_save},
+                              {"wait", w_wait},
+                              {"copied_bytes", w_copied_bytes},
                               {"last_dir", w_last_dir},
                               {"dir", w_dir},
                               {"loader_state", w_loader_state},

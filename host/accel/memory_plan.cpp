@@ -144,6 +144,11 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
     plan.strategies = {zero3, zero2, ddp};
   else
     plan.strategies = {zero2, zero3, ddp};
+  if (config.contains("save_async") && config["save_async"].is_boolean() && config["save_async"].get<bool>()) {
+    const auto& chosen = plan.strategies.front();
+    plan.async_checkpoint_bytes = trainable_bytes + frozen_bytes + chosen.optimizer_bytes +
+                                  (accel.fsdp() ? chosen.parameter_bytes : 0);
+  }
   return plan;
 }
 
@@ -228,6 +233,10 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                 : plan.activation_note)
         << "; bf16 autocast roughly halves it)\n";
   }
+  if (plan.async_checkpoint_bytes > 0)
+    out << "  async checkpoint host copy (save_async): " << mib(plan.async_checkpoint_bytes)
+        << " on rank 0 (model + its optimizer state; FSDP: + its shards), held from a save until its writer "
+           "finishes\n";
   out << "  (activations and the allocator's cache come on top; measured: acc:memory_stats(opt))\n";
   return out.str();
 }
@@ -244,6 +253,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["parameters"] = plan.parameters;
   json["trainable"] = plan.trainable;
   json["schedule"] = plan.schedule;
+  json["async_checkpoint_bytes"] = plan.async_checkpoint_bytes;
   auto units = nlohmann::ordered_json::array();
   for (const auto& unit : plan.units)
     units.push_back({{"name", unit.name},

@@ -47,6 +47,11 @@ struct MemoryPlan {
   std::string schedule;
   // How activation_bytes_per_sample was obtained, when not by the default probe.
   std::string activation_note;
+  // save_async = true: the host memory rank 0 holds for a checkpoint's copy while the writer writes
+  // it (host/ckpt/checkpoint_manager.hpp): the full model's parameters plus, for the selected
+  // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file
+  // holds). 0: saves are synchronous. Checkpoint:copied_bytes() measures it.
+  int64_t async_checkpoint_bytes = 0;
 };
 
 // `config`: the resolved recipe config (batch_size, accelerator, parallelism, optimizer); the policy

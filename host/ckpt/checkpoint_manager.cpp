@@ -3,8 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <torch/cuda.h>
+
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <exception>
 #include <map>
 
@@ -242,39 +245,98 @@ void CheckpointManager::collective(const std::string& what, bool all_ranks, cons
   if (error) std::rethrow_exception(error);
 }
 
-void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step, const CheckpointTargets& targets,
-                                         const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
-                                         const fs::path& shards) {
+// One safetensors file a save writes: where, its tensors (host copies when asynchronous) and metadata.
+struct TensorFile {
+  fs::path path;
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+struct CheckpointManager::Snapshot {
+  int64_t step = 0;
+  fs::path step_dir;
+  // FSDP ranks of replica 0: this rank's shard file, written into `shards` with its manifest.
+  std::optional<TensorFile> shard;
+  int shard_rank = 0, shard_size = 0;
+  fs::path shards;  // FSDP: the temporary folder of this save's shard files (shared by the ranks)
+  // Rank 0: the temporary step folder (small files already in it) and the tensor files still to write.
+  std::unique_ptr<io::AtomicDir> staging;
+  std::vector<TensorFile> files;
+};
+
+namespace {
+
+// Writes a snapshot's tensor file, then drops the tensors: an asynchronous save's host copy is freed
+// file by file, as soon as it is on disk.
+void write_tensor_file(TensorFile& file) {
+  io::write_safetensors(file.path, file.tensors, file.metadata);
+  file.tensors.clear();
+}
+
+// "rank_<r>.failed": left in the shards folder by a rank whose shard writer failed, with the cause,
+// so rank 0's writer stops waiting for that rank's manifest and fails the save with it.
+std::string shard_failure_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".failed"; }
+
+}  // namespace
+
+torch::Tensor CheckpointManager::host_tensor(const std::string& key, const torch::Tensor& tensor, bool copy) {
+  if (!copy) return tensor.detach().to(torch::kCPU).contiguous();
+  torch::Tensor result;
+  if (tensor.is_cuda()) {
+    // Pinned, so the copy is a DMA at full bus speed; reused across saves (the previous save's writer
+    // has finished with it: save() waits for it first).
+    auto& buffer = pinned_[key];
+    if (!buffer.defined() || buffer.sizes() != tensor.sizes() || buffer.dtype() != tensor.dtype())
+      buffer = torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU).pinned_memory(true));
+    buffer.copy_(tensor.detach(), /*non_blocking=*/true);
+    result = buffer;
+  } else {
+    // A CPU tensor may be the live parameter itself (to(kCPU) returns it): the writer needs its own.
+    result = tensor.detach().contiguous().clone();
+  }
+  copied_bytes_ += static_cast<int64_t>(result.nbytes());
+  return result;
+}
+
+void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
+                                            std::vector<std::pair<std::string, torch::Tensor>>* full_state,
+                                            bool copy) {
+  if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
   std::error_code ec;
-  fs::create_directories(step_dir.parent_path(), ec);
-  if (ec) throw util::IoError("cannot create " + step_dir.parent_path().string() + ": " + ec.message());
-  io::AtomicDir staging(step_dir);
-  const fs::path pretrained = staging.path() / kPretrainedDir, state = staging.path() / kTrainingStateDir;
+  fs::create_directories(snap.step_dir.parent_path(), ec);
+  if (ec) throw util::IoError("cannot create " + snap.step_dir.parent_path().string() + ": " + ec.message());
+  snap.staging = std::make_unique<io::AtomicDir>(snap.step_dir);
+  const fs::path pretrained = snap.staging->path() / kPretrainedDir, state = snap.staging->path() / kTrainingStateDir;
   fs::create_directories(pretrained, ec);
   fs::create_directories(state, ec);
   if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
-  if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
-  if (full_state)
-    save_pretrained(*targets.policy, pretrained, *full_state);
-  else
-    save_pretrained(*targets.policy, pretrained);
+  // The tensors: model.safetensors (the gathered state dict under FSDP) and, without FSDP, the
+  // optimizer state.
+  TensorFile model{pretrained / kModelFile, full_state ? std::move(*full_state) : targets.policy->state_dict(),
+                   {{"format", "pt"}}};
+  sort_pretrained_state(model.tensors);
+  for (auto& [name, tensor] : model.tensors) tensor = host_tensor("model/" + name, tensor, copy);
+  snap.files.push_back(std::move(model));
+  if (targets.optimizer && !targets.fsdp) {
+    TensorFile optimizer{state / optim::kOptimizerStateFile, optim::optimizer_state_tensors(*targets.optimizer), {}};
+    for (auto& [name, tensor] : optimizer.tensors) tensor = host_tensor("optimizer/" + name, tensor, copy);
+    snap.files.push_back(std::move(optimizer));
+  }
+  // The small state, written now: it is cheap, and the RNG, scheduler and sampler move on with
+  // training.
+  save_pretrained_files(*targets.policy, pretrained);
   io::write_file_atomic(pretrained / kTrainConfigFile, nlohmann::ordered_json(options_.train_config).dump(4));
   if (options_.recipe) write_recipe_snapshot(*options_.recipe, pretrained);
-  if (targets.optimizer && !shards.empty())
+  if (targets.optimizer)
     io::write_file_atomic(state / optim::kOptimizerParamGroupsFile,
-                      optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
-  else if (targets.optimizer)
-    optim::save_optimizer_state(*targets.optimizer, state, targets.scheduler != nullptr);
-  if (!shards.empty()) {
-    fs::rename(shards, state / kShardsDir, ec);
-    if (ec) throw util::IoError("cannot move " + shards.string() + " into " + state.string() + ": " + ec.message());
-    io::write_file_atomic(state / kShardsDir / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
-  }
+                          optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
+  if (targets.fsdp)  // the shards folder was created before the snapshot (save())
+    io::write_file_atomic(snap.shards / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
   if (targets.scheduler && targets.optimizer)
     optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
   save_rng_state(state);
   TrainingStep record;
-  record.step = step;
+  record.step = snap.step;
   record.dp_world_size = world_size_;
   record.batch_size = options_.batch_size;
   record.grad_accum_steps = options_.grad_accum_steps;
@@ -282,9 +344,49 @@ void CheckpointManager::write_checkpoint(const fs::path& step_dir, int64_t step,
   record.dp_shard = options_.dp_shard;
   if (targets.sampler_state) record.sampler = targets.sampler_state();
   save_training_step(record, state);
-  write_checkpoint_manifest(staging.path());
-  staging.commit();
-  io::replace_symlink(checkpoints_dir() / kLastLink, step_dir.filename());
+}
+
+void CheckpointManager::write_shard(Snapshot& snap) {
+  if (!snap.shard) return;
+  try {
+    write_tensor_file(*snap.shard);
+    // Each rank checksums the shard file it wrote (rank 0's checksums.json names these manifests).
+    io::write_checksum_manifest(snap.shards / shard_manifest_name(snap.shard_rank), {shard_file_name(snap.shard_rank)});
+  } catch (const std::exception& error) {
+    try {
+      io::write_file_atomic(snap.shards / shard_failure_name(snap.shard_rank), util::describe(error));
+    } catch (const std::exception&) {
+      // The cause is still reported on this rank; rank 0 then learns of it at the next wait().
+    }
+    throw;
+  }
+}
+
+void CheckpointManager::write_checkpoint(Snapshot& snap) {
+  if (!snap.staging) return;
+  for (auto& file : snap.files) write_tensor_file(file);
+  if (!snap.shards.empty()) {
+    // Every shard rank's manifest is the last file it writes, so its presence means the shard is
+    // complete. (A synchronous save finds them all at once: the shard writes ran collectively.)
+    for (int r = 0; r < snap.shard_size; ++r) {
+      while (!path_exists(snap.shards / shard_manifest_name(r))) {
+        if (path_exists(snap.shards / shard_failure_name(r)))
+          throw util::IoError("checkpoint at step " + std::to_string(snap.step) + ": rank " + std::to_string(r) +
+                              "'s shard writer failed: " + io::read_text_file(snap.shards / shard_failure_name(r)));
+        if (abandon_) throw util::Error("checkpoint at step " + std::to_string(snap.step) + " abandoned");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    const fs::path state = snap.staging->path() / kTrainingStateDir;
+    std::error_code ec;
+    fs::rename(snap.shards, state / kShardsDir, ec);
+    if (ec) throw util::IoError("cannot move " + snap.shards.string() + " into " + state.string() + ": " + ec.message());
+  }
+  write_checkpoint_manifest(snap.staging->path());
+  snap.staging->commit();
+  io::replace_symlink(checkpoints_dir() / kLastLink, snap.step_dir.filename());
+  apply_retention(snap.step_dir);
+  spdlog::info("checkpoint: saved step {} to {}", snap.step, snap.step_dir.string());
 }
 
 void CheckpointManager::apply_retention(const fs::path& keep) {
@@ -303,36 +405,85 @@ void CheckpointManager::apply_retention(const fs::path& keep) {
 
 fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets) {
   if (step < 0) throw util::ConfigError("checkpoint: step must be >= 0, got " + std::to_string(step));
-  const fs::path step_dir = checkpoints_dir() / step_identifier(step, options_.total_steps);
+  wait();  // at most one save in flight; the previous one's failure fails this save
+  const bool copy = options_.async;
+  copied_bytes_ = 0;
+  auto snap = std::make_unique<Snapshot>();
+  snap->step = step;
+  snap->step_dir = checkpoints_dir() / step_identifier(step, options_.total_steps);
   std::vector<std::pair<std::string, torch::Tensor>> full_state;
-  fs::path shards;
   if (targets.fsdp) {
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
     full_state = targets.fsdp->full_state_dict();  // a collective: every rank gathers
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
-    shards = checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
+    snap->shards =
+        checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
     collective("preparing the FSDP shard folder", false, [&] {
-      if (path_exists(shards)) io::remove_tree(shards);
+      if (path_exists(snap->shards)) io::remove_tree(snap->shards);
       std::error_code ec;
-      fs::create_directories(shards, ec);
-      if (ec) throw util::IoError("cannot create " + shards.string() + ": " + ec.message());
+      fs::create_directories(snap->shards, ec);
+      if (ec) throw util::IoError("cannot create " + snap->shards.string() + ": " + ec.message());
     });
-    collective("writing FSDP shards at step " + std::to_string(step), true, [&] {
-      const auto& view = targets.fsdp->view();
-      if (view.replicate_rank == 0) {
-        write_rank_shards(shards / shard_file_name(view.shard_rank), *targets.fsdp, targets.optimizer);
-        // Each rank checksums the shard file it wrote (rank 0's checksums.json names these manifests).
-        io::write_checksum_manifest(shards / shard_manifest_name(view.shard_rank), {shard_file_name(view.shard_rank)});
-      }
-    });
+    const auto& view = targets.fsdp->view();
+    snap->shard_rank = view.shard_rank;
+    snap->shard_size = view.shard_size;
+    if (view.replicate_rank == 0) {
+      TensorFile shard{snap->shards / shard_file_name(view.shard_rank),
+                       rank_shard_tensors(*targets.fsdp, targets.optimizer), rank_shard_metadata(view)};
+      for (auto& [name, tensor] : shard.tensors) tensor = host_tensor("shard/" + name, tensor, copy);
+      snap->shard = std::move(shard);
+    }
   }
-  // Gathering the sampler position is local, but must happen on every rank in the same order.
-  collective("checkpoint save at step " + std::to_string(step), false, [&] {
-    write_checkpoint(step_dir, step, targets, targets.fsdp ? &full_state : nullptr, shards);
-    apply_retention(step_dir);
-    spdlog::info("checkpoint: saved step {} to {}", step, step_dir.string());
+  if (!options_.async) {
+    collective("writing FSDP shards at step " + std::to_string(step), true, [&] { write_shard(*snap); });
+    // Gathering the sampler position is local, but must happen on every rank in the same order.
+    collective("checkpoint save at step " + std::to_string(step), false, [&] {
+      snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, false);
+      write_checkpoint(*snap);
+    });
+    return snap->step_dir;
+  }
+  collective("checkpoint snapshot at step " + std::to_string(step), false,
+             [&] { snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, true); });
+  if (!pinned_.empty()) torch::cuda::synchronize();  // the non-blocking copies into pinned buffers are done
+  spdlog::info("checkpoint: step {} copied {} bytes to host memory; writing in the background", step, copied_bytes_);
+  pending_ = std::move(snap);
+  writer_error_ = nullptr;
+  writer_ = std::thread([this, snap = pending_.get()] {
+    try {
+      write_shard(*snap);
+      write_checkpoint(*snap);
+    } catch (...) {
+      writer_error_ = std::current_exception();
+    }
   });
-  return step_dir;
+  return pending_->step_dir;
+}
+
+void CheckpointManager::wait() {
+  if (!options_.async) return;
+  if (writer_.joinable()) writer_.join();
+  std::exception_ptr error = writer_error_;
+  writer_error_ = nullptr;
+  const int64_t step = pending_ ? pending_->step : -1;
+  pending_.reset();  // an unfinished temporary folder is removed (AtomicDir), the host copy freed
+  collective("the background checkpoint writer" + (step >= 0 ? " at step " + std::to_string(step) : std::string()),
+             true, [&] {
+               if (error) std::rethrow_exception(error);
+             });
+}
+
+CheckpointManager::~CheckpointManager() {
+  if (!writer_.joinable()) return;
+  abandon_ = true;
+  writer_.join();
+  if (writer_error_) {
+    try {
+      std::rethrow_exception(writer_error_);
+    } catch (const std::exception& error) {
+      spdlog::error("checkpoint: the background writer failed: {}", util::describe(error));
+    }
+  }
 }
 
 std::optional<fs::path> CheckpointManager::find_resume_dir(const std::optional<fs::path>& from) const {

@@ -13,13 +13,31 @@
 // as it reads it (io/verified_reads.hpp: each rank its own share, so an FSDP rank its own shards) and
 // falls back past a checkpoint whose data does not match; `lrhost checkpoint verify` reads every
 // file. A checkpoint without a manifest (LeRobot's) is "unverified", not damaged.
+//
+// Asynchronous saves (CheckpointOptions::async): save() takes a snapshot on the calling (training)
+// thread — the small files (configs, processors, recipe, RNG, scheduler, training_step.json) go
+// straight into the temporary folder, every tensor to be saved is copied into host memory (pinned
+// buffers, reused across saves, for CUDA tensors) — and returns; one writer thread per rank then
+// writes the tensor files, checksums.json last, and renames the folder into place, the same code
+// and the same bytes as a synchronous save (which is "snapshot, then write now"). At most one save
+// is in flight: the next save() and wait() join the writer first and rethrow its failure on every
+// rank (one all-reduce on the training thread; the writer never uses the communicator). FSDP: the
+// gather stays a collective on the training thread; each rank of replica 0 writes its shard file and
+// rank_<r>.checksums.json into the shared temporary shards folder, and rank 0's writer commits only
+// once every rank's manifest is there (a rank whose writer failed leaves rank_<r>.failed with the
+// cause instead, which fails rank 0's writer too). Until the rename nothing is a checkpoint, so
+// resume never picks an unfinished one.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/ckpt/recipe_snapshot.hpp"
@@ -60,6 +78,8 @@ struct CheckpointOptions {
   std::optional<RecipeSnapshot> recipe;                    // copied into every checkpoint when set
   // The run's layout, recorded in training_step.json.
   int64_t batch_size = 0, grad_accum_steps = 1, dp_replicate = 1, dp_shard = 1;
+  // Saves return after the snapshot; a background writer writes the folder (see the top).
+  bool async = false;
 };
 
 // A checkpoint whose data does not match its checksums (the message names the file and byte range).
@@ -123,10 +143,25 @@ class CheckpointManager {
   // `comm` is null for a single process; otherwise every rank must construct, save and resume in
   // the same order.
   CheckpointManager(CheckpointOptions options, dist::Comm* comm);
+  // Joins an asynchronous save still in flight (no collective: this may run on an error path, where
+  // a save waiting for another rank's shard is abandoned; its temporary folder is never renamed
+  // into place, and the next resume removes it). A writer failure is logged.
+  ~CheckpointManager();
+  CheckpointManager(const CheckpointManager&) = delete;
+  CheckpointManager& operator=(const CheckpointManager&) = delete;
 
   std::filesystem::path checkpoints_dir() const { return options_.output_dir / kCheckpointsDir; }
   // Writes checkpoints/<step>/ (rank 0), moves `last`, applies keep_last; returns the step folder.
+  // Asynchronous: first waits for the save in flight (wait()), then snapshots and returns; the
+  // folder appears when the writer has finished.
   std::filesystem::path save(int64_t step, const CheckpointTargets& targets);
+  // Waits for the asynchronous save in flight, if any; its failure (the file and the error) is
+  // thrown on every rank. Collective when async (every rank calls it); nothing to do otherwise.
+  void wait();
+  bool async() const { return options_.async; }
+  // The bytes of tensors the last asynchronous save copied into host memory on this rank (what
+  // `lrhost show` plans as the checkpoint's host copy); 0 before one.
+  int64_t copied_bytes() const { return copied_bytes_; }
   // The checkpoint resume would use (explicit `from`, else the newest sound one), or none. An
   // explicit step folder that is incomplete or damaged is an error; this run's own folder, or an
   // output folder given as `from`, falls back to the newest sound checkpoint (saying so).
@@ -153,11 +188,19 @@ class CheckpointManager {
   void set_aside_checkpoints();
 
  private:
-  // `full_state`: the gathered state dict (FSDP) or null; `shards`: the folder of this save's shard
-  // files (FSDP) or empty, moved into training_state/.
-  void write_checkpoint(const std::filesystem::path& step_dir, int64_t step, const CheckpointTargets& targets,
-                        const std::vector<std::pair<std::string, torch::Tensor>>* full_state,
-                        const std::filesystem::path& shards);
+  struct Snapshot;  // everything a save writes, detached from the live model (checkpoint_manager.cpp)
+  // A tensor for the snapshot: with `copy`, a host copy the writer may use while training goes on
+  // (CUDA: a pinned buffer kept in pinned_ under `key`), otherwise the CPU tensor itself.
+  torch::Tensor host_tensor(const std::string& key, const torch::Tensor& tensor, bool copy);
+  // Rank 0's part of the snapshot: the temporary step folder with the small files written, and the
+  // tensors of model.safetensors and optimizer_state.safetensors. `full_state`: the gathered state
+  // dict (FSDP) or null.
+  void snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
+                           std::vector<std::pair<std::string, torch::Tensor>>* full_state, bool copy);
+  // The writing: this rank's FSDP shard file and manifest, then (rank 0) the tensor files, the shards
+  // folder once complete, checksums.json, the rename, `last` and keep_last.
+  void write_shard(Snapshot& snap);
+  void write_checkpoint(Snapshot& snap);
   void apply_retention(const std::filesystem::path& keep);
   // Restores from `step_dir` as resume() does; nullopt, or the damage found by the first rank that
   // found its data not matching its checksums (agreed by every rank). Collective.
@@ -178,6 +221,13 @@ class CheckpointManager {
   CheckpointOptions options_;
   dist::Comm* comm_;
   int rank_ = 0, world_size_ = 1;
+  // The asynchronous save in flight: its snapshot, writer thread and failure.
+  std::unique_ptr<Snapshot> pending_;
+  std::thread writer_;
+  std::exception_ptr writer_error_;
+  std::atomic<bool> abandon_{false};  // set by the destructor: stop waiting for other ranks' shards
+  std::map<std::string, torch::Tensor> pinned_;  // CUDA host buffers, reused across saves
+  int64_t copied_bytes_ = 0;
 };
 
 }  // namespace lrhost::ckpt

@@ -42,21 +42,29 @@ void save_pretrained(const policy::Policy& policy, const fs::path& dir) {
   save_pretrained(policy, dir, std::move(state));
 }
 
-void save_pretrained(const policy::Policy& policy, const fs::path& dir,
-                     std::vector<std::pair<std::string, torch::Tensor>> entries) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw util::IoError("cannot create " + dir.string() + ": " + ec.message());
+void sort_pretrained_state(std::vector<std::pair<std::string, torch::Tensor>>& entries) {
   // safetensors' own writer orders tensors by dtype (widest first), then by name; do the same so the
   // file matches what huggingface_hub would write for the same state dict.
   std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     auto sa = a.second.element_size(), sb = b.second.element_size();
     return sa != sb ? sa > sb : a.first < b.first;
   });
-  io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
+}
+
+void save_pretrained_files(const policy::Policy& policy, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw util::IoError("cannot create " + dir.string() + ": " + ec.message());
   if (policy.processors()) policy.processors()->save(dir);
   for (const auto& [name, content] : policy.pretrained_extra_files()) io::write_file_atomic(dir / name, content);
   io::write_file_atomic(dir / kConfigFile, policy.config().dump(4));
+}
+
+void save_pretrained(const policy::Policy& policy, const fs::path& dir,
+                     std::vector<std::pair<std::string, torch::Tensor>> entries) {
+  save_pretrained_files(policy, dir);
+  sort_pretrained_state(entries);
+  io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
 }
 
 nlohmann::ordered_json read_config_json(const fs::path& dir) {

@@ -29,6 +29,11 @@ void save_pretrained(const policy::Policy& policy, const std::filesystem::path& 
 // The same with the state dict given (FSDP: gathered once, before rank 0 writes).
 void save_pretrained(const policy::Policy& policy, const std::filesystem::path& dir,
                      std::vector<std::pair<std::string, torch::Tensor>> state);
+// The two halves of save_pretrained, for a checkpoint that writes model.safetensors later (an
+// asynchronous save, host/ckpt/checkpoint_manager.hpp): the state dict in the order
+// model.safetensors stores it, and every other file of the folder (processors, config.json).
+void sort_pretrained_state(std::vector<std::pair<std::string, torch::Tensor>>& state);
+void save_pretrained_files(const policy::Policy& policy, const std::filesystem::path& dir);
 
 // config.json of `dir` as an ordered object (DataError naming the file when unreadable or invalid).
 nlohmann::ordered_json read_config_json(const std::filesystem::path& dir);

@@ -107,8 +107,9 @@ struct Restored {
 
 std::string shard_file_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".safetensors"; }
 
-void write_rank_shards(const fs::path& file, const dist::fsdp::ShardingView& view, const ShardLookup& local_shard,
-                       optim::Optimizer* optimizer) {
+std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::ShardingView& view,
+                                                                      const ShardLookup& local_shard,
+                                                                      optim::Optimizer* optimizer) {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& unit : view.units) {
     for (const auto& spec : unit.params) {
@@ -120,9 +121,23 @@ void write_rank_shards(const fs::path& file, const dist::fsdp::ShardingView& vie
         tensors.emplace_back("optim/" + spec.name + "/" + key, tensor.detach().to(torch::kCPU).contiguous());
     }
   }
-  io::write_safetensors(file, tensors,
-                    {{"format", "lrhost-fsdp-shard"}, {"shard_rank", std::to_string(view.shard_rank)},
-                     {"shard_size", std::to_string(view.shard_size)}});
+  return tensors;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::FsdpEngine& fsdp,
+                                                                      optim::Optimizer* optimizer) {
+  return rank_shard_tensors(fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+}
+
+std::map<std::string, std::string> rank_shard_metadata(const dist::fsdp::ShardingView& view) {
+  return {{"format", "lrhost-fsdp-shard"},
+          {"shard_rank", std::to_string(view.shard_rank)},
+          {"shard_size", std::to_string(view.shard_size)}};
+}
+
+void write_rank_shards(const fs::path& file, const dist::fsdp::ShardingView& view, const ShardLookup& local_shard,
+                       optim::Optimizer* optimizer) {
+  io::write_safetensors(file, rank_shard_tensors(view, local_shard, optimizer), rank_shard_metadata(view));
 }
 
 void write_rank_shards(const fs::path& file, const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {

@@ -11,6 +11,7 @@
 #pragma once
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ using ShardLookup = std::function<torch::Tensor(const std::string& param_name)>;
 // "rank_<shard_rank>.safetensors"
 std::string shard_file_name(int shard_rank);
 
+// What this rank's shard file holds: its tensors (parameters and, when `optimizer` is given, its
+// state; CPU, contiguous; on CPU they may share memory with the live ones) and its metadata.
+std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::ShardingView& view,
+                                                                      const ShardLookup& local_shard,
+                                                                      optim::Optimizer* optimizer);
+std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::FsdpEngine& fsdp,
+                                                                      optim::Optimizer* optimizer);
+std::map<std::string, std::string> rank_shard_metadata(const dist::fsdp::ShardingView& view);
 // This rank's shard file (parameters and, when `optimizer` is given, its state), written atomically.
 void write_rank_shards(const std::filesystem::path& file, const dist::fsdp::ShardingView& view,
                        const ShardLookup& local_shard, optim::Optimizer* optimizer);

@@ -30,6 +30,8 @@ local BASE = {
   num_workers = 2,         -- loader threads per rank
   log_freq = 50,
   save_freq = 1000,        -- 0: only at the end
+  save_async = false,      -- true: a save copies the state to host memory and training goes on while a
+                           -- background writer writes it (docs/checkpoints.md)
   save_checkpoint = true,  -- false: no checkpoints at all (lerobot-train's --save_checkpoint=false)
   keep_last = 0,           -- 0 keeps every checkpoint
   output_dir = "",         -- "": the run folder (outputs/lrhost/<time>_<recipe>)
@@ -295,7 +297,8 @@ function M.build(lr, cfg)
                                        drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
   run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
                                              loader = run.loader, config = cfg, total_steps = cfg.steps,
-                                             keep_last = cfg.keep_last, resume = cfg.resume })
+                                             keep_last = cfg.keep_last, resume = cfg.resume,
+                                             async = cfg.save_async })
   -- Everything is built: restore model, optimizer, scheduler, RNG and loader position in one call.
   run.first = run.ckpt:resume() + 1
   -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
@@ -355,7 +358,8 @@ function M.log(run, step, out)
 end
 
 -- Every save_freq steps and at the last (unless save_checkpoint = false): a checkpoint, which the
--- divergence guard then names.
+-- divergence guard then names. With save_async, save returns after copying the state to host memory;
+-- waiting for the previous save's writer happens inside it, so it is part of checkpoint_s.
 function M.save(run, step)
   local cfg = run.cfg
   if not (cfg.save_checkpoint and ((cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps)) then
@@ -387,6 +391,7 @@ end
 -- (finite, and at least min_gain better). Returns {policy_mse =, baseline_mse =, checkpoint =}.
 function M.finish(run)
   local lr, cfg, acc = run.lr, run.cfg, run.acc
+  run.ckpt:wait()  -- an asynchronous save still being written: the run never ends before it is complete
   run.meter:finish()
   local policy_mse, baseline_mse = evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action)
   local gain = baseline_mse / policy_mse

@@ -17,3 +17,13 @@ lrhost_dist_case(fsdp_plan_wrap_list_unknown --exit 1 --max-seconds 30
   --match "accelerator.fsdp.wrap_modules: 'Bogus' matches no module of policy 'act'"
   --match "its module types are: .*ACTDecoderLayer.*ACTEncoderLayer"
   -- show ${PROJECT_SOURCE_DIR}/recipes/act_fsdp.lua --nproc 2 accelerator.fsdp.wrap_modules=ACTEncoderLayer,Bogus)
+# The async checkpoint's host copy (save_async=true): the plan's figure against the bytes a save
+# copies (async_plan_memory.sh), DDP on one rank and FSDP on two.
+add_test(NAME dist.async_plan_memory_ddp
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/async_plan_memory.sh $<TARGET_FILE:lrhost> ${LRHOST_DIST_RUNS}/async_plan_ddp
+                 1 ${PROJECT_SOURCE_DIR}/recipes/act_ddp.lua ${PLAN_TINY_ACT})
+add_test(NAME dist.async_plan_memory_fsdp
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/async_plan_memory.sh $<TARGET_FILE:lrhost> ${LRHOST_DIST_RUNS}/async_plan_fsdp
+                 2 ${PROJECT_SOURCE_DIR}/recipes/act_fsdp.lua ${PLAN_TINY_ACT})
+set_tests_properties(dist.async_plan_memory_ddp dist.async_plan_memory_fsdp PROPERTIES LABELS dist TIMEOUT 300
+                     ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")

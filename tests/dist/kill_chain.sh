@@ -6,10 +6,13 @@
 # Kills come after the first checkpoint; one that still finds none (the job died on its own) counts
 # as "early". Prints one summary line: kills, resumed, early, failures; exits non-zero on any failure
 # or when fewer than half the kills were resumed (a chain that resumed nothing proves nothing).
-# Usage: kill_chain.sh LRHOST WORK_DIR KILLS [SEED]
+# With MODE "async" the saves are asynchronous (save_async=true: the kill mostly lands
+# while the background writer writes) and resume must still never pick an unfinished checkpoint.
+# Usage: kill_chain.sh LRHOST WORK_DIR KILLS [SEED] [sync|async]
 set -uo pipefail
 exe=$1 work=$2 kills=$3
 RANDOM=${4:-17}
+async=$([ "${5:-sync}" = async ] && echo true || echo false)
 recipe="$(cd "$(dirname "$0")" && pwd)/resume.lua"
 rm -rf "$work"
 mkdir -p "$work"
@@ -17,7 +20,7 @@ resumed=0 early=0 failures=0 death_to_exit_ms=()
 for i in $(seq "$kills"); do
   out="$work/out_$i"
   "$exe" run --nproc 1 --device cpu --run-dir "$work/run_$i" "$recipe" output_dir="$out" \
-    steps=20 save_freq=1 keep_last=2 > "$work/job_$i.log" 2>&1 &
+    steps=20 save_freq=1 keep_last=2 save_async=$async > "$work/job_$i.log" 2>&1 &
   launcher=$!
   # Wait for the first checkpoint (start-up takes a few seconds), then kill at a random moment of
   # the ~1 s of training that follows: mostly in the middle of a save or a keep_last deletion.

@@ -24,6 +24,7 @@ local lr = require "lrhost"
 local cfg = lr.config {
   steps = 30, batch_size = 14, seed = 1000, resume = false, output_dir = "outputs/resume_test",
   save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0, dropout = 0.1,
+  save_async = false,  -- true: checkpoints written in the background (kill_chain.sh's async chain)
   kill_after = 0,  -- > 0: rank 0 of the first attempt dies by SIGKILL right after saving this step
   policy = "mlp",  -- or "smolvla", "pi05"
   vlm = "",        -- smolvla: the tiny VLM folder, an absolute path (`lrhost resume` runs a copy of this file)
@@ -113,7 +114,8 @@ acc:prepare(policy, opt)
 local loader = acc:loader(ds, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = 1,
                                 drop_n_last_frames = noise_table and policy:config().chunk_size - 1 or 0 })
 local ckpt = lr.checkpoint(cfg.output_dir, { policy = policy, optimizer = opt, scheduler = sched, acc = acc,
-                                             loader = loader, resume = cfg.resume, keep_last = cfg.keep_last })
+                                             loader = loader, resume = cfg.resume, keep_last = cfg.keep_last,
+                                             async = cfg.save_async })
 if ckpt:resume() > 0 then
   print("resumed from step " .. ckpt:resume_step())
   -- The checkpoint's processors replace the policy's; their task table is the dataset's.
@@ -154,6 +156,7 @@ for step, batch in loader:steps(ckpt:resume_step() + 1, cfg.steps) do
   end
 end
 
+ckpt:wait()  -- the last asynchronous save is complete before the run ends
 -- state_dict() gathers FSDP shards, so every rank calls it.
 local state = (not interrupted and cfg.result ~= "") and policy:state_dict() or nil
 if state and acc.rank == 0 then
