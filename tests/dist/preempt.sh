@@ -21,7 +21,7 @@ rm -rf "$work"
 mkdir -p "$work"
 RANDOM=$seed
 k=$((2 + RANDOM % 7))
-common=(steps=12 batch_size=2 save_freq=4 log_freq=4 eval_batches=1)
+common=(steps=12 batch_size=2 save_freq=4 log_freq=4 eval_batches=1 step_sleep=0.2)  # >= 0.2 s a step: the signal lands within a step or two of K
 pid=""
 cleanup() { [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; }
 trap cleanup EXIT
