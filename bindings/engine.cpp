@@ -14,6 +14,7 @@
 #include "bindings/runtime.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/launch/error_file.hpp"
+#include "host/launch/save_on_signal.hpp"
 
 namespace lrhost::bindings {
 
@@ -25,9 +26,10 @@ namespace {
 
 const char kContextKey = 0;  // its address keys the EngineContext in the registry
 const char kShowFinished = 0;
+const char kPreempted = 0;
 
 int message_handler(lua_State* L) {
-  if (lua_touserdata(L, 1) == &kShowFinished) return 1;
+  if (lua_touserdata(L, 1) == &kShowFinished || lua_touserdata(L, 1) == &kPreempted) return 1;
   if (!lua_isstring(L, 1)) {
     lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     lua_replace(L, 1);
@@ -95,6 +97,7 @@ std::vector<ckpt::LoadedModule> loaded_file_modules(lua_State* L) {
 }
 
 void* show_finished_marker() { return const_cast<char*>(&kShowFinished); }
+void* preempted_marker() { return const_cast<char*>(&kPreempted); }
 
 void ensure_not_show_mode(lua_State* L, const char* what) {
   if (engine_context(L).request.mode == cli::RecipeMode::show)
@@ -152,6 +155,7 @@ int run_recipe(const RecipeRequest& request) {
   }
   if (lua_pcall(L, 0, 0, handler) != 0) {
     if (lua_touserdata(L, -1) == show_finished_marker()) return 0;
+    if (lua_touserdata(L, -1) == preempted_marker()) return launch::kPreemptedExitCode;
     print_error(lua_tostring(L, -1));
     return 1;
   }

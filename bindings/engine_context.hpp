@@ -21,6 +21,9 @@ EngineContext& engine_context(lua_State* L);
 // The error value lr.config raises in `show` mode once the config is printed: the engine treats
 // it as a successful end of the recipe, not as a failure.
 void* show_finished_marker();
+// The error object lr.exit_preempted raises: the recipe ends and the process exits with
+// launch::kPreemptedExitCode.
+void* preempted_marker();
 
 // The Lua modules loaded so far from files on the search path (the recipe's folder, recipes/lib,
 // LRHOST_PATH, a resumed run's train_modules/), with the file each came from; embedded and

@@ -26,6 +26,7 @@
 #include "bindings/wrap_scheduler.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
+#include "host/launch/signals.hpp"
 #include "host/launch/unused_run_dir.hpp"
 #include "host/nn/autocast.hpp"
 #include "host/util/status_line.hpp"
@@ -230,6 +231,18 @@ int w_wait_for_everyone(lua_State* L) {
   return lx_guard(L, "Accelerator:wait_for_everyone", [&] {
     check_accelerator(L, 1).wait_for_everyone();
     return 0;
+  });
+}
+
+// acc:stop_requested() -> false, or the agreed signal's name ("SIGTERM"); see Accelerator::stop_requested.
+int w_stop_requested(lua_State* L) {
+  return lx_guard(L, "Accelerator:stop_requested", [&] {
+    int signal = check_accelerator(L, 1).stop_requested();
+    if (signal == 0)
+      lua_pushboolean(L, 0);
+    else
+      lua_pushstring(L, launch::signal_name(signal).c_str());
+    return 1;
   });
 }
 
@@ -666,6 +679,7 @@ void open_accelerator(lua_State* L, int module) {
   const luaL_Reg methods[] = {{"prepare", w_prepare}, {"backward", w_backward}, {"clip_grad_norm", w_clip_grad_norm},
                               {"train_step", w_train_step},
                               {"autocast", w_autocast}, {"wait_for_everyone", w_wait_for_everyone},
+                              {"stop_requested", w_stop_requested},
                               {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
                               {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
                               {"log_text", w_log_text}, {"add_metrics_sink", w_add_metrics_sink},

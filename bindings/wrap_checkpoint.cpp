@@ -7,7 +7,8 @@
 //     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader),
 //     dir() -> the checkpoints folder, resumed_from() -> folder or nil, wait() (async = true: waits
 //     for the save in flight and raises its failure; the run calls it before it ends),
-//     copied_bytes() -> bytes the last async save copied to host memory on this rank
+//     copied_bytes() -> bytes the last async save copied to host memory on this rank,
+//     resume_command() -> the `lrhost resume OUTPUT_DIR` line that continues the run
 //   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
 //   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
 // Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
@@ -275,6 +276,15 @@ int w_copied_bytes(lua_State* L) {
   });
 }
 
+// ckpt:resume_command() -> "lrhost resume /abs/output_dir", the command that continues this run.
+int w_resume_command(lua_State* L) {
+  return lx_guard(L, "Checkpoint:resume_command", [&] {
+    auto& h = check_checkpoint(L, 1);
+    lua_pushstring(L, launch::resume_command(h.manager->checkpoints_dir().parent_path()).c_str());
+    return 1;
+  });
+}
+
 int w_last_dir(lua_State* L) {
   return lx_guard(L, "Checkpoint:last_dir", [&] {
     auto& h = check_checkpoint(L, 1);
@@ -377,6 +387,7 @@ void open_checkpoint(lua_State* L, int module) {
                               {"wait", w_wait},
                               {"copied_bytes", w_copied_bytes},
                               {"last_dir", w_last_dir},
+                              {"resume_command", w_resume_command},
                               {"dir", w_dir},
                               {"loader_state", w_loader_state},
                               {"track_loader", w_track_loader},

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/runtime.hpp"
@@ -147,12 +148,21 @@ int w_run_dir(lua_State* L) {
   });
 }
 
+// lr.exit_preempted(): ends the recipe here; the process exits with launch::kPreemptedExitCode.
+// Raised as a marker the engine recognises (as `lrhost show` ends a recipe), so no Lua code after
+// it runs and everything the recipe built is released as after a normal end. A plain lua_error, not
+// lx_guard: the marker is no error to report.
+int w_exit_preempted(lua_State* L) {
+  lua_pushlightuserdata(L, preempted_marker());
+  return lua_error(L);
+}
+
 }  // namespace
 
 void open_lrhost_functions(lua_State* L, int module) {
   const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
                                 {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"write_json", w_write_json}, {"read_json", w_read_json},
+                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"exit_preempted", w_exit_preempted}, {"write_json", w_write_json}, {"read_json", w_read_json},
                                 {"profile", w_profile}, {"fast_paths", w_fast_paths},
                                 {nullptr, nullptr}};
   lx_set_functions(L, module, functions);

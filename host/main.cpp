@@ -34,6 +34,7 @@
 #include "host/launch/error_file.hpp"
 #include "host/launch/launcher.hpp"
 #include "host/launch/run_dir.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 
@@ -67,6 +68,7 @@ struct LaunchArguments {
   int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600, rendezvous_timeout_s = 120;
   std::string master_addr = "127.0.0.1";
   std::optional<std::string> run_dir;
+  std::optional<std::string> save_on_signal;
   bool overwrite = false;
   std::vector<CLI::Option*> multi_process_only;  // flags that need --nproc/--gpus
 };
@@ -101,6 +103,11 @@ void add_launch_arguments(CLI::App& command, LaunchArguments& args) {
       ->capture_default_str();
   command.add_option("--run-dir", args.run_dir,
                      "run directory (logs, error files); default outputs/lrhost/<date>_<time>_<recipe>");
+  command.add_option("--save-on-signal", args.save_on_signal,
+                     "signals after which every rank finishes its step, all save a checkpoint there and the job "
+                     "exits with code 75 (preempted; resume=auto continues): a comma-separated list of TERM, USR1, "
+                     "USR2, HUP, INT, XCPU, or none; a second signal aborts the save. Default: TERM,USR1 "
+                     "(docs/multi_gpu.md#preemption)");
   command.add_flag("--overwrite", args.overwrite,
                    "let a fresh run (resume=false) start in an output folder that holds an earlier run's "
                    "checkpoints (they are moved aside to checkpoints/superseded-<time>/)");
@@ -125,6 +132,12 @@ void check_launch_flags(const LaunchArguments& launch) {
 int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchArguments* launch,
         int planned_world_size = 0) {
   if (launch) check_launch_flags(*launch);
+  // The ranks (and this process, when it runs the recipe itself) read the list from the
+  // environment; a user of torchrun or srun sets LRHOST_SAVE_ON_SIGNAL for the same effect.
+  if (launch && launch->save_on_signal)
+    ::setenv(lrhost::launch::kSaveOnSignalVariable,
+             lrhost::launch::format_save_signals(lrhost::launch::parse_save_signals(*launch->save_on_signal)).c_str(),
+             1);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(args.recipe, ec)) {
     std::string message = "recipe file '" + args.recipe + "' not found";
@@ -153,6 +166,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     options.max_restarts = launch->max_restarts;
     options.timeout_s = launch->timeout_s;
     options.overwrite = launch->overwrite;
+    options.save_signals = lrhost::launch::save_signals_from_environment();
     options.rendezvous_timeout_s = launch->rendezvous_timeout_s;
     const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
     options.run_dir = std::filesystem::absolute(

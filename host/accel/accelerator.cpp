@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "host/config/config_reader.hpp"
+#include "host/launch/stop_request.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
@@ -549,6 +550,20 @@ void Accelerator::set_last_checkpoint(std::string dir) { state_->guard.set_last_
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   if (!reducer_) return std::nullopt;
   return reducer_->stats();
+}
+
+int Accelerator::stop_requested() {
+  if (agreed_stop_signal_ != 0) return agreed_stop_signal_;
+  launch::arm_stop_request();
+  int local = launch::requested_stop_signal();
+  if (world_size() == 1) return agreed_stop_signal_ = local;
+  // A signal reaches the ranks at different moments (the launcher forwards it one rank after the
+  // other; a scheduler may signal one pod only), so each rank's own flag may say "stop" one step
+  // earlier than its peers'. The max over ranks is the same everywhere: every rank stops after
+  // the same step. On the accelerator's device, the only kind of tensor its comm reduces.
+  auto flag = torch::tensor({static_cast<double>(local)}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+  comm_->all_reduce(flag, dist::ReduceOp::max);
+  return agreed_stop_signal_ = static_cast<int>(flag.cpu().item<double>());
 }
 
 std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::string, double>& metrics) {

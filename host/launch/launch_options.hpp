@@ -42,6 +42,9 @@ struct LaunchOptions {
   // The launcher claimed run_dir (the default outputs/lrhost/<time>_<recipe>, not --run-dir or
   // $LRHOST_RUN_DIR): a job that fails before any rank started its run removes it (unused_run_dir.hpp).
   bool claimed_run_dir = false;
+  // --save-on-signal: signals after which the ranks save a checkpoint and the job exits with
+  // kPreemptedExitCode (save_on_signal.hpp); empty: none.
+  std::vector<int> save_signals;
   bool overwrite = false;  // --overwrite, handed to the ranks (LRHOST_OVERWRITE)
   bool verbose = false;
 

@@ -21,6 +21,7 @@
 #include "host/launch/failure_report.hpp"
 #include "host/launch/interrupts.hpp"
 #include "host/launch/resume_hint.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
@@ -141,6 +142,21 @@ FailureSummary report_failure(const AttemptOutcome& outcome, const LaunchOptions
   return summary;
 }
 
+// The launcher's last words after a preemption. The ranks logged the step and the checkpoint; this
+// names the command that continues the run, which the checkpoint binding recorded after the save.
+std::string preemption_report(const AttemptOutcome& outcome, const std::optional<std::string>& resume_command) {
+  std::string text = "lrhost: preempted" +
+                     (outcome.preempted_by != 0 ? " by " + signal_name(outcome.preempted_by) : std::string()) +
+                     ": every rank stopped after the same step";
+  if (resume_command)
+    text += " and saved a checkpoint there; continue with:\n  " + *resume_command +
+            "\n(or rerun the same command with resume=auto)\n";
+  else
+    text += "; no checkpoint was saved (the recipe saves none), so there is nothing to continue from\n";
+  text += "lrhost: exit code " + std::to_string(kPreemptedExitCode) + " (preempted)\n";
+  return text;
+}
+
 }  // namespace
 
 int launch(const LaunchOptions& options) {
@@ -152,7 +168,7 @@ int launch(const LaunchOptions& options) {
   std::string tag = options.nnodes == 1 ? "launcher" : "launcher_node" + std::to_string(options.node_rank);
   util::setup_logging(
       {.rank = 0, .verbose = options.verbose, .log_dir = log_dir(options.run_dir).string(), .tag = tag});
-  InterruptGuard interrupts;
+  InterruptGuard interrupts(options.save_signals);
   unsigned hardware_threads = std::thread::hardware_concurrency();
   if (auto warning = oversubscription_warning(options.nproc, options.device, hardware_threads)) spdlog::warn(*warning);
   auto omp_threads = omp_threads_per_rank(options.nproc);
@@ -174,13 +190,19 @@ int launch(const LaunchOptions& options) {
     auto attempt_start_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
-    auto outcome = supervise(start_ranks(options, port, restart, omp_threads));
+    auto outcome = supervise(start_ranks(options, port, restart, omp_threads), StopTiming{}, options.save_signals);
     ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
 
     if (outcome.interrupted_by != 0) {
       context.resume_command = recorded_resume_command(options.run_dir);
       std::fputs(interrupt_report(outcome, context).c_str(), stderr);
       return 128 + outcome.interrupted_by;
+    }
+    if (outcome.preempted) {
+      // Not a failure: no restart (the scheduler wants the node back), and a code of its own for
+      // the requeue logic (save_on_signal.hpp).
+      std::fputs(preemption_report(outcome, recorded_resume_command(options.run_dir)).c_str(), stderr);
+      return kPreemptedExitCode;
     }
     if (outcome.succeeded()) {
       spdlog::info("all {} rank(s) finished", options.nproc);

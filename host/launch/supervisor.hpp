@@ -1,7 +1,11 @@
 // Watching one attempt of a job: the launcher's ranks on this node, polled every 50 ms. The first
 // rank that exits non-zero or dies by a signal stops the whole group: SIGTERM to the others, SIGKILL
 // after a grace period, everything reaped within a bounded time. A SIGINT/SIGTERM received by the
-// launcher is forwarded to every rank and stops the group the same way.
+// launcher is forwarded to every rank and stops the group the same way, except a --save-on-signal
+// signal: that one is forwarded and the launcher waits, with no deadline (the scheduler that sent
+// it has its own), for the ranks to save and exit with kPreemptedExitCode. A second signal during
+// that wait is forwarded too (the ranks die of it at once, save or not) and stops the group as an
+// interrupt does.
 #pragma once
 #include <sys/types.h>
 
@@ -30,14 +34,20 @@ struct AttemptOutcome {
   std::vector<RankProcess> ranks;
   std::optional<std::size_t> first_failure;  // index into ranks
   int interrupted_by = 0;                    // signal the launcher received, or 0
+  // Every rank saved and exited with kPreemptedExitCode, after `preempted_by` reached the launcher
+  // (0: the ranks were signalled directly, e.g. by Slurm or a container runtime).
+  bool preempted = false;
+  int preempted_by = 0;
   bool all_reaped = true;
 
-  bool succeeded() const { return !first_failure && interrupted_by == 0 && all_reaped; }
+  bool succeeded() const { return !first_failure && interrupted_by == 0 && !preempted && all_reaped; }
 };
 
 // Watches `ranks` (already started) until all exited cleanly, one failed, or the launcher was
 // interrupted; in the last two cases stops and reaps the rest before returning.
-AttemptOutcome supervise(std::vector<RankProcess> ranks, const StopTiming& timing = {});
+// `save_signals`: the --save-on-signal list.
+AttemptOutcome supervise(std::vector<RankProcess> ranks, const StopTiming& timing = {},
+                         const std::vector<int>& save_signals = {});
 
 // Stops every unreaped rank: `first_signal`, then SIGKILL after the grace period. Exposed for the
 // launcher's own error paths (a rank that could not be started).

@@ -381,6 +381,34 @@ function M.evaluate(run, step)
   run.meter:mark("eval")
 end
 
+-- Preemption (docs/multi_gpu.md#preemption): after every step, ask whether a rank received a
+-- --save-on-signal signal (SIGTERM, SIGUSR1 by default). acc:stop_requested() is one tiny
+-- all-reduce that every rank answers alike, so all ranks stop after this same step. They then save
+-- one checkpoint at it together (unless M.save just did) and end the run with lr.exit_preempted(),
+-- exit code 75; resume = "auto" (or `lrhost resume`) continues at the next step. Without
+-- checkpoints (save_checkpoint = false) the run says that nothing was saved and exits the same way.
+function M.preempt_if_requested(run, step)
+  local signal = run.acc:stop_requested()
+  if not signal then return end
+  local cfg, lr = run.cfg, run.lr
+  local message
+  if cfg.save_checkpoint then
+    -- M.save's rule: did it save this step already?
+    local saved = (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps
+    if not saved then run.ckpt:save(step) end
+    run.ckpt:wait()  -- with save_async, the job must not exit before that checkpoint is complete
+    local dir = run.ckpt:last_dir()
+    message = string.format("preempted at step %d (signal %s): checkpoint saved to %s; continue with `%s` or "
+                            .. "rerun with resume=auto", step, signal, dir, run.ckpt:resume_command())
+  else
+    message = string.format("preempted at step %d (signal %s): nothing was saved (save_checkpoint = false); a "
+                            .. "rerun starts again at step 1", step, signal)
+  end
+  run.meter:finish()
+  run.acc:on_main(function() lr.log.warn(message) end)
+  lr.exit_preempted()
+end
+
 function M.after_step(run, step, out)
   M.log(run, step, out)
   M.save(run, step)
@@ -416,6 +444,7 @@ function M.run(lr, cfg)
   local run = M.build(lr, cfg)
   for step, batch in run.loader:steps(run.first, cfg.steps) do
     M.after_step(run, step, M.step(run, step, batch))
+    M.preempt_if_requested(run, step)
   end
   return M.finish(run)
 end
