@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -95,7 +96,13 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
     if (entry.begin > entry.end || entry.end > buffer_size)
       throw util::DataError(where + ": data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
                             ") are outside the " + std::to_string(buffer_size) + "-byte data buffer");
-    uint64_t expected = numel * c10::elementSize(entry.type);
+    // Checked before multiplying: a shape whose byte size wraps around 2^64 (e.g. [2^31, 2^31] F64
+    // with offsets [0, 0]) would otherwise pass as 0 bytes and reach the allocator.
+    const uint64_t element = c10::elementSize(entry.type);
+    if (numel > std::numeric_limits<uint64_t>::max() / element)
+      throw util::DataError(where + ": dtype " + spec["dtype"].get<std::string>() + " and shape " + spec["shape"].dump() +
+                            " need more than 2^64 bytes");
+    uint64_t expected = numel * element;
     if (entry.end - entry.begin != expected)
       throw util::DataError(where + ": holds " + std::to_string(entry.end - entry.begin) + " bytes, but dtype " +
                             spec["dtype"].get<std::string>() + " and shape " + spec["shape"].dump() + " need " +

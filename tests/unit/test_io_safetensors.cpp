@@ -104,6 +104,9 @@ TEST_CASE("each malformed-file rule gives an error that says what is wrong") {
   CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,16]}})", eight)).find("outside") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[8,0]}})", eight)).find("outside") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight)).find("need 12") != std::string::npos);
+  // A byte size that wraps around 2^64 to 0 is refused, not allocated.
+  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F64","shape":[2147483648,2147483648],"data_offsets":[0,0]}})", ""))
+            .find("need more than 2^64 bytes") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,8]},"b":{)" + f32 + R"(,"data_offsets":[4,12]}})",
                              eight + "1234")).find("overlapping") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[4,12]}})", eight + "1234")).find("gap") != std::string::npos);
