@@ -26,10 +26,12 @@
 #include "bindings/wrap_scheduler.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/unused_run_dir.hpp"
 #include "host/nn/autocast.hpp"
 #include "host/util/status_line.hpp"
+#include "host/util/stop_request.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
@@ -235,9 +237,11 @@ int w_wait_for_everyone(lua_State* L) {
 }
 
 // acc:stop_requested() -> false, or the agreed signal's name ("SIGTERM"); see Accelerator::stop_requested.
+// The first call arms the recording handlers on $LRHOST_SAVE_ON_SIGNAL's signals (util/stop_request.hpp).
 int w_stop_requested(lua_State* L) {
   return lx_guard(L, "Accelerator:stop_requested", [&] {
-    int signal = check_accelerator(L, 1).stop_requested();
+    util::arm_stop_request(launch::save_signals_from_environment());
+    int signal = check_accelerator(L, 1).stop_requested(util::requested_stop_signal());
     if (signal == 0)
       lua_pushboolean(L, 0);
     else

@@ -11,7 +11,6 @@
 #include <limits>
 
 #include "host/config/config_reader.hpp"
-#include "host/launch/stop_request.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
@@ -552,10 +551,8 @@ std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   return reducer_->stats();
 }
 
-int Accelerator::stop_requested() {
+int Accelerator::stop_requested(int local) {
   if (agreed_stop_signal_ != 0) return agreed_stop_signal_;
-  launch::arm_stop_request();
-  int local = launch::requested_stop_signal();
   if (world_size() == 1) return agreed_stop_signal_ = local;
   // A signal reaches the ranks at different moments (the launcher forwards it one rank after the
   // other; a scheduler may signal one pod only), so each rank's own flag may say "stop" one step

@@ -181,12 +181,12 @@ class Accelerator {
   void leave_main_only() { --main_only_depth_; }
 
   void wait_for_everyone() { comm_->barrier(); }
-  // Preemption (host/launch/save_on_signal.hpp). Collective, at a step boundary: 0 while no rank
-  // has recorded a --save-on-signal signal, else that signal (the largest number when ranks got
-  // different ones), the same on every rank, so all stop after the same step. The first call arms
-  // the recording handlers (host/launch/stop_request.hpp). Costs one all-reduce of one number and
-  // its read-back per call; once a stop is agreed it is remembered and no longer costs anything.
-  int stop_requested();
+  // Preemption (host/launch/save_on_signal.hpp). Collective, at a step boundary: `local_signal` is
+  // the stop signal this rank recorded (util/stop_request.hpp) or 0; returns 0 while no rank has
+  // one, else that signal (the largest number when ranks got different ones), the same on every
+  // rank, so all stop after the same step. Costs one all-reduce of one number and its read-back per
+  // call; once a stop is agreed it is remembered and no longer costs anything.
+  int stop_requested(int local_signal);
   // Where acc:log's records go on the main process (the log line and the recipe's metric sinks).
   metrics::MetricsLog& metrics_log() { return metrics_log_; }
 

@@ -89,7 +89,7 @@ void wait_for_preemption(std::vector<RankProcess>& ranks, int signal, const Stop
       } else {
         outcome.first_failure = i;
       }
-      // Armed ranks take a repeat within stop_request.hpp's window for the same request, so the
+      // Armed ranks take a repeat within util/stop_request.hpp's window for the same request, so the
       // grace period's SIGKILL is what stops them; only a broken group lands here.
       stop_ranks(ranks, SIGTERM, timing, start);
       return;

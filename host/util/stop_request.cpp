@@ -1,14 +1,12 @@
 // The recording handler. It may only touch sig_atomic_t / lock-free atomics and call
 // async-signal-safe functions (clock_gettime, signal, raise), hence the plain globals.
-#include "host/launch/stop_request.hpp"
+#include "host/util/stop_request.hpp"
 
 #include <atomic>
 #include <csignal>
 #include <ctime>
 
-#include "host/launch/save_on_signal.hpp"
-
-namespace lrhost::launch {
+namespace lrhost::util {
 namespace {
 
 volatile std::sig_atomic_t first_signal = 0;
@@ -35,18 +33,18 @@ void record(int signal) {
 
 }  // namespace
 
-void arm_stop_request() {
+void arm_stop_request(const std::vector<int>& signals) {
   if (armed.exchange(true)) return;
   static_assert(std::atomic<long long>::is_always_lock_free, "the handler needs a lock-free atomic");
   struct sigaction action {};
   action.sa_handler = record;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // a recorded request must not make a system call in a save fail
-  for (int signal : save_signals_from_environment()) sigaction(signal, &action, nullptr);
+  for (int signal : signals) sigaction(signal, &action, nullptr);
 }
 
 int requested_stop_signal() {
   return first_signal;
 }
 
-}  // namespace lrhost::launch
+}  // namespace lrhost::util

@@ -1,4 +1,4 @@
-// A rank's side of preemption (save_on_signal.hpp): the signals of --save-on-signal, once armed,
+// A rank's side of preemption (launch/save_on_signal.hpp): the signals of --save-on-signal, once armed,
 // only record a request to stop; the training loop reads it at a step boundary and the ranks agree
 // on it (Accelerator::stop_requested). Armed lazily, by the loop's first check: a recipe whose loop
 // never asks keeps the default action (the signal ends the process, as before), so such a signal
@@ -10,15 +10,16 @@
 // kRepeatWindowMs of the first is the same request delivered twice (Slurm signals every process of
 // a job step and the launcher forwards its own copy), not a second one.
 #pragma once
+#include <vector>
 
-namespace lrhost::launch {
+namespace lrhost::util {
 
 inline constexpr long kRepeatWindowMs = 2000;
 
-// Installs the recording handler on $LRHOST_SAVE_ON_SIGNAL's signals (once; later calls do nothing).
-void arm_stop_request();
+// Installs the recording handler on `signals` (once; later calls do nothing).
+void arm_stop_request(const std::vector<int>& signals);
 
 // The first recorded signal, or 0.
 int requested_stop_signal();
 
-}  // namespace lrhost::launch
+}  // namespace lrhost::util
