@@ -36,7 +36,7 @@ struct FileChecksums {
 
 // Reads `file` once. IoError when it cannot be read.
 FileChecksums file_checksums(const std::filesystem::path& file, uint64_t chunk_bytes = kChecksumChunkBytes);
-// The same over bytes in memory.
+// The same over bytes in memory (the chunks on the intra-op threads).
 FileChecksums checksums_of(const void* data, uint64_t size, uint64_t chunk_bytes = kChecksumChunkBytes);
 
 // One manifest file as written by write_checksum_manifest (its nested manifests are not read).
