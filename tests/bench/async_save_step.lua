@@ -7,6 +7,7 @@
 -- following steps overlap the background writer until its folder appears (checked after each step;
 -- the step in which it appears counts as overlapping). Prints the mean of each kind of step.
 --   lrhost tests/bench/async_save_step.lua --threads 2 [out=DIR] [steps=6] [saves=2] [steps_between=5]
+-- out= (default: the run folder) must not hold this benchmark's checkpoints from an earlier run.
 local lr = require "lrhost"
 local cfg = lr.config { out = "", steps = 6, saves = 2, steps_between = 5, image = "96x128", warmup = 2 }
 local out = cfg.out ~= "" and cfg.out or lr.run_dir()
