@@ -15,6 +15,7 @@
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/io/verified_reads.hpp"
+#include "host/io/written_checksums.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
@@ -349,6 +350,7 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
 void CheckpointManager::write_shard(Snapshot& snap) {
   if (!snap.shard) return;
   try {
+    io::WrittenChecksums written;  // the shard's manifest takes its checksums from the write
     write_tensor_file(*snap.shard);
     // Each rank checksums the shard file it wrote (rank 0's checksums.json names these manifests).
     io::write_checksum_manifest(snap.shards / shard_manifest_name(snap.shard_rank), {shard_file_name(snap.shard_rank)});
@@ -364,6 +366,7 @@ void CheckpointManager::write_shard(Snapshot& snap) {
 
 void CheckpointManager::write_checkpoint(Snapshot& snap) {
   if (!snap.staging) return;
+  io::WrittenChecksums written;  // checksums.json takes the tensor files' checksums from their writes
   for (auto& file : snap.files) write_tensor_file(file);
   if (!snap.shards.empty()) {
     // Every shard rank's manifest is the last file it writes, so its presence means the shard is

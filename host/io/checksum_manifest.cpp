@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/io/written_checksums.hpp"
 #include "host/util/crc32c.hpp"
 #include "host/util/error.hpp"
 
@@ -190,27 +192,16 @@ FileChecksums checksums_of(const void* data, uint64_t size, uint64_t chunk_bytes
 FileChecksums file_checksums(const fs::path& file, uint64_t chunk_bytes) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw util::IoError("cannot read " + file.string());
-  FileChecksums sums;
+  ChecksumStream stream(chunk_bytes);
   std::vector<char> buffer(std::min<uint64_t>(chunk_bytes, uint64_t{1} << 20));
-  uint32_t crc = 0;
-  uint64_t in_chunk = 0;
   while (in) {
-    const std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(buffer.size(), chunk_bytes - in_chunk));
-    in.read(buffer.data(), static_cast<std::streamsize>(want));
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
-    crc = util::crc32c_extend(crc, buffer.data(), got);
-    in_chunk += got;
-    sums.bytes += got;
-    if (in_chunk == chunk_bytes) {
-      sums.chunks.push_back(crc);
-      crc = 0;
-      in_chunk = 0;
-    }
+    stream.add(buffer.data(), got);
   }
   if (in.bad()) throw util::IoError("error reading " + file.string());
-  if (in_chunk > 0) sums.chunks.push_back(crc);
-  return sums;
+  return stream.finish();
 }
 
 std::vector<std::string> list_files(const fs::path& root) {
@@ -232,7 +223,10 @@ void write_checksum_manifest(const fs::path& manifest, const std::vector<std::st
   json["chunk_bytes"] = chunk_bytes;
   ordered_json entries = ordered_json::object();
   for (const auto& name : files) {
-    auto sums = file_checksums(manifest.parent_path() / name, chunk_bytes);
+    // A file written under a WrittenChecksums scope was checksummed as it was written: not read again.
+    const fs::path file = manifest.parent_path() / name;
+    std::optional<FileChecksums> written = WrittenChecksums::find(file, chunk_bytes);
+    const FileChecksums sums = written ? std::move(*written) : file_checksums(file, chunk_bytes);
     ordered_json crcs = ordered_json::array();
     for (uint32_t crc : sums.chunks) crcs.push_back(hex(crc));
     entries[name] = {{"bytes", sums.bytes}, {"crc32c", std::move(crcs)}};

@@ -11,8 +11,10 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "host/io/verified_reads.hpp"
+#include "host/io/written_checksums.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::io {
@@ -214,7 +216,12 @@ void write_safetensors(const fs::path& file, const std::vector<std::pair<std::st
   temporary += ".tmp";
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw util::IoError("cannot create " + temporary.string() + ": " + std::strerror(errno));
+  // Under a WrittenChecksums scope (a checkpoint save) the bytes are checksummed as they are written,
+  // so the checkpoint's manifest does not read the file back.
+  std::optional<ChecksumStream> checksums;
+  if (WrittenChecksums::active()) checksums.emplace();
   auto write_all = [&](const void* bytes, std::size_t count) {
+    if (checksums) checksums->add(bytes, count);
     const auto* cursor = static_cast<const uint8_t*>(bytes);
     while (count > 0) {
       ssize_t written = ::write(fd, cursor, count);
@@ -244,6 +251,7 @@ void write_safetensors(const fs::path& file, const std::vector<std::pair<std::st
     ::unlink(temporary.c_str());
     throw util::IoError("cannot rename " + temporary.string() + " to " + file.string() + ": " + ec.message());
   }
+  if (checksums) WrittenChecksums::record(file, *checksums);
 }
 
 }  // namespace lrhost::io

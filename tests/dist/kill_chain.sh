@@ -6,21 +6,24 @@
 # Kills come after the first checkpoint; one that still finds none (the job died on its own) counts
 # as "early". Prints one summary line: kills, resumed, early, failures; exits non-zero on any failure
 # or when fewer than half the kills were resumed (a chain that resumed nothing proves nothing).
-# With MODE "async" the saves are asynchronous (save_async=true: the kill mostly lands
-# while the background writer writes) and resume must still never pick an unfinished checkpoint.
+# With MODE "async" the saves are asynchronous (save_async=true) and resume must still never pick an
+# unfinished checkpoint; the MLP is wider there (hidden=HIDDEN, default 1024: ~13 MB a save instead
+# of a few KB), so that a save takes long enough for most kills to land while the background writer
+# writes. The summary counts the kills that left an unfinished save (a temporary folder) behind.
 # Usage: kill_chain.sh LRHOST WORK_DIR KILLS [SEED] [sync|async]
 set -uo pipefail
 exe=$1 work=$2 kills=$3
 RANDOM=${4:-17}
 async=$([ "${5:-sync}" = async ] && echo true || echo false)
+width=$([ "$async" = true ] && echo "${HIDDEN:-1024}" || echo 32)
 recipe="$(cd "$(dirname "$0")" && pwd)/resume.lua"
 rm -rf "$work"
 mkdir -p "$work"
-resumed=0 early=0 failures=0 death_to_exit_ms=()
+resumed=0 early=0 failures=0 mid_save=0 death_to_exit_ms=()
 for i in $(seq "$kills"); do
   out="$work/out_$i"
   "$exe" run --nproc 1 --device cpu --run-dir "$work/run_$i" "$recipe" output_dir="$out" \
-    steps=20 save_freq=1 keep_last=2 save_async=$async > "$work/job_$i.log" 2>&1 &
+    steps=20 save_freq=1 keep_last=2 save_async=$async hidden="$width" > "$work/job_$i.log" 2>&1 &
   launcher=$!
   # Wait for the first checkpoint (start-up takes a few seconds), then kill at a random moment of
   # the ~1 s of training that follows: mostly in the middle of a save or a keep_last deletion.
@@ -44,6 +47,7 @@ for i in $(seq "$kills"); do
     echo "kill $i ($what): before the first checkpoint"
     continue
   fi
+  ls -a "$out/checkpoints" | grep -q '^\.tmp-' && mid_save=$((mid_save + 1))
   if timeout -k 5 120 "$exe" resume --device cpu --run-dir "$work/resume_$i" "$out" > "$work/resume_$i.log" 2>&1 &&
      [ "$(readlink "$out/checkpoints/last")" = "000020" ] &&
      "$exe" checkpoint info "$out" | grep -q "complete: yes"; then
@@ -57,7 +61,8 @@ for i in $(seq "$kills"); do
 done
 n=${#death_to_exit_ms[@]}
 sorted=$(printf '%s\n' "${death_to_exit_ms[@]}" | sort -n)
-echo "kill chain: $kills kills, $resumed resumed, $early before the first checkpoint, $failures failures;" \
+echo "kill chain: $kills kills, $resumed resumed, $early before the first checkpoint, $failures failures," \
+     "$mid_save during a save (a temporary folder left);" \
      "rank SIGKILL to launcher exit ($n kills): median $(echo "$sorted" | sed -n "$(( (n + 1) / 2 ))p") ms," \
      "max $(echo "$sorted" | tail -1) ms"
 [ "$failures" -eq 0 ] && [ $((resumed * 2)) -ge "$kills" ]

@@ -27,6 +27,7 @@ local cfg = lr.config {
   save_async = false,  -- true: checkpoints written in the background (kill_chain.sh's async chain)
   kill_after = 0,  -- > 0: rank 0 of the first attempt dies by SIGKILL right after saving this step
   policy = "mlp",  -- or "smolvla", "pi05"
+  hidden = 32,     -- mlp: the width of its two hidden layers (kill_chain.sh's async chain: larger, slower saves)
   vlm = "",        -- smolvla: the tiny VLM folder, an absolute path (`lrhost resume` runs a copy of this file)
   parallelism = { dp_shard = 1, dp_replicate = 1 },  -- dp_shard=-1: FSDP (fsdp_resume.sh)
 }
@@ -74,7 +75,7 @@ if cfg.policy == "mlp" then
   lr.manual_seed(cfg.seed)
   ds = lr.dataset.lerobot { root = lr.default_dataset(), keys = { "observation.state", "action" },
                             episodes = { 0, 1, 2 } }
-  policy = lr.policy.new({ type = "mlp", hidden_dims = { 32, 32 }, dropout = cfg.dropout }, ds,
+  policy = lr.policy.new({ type = "mlp", hidden_dims = { cfg.hidden, cfg.hidden }, dropout = cfg.dropout }, ds,
                          { normalization_mapping = { STATE = "MEAN_STD", ACTION = "MIN_MAX" } })
 elseif cfg.policy == "smolvla" or cfg.policy == "pi05" then
   local root, episodes = lr.default_dataset(), { 0, 1, 3, 6 }

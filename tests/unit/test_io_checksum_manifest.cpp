@@ -1,13 +1,17 @@
 // Unit tests of checksum manifests (host/io/checksum_manifest.hpp) and the shared CRC32C
 // (host/util/crc32c.hpp): chunked CRCs, byte ranges of mismatches, size changes, nested per-rank
-// manifests (as FSDP ranks write for their shard files) with 100 single-bit flips, malformed manifests.
+// manifests (as FSDP ranks write for their shard files) with 100 single-bit flips, malformed manifests;
+// checksums computed while writing (host/io/written_checksums.hpp) equal to reading the file back.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/checksum_manifest.hpp"
+#include "host/io/safetensors.hpp"
+#include "host/io/written_checksums.hpp"
 #include "host/util/crc32c.hpp"
 #include "test_support.hpp"
 
@@ -137,4 +141,39 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
   flip(dir / shards / "rank_1.safetensors", 5, 0);
   CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(0)).ok());
   CHECK_FALSE(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(1)).ok());
+}
+
+TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's write equals reading it back") {
+  const std::string data = random_bytes(1000, 9);
+  lrhost::io::ChecksumStream stream(256);
+  for (std::size_t begin = 0, piece = 1; begin < data.size(); begin += piece, piece = piece * 3 + 1)
+    stream.add(data.data() + begin, std::min(piece, data.size() - begin));
+  auto pieces = stream.finish();
+  auto whole = lrhost::io::checksums_of(data.data(), data.size(), 256);
+  CHECK(pieces.bytes == 1000);
+  CHECK(pieces.chunks == whole.chunks);
+
+  // A tensor file of more than one 8 MiB chunk, written under a scope: the manifest it then writes
+  // takes the recorded checksums and is byte-identical to one that reads the file back.
+  TempDir dir("written");
+  const fs::path file = dir / "t.safetensors";
+  std::string with_scope;
+  {
+    lrhost::io::WrittenChecksums scope;
+    lrhost::io::write_safetensors(file, {{"x", torch::arange(int64_t{2600000}, torch::kFloat32)}});
+    auto recorded = lrhost::io::WrittenChecksums::find(dir.path / "." / "t.safetensors", lrhost::io::kChecksumChunkBytes);
+    REQUIRE(recorded);
+    auto read_back = lrhost::io::file_checksums(file);
+    CHECK(recorded->bytes == read_back.bytes);
+    CHECK(recorded->chunks.size() == 2);
+    CHECK(recorded->chunks == read_back.chunks);
+    // Another chunk size was not recorded: the manifest reads the file.
+    CHECK_FALSE(lrhost::io::WrittenChecksums::find(file, 256));
+    lrhost::io::write_checksum_manifest(dir / "sums.json", {"t.safetensors"});
+    with_scope = lrhost::io::read_text_file(dir / "sums.json");
+  }
+  CHECK_FALSE(lrhost::io::WrittenChecksums::find(file, lrhost::io::kChecksumChunkBytes));
+  lrhost::io::write_checksum_manifest(dir / "sums.json", {"t.safetensors"});
+  CHECK(lrhost::io::read_text_file(dir / "sums.json") == with_scope);
+  CHECK(lrhost::io::verify_checksum_manifest(dir / "sums.json").ok());
 }
