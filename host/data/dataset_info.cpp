@@ -141,7 +141,7 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   ordered_json root;
   try {
     root = ordered_json::parse(in);
-  } catch (const ordered_json::parse_error& error) {
+  } catch (const ordered_json::exception& error) {  // parse_error, and out_of_range for a number beyond double
     throw util::IoError(file + " is not valid JSON: " + error.what());
   }
   if (!root.is_object()) throw util::DataError(file + " must hold a JSON object");

@@ -35,7 +35,7 @@ std::vector<json> read_jsonl(const fs::path& file) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       rows.push_back(json::parse(line));
-    } catch (const json::parse_error& error) {
+    } catch (const json::exception& error) {  // parse_error, and out_of_range for a number beyond double
       throw util::IoError(file.string() + ":" + std::to_string(line_number) + " is not valid JSON: " + error.what());
     }
   }

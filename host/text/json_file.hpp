@@ -28,7 +28,7 @@ class JsonFile {
     text << stream.rdbuf();
     try {
       return JsonFile(path, json::parse(text.str()));
-    } catch (const json::parse_error& error) {
+    } catch (const json::exception& error) {  // parse_error, and out_of_range for a number beyond double
       throw util::DataError(fmt::format("{}: malformed JSON: {}", path.string(), error.what()));
     }
   }

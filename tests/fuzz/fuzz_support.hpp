@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -35,11 +37,16 @@ inline void write_bytes(const std::filesystem::path& file, const uint8_t* data, 
 }
 
 // Runs `read`; an lrhost error is the expected answer to bad input, anything else propagates.
+// LRHOST_FUZZ_VERBOSE=1 prints each rejection and each success, to check that a seed reaches the
+// reader's successful path (run the target on single files: fuzz_<target> corpus/<target>/*).
 template <typename Read>
 void expect_clean(Read&& read) {
+  static const bool verbose = std::getenv("LRHOST_FUZZ_VERBOSE") != nullptr;
   try {
     read();
-  } catch (const util::Error&) {
+    if (verbose) std::fprintf(stderr, "fuzz: accepted\n");
+  } catch (const util::Error& error) {
+    if (verbose) std::fprintf(stderr, "fuzz: rejected: %s\n", error.what());
   }
 }
 

@@ -8,6 +8,9 @@
 #   tests/fuzz/run.sh                    build, then run every target
 #   tests/fuzz/run.sh safetensors ...    only these targets
 #   LRHOST_FUZZ_RUNS (default 100000), LRHOST_FUZZ_DIR (default $LRHOST_BUILD_DIR/fuzz)
+#   LRHOST_BUILD_DIR may be a snapshot of a build folder that is being rebuilt elsewhere: a copy of
+#   liblrhost_host.a, compile_commands.json, build.ninja, CMakeCache.txt and fmt_shim/ (cp -a);
+#   include folders inside the original build folder are taken from the snapshot instead.
 # Reproduce a crash: $LRHOST_FUZZ_DIR/fuzz_<target> <crash file>; findings are written to
 # $LRHOST_FUZZ_DIR/findings/<target>/ and the corpus grows in $LRHOST_FUZZ_DIR/corpus/<target>/.
 set -euo pipefail
@@ -31,7 +34,7 @@ all=(safetensors dataset_info stats_json episodes_parquet tokenizer processors m
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
-for file in liblrhost_host.a compile_commands.json build.ninja; do
+for file in liblrhost_host.a compile_commands.json build.ninja CMakeCache.txt; do
   [ -f "$build/$file" ] || { echo "fuzz: $build/$file missing; build first (scripts/setup)" >&2; exit 1; }
 done
 mkdir -p "$out"
@@ -41,8 +44,9 @@ mkdir -p "$out"
 python3 - "$build" "$root" "$out/flags" <<'PY'
 import json, shlex, sys
 build, root, dest = sys.argv[1:]
-source_dir = next(line.split("=", 1)[1].strip() for line in open(f"{build}/CMakeCache.txt")
-                  if line.startswith("CMAKE_HOME_DIRECTORY:"))
+cache = [line.strip() for line in open(f"{build}/CMakeCache.txt")]
+source_dir = next(line.split("=", 1)[1] for line in cache if line.startswith("CMAKE_HOME_DIRECTORY:"))
+binary_dir = next(line.split("=", 1)[1] for line in cache if line.startswith("CMAKE_CACHEFILE_DIR:"))
 entry = next(e for e in json.load(open(f"{build}/compile_commands.json")) if "lrhost_host.dir" in e["command"])
 args, keep, skip = shlex.split(entry["command"])[1:], [], 0
 for i, arg in enumerate(args):
@@ -52,7 +56,9 @@ for i, arg in enumerate(args):
         skip = 1 if args[i + 1] == "-fno-pch-timestamp" else 3; continue
     if arg.startswith(("-O", "-g", "-fmacro-prefix-map")) or arg in ("-DNDEBUG", "-Winvalid-pch"): continue
     if arg == "-fpch-instantiate-templates": continue
-    keep.append(f"-I{root}" if arg == f"-I{source_dir}" else arg)
+    if arg == f"-I{source_dir}": arg = f"-I{root}"
+    elif arg.startswith(f"-I{binary_dir}/"): arg = f"-I{build}" + arg[len(f"-I{binary_dir}"):]
+    keep.append(arg)
 open(dest, "w").write(" ".join(shlex.quote(a) for a in keep) + "\n")
 PY
 # Link libraries of the unit-test binary (it links what liblrhost_host.a needs and no allocator).

@@ -721,6 +721,12 @@ TEST_CASE("dataset: metadata errors name the file and what was expected") {
   message = error_of<util::IoError>([&] { LeRobotDataset bad(root); });
   CHECK_HAS(message, info_file.string());
   CHECK_HAS(message, "not valid JSON");
+  // a number beyond double (nlohmann's out_of_range, not a parse_error; same bug class as the
+  // stats.json finding of tests/fuzz)
+  write_text(info_file, "{\"codebase_version\": \"v3.0\", \"fps\": 1e999999}");
+  message = error_of<util::IoError>([&] { LeRobotDataset bad(root); });
+  CHECK_HAS(message, info_file.string());
+  CHECK_HAS(message, "not valid JSON");
   write_text(info_file, "[1, 2]");
   CHECK_HAS(error_of<util::DataError>([&] { LeRobotDataset bad(root); }), "must hold a JSON object");
   restore();
@@ -1142,6 +1148,8 @@ TEST_CASE("dataset: v2.1 errors") {
     message = error_of<util::IoError>([&] { LeRobotDataset bad(root); });
     CHECK_HAS(message, "tasks.jsonl:2");
     CHECK_HAS(message, "not valid JSON");
+    write_text(root / "meta" / "tasks.jsonl", "{\"task_index\": 1e999999, \"task\": \"open the drawer\"}\n");
+    CHECK_HAS(error_of<util::IoError>([&] { LeRobotDataset bad(root); }), "tasks.jsonl:1");
     write_text(root / "meta" / "tasks.jsonl",
                "{\"task_index\": 0, \"task\": \"open the drawer\"}\n{\"task_index\": 1}\n");
     message = error_of<util::DataError>([&] { LeRobotDataset bad(root); });

@@ -215,6 +215,8 @@ TEST_CASE("malformed JSON and missing files") {
   Folder folder(base_tokenizer());
   folder.write("tokenizer.json", "{\"model\": ");
   CHECK_THROWS_WITH_AS(folder.load(), doctest::Contains("tokenizer.json: malformed JSON"), util::DataError);
+  folder.write("tokenizer.json", "{\"version\": 1e999999}");  // beyond double: out_of_range, not parse_error
+  CHECK_THROWS_WITH_AS(folder.load(), doctest::Contains("tokenizer.json: malformed JSON"), util::DataError);
   folder.write("tokenizer.json", base_tokenizer().dump());
   folder.write("tokenizer_config.json", "[1, 2");
   CHECK_THROWS_WITH_AS(folder.load(), doctest::Contains("tokenizer_config.json: malformed JSON"), util::DataError);

@@ -636,7 +636,7 @@ DatasetStats read_stats_json(const std::filesystem::path& file) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     throw IoError("stats file " + file.string() + " is not valid JSON: " + e.what());
   }
   if (!doc.is_object())
