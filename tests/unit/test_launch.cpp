@@ -1,5 +1,6 @@
 // Unit tests of host/launch: signal and wait-status naming, device/flag resolution, rank
-// environment construction, run-dir naming, the error-file round trip and the failure report.
+// environment construction, run-dir naming, the error-file round trip, the failure report and the
+// --save-on-signal list.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/launch/root_cause.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/signals.hpp"
 #include "host/util/error.hpp"
@@ -493,4 +495,27 @@ TEST_CASE("wait report: a collective timeout names the ranks that never reached 
   CHECK(two.starts_with("ranks 2-3 never reached it"));
   CHECK(two.find("rank 3 has not published") != std::string::npos);
   CHECK(laggards_text(5, {{1, 5}, {2, 6}}).starts_with("every other rank started it"));
+}
+
+TEST_CASE("--save-on-signal: names with or without SIG, any case, none, repeats once; anything else named") {
+  CHECK((parse_save_signals("TERM,USR1") == std::vector<int>{SIGTERM, SIGUSR1}));
+  CHECK((parse_save_signals(" sigusr2 , Hup ") == std::vector<int>{SIGUSR2, SIGHUP}));
+  CHECK((parse_save_signals("TERM,SIGTERM") == std::vector<int>{SIGTERM}));
+  CHECK(parse_save_signals("none").empty());
+  CHECK((format_save_signals(parse_save_signals("usr1,term")) == "USR1,TERM"));
+  CHECK((format_save_signals({}) == "none"));
+  for (const char* bad : {"KILL", "TERM,", "SIGSEGV", "", "TERM;USR1"})
+    CHECK_MESSAGE(contains(lrhost::test::described_error([&] { parse_save_signals(bad); }),
+                           "--save-on-signal '" + std::string(bad) + "'"),
+                  bad);
+  CHECK(contains(lrhost::test::described_error([&] { parse_save_signals("KILL"); }), "'KILL' is not a signal it accepts"));
+  CHECK(contains(lrhost::test::described_error([&] { parse_save_signals("KILL"); }), "the default is TERM,USR1"));
+  // The variable the ranks read: unset means the default; a bad value names the variable.
+  ::unsetenv(kSaveOnSignalVariable);
+  CHECK((save_signals_from_environment() == std::vector<int>{SIGTERM, SIGUSR1}));
+  ::setenv(kSaveOnSignalVariable, "usr2", 1);
+  CHECK((save_signals_from_environment() == std::vector<int>{SIGUSR2}));
+  ::setenv(kSaveOnSignalVariable, "nope", 1);
+  CHECK(contains(lrhost::test::described_error([] { save_signals_from_environment(); }), "$LRHOST_SAVE_ON_SIGNAL 'nope'"));
+  ::unsetenv(kSaveOnSignalVariable);
 }
