@@ -11,8 +11,9 @@
 #   LRHOST_BUILD_DIR may be a snapshot of a build folder that is being rebuilt elsewhere: a copy of
 #   liblrhost_host.a, compile_commands.json, build.ninja, CMakeCache.txt and fmt_shim/ (cp -a);
 #   include folders inside the original build folder are taken from the snapshot instead.
-# Reproduce a crash: $LRHOST_FUZZ_DIR/fuzz_<target> <crash file>; findings are written to
-# $LRHOST_FUZZ_DIR/findings/<target>/ and the corpus grows in $LRHOST_FUZZ_DIR/corpus/<target>/.
+# Reproduce a crash: $LRHOST_FUZZ_DIR/fuzz_<target> <crash file>; each run's findings and log are
+# written to $LRHOST_FUZZ_DIR/findings/<target>/<run id>/ and the corpus grows in
+# $LRHOST_FUZZ_DIR/corpus/<target>/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${LRHOST_BUILD_DIR:-$root/build}"
@@ -93,10 +94,13 @@ ninja -C "$out" -j1 >&2
 printf '%-18s %10s %8s %8s %9s\n' target executions crashes seconds "exec/s"
 status=0
 for target in "${targets[@]}"; do
-  corpus="$out/corpus/$target" findings="$out/findings/$target"
+  # Findings and the log go to a folder of this run, so an earlier run's crash is never counted again
+  # and two runs sharing $LRHOST_FUZZ_DIR do not overwrite each other's log.
+  run_id="$(date +%Y%m%dT%H%M%S)-$$"
+  corpus="$out/corpus/$target" findings="$out/findings/$target/$run_id"
   mkdir -p "$corpus" "$findings"
   cp -n "$root/tests/fuzz/corpus/$target/"* "$corpus/" 2>/dev/null || true
-  log="$out/fuzz_$target.log"
+  log="$findings/fuzz_$target.log"
   start=$(date +%s.%N)
   set +e
   (cd "$out" && ./"fuzz_$target" -runs="$runs" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
@@ -105,7 +109,7 @@ for target in "${targets[@]}"; do
   set -e
   seconds=$(echo "$(date +%s.%N) - $start" | bc)
   executions=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
-  crashes=$(find "$findings" -type f | wc -l)
+  crashes=$(find "$findings" -type f ! -name "fuzz_$target.log" | wc -l)
   [ "$rc" = 0 ] && [ "$crashes" = 0 ] || status=1
   printf '%-18s %10s %8s %8.0f %9.0f\n' "$target" "${executions:-?}" "$crashes" "$seconds" \
     "$(echo "${executions:-0} / $seconds" | bc -l)"
