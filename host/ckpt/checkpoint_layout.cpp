@@ -17,14 +17,10 @@
 namespace lrhost::ckpt {
 namespace fs = std::filesystem;
 
-namespace {
-
-bool exists_no_throw(const fs::path& path) {
+bool path_exists(const fs::path& path) {
   std::error_code ec;
   return fs::exists(path, ec);
 }
-
-}  // namespace
 
 bool is_step_name(const std::string& name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -40,9 +36,9 @@ std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   std::vector<std::string> missing;
   for (const char* file : {"pretrained_model/config.json", "pretrained_model/model.safetensors",
                            "training_state/training_step.json", "training_state/rng_state.safetensors"})
-    if (!exists_no_throw(step_dir / file)) missing.push_back(file);
+    if (!path_exists(step_dir / file)) missing.push_back(file);
   const fs::path shards = step_dir / kTrainingStateDir / kShardsDir;
-  if (exists_no_throw(shards))
+  if (path_exists(shards))
     for (const auto& file : missing_shard_files(shards))
       missing.push_back(std::string(kTrainingStateDir) + "/" + kShardsDir + "/" + file);
   for (const auto& file : missing_snapshot_files(step_dir / kPretrainedDir))
@@ -117,7 +113,7 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool
   // Newest first: `last` when it points at a complete checkpoint, then the step folders.
   std::vector<fs::path> candidates;
   const bool last_usable =
-      scan.last_link && exists_no_throw(*scan.last_link) && missing_checkpoint_files(*scan.last_link).empty();
+      scan.last_link && path_exists(*scan.last_link) && missing_checkpoint_files(*scan.last_link).empty();
   if (last_usable) candidates.push_back(*scan.last_link);
   for (auto it = scan.complete.rbegin(); it != scan.complete.rend(); ++it)
     if (!last_usable || !fs::equivalent(*it, *scan.last_link, ec)) candidates.push_back(*it);
@@ -152,7 +148,7 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool
 fs::path superseded_dir(const fs::path& checkpoints_dir) {
   const std::string name = "superseded-" + util::utc_timestamp();
   fs::path dir = checkpoints_dir / name;
-  for (int n = 2; exists_no_throw(dir); ++n) dir = checkpoints_dir / (name + "-" + std::to_string(n));
+  for (int n = 2; path_exists(dir); ++n) dir = checkpoints_dir / (name + "-" + std::to_string(n));
   return dir;
 }
 
@@ -160,8 +156,8 @@ bool names_one_checkpoint(const fs::path& any) {
   std::error_code ec;
   fs::path dir = fs::weakly_canonical(any, ec);
   if (ec) dir = any;
-  return (exists_no_throw(dir / kConfigFile) && dir.filename() == kPretrainedDir) || exists_no_throw(dir / kPretrainedDir) ||
-         exists_no_throw(dir / kTrainingStateDir);
+  return (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) || path_exists(dir / kPretrainedDir) ||
+         path_exists(dir / kTrainingStateDir);
 }
 
 fs::path resolve_checkpoint_dir(const fs::path& any, const DamageCheck& damage_check) {
@@ -169,9 +165,9 @@ fs::path resolve_checkpoint_dir(const fs::path& any, const DamageCheck& damage_c
   if (!fs::is_directory(any, ec)) throw util::IoError(any.string() + ": no such folder");
   fs::path dir = fs::weakly_canonical(any, ec);
   if (ec) dir = any;
-  if (exists_no_throw(dir / kConfigFile) && dir.filename() == kPretrainedDir) return dir.parent_path();
-  if (exists_no_throw(dir / kPretrainedDir) || exists_no_throw(dir / kTrainingStateDir)) return dir;
-  fs::path checkpoints = exists_no_throw(dir / kCheckpointsDir) ? dir / kCheckpointsDir : dir;
+  if (path_exists(dir / kConfigFile) && dir.filename() == kPretrainedDir) return dir.parent_path();
+  if (path_exists(dir / kPretrainedDir) || path_exists(dir / kTrainingStateDir)) return dir;
+  fs::path checkpoints = path_exists(dir / kCheckpointsDir) ? dir / kCheckpointsDir : dir;
   auto scan = scan_checkpoints(checkpoints, false, true, damage_check);
   for (const auto& [path, damage] : scan.damaged)
     spdlog::warn("checkpoints: {} is damaged ({}); skipped", path.string(), damage);

@@ -29,6 +29,9 @@ class CheckpointDamaged : public util::DataError {
   using util::DataError::DataError;
 };
 
+// Whether `path` exists; an error (no permission to look) counts as absent.
+bool path_exists(const std::filesystem::path& path);
+
 // A step folder's name: digits only (temporary folders, `last` and superseded-* are not).
 bool is_step_name(const std::string& name);
 

@@ -28,11 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool path_exists(const fs::path& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
-}
-
 // checksums.json, the last file of a checkpoint: every file of `dir` except the FSDP shard files,
 // which their ranks' own manifests cover (named under "manifests").
 void write_checkpoint_manifest(const fs::path& dir) {

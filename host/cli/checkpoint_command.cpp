@@ -23,6 +23,7 @@
 namespace lrhost::cli {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
+using ckpt::path_exists;
 
 namespace {
 
@@ -33,11 +34,6 @@ uintmax_t tree_bytes(const fs::path& root) {
        it.increment(ec))
     if (it->is_regular_file(ec)) total += it->file_size(ec);
   return total;
-}
-
-bool path_exists(const fs::path& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
 }
 
 ordered_json read_json(const fs::path& file) {
