@@ -494,16 +494,13 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         };
         for (auto& item : targets.policy->named_parameters()) restore_unsharded(item.key(), item.value());
         for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
-        if (policy::PolicyProcessors::present(pretrained))
-          targets.policy->set_processors(
-              std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
       } else if (targets.policy) {
         load_state_dict(*targets.policy, pretrained / kModelFile, true);
-        // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
-        if (policy::PolicyProcessors::present(pretrained))
-          targets.policy->set_processors(
-              std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
       }
+      // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
+      if (targets.policy && policy::PolicyProcessors::present(pretrained))
+        targets.policy->set_processors(
+            std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
       if (targets.optimizer && targets.fsdp)
         optim::load_optimizer_param_groups(*targets.optimizer, state);
       else if (targets.optimizer)
