@@ -19,6 +19,7 @@
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
+#include "bindings/wrap_accelerator.hpp"
 #include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_metrics.hpp"
 #include "bindings/wrap_optimizer.hpp"
@@ -35,11 +36,6 @@
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
-
-template <>
-struct LxTraits<accel::Accelerator> {
-  static constexpr LxType type{"Accelerator", "lrhost.Accelerator"};
-};
 
 namespace {
 

@@ -21,7 +21,9 @@
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
+#include "bindings/wrap_accelerator.hpp"
 #include "bindings/wrap_checkpoint.hpp"
+#include "bindings/wrap_loader.hpp"
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_scheduler.hpp"
@@ -36,17 +38,6 @@
 #include "host/data/data_options.hpp"
 
 namespace lrhost::bindings {
-
-// Same specialisations as in wrap_loader.cpp / wrap_accelerator.cpp (identical definitions: the
-// type tag is one inline object, so the objects made there are recognised here).
-template <>
-struct LxTraits<data::BatchLoader> {
-  static constexpr LxType type{"Loader", "lrhost.Loader"};
-};
-template <>
-struct LxTraits<accel::Accelerator> {
-  static constexpr LxType type{"Accelerator", "lrhost.Accelerator"};
-};
 
 struct CheckpointHandle {
   std::unique_ptr<ckpt::CheckpointManager> manager;

@@ -5,16 +5,12 @@
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_dataset.hpp"
+#include "bindings/wrap_loader.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 
 namespace lrhost::bindings {
-
-template <>
-struct LxTraits<data::BatchLoader> {
-  static constexpr LxType type{"Loader", "lrhost.Loader"};
-};
 
 void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank, int world_size,
                  c10::Device device) {
