@@ -21,6 +21,11 @@ out="${LRHOST_FUZZ_DIR:-$build/fuzz}"
 runs="${LRHOST_FUZZ_RUNS:-100000}"
 export LRHOST_FUZZ_META="$root/tests/fuzz/meta"  # fixed files of the episodes_parquet target
 cxx="${LRHOST_FUZZ_CXX:-clang++-16}"
+# libFuzzer ships in Debian's libclang-rt-16-dev (only recommended by clang-16).
+if ! "$cxx" -print-file-name=libclang_rt.fuzzer-x86_64.a | grep -q /; then
+  echo "run.sh: $cxx has no libFuzzer runtime; install it with: sudo apt-get install libclang-rt-16-dev" >&2
+  exit 2
+fi
 
 declare -A sources=(
   [safetensors]="host/io/safetensors.cpp"
@@ -107,12 +112,12 @@ for target in "${targets[@]}"; do
     -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" >"$log" 2>&1)
   rc=$?
   set -e
-  seconds=$(echo "$(date +%s.%N) - $start" | bc)
+  seconds=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { print a - b }')
   executions=$(awk '/stat::number_of_executed_units/ {print $2}' "$log")
   crashes=$(find "$findings" -type f ! -name "fuzz_$target.log" | wc -l)
   [ "$rc" = 0 ] && [ "$crashes" = 0 ] || status=1
   printf '%-18s %10s %8s %8.0f %9.0f\n' "$target" "${executions:-?}" "$crashes" "$seconds" \
-    "$(echo "${executions:-0} / $seconds" | bc -l)"
+    "$(awk -v n="${executions:-0}" -v s="$seconds" 'BEGIN { print n / s }')"
   [ "$rc" = 0 ] || echo "  fuzz_$target exited $rc; see $log" >&2
 done
 exit "$status"
