@@ -12,6 +12,8 @@ set -uo pipefail
 exe=$1 work=$2 flips=$3
 RANDOM=${4:-34}
 recipe="$(cd "$(dirname "$0")" && pwd)/resume.lua"
+# shellcheck source=flip_tensor_bit.sh
+source "$(dirname "$0")/flip_tensor_bit.sh"
 rm -rf "$work"
 mkdir -p "$work"
 lrhost() { timeout 120 "$exe" "$@"; }
@@ -35,12 +37,7 @@ for i in $(seq "$flips"); do
   rm -rf "$try" "$work/run_try"
   cp -r "$work/$run" "$try"
   target="$try/checkpoints/000010/$file"
-  size=$(stat -c %s "$target")
-  header=$(od -An -t u8 -N8 "$target" | tr -d ' ')
-  offset=$((8 + header + (RANDOM * 32768 + RANDOM) % (size - 8 - header)))
-  bit=$((RANDOM % 8))
-  byte=$(od -An -t u1 -j "$offset" -N1 "$target" | tr -d ' ')
-  printf "\\$(printf %03o $((byte ^ (1 << bit))))" | dd of="$target" bs=1 seek="$offset" conv=notrunc status=none
+  flip_tensor_bit "$target"
   launch=(--device cpu)
   extra=()
   [ "$run" = fsdp ] && launch=(--nproc 2 --device cpu) && extra=(parallelism.dp_shard=-1)

@@ -13,6 +13,8 @@ exe=$1 work=$2 nproc=$3 file=$4
 shift 4
 extra=("$@")
 recipe="$(cd "$(dirname "$0")" && pwd)/resume.lua"
+# shellcheck source=flip_tensor_bit.sh
+source "$(dirname "$0")/flip_tensor_bit.sh"
 rm -rf "$work"
 mkdir -p "$work"
 launch=(--device cpu)
@@ -30,12 +32,7 @@ grep -q "000010: verified" "$work/verify_sound.txt" || fail "verify does not rep
 
 # One random bit of the tensor data (after the 8-byte length and the JSON header).
 target="$newest/$file"
-size=$(stat -c %s "$target")
-header=$(od -An -t u8 -N8 "$target" | tr -d ' ')
-offset=$((8 + header + (RANDOM * 32768 + RANDOM) % (size - 8 - header)))
-bit=$((RANDOM % 8))
-byte=$(od -An -t u1 -j "$offset" -N1 "$target" | tr -d ' ')
-printf "\\$(printf %03o $((byte ^ (1 << bit))))" | dd of="$target" bs=1 seek="$offset" conv=notrunc status=none
+flip_tensor_bit "$target"
 echo "flipped bit $bit of byte $offset of $file"
 
 set +e

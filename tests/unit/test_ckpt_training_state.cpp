@@ -19,6 +19,7 @@
 using lrhost::test::contains;
 using lrhost::test::write_text;
 using lrhost::test::described_error;
+using lrhost::test::flip_bit;
 
 namespace fs = std::filesystem;
 using lrhost::test::TempDir;
@@ -346,17 +347,6 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
 }
 
 namespace {
-
-// Flips bit `bit` of byte `offset` of `file` in place (twice restores it).
-void flip_bit(const fs::path& file, uint64_t offset, int bit) {
-  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
-  io.seekg(static_cast<std::streamoff>(offset));
-  char byte = 0;
-  io.read(&byte, 1);
-  byte = static_cast<char>(byte ^ (1 << bit));
-  io.seekp(static_cast<std::streamoff>(offset));
-  io.write(&byte, 1);
-}
 
 // Where a safetensors file's tensor data begins: 8 bytes of header length, then the JSON header.
 uint64_t tensor_data_offset(const fs::path& file) {

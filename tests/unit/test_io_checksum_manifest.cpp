@@ -11,6 +11,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/checksum_manifest.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/io/verified_reads.hpp"
 #include "host/io/written_checksums.hpp"
 #include "host/util/crc32c.hpp"
 #include "test_support.hpp"
@@ -18,22 +19,14 @@
 namespace fs = std::filesystem;
 using lrhost::test::contains;
 using lrhost::test::TempDir;
+using lrhost::test::described_error;
+using lrhost::test::flip_bit;
 
 namespace {
 
 void write_bytes(const fs::path& file, const std::string& bytes) {
   fs::create_directories(file.parent_path());
   std::ofstream(file, std::ios::binary) << bytes;
-}
-
-void flip(const fs::path& file, uint64_t offset, int bit) {
-  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
-  io.seekg(static_cast<std::streamoff>(offset));
-  char byte = 0;
-  io.read(&byte, 1);
-  byte = static_cast<char>(byte ^ (1 << bit));
-  io.seekp(static_cast<std::streamoff>(offset));
-  io.write(&byte, 1);
 }
 
 std::string random_bytes(std::size_t size, uint64_t seed) {
@@ -63,11 +56,11 @@ TEST_CASE("checksum manifest: chunks name the byte range; sizes, missing files a
   CHECK(check.ok());
   CHECK((check.verified.size() == 2));
   CHECK((check.bytes == 1010));
-  flip(dir / "a.bin", 600, 3);  // chunk 2: bytes 512-767
+  flip_bit(dir / "a.bin", 600, 3);  // chunk 2: bytes 512-767
   check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
   REQUIRE((check.mismatches.size() == 1));
   CHECK((lrhost::io::describe(check.mismatches[0]) == "a.bin: bytes 512-767 data does not match (chunk 2 of 4)"));
-  flip(dir / "a.bin", 600, 3);
+  flip_bit(dir / "a.bin", 600, 3);
   write_bytes(dir / "sub/b.bin", "short");
   write_bytes(dir / "extra.txt", "x");
   check = lrhost::io::verify_checksum_manifest(dir / "sums.json");
@@ -113,7 +106,7 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
     const uint64_t offset = random() % 3000;
     const int bit = static_cast<int>(random() % 8);
     const fs::path file = dir / shards / ("rank_" + std::to_string(r) + ".safetensors");
-    flip(file, offset, bit);
+    flip_bit(file, offset, bit);
     check = lrhost::io::verify_checksum_manifest(dir / "checksums.json");
     const uint64_t begin = offset / 1024 * 1024, end = std::min<uint64_t>(begin + 1024, 3000) - 1;
     if (check.mismatches.size() == 1 &&
@@ -122,7 +115,7 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
                            std::to_string(end),
                        0) == 0)
       ++detected;
-    flip(file, offset, bit);
+    flip_bit(file, offset, bit);
   }
   CHECK((detected == 100));
   CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json").ok());
@@ -138,7 +131,7 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
   CHECK((one.verified == std::vector<std::string>{shards + "rank_1.checksums.json", shards + "rank_1.safetensors"}));
   CHECK(zero.unlisted.empty());
   CHECK(one.unlisted.empty());
-  flip(dir / shards / "rank_1.safetensors", 5, 0);
+  flip_bit(dir / shards / "rank_1.safetensors", 5, 0);
   CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(0)).ok());
   CHECK_FALSE(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(1)).ok());
 }
@@ -176,4 +169,41 @@ TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's w
   lrhost::io::write_checksum_manifest(dir / "sums.json", {"t.safetensors"});
   CHECK(lrhost::io::read_text_file(dir / "sums.json") == with_scope);
   CHECK(lrhost::io::verify_checksum_manifest(dir / "sums.json").ok());
+}
+
+TEST_CASE("verified reads: listed files are checked as they are read, counted by their sizes; mismatches and bad manifests") {
+  TempDir dir("verified_reads");
+  lrhost::io::write_safetensors(dir / "model.safetensors", {{"w", torch::arange(3000, torch::kFloat32)}});
+  write_bytes(dir / "state/step.json", "{\"step\": 4}");
+  write_bytes(dir / "extra.json", "{}");  // not listed: read, never checked
+  lrhost::io::write_checksum_manifest(dir / "checksums.json", {"model.safetensors", "state/step.json"}, {}, 4096);
+  const uint64_t listed_bytes = fs::file_size(dir / "model.safetensors") + fs::file_size(dir / "state/step.json");
+  {
+    lrhost::io::VerifiedReads verified(dir / "checksums.json");
+    CHECK(verified.has_manifest());
+    CHECK_FALSE(verified.first_missing_or_resized());
+    lrhost::io::read_safetensors(dir / "model.safetensors");
+    lrhost::io::read_json_file(dir / "state" / ".." / "state/step.json", "");  // another spelling, same file
+    lrhost::io::read_json_file(dir / "extra.json", "");
+    CHECK((verified.files_verified() == 2));
+    CHECK((verified.bytes_verified() == listed_bytes));
+  }
+  // A flipped bit: the reader fails naming the file and its 4096-byte chunk, before parsing.
+  flip_bit(dir / "model.safetensors", 5000, 1);
+  {
+    lrhost::io::VerifiedReads verified(dir / "checksums.json");
+    CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::read_safetensors(dir / "model.safetensors"); }),
+                   "model.safetensors: bytes 4096-8191 data does not match (chunk 1 of"));
+  }
+  // Outside a scope nothing is checked.
+  CHECK_NOTHROW(lrhost::io::read_safetensors(dir / "model.safetensors"));
+  flip_bit(dir / "model.safetensors", 5000, 1);
+  // A truncated file is seen without reading it; a missing or malformed manifest.
+  write_bytes(dir / "state/step.json", "{}");
+  CHECK(contains(*lrhost::io::VerifiedReads(dir / "checksums.json").first_missing_or_resized(),
+                 "state/step.json: bytes 2-10 is 2 bytes, the manifest says 11"));
+  CHECK_FALSE(lrhost::io::VerifiedReads(dir / "none.json").has_manifest());
+  write_bytes(dir / "checksums.json", "{\"algorithm\": \"crc32c\"}");
+  CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "checksums.json"); }),
+                 "checksums.json: malformed checksum manifest"));
 }

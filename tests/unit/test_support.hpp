@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +110,17 @@ inline std::filesystem::path fixture_path(const std::string& folder, const std::
   for (const auto& candidate : candidates)
     if (fs::exists(candidate)) return candidate;
   return {};
+}
+
+// Flips bit `bit` of byte `offset` of `file` in place (twice restores it): silent corruption.
+inline void flip_bit(const std::filesystem::path& file, uint64_t offset, int bit) {
+  std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  io.read(&byte, 1);
+  byte = static_cast<char>(byte ^ (1 << bit));
+  io.seekp(static_cast<std::streamoff>(offset));
+  io.write(&byte, 1);
 }
 
 }  // namespace lrhost::test
