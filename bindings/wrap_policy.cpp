@@ -13,7 +13,7 @@
 // Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
 // preprocess(batch [, tasks]) -> normalized batch (language policies: tokens from task_index via the
 // task table, or from the task strings given), set_tasks(Dataset | {task, ...}) (the task table),
-// use_dataset(Dataset) (fine-tuning: the dataset's stats and tasks in the processors),
+// use_dataset(Dataset [, {use_imagenet_stats =}]) (fine-tuning: the dataset's stats and tasks in the processors),
 // prepare_training{cache_dir =, dataset =, augmentation =} (before acc:prepare), training_metrics()
 // -> {name = number} (the policy's own figures for the log), needs_task(), postprocess(action) -> unnormalized action,
 // save_pretrained(dir), state_dict() -> {name = Tensor}, weight_table() (ordered rows: name, shape,
@@ -193,16 +193,21 @@ int w_preprocess(lua_State* L) {
   });
 }
 
-// Policy:use_dataset(Dataset): fine-tuning a loaded policy on a dataset, as lerobot-train does with
-// --policy.path: the processors' stats become the dataset's (ImageNet stats for cameras, as
-// lr.policy.new), the rename map and language steps stay, and the task table is the dataset's.
+// Policy:use_dataset(Dataset [, {use_imagenet_stats = true}]): fine-tuning a loaded policy on a
+// dataset, as lerobot-train does with --policy.path: the processors' stats become the dataset's
+// (ImageNet stats for cameras unless use_imagenet_stats = false, as lr.policy.new), the rename map
+// and language steps stay, and the task table is the dataset's.
 int w_use_dataset(lua_State* L) {
   return lx_guard(L, "Policy:use_dataset", [&] {
     auto& p = check_policy(L, 1);
     const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
+    auto options = check_options(L, 3, "use_dataset options {use_imagenet_stats =}");
+    config::ConfigReader reader(options, "Policy:use_dataset options");
+    const bool imagenet = reader.boolean("use_imagenet_stats", true);
+    reader.reject_unknown();
     if (!meta.stats) throw LxArgError(2, "the dataset has no stats.json, so its statistics cannot normalize");
     data::DatasetStats stats = *meta.stats;
-    data::apply_imagenet_stats(stats, meta.info.camera_keys());
+    if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
     auto processors = std::make_shared<policy::PolicyProcessors>(
         policy::PolicyProcessors::for_policy(p, policy::PolicyFeatures::from_dataset(meta.info), stats));
     processors->require_stats(meta.root.string());

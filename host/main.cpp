@@ -234,6 +234,8 @@ int lerobot_train(const std::vector<std::string>& arguments) {
       return 0;
     }
   auto plan = lrhost::cli::plan_lerobot_train(arguments);
+  // accelerate's --gpu_ids: before anything counts the GPUs; the ranks inherit it.
+  if (plan.visible_devices) ::setenv("CUDA_VISIBLE_DEVICES", plan.visible_devices->c_str(), 1);
   if (plan.all_gpus) {
     // accelerate's --multi_gpu without --num_processes: every visible GPU.
     int visible = static_cast<int>(torch::cuda::device_count());
@@ -245,6 +247,7 @@ int lerobot_train(const std::vector<std::string>& arguments) {
   }
   std::fprintf(stderr, "lrhost: lerobot-train maps to:\n  %s\n", plan.equivalent_command().c_str());
   for (const auto& note : plan.notes) std::fprintf(stderr, "lrhost: note: %s\n", note.c_str());
+  for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: WARNING: %s\n", warning.c_str());
   if (plan.dry_run) return 0;
   RecipeArguments args;
   args.verbose = plan.verbose;
@@ -253,6 +256,7 @@ int lerobot_train(const std::vector<std::string>& arguments) {
   launch.gpus = plan.gpus;
   launch.device = plan.device;
   launch.overwrite = plan.overwrite;
+  if (plan.master_port) launch.master_port = *plan.master_port;
   if (plan.resume_from) return resume(plan.resume_from->string(), plan.overrides, args, launch);
   launch.run_dir = plan.run_dir;
   args.recipe = plan.recipe;
@@ -291,6 +295,10 @@ int main(int argc, char** argv) {
   show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(lrhost::cli::positive_number);
   show_command->add_flag("--json", show_args.json, "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
 
+  // Only for the help text: `lrhost lerobot-train ...` is parsed by the front door before CLI11.
+  app.add_subcommand("lerobot-train",
+                     "run a LeRobot `lerobot-train` / `accelerate launch` command line as typed, on the shipped "
+                     "recipe of its policy type (`lrhost lerobot-train --help` lists the flags; docs/lerobot.md)");
   lrhost::cli::DatasetCommand dataset_command;
   lrhost::cli::add_dataset_command(app, dataset_command);
   lrhost::cli::CheckpointCommand checkpoint_command;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <string_view>
 
@@ -36,6 +37,10 @@ struct FlagRule {
   Kind kind;
   std::string_view target;  // the lrhost key (config, prefix)
   std::string_view why;     // the note or the reason for refusing
+  // A dash-less `key=value` (LeRobot's Chinese guide writes `batch_size=16`) is this flag, unless the
+  // key is also a key of lrhost's recipes with its own meaning (optimizer.*, eval.*): then it stays
+  // that lrhost override.
+  bool bare_is_lrhost_key = false;
 };
 
 // The one mapping table (docs/lerobot.md shows it to users). Exact flags come before the prefix
@@ -43,6 +48,7 @@ struct FlagRule {
 constexpr std::array kLeRobotFlags{
     // The policy: the recipe is the shipped one of its type.
     FlagRule{"--policy.type", Kind::special, "", "picks the shipped recipe of that policy type"},
+    FlagRule{"--policy", Kind::special, "", "as --policy.type (draccus's spelling of a choice: --policy=act)"},
     FlagRule{"--policy.path", Kind::special, "policy.pretrained_path", "fine-tunes that folder or cached hub id"},
     FlagRule{"--policy.pretrained_path", Kind::special, "policy.pretrained_path", "as --policy.path"},
     FlagRule{"--policy.device", Kind::special, "", "becomes lrhost's --device (cuda or cpu)"},
@@ -50,7 +56,9 @@ constexpr std::array kLeRobotFlags{
              "true is refused: give accelerate's --mixed_precision=bf16 (accelerator.mixed_precision)"},
     FlagRule{"--policy.push_to_hub", Kind::special, "",
              "true is refused: lrhost never uploads; upload checkpoints/last/pretrained_model with `hf upload`"},
-    FlagRule{"--policy.repo_id", Kind::special, "", "only with --policy.push_to_hub=false: lrhost never uploads"},
+    FlagRule{"--policy.repo_id", Kind::special, "",
+             "accepted with a warning: lrhost never uploads; upload afterwards with `hf upload REPO_ID "
+             "<output_dir>/checkpoints/last/pretrained_model`"},
     FlagRule{"--policy.pretrained_revision", Kind::refuse, "",
              "lrhost never downloads: it reads the cached snapshot that refs/main names; pass the snapshot "
              "folder as --policy.path instead"},
@@ -61,6 +69,10 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--dataset.root", Kind::config, "dataset.root", ""},
     FlagRule{"--dataset.episodes", Kind::config, "dataset.episodes",
              "the recipe holds out the last eval_episodes of them for its held-out evaluation"},
+    FlagRule{"--dataset.image_transforms.", Kind::prefix, "dataset.image_transforms.",
+             "LeRobot's ImageTransformsConfig: enable, max_num_transforms, random_order, tfs.NAME.weight/kwargs"},
+    FlagRule{"--dataset.use_imagenet_stats", Kind::config, "dataset.use_imagenet_stats",
+             "cameras normalized with ImageNet's mean/std (LeRobot's default true)"},
     FlagRule{"--dataset.video_backend", Kind::note, "", "lrhost decodes video with FFmpeg's libraries itself"},
     FlagRule{"--dataset.revision", Kind::refuse, "",
              "lrhost never downloads: it reads the dataset folder as it is on disk"},
@@ -69,6 +81,7 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--batch_size", Kind::config, "batch_size", "per process, as in LeRobot"},
     FlagRule{"--steps", Kind::config, "steps", ""},
     FlagRule{"--seed", Kind::config, "seed", ""},
+    FlagRule{"--tolerance_s", Kind::config, "tolerance_s", "how far a frame's time may be from k/fps (seconds)"},
     FlagRule{"--num_workers", Kind::special, "num_workers",
              "lrhost's loader workers are threads of each rank; 0 (LeRobot: the main process) becomes 1"},
     FlagRule{"--log_freq", Kind::config, "log_freq", ""},
@@ -78,7 +91,8 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--job_name", Kind::special, "",
              "names the output folder as LeRobot does: outputs/train/<date>/<time>_<job_name>"},
     FlagRule{"--resume", Kind::special, "", "with --config_path=.../train_config.json: `lrhost resume`"},
-    FlagRule{"--config_path", Kind::special, "", "the train_config.json of the checkpoint to resume"},
+    FlagRule{"--config_path", Kind::special, "",
+             "the train_config.json of the checkpoint to resume; only with --resume=true"},
     FlagRule{"--rename_map", Kind::config, "rename_map", "a JSON object: dataset key -> policy key"},
     FlagRule{"--prefetch_factor", Kind::note, "", "no counterpart: lrhost's loader threads decode ahead on their own"},
     FlagRule{"--persistent_workers", Kind::note, "", "no counterpart: lrhost's loader threads live for the run"},
@@ -91,9 +105,11 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--use_policy_training_preset", Kind::special, "",
              "true (LeRobot's default): the policy's optimizer and scheduler fields"},
     FlagRule{"--optimizer.", Kind::special, "policy.optimizer_",
-             "only with --use_policy_training_preset=false; becomes the policy's optimizer_* field"},
+             "with --use_policy_training_preset=false the policy's optimizer_* field; with the preset (default) "
+             "ignored, as lerobot-train ignores it, with a warning", true},
     FlagRule{"--scheduler.", Kind::special, "policy.scheduler_",
-             "only with --use_policy_training_preset=false; becomes the policy's scheduler_* field"},
+             "with --use_policy_training_preset=false the policy's scheduler_* field; with the preset (default) "
+             "ignored, as lerobot-train ignores it, with a warning"},
     // Logging and evaluation.
     FlagRule{"--wandb.enable", Kind::special, "",
              "true: metrics go to <output_dir>/tensorboard, which `wandb sync --sync-tensorboard` uploads"},
@@ -102,15 +118,21 @@ constexpr std::array kLeRobotFlags{
              "lrhost has no LeRobot gym environments: evaluate with `lrhost eval RUN_DIR` (built-in task)"},
     FlagRule{"--env_eval_freq", Kind::refuse, "",
              "lrhost has no LeRobot gym environments: eval_freq=N works with the built-in task"},
-    FlagRule{"--eval.", Kind::refuse, "", "lrhost has no LeRobot gym environments: see `lrhost eval`"},
+    FlagRule{"--eval.", Kind::refuse, "", "lrhost has no LeRobot gym environments: see `lrhost eval`", true},
     FlagRule{"--eval_steps", Kind::refuse, "", "not supported: the recipe evaluates held-out episodes at the end"},
     FlagRule{"--peft.", Kind::refuse, "", "PEFT/LoRA fine-tuning is not implemented in lrhost"},
     // accelerate launch's options.
     FlagRule{"--num_processes", Kind::special, "", "becomes --nproc N (one rank per GPU when there are GPUs)"},
     FlagRule{"--multi_gpu", Kind::special, "", "without --num_processes: one rank per visible GPU"},
     FlagRule{"--mixed_precision", Kind::special, "accelerator.mixed_precision", "no, bf16 or fp16"},
-    FlagRule{"--num_machines", Kind::refuse, "",
-             "use `lrhost RECIPE --nnodes N --node-rank K --master-addr HOST` (docs/multi_gpu.md)"},
+    FlagRule{"--num_machines", Kind::special, "",
+             "1 is this machine; more: `lrhost RECIPE --nnodes N --node-rank K --master-addr HOST --master-port P` "
+             "on each node (docs/multi_gpu.md#multi-node)"},
+    FlagRule{"--machine_rank", Kind::special, "", "0 only (one machine); see --num_machines"},
+    FlagRule{"--main_process_port", Kind::special, "", "becomes --master-port P (with several processes)"},
+    FlagRule{"--dynamo_backend", Kind::special, "", "no only: lrhost has no torch.compile"},
+    FlagRule{"--gpu_ids", Kind::special, "",
+             "all: every visible GPU; a list (0,1): CUDA_VISIBLE_DEVICES=0,1 for the run, as accelerate sets it"},
     // lrhost's own.
     FlagRule{"--gpus", Kind::special, "", "lrhost: N ranks, one per GPU"},
     FlagRule{"--nproc", Kind::special, "", "lrhost: N rank processes"},
@@ -167,17 +189,37 @@ struct Flag {
   bool given_value = false;
 };
 
+// `$(which lerobot-train)`, or the script as LeRobot's Chinese guide launches it
+// (src/lerobot/scripts/lerobot_train.py): what accelerate would run, which lrhost is.
+bool is_lerobot_train_script(const std::string& argument) {
+  if (argument.find('=') != std::string::npos) return false;
+  return fs::path(argument).filename() == "lerobot-train" || argument.ends_with("lerobot_train.py");
+}
+
 std::vector<Flag> split_flags(const std::vector<std::string>& arguments, std::vector<std::string>& passthrough) {
   std::vector<Flag> flags;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    const std::string& argument = arguments[i];
-    // `accelerate launch ... $(which lerobot-train) --policy...` pasted as it is.
-    if (fs::path(argument).filename() == "lerobot-train") continue;
-    if (!argument.starts_with("--")) {
-      if (argument.find('=') != std::string::npos && !argument.starts_with("-")) {
-        passthrough.push_back(argument);  // an lrhost key=value override
+    std::string argument = arguments[i];
+    // "$(which lerobot-train)" quoted where lerobot-train is not installed expands to "".
+    if (argument.empty() || is_lerobot_train_script(argument)) continue;
+    if (!argument.starts_with("-")) {
+      const auto equals = argument.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        if (argument.ends_with(".py"))
+          throw ConfigError("lerobot-train: '" + argument + "' is another training script than lerobot-train",
+                            "lrhost runs lerobot-train's command line on its shipped recipes and never runs Python; "
+                            "write other training as a Lua recipe (docs/recipe_api.md)");
+        throw ConfigError("lerobot-train: unexpected argument '" + argument + "'",
+                          "flags look like --batch_size=8 (lerobot-train) and overrides like batch_size=8 (lrhost)");
+      }
+      // `batch_size=16`: lerobot-train's flag when the table has it, else an lrhost override.
+      const FlagRule* rule = find_rule("--" + argument.substr(0, equals));
+      if (rule == nullptr || rule->bare_is_lrhost_key) {
+        passthrough.push_back(argument);
         continue;
       }
+      argument = "--" + argument;
+    } else if (!argument.starts_with("--")) {
       throw ConfigError("lerobot-train: unexpected argument '" + argument + "'",
                         "flags look like --batch_size=8 (lerobot-train) and overrides like batch_size=8 (lrhost)");
     }
@@ -205,28 +247,57 @@ std::vector<Flag> split_flags(const std::vector<std::string>& arguments, std::ve
   return flags;
 }
 
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
 // draccus's booleans: true/false in any case, 1/0, yes/no.
 bool boolean(const Flag& flag) {
-  std::string text = flag.value;
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string text = lowercase(flag.value);
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
   throw ConfigError("lerobot-train: " + flag.name + " expects true or false, got '" + flag.value + "'");
 }
 
-int count(const Flag& flag) {
+// The flag's value as a whole number in [low, high].
+int whole_number(const Flag& flag, int low, int high = std::numeric_limits<int>::max()) {
   try {
     std::size_t used = 0;
     int value = std::stoi(flag.value, &used);
-    if (used == flag.value.size() && value >= 1) return value;
+    if (used == flag.value.size() && value >= low && value <= high) return value;
   } catch (const std::exception&) {
   }
-  throw ConfigError("lerobot-train: " + flag.name + " expects a whole number >= 1, got '" + flag.value + "'");
+  throw ConfigError("lerobot-train: " + flag.name + " expects a whole number >= " + std::to_string(low) +
+                    (high == std::numeric_limits<int>::max() ? "" : " and <= " + std::to_string(high)) + ", got '" +
+                    flag.value + "'");
 }
+
+int count(const Flag& flag) { return whole_number(flag, 1); }
 
 [[noreturn]] void refuse(const Flag& flag, std::string_view why) {
   throw ConfigError("lerobot-train: " + flag.name + (flag.given_value ? "=" + flag.value : "") +
                     " cannot be honoured: " + std::string(why));
+}
+
+// accelerate's --gpu_ids=0,1: the GPU indices, checked, as the CUDA_VISIBLE_DEVICES value.
+std::string gpu_id_list(const Flag& flag) {
+  std::string list;
+  std::vector<std::string> seen;
+  for (std::size_t start = 0; start <= flag.value.size();) {
+    std::size_t end = std::min(flag.value.find(',', start), flag.value.size());
+    const std::string id = flag.value.substr(start, end - start);
+    start = end + 1;
+    const bool digits = !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!digits)
+      throw ConfigError("lerobot-train: --gpu_ids=" + flag.value + ": '" + id + "' is not a GPU index",
+                        "give all, or GPU indices separated by commas, e.g. --gpu_ids=0,1");
+    if (std::find(seen.begin(), seen.end(), id) != seen.end())
+      throw ConfigError("lerobot-train: --gpu_ids=" + flag.value + " lists GPU " + id + " twice");
+    seen.push_back(id);
+    list += (list.empty() ? "" : ",") + id;
+  }
+  return list;
 }
 
 [[noreturn]] void unknown(const Flag& flag) {
@@ -304,11 +375,12 @@ std::string display_path(const fs::path& path) {
 }  // namespace
 
 std::string LeRobotTrainPlan::equivalent_command() const {
-  std::string line = "lrhost ";
+  std::string line = visible_devices ? "CUDA_VISIBLE_DEVICES=" + *visible_devices + " lrhost " : "lrhost ";
   line += resume_from ? "resume " + shell_quoted(display_path(*resume_from)) : shell_quoted(display_path(recipe));
   if (gpus) line += " --gpus " + std::to_string(*gpus);
   if (nproc) line += " --nproc " + std::to_string(*nproc);
   if (device != "auto") line += " --device " + device;
+  if (master_port) line += " --master-port " + std::to_string(*master_port);
   if (run_dir && !resume_from) line += " --run-dir " + shell_quoted(*run_dir);
   if (verbose) line += " --verbose";
   if (overwrite) line += " --overwrite";
@@ -327,7 +399,12 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
   bool preset = true, resume = false, push_to_hub_off = false;
   std::vector<std::string> repo_ids;
   for (const auto& flag : flags) {
-    if (flag.name == "--policy.type") type = flag.value;
+    if (flag.name == "--policy.type" || flag.name == "--policy") {
+      if (!type.empty() && type != flag.value)
+        throw ConfigError("lerobot-train: the policy type is given twice: '" + type + "' and " + flag.name + "=" +
+                          flag.value);
+      type = flag.value;
+    }
     if (flag.name == "--policy.path" || flag.name == "--policy.pretrained_path") pretrained = flag.value;
     if (flag.name == "--use_policy_training_preset") preset = boolean(flag);
     if (flag.name == "--resume") resume = boolean(flag);
@@ -356,8 +433,12 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     // <run>/checkpoints/<step>/pretrained_model/train_config.json -> <run>/checkpoints/<step>
     plan.resume_from = fs::absolute(file).lexically_normal().parent_path().parent_path();
   } else if (!config_path.empty()) {
-    throw ConfigError("lerobot-train: --config_path without --resume=true",
-                      "lrhost takes training settings as flags; --config_path only names the run to resume");
+    // lerobot-train would read the whole run's settings from that file and take the flags on top.
+    throw ConfigError("lerobot-train: --config_path=" + config_path +
+                          " without --resume=true: lrhost does not start a new run from a train config file",
+                      "give its settings as flags (--policy.type=..., --dataset.repo_id=..., --batch_size=...); "
+                      "to fine-tune the policy that file sits beside, give its folder as --policy.path=DIR; to "
+                      "continue that run, add --resume=true");
   } else {
     if (!pretrained.empty()) {
       auto config = ckpt::read_config_json(ckpt::resolve_pretrained_dir(pretrained));
@@ -425,6 +506,19 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
           if (name != "--save_checkpoint_to_hub") plan.overrides.push_back(name.substr(2) + "=false");
         } else if (name == "--policy.repo_id") {
           repo_ids.push_back(flag.value);
+        } else if (name == "--num_machines") {
+          if (count(flag) > 1) refuse(flag, rule->why);
+        } else if (name == "--machine_rank") {
+          if (whole_number(flag, 0) != 0)
+            refuse(flag, "lrhost runs one machine here; on node K of a multi-node job run `lrhost RECIPE --nnodes N "
+                         "--node-rank K --master-addr HOST --master-port P` (docs/multi_gpu.md#multi-node)");
+        } else if (name == "--main_process_port") {
+          plan.master_port = whole_number(flag, 0, 65535);
+        } else if (name == "--dynamo_backend") {
+          if (lowercase(flag.value) != "no")
+            refuse(flag, "lrhost has no torch.compile (TorchDynamo); give --dynamo_backend=no or drop it");
+        } else if (name == "--gpu_ids") {
+          if (lowercase(flag.value) != "all") plan.visible_devices = gpu_id_list(flag);
         } else if (name == "--num_workers") {
           if (flag.value == "0") plan.notes.push_back(name + "=0: " + std::string(rule->why));
           plan.overrides.push_back("num_workers=" + (flag.value == "0" ? std::string("1") : flag.value));
@@ -435,12 +529,17 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
             throw ConfigError("lerobot-train: " + name +
                               " with --resume=true: the resumed run keeps the "
                               "optimizer and scheduler of its checkpoint");
-          if (preset)
-            throw ConfigError("lerobot-train: " + name +
-                                  " is ignored by lerobot-train while "
-                                  "--use_policy_training_preset=true (its default): the policy's preset wins",
-                              "set the policy's field instead (e.g. --policy.optimizer_lr=1e-4), or add "
-                              "--use_policy_training_preset=false");
+          // With the preset (LeRobot's default) lerobot-train replaces the whole optimizer and scheduler
+          // config by the policy's (TrainPipelineConfig.validate), so the flag trains nothing there;
+          // the guide's LR-scaling example types one. Trained as LeRobot trains it, said loudly.
+          if (preset) {
+            plan.warnings.push_back(name + "=" + flag.value +
+                                    " HAS NO EFFECT: lerobot-train ignores --optimizer.*/--scheduler.* while "
+                                    "--use_policy_training_preset=true (its default) and trains with the policy's "
+                                    "preset; so does lrhost. To change it, set the policy's field (e.g. "
+                                    "--policy.optimizer_lr=2e-4) or add --use_policy_training_preset=false");
+            break;
+          }
           if (auto override = optimizer_override(flag, type, fields)) plan.overrides.push_back(*override);
         } else if (name == "--use_policy_training_preset") {
           if (!preset)
@@ -478,16 +577,36 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
         break;
     }
   }
+  // lerobot-train pushes the final model to --policy.repo_id unless --policy.push_to_hub=false; the
+  // guide's own first command relies on that. lrhost trains the same and says loudly that nothing is
+  // uploaded (an explicit --policy.push_to_hub=true is refused above).
   if (!repo_ids.empty() && !push_to_hub_off)
-    throw ConfigError("lerobot-train: --policy.repo_id=" + repo_ids.front() +
-                          " asks for an upload (lerobot-train pushes to the Hub unless --policy.push_to_hub=false), "
-                          "and lrhost never uploads",
-                      "drop --policy.repo_id or add --policy.push_to_hub=false; upload afterwards with `hf upload " +
-                          repo_ids.front() + " <output_dir>/checkpoints/last/pretrained_model`");
+    plan.warnings.push_back("--policy.repo_id=" + repo_ids.front() +
+                            ": NOT UPLOADED. lerobot-train would push the trained policy to the Hub; lrhost never "
+                            "uploads. Upload it afterwards with `hf upload " + repo_ids.front() + " " +
+                            (plan.run_dir ? *plan.run_dir : std::string("<output_dir>")) +
+                            "/checkpoints/last/pretrained_model` (add --policy.push_to_hub=false to silence this)");
   if (plan.nproc && plan.gpus)
     throw ConfigError("lerobot-train: give --num_processes (or --nproc) or --gpus, not both");
   if (plan.nproc || plan.gpus) plan.all_gpus = false;      // --multi_gpu with a count: the count
   if (plan.nproc && *plan.nproc == 1) plan.nproc.reset();  // one process: no launcher needed
+  if (plan.visible_devices && plan.device != "cpu") {
+    const int listed = static_cast<int>(std::count(plan.visible_devices->begin(), plan.visible_devices->end(), ',')) + 1;
+    const int wanted = plan.gpus.value_or(plan.nproc.value_or(1));
+    if (wanted > listed)
+      throw ConfigError("lerobot-train: " + std::to_string(wanted) + " processes but --gpu_ids=" +
+                            *plan.visible_devices + " names " + std::to_string(listed) + " GPU(s)",
+                        "one process per GPU: give --num_processes=" + std::to_string(listed) +
+                            " or list more GPUs");
+  }
+  if (plan.visible_devices)
+    plan.notes.push_back("--gpu_ids=" + *plan.visible_devices + ": the run sees only those GPUs (CUDA_VISIBLE_DEVICES=" +
+                         *plan.visible_devices + ", as accelerate sets it)");
+  if (plan.master_port && !plan.nproc && !plan.gpus && !plan.all_gpus) {
+    plan.notes.push_back("--main_process_port=" + std::to_string(*plan.master_port) +
+                         ": one process needs no port; ignored");
+    plan.master_port.reset();
+  }
   if (!plan.resume_from) {
     // lerobot-train's defaults where the shipped recipe's differ and the command line is silent.
     auto typed = [&](const std::string& key) {

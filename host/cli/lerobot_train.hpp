@@ -23,6 +23,9 @@ struct LeRobotTrainPlan {
   std::optional<std::string> run_dir;                // the run's folder: its output_dir (logs beside checkpoints)
   std::optional<std::filesystem::path> resume_from;  // --resume=true: the checkpoint to continue
   std::vector<std::string> notes;                    // accepted flags that act differently in lrhost
+  std::vector<std::string> warnings;                 // accepted, but the user must act (nothing uploaded)
+  std::optional<int> master_port;                    // --main_process_port (with several processes)
+  std::optional<std::string> visible_devices;        // --gpu_ids=0,1: CUDA_VISIBLE_DEVICES for the run
   bool dry_run = false;                              // --dry-run: print the lrhost command, run nothing
   bool verbose = false;
   bool overwrite = false;              // --overwrite: a fresh run in a folder with checkpoints
@@ -33,8 +36,11 @@ struct LeRobotTrainPlan {
 };
 
 // Translates lerobot-train's and accelerate's flags (everything after `lrhost lerobot-train`).
-// `key=value` arguments pass through as lrhost overrides. ConfigError for a flag that is unknown,
-// malformed or cannot be honoured, naming it.
+// A dash-less `key=value` is lerobot-train's --key=value when the table has that flag (LeRobot's
+// Chinese guide writes `batch_size=16`), except optimizer.* and eval.*, which are lrhost recipe keys;
+// any other `key=value` passes through as an lrhost override. `$(which lerobot-train)` and a path
+// ending in lerobot_train.py are skipped. ConfigError for a flag that is unknown, malformed or cannot
+// be honoured, naming it.
 LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments);
 
 // The lerobot-train flags of the mapping table, for suggestions and `lrhost lerobot-train --help`.

@@ -81,8 +81,12 @@ ImageTransforms image_transforms_from_json(const json& options) {
       }
       entry.reject_unknown();
       config.tfs[name] = transform;
-      config.order.push_back(name);
     }
+    // A Lua table has no order (the JSON form lists names alphabetically), but the order decides
+    // which transforms a draw picks and in which order they apply. LeRobot's names keep LeRobot's
+    // listing order; other names follow alphabetically (ImageTransformsConfig::order).
+    for (const auto& name : ImageTransformsConfig::lerobot_defaults().order)
+      if (config.tfs.count(name)) config.order.push_back(name);
   }
   CropResizeConfig crop;
   auto size_pair = [&](const char* key) -> std::optional<std::pair<int, int>> {

@@ -48,7 +48,23 @@ local BASE = {
   -- keeps it ($HF_LEROBOT_HOME/user/name, ~/.cache/huggingface/lerobot/user/name; never downloaded);
   -- neither: the built-in task. episodes: the episode indices to use ([]: all), as LeRobot's
   -- --dataset.episodes; the last eval_episodes of them are held out.
-  dataset = { root = "", repo_id = "", episodes = {} },
+  dataset = { root = "", repo_id = "", episodes = {},
+    -- LeRobot's DatasetConfig defaults: cameras normalized with ImageNet's mean/std instead of the
+    -- dataset's, and its ImageTransformsConfig (training frames only; off unless enable = true).
+    use_imagenet_stats = true,
+    image_transforms = {
+      enable = false, max_num_transforms = 3, random_order = false,
+      tfs = {
+        brightness = { type = "ColorJitter", weight = 1.0, kwargs = { brightness = { 0.8, 1.2 } } },
+        contrast = { type = "ColorJitter", weight = 1.0, kwargs = { contrast = { 0.8, 1.2 } } },
+        saturation = { type = "ColorJitter", weight = 1.0, kwargs = { saturation = { 0.5, 1.5 } } },
+        hue = { type = "ColorJitter", weight = 1.0, kwargs = { hue = { -0.05, 0.05 } } },
+        sharpness = { type = "SharpnessJitter", weight = 1.0, kwargs = { sharpness = { 0.5, 1.5 } } },
+        affine = { type = "RandomAffine", weight = 1.0, kwargs = { degrees = { -5.0, 5.0 }, translate = { 0.05, 0.05 } } },
+      },
+    },
+  },
+  tolerance_s = 1e-4,      -- how far a frame's time may be from k/fps, in seconds (LeRobot's tolerance_s)
   rename_map = lr.config.map {},  -- dataset key -> policy key, for a pretrained policy's inputs
   optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
   -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
@@ -224,7 +240,7 @@ function M.make_policy(lr, cfg, dataset)
   if pretrained ~= nil and pretrained ~= "" then
     -- file_backed: no rank holds the whole model to load it; under FSDP each reads only its shards.
     local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy, file_backed = true })
-    policy:use_dataset(dataset)
+    policy:use_dataset(dataset, { use_imagenet_stats = cfg.dataset.use_imagenet_stats })
     policy:train()
     lr.log.info(string.format("fine-tuning %s from %s", policy:type_name(), pretrained))
     return policy
@@ -236,7 +252,7 @@ function M.make_policy(lr, cfg, dataset)
   local policy_cfg = {}
   for k, v in pairs(cfg.policy) do policy_cfg[k] = v end
   if policy_cfg.pretrained_path == "" then policy_cfg.pretrained_path = nil end
-  return lr.policy.new(policy_cfg, dataset)
+  return lr.policy.new(policy_cfg, dataset, { use_imagenet_stats = cfg.dataset.use_imagenet_stats })
 end
 
 -- The loop in named steps, as torchtitan's trainer: M.build makes everything a run needs and resumes,
@@ -269,11 +285,13 @@ function M.build(lr, cfg)
                                                          cfg.eval_episodes)
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
-  local plain = lr.dataset.lerobot { root = root, episodes = run.train_episodes }
+  local plain = lr.dataset.lerobot { root = root, episodes = run.train_episodes, tolerance_s = cfg.tolerance_s }
   local policy = M.make_policy(lr, cfg, plain)
   local deltas = policy:delta_timestamps(plain:meta().fps)
-  run.train = lr.dataset.lerobot { root = root, episodes = run.train_episodes, delta_timestamps = deltas }
-  run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas }
+  run.train = lr.dataset.lerobot { root = root, episodes = run.train_episodes, delta_timestamps = deltas,
+                                   tolerance_s = cfg.tolerance_s }
+  run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas,
+                                      tolerance_s = cfg.tolerance_s }
   run.mean_action = plain:column("action"):mean(0)
   plain = nil
 
@@ -294,7 +312,8 @@ function M.build(lr, cfg)
   acc:prepare(policy, opt)
   run.policy, run.opt = policy, opt
   run.loader = acc:loader(run.train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
-                                       drop_n_last_frames = policy:config().drop_n_last_frames or 0 })
+                                       drop_n_last_frames = policy:config().drop_n_last_frames or 0,
+                                       image_transforms = transforms })
   run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
                                              loader = run.loader, config = cfg, total_steps = cfg.steps,
                                              keep_last = cfg.keep_last, resume = cfg.resume,

@@ -16,6 +16,7 @@
 #include <array>
 #include <set>
 
+#include "host/data/data_options.hpp"
 #include "host/data/transforms/color_ops.hpp"
 #include "host/data/transforms/image_transforms.hpp"
 #include "host/util/error.hpp"
@@ -354,4 +355,23 @@ TEST_CASE("config errors name the key") {
   // The defaults themselves are valid and listed in LeRobot's order.
   CHECK(ImageTransforms(ImageTransformsConfig::lerobot_defaults()).active_names() ==
         std::vector<std::string>{"brightness", "contrast", "saturation", "hue", "sharpness", "affine"});
+}
+
+TEST_CASE("image_transforms from a recipe table keep LeRobot's listing order of its transform names") {
+  // A Lua table reaches C++ with its keys sorted; the recipes declare LeRobot's six transforms, and
+  // the order decides the draws, so it must be LeRobot's dict order, not the alphabet's.
+  const nlohmann::json table = {
+      {"enable", true},
+      {"tfs",
+       {{"affine", {{"type", "RandomAffine"}, {"kwargs", {{"degrees", {-5.0, 5.0}}, {"translate", {0.05, 0.05}}}}}},
+        {"brightness", {{"type", "ColorJitter"}, {"kwargs", {{"brightness", {0.8, 1.2}}}}}},
+        {"contrast", {{"type", "ColorJitter"}, {"kwargs", {{"contrast", {0.8, 1.2}}}}}},
+        {"hue", {{"type", "ColorJitter"}, {"kwargs", {{"hue", {-0.05, 0.05}}}}}},
+        {"saturation", {{"type", "ColorJitter"}, {"kwargs", {{"saturation", {0.5, 1.5}}}}}},
+        {"sharpness", {{"type", "SharpnessJitter"}, {"kwargs", {{"sharpness", {0.5, 1.5}}}}}},
+        {"zoom", {{"type", "Identity"}}},
+        {"blur", {{"type", "Identity"}}}}}};
+  const auto transforms = lrhost::data::image_transforms_from_json(table);
+  CHECK(transforms.active_names() == std::vector<std::string>{"brightness", "contrast", "saturation", "hue",
+                                                              "sharpness", "affine", "blur", "zoom"});
 }
