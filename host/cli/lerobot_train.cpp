@@ -81,7 +81,7 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--batch_size", Kind::config, "batch_size", "per process, as in LeRobot"},
     FlagRule{"--steps", Kind::config, "steps", ""},
     FlagRule{"--seed", Kind::config, "seed", ""},
-    FlagRule{"--tolerance_s", Kind::config, "tolerance_s", "how far a frame's time may be from k/fps (seconds)"},
+    FlagRule{"--tolerance_s", Kind::config, "tolerance_s", "seconds a frame's time may be off k/fps"},
     FlagRule{"--num_workers", Kind::special, "num_workers",
              "lrhost's loader workers are threads of each rank; 0 (LeRobot: the main process) becomes 1"},
     FlagRule{"--log_freq", Kind::config, "log_freq", ""},
