@@ -5,7 +5,7 @@
 # after `lrhost lerobot-train` (docs/lerobot.md#the-guides-commands). Each is checked on its printed
 # mapping (--dry-run; `lerobot/smolvla_base` is a cached tiny SmolVLA written by a short lrhost run);
 # two run for real on CPU ranks: the English guide's first command (ACT, 2 data-parallel ranks) and
-# the Chinese guide's first command fine-tuning a cached policy. TRL's equal batches (1 x 32 x 1 = 1 x 4 x 8 = 8 x 4 x 1)
+# the Chinese guide's first command fine-tuning the cached SmolVLA. TRL's equal batches (1 x 32 x 1 = 1 x 4 x 8 = 8 x 4 x 1)
 # are checked on the printed effective batch. Not here: `--config_file fsdp.yaml` (accelerate config
 # files) and the interactive `accelerate config` lines (docs only).
 # Usage: guide_commands.sh LRHOST WORK_DIR RECIPES_DIR
@@ -137,21 +137,14 @@ mapped zh_4gpu_bf16 --num_processes=4 --mixed_precision=bf16 --multi_gpu \
   output_dir=outputs/smolvla_4gpu_bf16
 expect zh_4gpu_bf16 "smolvla.lua --nproc 4 --run-dir outputs/smolvla_4gpu_bf16 " "accelerator.mixed_precision=bf16"
 
-# The first command for real, in the same spelling. It fine-tunes the ACT that the English command
-# trained above, put in the hub cache as the guide's ${HF_USER}/my_trained_policy (what `hf upload`
-# would have published): fine-tuning the tiny SmolVLA written above fails in lr.policy.load on
-# main too ("more than one element of the written-to tensor refers to a single memory location"),
-# a loader bug outside the front door. lrhost overrides such as eval_batches=1 still pass through.
-cache="$HF_HUB_CACHE/models--${HF_USER}--my_trained_policy"
-mkdir -p "$cache/snapshots" "$cache/refs"
-cp -r outputs/train/act_multi_gpu/checkpoints/last/pretrained_model "$cache/snapshots/0123abc"
-printf 0123abc > "$cache/refs/main"
-lrhost lerobot-train $script policy.pretrained_path=${HF_USER}/my_trained_policy \
-  dataset.repo_id=your-username/your-dataset batch_size=16 steps=1 output_dir=outputs/act_ft --device cpu \
+# The first command for real, in the same spelling: it fine-tunes the cached tiny `lerobot/smolvla_base`
+# written above. lrhost overrides such as eval_batches=1 still pass through.
+lrhost lerobot-train $script policy.pretrained_path=lerobot/smolvla_base \
+  dataset.repo_id=your-username/your-dataset batch_size=16 steps=1 output_dir=outputs/smolvla_ft --device cpu \
   eval_batches=1 > zh_run.log 2>&1 || { cat zh_run.log >&2; fail "the Chinese guide's first command failed"; }
-grep -q "fine-tuning act from ${HF_USER}/my_trained_policy" zh_run.log || fail "did not fine-tune the cached policy"
+grep -q "fine-tuning smolvla from lerobot/smolvla_base" zh_run.log || fail "did not fine-tune the cached policy"
 grep -q "effective batch 16 = batch_size 16 x 1 data-parallel rank(s)" zh_run.log || fail "batch_size=16 not used"
-[ -f outputs/act_ft/checkpoints/000001/pretrained_model/model.safetensors ] || fail "no fine-tuned checkpoint"
+[ -f outputs/smolvla_ft/checkpoints/000001/pretrained_model/model.safetensors ] || fail "no fine-tuned checkpoint"
 
 # --- TRL: `accelerate launch train.py` is another script; its batch rule on lerobot-train ----------
 if lrhost lerobot-train train.py > trl_script.log 2>&1; then fail "train.py was accepted"; fi

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numbers>
 
+#include "host/ckpt/pretrained_dir.hpp"
 #include "host/nn/autocast.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/optim/scheduler.hpp"
@@ -181,6 +182,27 @@ TEST_CASE("smolvla: dtypes follow the VLM config (hub mix) and load_vlm_weights 
   auto message = lrhost::test::error_of<lrhost::util::ConfigError>([&] { pretrained->load_pretrained_parts(); });
   CHECK(message.find("model.safetensors") != std::string::npos);
   CHECK(message.find("load_vlm_weights=false") != std::string::npos);
+}
+
+TEST_CASE("smolvla: a saved policy loads file-backed with the file's weights and LeRobot's dtypes") {
+  // File-backed loading builds the policy with released parameters (nn/deferred_init.hpp); the
+  // from-scratch initialisation must not write into them ("more than one element of the written-to
+  // tensor refers to a single memory location" once stopped every SmolVLA fine-tune).
+  lrhost::test::TempDir dir("smolvla_file_backed");
+  torch::manual_seed(5);
+  auto saved = tiny_policy(write_vlm(dir, false, /*hub_dtypes=*/true));
+  lrhost::ckpt::save_pretrained(*saved, dir / "pretrained");
+  torch::manual_seed(77);  // another init: equality below comes from the file
+  for (auto loading : {lrhost::ckpt::WeightLoading::copy, lrhost::ckpt::WeightLoading::file_backed}) {
+    auto loaded = lrhost::ckpt::load_pretrained(dir / "pretrained", true, json::object(), loading);
+    auto want = saved->named_parameters(), got = loaded->named_parameters();
+    REQUIRE(want.size() == got.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      CHECK_MESSAGE((got[i].key() == want[i].key()), want[i].key());
+      CHECK_MESSAGE((got[i].value().scalar_type() == want[i].value().scalar_type()), want[i].key());
+      CHECK_MESSAGE(torch::equal(got[i].value(), want[i].value()), want[i].key());
+    }
+  }
 }
 
 TEST_CASE("smolvla: attention masks, positions and the time embedding follow their formulas") {

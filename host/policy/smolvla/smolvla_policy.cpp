@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "host/io/hf_cache.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/nn/llama_model.hpp"
 #include "host/nn/module_weights.hpp"
@@ -34,15 +35,23 @@ SmolVLAPolicy::SmolVLAPolicy(SmolVLAConfig config, fs::path vlm_dir)
 
   // From-scratch initialisation as transformers' _init_weights does for the VLM and the expert; the
   // expert's cross-attention k/v and the five heads are plain nn.Linear in LeRobot (PyTorch's init).
+  // Skipped while building for file-backed loading (nn/deferred_init.hpp): every weight then comes
+  // from the checkpoint, and the released parameters (one element expanded to the shape) cannot be
+  // written in place.
+  const bool from_file = nn::deferring_init();
   auto& with_expert = *model_->vlm_with_expert;
-  nn::init_llama_weights(*with_expert.vlm, vlm_config_.text.initializer_range);
-  nn::init_llama_weights(*with_expert.lm_expert, vlm_config_.text.initializer_range);
+  if (!from_file) {
+    nn::init_llama_weights(*with_expert.vlm, vlm_config_.text.initializer_range);
+    nn::init_llama_weights(*with_expert.lm_expert, vlm_config_.text.initializer_range);
+  }
   std::vector<torch::nn::Linear> cross_kv;
   for (std::size_t i = 0; i < with_expert.lm_expert->layers->size(); ++i) {
     auto attn = with_expert.lm_expert->layer(i)->self_attn;
     if (attn->k_proj->weight.size(1) != with_expert.expert_hidden_size()) {
-      attn->k_proj->reset_parameters();
-      attn->v_proj->reset_parameters();
+      if (!from_file) {
+        attn->k_proj->reset_parameters();
+        attn->v_proj->reset_parameters();
+      }
       cross_kv.push_back(attn->k_proj);
       cross_kv.push_back(attn->v_proj);
     }
@@ -53,12 +62,12 @@ SmolVLAPolicy::SmolVLAPolicy(SmolVLAConfig config, fs::path vlm_dir)
   // the heads stay fp32.
   const bool pretrained = config_.load_vlm_weights;
   auto& vlm_model = *with_expert.vlm->model;
-  vlm_model.vision_model->to(pretrained ? torch::kBFloat16 : vlm_config_.vision_model_dtype());
-  vlm_model.connector->to(pretrained ? torch::kBFloat16 : vlm_config_.top_dtype());
-  vlm_model.text_model->to(pretrained ? torch::kBFloat16 : vlm_config_.text_model_dtype());
-  with_expert.vlm->lm_head->to(pretrained ? torch::kBFloat16 : vlm_config_.top_dtype());
-  with_expert.lm_expert->to(pretrained ? torch::kBFloat16 : vlm_config_.text_model_dtype());
-  for (auto& linear : cross_kv) linear->to(torch::kFloat32);
+  nn::convert_to(*vlm_model.vision_model, pretrained ? torch::kBFloat16 : vlm_config_.vision_model_dtype());
+  nn::convert_to(*vlm_model.connector, pretrained ? torch::kBFloat16 : vlm_config_.top_dtype());
+  nn::convert_to(*vlm_model.text_model, pretrained ? torch::kBFloat16 : vlm_config_.text_model_dtype());
+  nn::convert_to(*with_expert.vlm->lm_head, pretrained ? torch::kBFloat16 : vlm_config_.top_dtype());
+  nn::convert_to(*with_expert.lm_expert, pretrained ? torch::kBFloat16 : vlm_config_.text_model_dtype());
+  for (auto& linear : cross_kv) nn::convert_to(*linear, torch::kFloat32);
   reset();
 }
 
