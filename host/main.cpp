@@ -37,6 +37,7 @@
 #include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/output_buffering.hpp"
 
 #ifdef LRHOST_WITH_JEMALLOC
 // jemalloc's start-up options for this binary (MALLOC_CONF in the environment overrides them). Freed
@@ -274,6 +275,8 @@ std::string lerobot_flag_hint(const std::vector<std::string>& arguments, const s
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is printed: a rank stopped by a signal must not take its last lines with it.
+  lrhost::util::line_buffer_stdout();
   CLI::App app{"lrhost: train robot-learning policies from Lua recipes", "lrhost"};
   app.require_subcommand(0, 1);
   bool show_version = false;
