@@ -132,11 +132,11 @@ TEST_CASE("metrics: the status line shows the loss logged at the last step, not 
   std::rewind(stream);
   std::string drawn;
   for (int c = std::fgetc(stream); c != EOF; c = std::fgetc(stream)) drawn += static_cast<char>(c);
+  meter.finish();  // erases the line: before the stream closes
   std::fclose(stream);
   const std::string last = drawn.substr(drawn.rfind("\r\033[K") + 4);
   CHECK(last.rfind("step 4/4 (100.0%)", 0) == 0);
   CHECK(last.find("loss 0.125") != std::string::npos);
-  meter.finish();
 }
 
 TEST_CASE("metrics: evaluation progress counts episodes, successes so far and the time left") {
