@@ -33,6 +33,7 @@
 #include "host/ckpt/resume_policy.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/launch/interrupted_checkpoints.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
@@ -211,7 +212,10 @@ int w_resume(lua_State* L) {
       auto resumed = h.manager->resume(*dir, h.targets(), fall_back);
       h.restored = resumed.step;
       h.restored_dir = resumed.dir;
-      if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+      if (h.records_resume_hint) {
+      launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+      launch::note_checkpoints_dir(h.manager->checkpoints_dir());
+    }
       if (h.loader && !h.restored->sampler.is_null())
         h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
                                                        dir->string() + " training_step.json sampler"));
@@ -247,7 +251,10 @@ int w_save(lua_State* L) {
     if (step < 0) throw LxArgError(2, "step must be >= 0");
     h.sequence.check_save(step);
     auto dir = h.manager->save(step, h.targets());
-    if (h.records_resume_hint) launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+    if (h.records_resume_hint) {
+      launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+      launch::note_checkpoints_dir(h.manager->checkpoints_dir());
+    }
     lua_pushstring(L, dir.c_str());
     return 1;
   });

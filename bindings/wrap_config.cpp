@@ -19,6 +19,7 @@
 #include "host/config/resolved_checks.hpp"
 #include "host/dist/rank_env.hpp"
 #include "host/policy/pretrained_overrides.hpp"
+#include "host/policy/recipe_policy_type.hpp"
 
 namespace lrhost::bindings {
 namespace {
@@ -86,7 +87,9 @@ int w_config(lua_State* L) {
     for (const auto& argument : context.request.overrides) overrides.push_back(config::parse_override(argument));
     std::set<std::string> map_keys;
     collect_map_keys(L, 1, "", map_keys);
-    auto resolved = config::apply_overrides(lx_to_json(L, 1, 1, ""), overrides, map_keys);
+    const auto defaults = lx_to_json(L, 1, 1, "");
+    auto resolved = config::apply_overrides(defaults, overrides, map_keys);
+    policy::check_policy_type_kept(defaults, resolved, context.request.recipe_path);
     if (lua_isfunction(L, 2)) {
       int world_size = context.request.planned_world_size > 0 ? context.request.planned_world_size
                                                               : dist::rank_env_from_environment().world_size;

@@ -37,6 +37,7 @@
 #include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/output_buffering.hpp"
 
 #ifdef LRHOST_WITH_JEMALLOC
 // jemalloc's start-up options for this binary (MALLOC_CONF in the environment overrides them). Freed
@@ -264,16 +265,22 @@ int lerobot_train(const std::vector<std::string>& arguments) {
   return run(args, lrhost::cli::RecipeMode::run, &launch);
 }
 
-// For an argument CLI11 refused: the hint when it is a lerobot-train flag (`--batch_size=4`).
-std::string lerobot_flag_hint(const std::vector<std::string>& arguments) {
-  for (const auto& argument : arguments)
+// For an argument CLI11 refused: the hint when it is a lerobot-train flag (`--batch_size=4`). Only the
+// arguments CLI11's message names are looked at: a flag the subcommand took is not the problem.
+std::string lerobot_flag_hint(const std::vector<std::string>& arguments, const std::string& refusal) {
+  for (const auto& argument : arguments) {
+    const std::string flag = argument.substr(0, argument.find('='));
+    if (refusal.find(flag) == std::string::npos) continue;
     if (auto hint = lrhost::cli::lerobot_style_flag_hint(argument); !hint.empty()) return hint;
+  }
   return {};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything is printed: a rank stopped by a signal must not take its last lines with it.
+  lrhost::util::line_buffer_stdout();
   CLI::App app{"lrhost: train robot-learning policies from Lua recipes", "lrhost"};
   app.require_subcommand(0, 1);
   bool show_version = false;
@@ -293,6 +300,11 @@ int main(int argc, char** argv) {
       ->check(lrhost::cli::positive_number);
   show_command->add_option("--gpus", show_gpus, "plan for N GPU ranks per node")->check(lrhost::cli::positive_number);
   show_command->add_option("--nnodes", show_nnodes, "plan for this many nodes")->check(lrhost::cli::positive_number);
+  // Taken so that a `run` command line can be shown as it is; the plan is made on the CPU and counts
+  // bytes per rank, which the device does not change.
+  std::string show_device = "auto";
+  show_command->add_option("--device", show_device, "as for run (auto, cpu, cuda); the plan is the same on each")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   show_command->add_flag("--json", show_args.json, "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
 
   // Only for the help text: `lrhost lerobot-train ...` is parsed by the front door before CLI11.
@@ -369,7 +381,7 @@ int main(int argc, char** argv) {
     app.parse(arguments);
   } catch (const CLI::ParseError& error) {
     // `lrhost RECIPE --batch_size=4`: say what lrhost takes instead of CLI11's bare refusal.
-    if (auto hint = lerobot_flag_hint(given); !hint.empty() && error.get_exit_code() != 0) {
+    if (auto hint = lerobot_flag_hint(given, error.what()); !hint.empty() && error.get_exit_code() != 0) {
       std::fprintf(stderr, "lrhost: error: %s\n  hint: %s\n", error.what(), hint.c_str());
       return 2;
     }

@@ -19,6 +19,7 @@
 #include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/timestamp.hpp"
@@ -457,6 +458,29 @@ CheckpointManager::Resumed CheckpointManager::resume(const fs::path& requested, 
   return {step_dir, record};
 }
 
+namespace {
+
+// A checkpoint of another policy type (an ACT run's output_dir given to the pi05 recipe) would
+// otherwise fail deep in the key check with every name listed; say what the folder holds and which
+// recipe trains it. A config.json that cannot be read is left to the reads that follow.
+void check_saved_policy_type(const fs::path& step_dir, const std::string& trained_type) {
+  const fs::path config_file = step_dir / kPretrainedDir / kConfigFile;
+  if (!path_exists(config_file)) return;
+  std::string saved_type;
+  try {
+    saved_type = read_config_json(step_dir / kPretrainedDir).value("type", std::string());
+  } catch (const util::Error&) {
+    return;
+  }
+  if (saved_type.empty() || saved_type == trained_type) return;
+  throw util::ConfigError(step_dir.string() + " holds a '" + saved_type + "' policy (" + config_file.string() +
+                              "), and this recipe trains '" + trained_type + "': resuming continues the same policy",
+                          policy::recipe_that_trains(saved_type) + "; to train '" + trained_type +
+                              "', give an output_dir without another policy's checkpoints");
+}
+
+}  // namespace
+
 std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, const CheckpointTargets& targets,
                                                       TrainingStep& record) {
   // Checksum mismatches are collected, not thrown, so that every rank reaches the agreement below
@@ -467,6 +491,7 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
       io::VerifiedReads verified(step_dir / kChecksumsFile);
       const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
       record = load_training_step(state);
+      if (targets.policy) check_saved_policy_type(step_dir, targets.policy->type());
       const bool sharded = path_exists(state / kShardsDir);
       if (sharded && !targets.fsdp)
         throw util::ConfigError(step_dir.string() + " holds FSDP shards (training_state/" + kShardsDir +

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/nn/deferred_init.hpp"
+#include "host/policy/policy_defaults.hpp"
 #include "host/policy/pretrained_overrides.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -185,11 +187,37 @@ PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& ch
   return inputs;
 }
 
+namespace {
+
+// A type whose geometry travels beside config.json (pi0/pi05: its config has lrhost's `geometry`
+// field) built from a folder without geometry.json was built at LeRobot's full geometry, which the
+// folder's other fields (image_resolution 32 of lrhost/pi_tiny) then contradict: the message must say
+// the file is missing rather than only which check the full geometry failed.
+std::optional<std::string> missing_geometry_note(const fs::path& dir, const nlohmann::json& config) {
+  std::error_code ec;
+  const bool geometry_named = config.contains("geometry") && config["geometry"] != "";
+  if (fs::exists(dir / kGeometryFile, ec) || geometry_named) return std::nullopt;
+  const std::string type = config.value("type", std::string());
+  if (policy::find_policy_spec(type) == nullptr || !policy::default_policy_config(type).contains("geometry"))
+    return std::nullopt;
+  return (dir / kGeometryFile).string() + " is missing, so the '" + type +
+         "' policy was built at LeRobot's geometry (PaliGemma Gemma-2B, Gemma-300M expert, SigLIP patch 14)";
+}
+
+}  // namespace
+
 std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
   auto inputs = build_inputs(dir, changes);
   try {
     return policy::create_policy(inputs.config, inputs.features);
   } catch (const util::Error& error) {
+    if (auto note = missing_geometry_note(dir, inputs.config))
+      throw util::ConfigError(*note + ", and " + (dir / kConfigFile).string() + " does not fit it: " + error.what(),
+                              "a folder lrhost saved from another geometry (e.g. lrhost/pi_tiny) holds " +
+                                  std::string(kGeometryFile) +
+                                  " next to config.json: the VLM, action expert and vision tower sizes (widths, "
+                                  "layer and head counts, patch size) that LeRobot's config.json cannot say; copy it "
+                                  "back from the checkpoint the folder came from, or give policy.geometry=FILE");
     throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
   }
 }

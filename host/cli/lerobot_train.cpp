@@ -664,6 +664,11 @@ std::string lerobot_style_flag_hint(const std::string& argument) {
   const std::string flag = argument.substr(0, equals);
   const FlagRule* rule = find_rule(flag);
   if (rule == nullptr) return {};
+  // lrhost's own launch flags, which the front door takes too: the subcommand that refused one
+  // launches nothing.
+  if (flag == "--gpus" || flag == "--nproc" || flag == "--device" || flag == "--overwrite")
+    return flag + " is a launch option of `lrhost run`, `resume` and `eval`, not of this subcommand (`lrhost show` "
+                  "takes --nproc, --gpus, --nnodes and --device to plan for them)";
   const std::string front_door =
       "`lrhost lerobot-train " + argument + " ...` runs lerobot-train's command line as it is";
   if (rule->kind != Kind::config && rule->kind != Kind::prefix) return flag + " is a lerobot-train flag: " + front_door;

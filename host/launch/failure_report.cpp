@@ -116,6 +116,7 @@ std::string interrupt_report(const AttemptOutcome& outcome, const ReportContext&
       << ": forwarded to every rank ========\n";
   other_ranks(out, outcome, std::nullopt, "ranks");
   out << "lrhost:   logs:  " << log_dir(context.run_dir).string() << "/rank<R>.log\n";
+  out << context.checkpoint_lines;
   if (context.resume_command)
     out << "lrhost:   continue this run from its newest checkpoint with:\n  " << *context.resume_command << '\n';
   return out.str();

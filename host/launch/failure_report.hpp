@@ -21,6 +21,7 @@ struct ReportContext {
   int restart_count = 0;  // which attempt failed (0: the first)
   int max_restarts = 0;
   std::optional<std::string> resume_command;  // what continues the run (resume_hint.hpp), when known
+  std::string checkpoint_lines;  // the newest complete checkpoint, what was not saved (interrupted_checkpoints.hpp)
 };
 
 // "exit code 0 (finished)", "stopped by the launcher with SIGTERM", "killed with SIGKILL after

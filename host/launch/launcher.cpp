@@ -19,6 +19,7 @@
 
 #include "host/launch/error_file.hpp"
 #include "host/launch/failure_report.hpp"
+#include "host/launch/interrupted_checkpoints.hpp"
 #include "host/launch/interrupts.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/launch/save_on_signal.hpp"
@@ -195,6 +196,7 @@ int launch(const LaunchOptions& options) {
 
     if (outcome.interrupted_by != 0) {
       context.resume_command = recorded_resume_command(options.run_dir);
+      context.checkpoint_lines = interrupted_checkpoint_lines(options.run_dir, outcome.save_aborted);
       std::fputs(interrupt_report(outcome, context).c_str(), stderr);
       return 128 + outcome.interrupted_by;
     }

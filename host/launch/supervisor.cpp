@@ -79,6 +79,7 @@ void wait_for_preemption(std::vector<RankProcess>& ranks, int signal, const Stop
     reap(ranks, start);
     if (interrupt_count() > interrupts_seen) {
       outcome.interrupted_by = latest_interrupt();
+      outcome.save_aborted = true;
       stop_ranks(ranks, outcome.interrupted_by, timing, start);
       return;
     }

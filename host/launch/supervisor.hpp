@@ -34,6 +34,7 @@ struct AttemptOutcome {
   std::vector<RankProcess> ranks;
   std::optional<std::size_t> first_failure;  // index into ranks
   int interrupted_by = 0;                    // signal the launcher received, or 0
+  bool save_aborted = false;                 // it came while the ranks were stopping to save (save-on-signal)
   // Every rank saved and exited with kPreemptedExitCode, after `preempted_by` reached the launcher
   // (0: the ranks were signalled directly, e.g. by Slurm or a container runtime).
   bool preempted = false;

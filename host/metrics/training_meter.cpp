@@ -32,8 +32,20 @@ TrainingMeter::TrainingMeter(TrainingMeterOptions options) : options_(std::move(
 TrainingMeter::~TrainingMeter() { finish(); }
 
 void TrainingMeter::finish() {
-  if (options_.draw_status_line) util::StatusLine::instance().clear();
+  if (options_.draw_status_line) status_line().clear();
   options_.draw_status_line = false;
+}
+
+util::StatusLine& TrainingMeter::status_line() const {
+  return options_.status_line != nullptr ? *options_.status_line : util::StatusLine::instance();
+}
+
+void TrainingMeter::set_last_loss(double loss) {
+  last_loss_ = loss;
+  has_loss_ = true;
+  if (!options_.draw_status_line || steps_done_ == 0) return;
+  last_draw_ = Clock::now();
+  status_line().show(progress_text(last_step_));
 }
 
 void TrainingMeter::mark(const std::string& phase) {
@@ -58,7 +70,7 @@ void TrainingMeter::end_step(int64_t step) {
   auto now = Clock::now();
   if (seconds_between(last_draw_, now) < options_.redraw_interval_s && step != options_.total_steps) return;
   last_draw_ = now;
-  util::StatusLine::instance().show(progress_text(step));
+  status_line().show(progress_text(step));
 }
 
 std::map<std::string, double> TrainingMeter::take_window() {

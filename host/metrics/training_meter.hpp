@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace lrhost::util {
+class StatusLine;
+}
+
 namespace lrhost::metrics {
 
 struct TrainingMeterOptions {
@@ -28,6 +32,7 @@ struct TrainingMeterOptions {
   bool draw_status_line = false;  // rank 0 on a terminal
   double redraw_interval_s = 0.25;
   std::function<void()> synchronize;  // waits for the device, or empty
+  util::StatusLine* status_line = nullptr;  // where to draw; null: the process's (tests draw elsewhere)
 };
 
 class TrainingMeter {
@@ -43,8 +48,10 @@ class TrainingMeter {
   void end_step(int64_t step);
   // The loop is over: removes the status line (later log lines print without it).
   void finish();
-  // The loss shown on the status line (the last logged one).
-  void set_last_loss(double loss) { last_loss_ = loss; has_loss_ = true; }
+  // The loss shown on the status line (the last logged one). Redraws the line at once: the step's
+  // end_step drew it before the loss of that step was logged, and the line must not keep showing the
+  // previous window's loss until the next redraw (at the last step there is none).
+  void set_last_loss(double loss);
 
   // The window since the previous call, per step: `<phase>_s` for every marked phase, `step_s`,
   // `samples_per_s` (this rank) and `peak_rss_gib` (this process's peak resident memory); starts a
@@ -59,6 +66,8 @@ class TrainingMeter {
 
  private:
   TrainingMeterOptions options_;
+  util::StatusLine& status_line() const;
+
   Clock::time_point start_, window_start_, last_mark_, last_draw_;
   std::vector<std::pair<std::string, double>> window_phases_;  // in first-marked order
   int64_t window_steps_ = 0;

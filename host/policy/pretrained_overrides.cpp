@@ -84,9 +84,9 @@ PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const s
   const std::string recipe_type = recipe_policy.value("type", std::string());
   if (!recipe_type.empty() && type != recipe_type)
     throw util::ConfigError("policy.pretrained_path = '" + path + "' is a '" + type + "' policy (" + where +
-                                "), but this recipe's policy is '" + recipe_type + "'",
-                            "use the recipe for '" + type + "' (e.g. recipes/" + type +
-                                "_ddp.lua), or `lrhost lerobot-train --policy.path=" + path + "`, which picks it");
+                                "), and this recipe trains '" + recipe_type + "'",
+                            recipe_that_trains(type) + "; `lrhost lerobot-train --policy.path=" + path +
+                                "` picks it for you");
   const auto fields = default_policy_config_with_nulls(type);
   result.policy = json::object();
   for (const auto& [field, value] : recipe_policy.items()) {

@@ -52,4 +52,16 @@ std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const Policy
   return policy_spec(config["type"].get<std::string>()).create(config, features);
 }
 
+std::string recipe_that_trains(const std::string& type) {
+  const auto* spec = find_policy_spec(type);
+  if (spec == nullptr)
+    return "'" + type + "' is not a policy type lrhost has (registered: " + util::quoted_list(registered_policy_types()) +
+           ")";
+  if (spec->lerobot_train)
+    return "recipes/" + spec->lerobot_train->recipe + " trains '" + type + "' (or `lrhost lerobot-train --policy.type=" +
+           type + " ...`)";
+  return "no recipe under recipes/ trains '" + type + "' (recipes/examples/ has small ones): a recipe of your own builds it with lr.policy.defaults(\"" + type +
+         "\")";
+}
+
 }  // namespace lrhost::policy

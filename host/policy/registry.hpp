@@ -24,4 +24,9 @@ std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const Policy
 
 std::vector<std::string> registered_policy_types();
 
+// What trains `type` from the shipped recipes, for messages that send the user to it: "recipes/act_ddp.lua
+// trains 'act'" (the recipe lerobot-train's --policy.type=<type> picks), or, for a type no shipped recipe
+// trains, a recipe of one's own built with lr.policy.defaults("<type>"); for an unknown type, the known ones.
+std::string recipe_that_trains(const std::string& type);
+
 }  // namespace lrhost::policy

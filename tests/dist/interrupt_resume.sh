@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An interrupted run (SIGINT, as Ctrl-C sends) that has saved a checkpoint ends with the
 # `lrhost resume <output dir>` line that continues it: printed by the process itself when nothing
-# launched it, and by the launcher's interrupt report for a launched job (whose ranks print nothing).
+# launched it, and by the launcher's interrupt report for a launched job (whose ranks print nothing),
+# which also names the newest complete checkpoint.
 # Both still exit with 128 + SIGINT = 130.
 # Usage: interrupt_resume.sh LRHOST WORK_DIR RECIPE NPROC   (NPROC 0: one process, no launcher)
 set -uo pipefail
@@ -38,4 +39,9 @@ code=$?
 [ "$code" -eq 130 ] || fail "expected exit code 130 (SIGINT), got $code"
 grep -q "continue this run from its newest checkpoint with:" "$out" || fail "no resume hint"
 [ "$(grep -c "^  lrhost resume $work/run\$" "$out")" -eq 1 ] || fail "the hint is not one 'lrhost resume $work/run' line"
+if [ "$nproc" -gt 0 ]; then
+  # The launcher's report names the newest complete checkpoint and says the later steps are unsaved.
+  grep -q "newest complete checkpoint: $work/run/checkpoints/000001 (step 1); the steps after it were not saved" "$out" ||
+    fail "the report does not name the newest complete checkpoint"
+fi
 echo "ok: the interrupted run names 'lrhost resume $work/run'"

@@ -9,7 +9,8 @@
 #            for bit).
 #   usr1   : SIGUSR1 (a default save signal) does the same.
 #   abort  : a second SIGTERM while the (slowed) preemption save runs: the ranks die at once, the job
-#            exits 143, and the newest sound checkpoint is still the regular one before K.
+#            exits 143, and the newest sound checkpoint is still the regular one before K, which the
+#            launcher's report names, saying the step in progress was not saved.
 #   none   : --save-on-signal none: SIGTERM interrupts as before (143), nothing saved at the stop.
 #   nosave : save_checkpoint=false: exit 75 and "nothing was saved".
 # Usage: preempt.sh LRHOST WORK_DIR NPROC TOLERANCE MODE SEED
@@ -107,6 +108,11 @@ case "$mode" in
     finish 20
     [ "$code" -eq 143 ] || fail "expected exit code 143 (aborted by SIGTERM), got $code"
     grep -q "preempted at step" "$work/b.txt" && fail "the aborted save claims to have finished"
+    # (The slowed save waits before it writes anything: no half-written folder to name.)
+    grep -q "the second signal stopped the ranks before their save-on-signal checkpoint was begun" "$work/b.txt" ||
+      fail "the report does not say the step in progress was not saved"
+    grep -q "newest complete checkpoint: $work/b/checkpoints/000004 (step 4)" "$work/b.txt" ||
+      fail "the report does not name checkpoint 000004 as the newest complete one"
     [ "$(readlink "$work/b/checkpoints/last")" = "000004" ] || fail "last is not the previous checkpoint 000004"
     ls "$work/b/checkpoints" | grep -v '^last$' | grep -qv '^000004$' && fail "a newer complete checkpoint exists"
     "$exe" checkpoint verify "$work/b/checkpoints/last" >"$work/verify.txt" 2>&1 || fail "checkpoint 4 does not verify"

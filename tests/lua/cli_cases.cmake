@@ -181,6 +181,15 @@ lrhost_expect_failure(lerobot_train_push_to_hub "--policy.push_to_hub=true canno
                       lerobot-train --policy.type=act --policy.push_to_hub=true)
 lrhost_expect_failure(lerobot_style_flag_on_recipe "hint: lrhost takes config overrides as key=value, without dashes: batch_size=4"
                       cases/config_recipe.lua --batch_size=4)
+# `show` takes run's --device (and --nproc/--gpus) so that a run's command line can be shown as it is;
+# a subcommand that launches nothing names the launch option it refused, not a lerobot-train flag.
+lrhost_expect_success(show_run_flags "\"optimizer\"" show cases/config_recipe.lua --nproc 2 --device cpu)
+lrhost_expect_failure(launch_flag_on_dataset "hint: --device is a launch option of `lrhost run`, `resume` and `eval`, not of this subcommand"
+                      dataset info cases --device cpu)
+# A recipe's policy table is one type's: policy.type=act on the pi05 recipe says so and names act's recipe.
+lrhost_expect_failure(recipe_policy_type_changed
+  "policy.type=act: .*recipes/pi05.lua is a 'pi05' recipe .*policy.type cannot change here.*hint: recipes/act_ddp.lua trains 'act'"
+  show ${PROJECT_SOURCE_DIR}/recipes/pi05.lua policy.type=act)
 # accelerate's --multi_gpu alone means every visible GPU; with none visible it is refused.
 lrhost_expect_failure(lerobot_train_multi_gpu_without_gpu "--multi_gpu without --num_processes uses every GPU, and none is visible"
                       lerobot-train --multi_gpu --policy.type=act --dry-run)

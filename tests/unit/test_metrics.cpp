@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,28 @@ TEST_CASE("metrics: the meter charges time to the marked phases and reports per-
   CHECK(text.find("loss 0.125") != std::string::npos);
   CHECK(meter.eta_s(10) == 0.0);
   CHECK(meter.eta_s(2) > 0.0);
+}
+
+TEST_CASE("metrics: the status line shows the loss logged at the last step, not the previous window's") {
+  std::FILE* stream = std::tmpfile();
+  REQUIRE(stream != nullptr);
+  lrhost::util::StatusLine line(stream, true, 200);
+  lrhost::metrics::TrainingMeter meter(
+      {.total_steps = 4, .draw_status_line = true, .redraw_interval_s = 0, .status_line = &line});
+  // The loop's order: end_step draws the line, then the step's log sets its loss (log_freq 2).
+  for (int64_t step = 1; step <= 4; ++step) {
+    meter.end_step(step);
+    if (step % 2 == 0) meter.set_last_loss(step == 2 ? 0.75 : 0.125);
+  }
+  std::fflush(stream);
+  std::rewind(stream);
+  std::string drawn;
+  for (int c = std::fgetc(stream); c != EOF; c = std::fgetc(stream)) drawn += static_cast<char>(c);
+  meter.finish();  // erases the line: before the stream closes
+  std::fclose(stream);
+  const std::string last = drawn.substr(drawn.rfind("\r\033[K") + 4);
+  CHECK(last.rfind("step 4/4 (100.0%)", 0) == 0);
+  CHECK(last.find("loss 0.125") != std::string::npos);
 }
 
 TEST_CASE("metrics: evaluation progress counts episodes, successes so far and the time left") {

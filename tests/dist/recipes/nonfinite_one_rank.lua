@@ -6,6 +6,8 @@
 --   3. DDP, default "error": both ranks raise the divergence error at step 3; each catches it, the
 --      ranks compare step and message (a collective both can only reach if both stopped), and
 --      then fail with it, so the job fails with the clear error instead of hanging.
+-- Rank 0 prints each verdict before the next collective, so its lines are out (lrhost's stdout is
+-- line-buffered, util/output_buffering.hpp) before rank 1 can exit, whichever rank ends first.
 local lr = require "lrhost"
 
 local function batch() return { x = lr.randn(3, 4), y = lr.randn(3, 2) } end
@@ -87,4 +89,7 @@ if seen[1] ~= 0 or seen[4] ~= 0 or seen[2] ~= seen[5] or seen[3] ~= seen[6] then
   error("the ranks disagree: (finished, step, message hash) = " .. table.concat(seen, ","))
 end
 acc:on_main(function() print("both ranks stopped at step " .. seen[2] .. " with the same error") end)
+-- Neither rank fails before rank 0 has printed that line: whichever exits first makes the launcher
+-- stop the other with SIGTERM, and rank 1 must not be the one to win that race before the print.
+acc:gather(lr.tensor({ 1 }, { dtype = "float64" }))
 error(message, 0)
