@@ -27,6 +27,10 @@ struct LeRobotTrainPlan {
   bool verbose = false;
   bool overwrite = false;              // --overwrite: a fresh run in a folder with checkpoints
   bool all_gpus = false;               // --multi_gpu without a count: one rank per visible GPU
+  // accelerate's config file (--config_file, else accelerate's saved default): the file and how each
+  // of its keys maps (accelerate_config.hpp), printed before the run; empty without one.
+  std::vector<std::string> accelerate_config;
+  std::optional<std::string> cuda_visible_devices;  // its gpu_ids: set for the run
 
   // The lrhost command line this plan runs, quoted for a POSIX shell.
   std::string equivalent_command() const;
@@ -34,8 +38,10 @@ struct LeRobotTrainPlan {
 
 // Translates lerobot-train's and accelerate's flags (everything after `lrhost lerobot-train`).
 // `key=value` arguments pass through as lrhost overrides. ConfigError for a flag that is unknown,
-// malformed or cannot be honoured, naming it.
-LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments);
+// malformed or cannot be honoured, naming it. `default_config`: accelerate's saved default config,
+// read when no --config_file is given (main.cpp passes default_accelerate_config()).
+LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
+                                    const std::optional<std::filesystem::path>& default_config = std::nullopt);
 
 // The lerobot-train flags of the mapping table, for suggestions and `lrhost lerobot-train --help`.
 std::string lerobot_train_help();
