@@ -67,7 +67,9 @@ json load(const fs::path& file) {
   if (!document.is_object())
     throw ConfigError("accelerate config " + file.string() + ": expected a mapping of accelerate's keys " +
                           "(distributed_type: ..., num_processes: ...), got " +
-                          (document.is_array() ? "a list" : document.is_null() ? "an empty file" : "a single value"),
+                          (document.is_array()  ? "a list"
+                           : document.is_null() ? "an empty file"
+                                                : "a single value"),
                       "write it with `accelerate config`, or see docs/lerobot.md (accelerate config files)");
   return document;
 }
@@ -88,7 +90,9 @@ bool empty_value(const json& value) {
 }
 
 // The value as written (strings without quotes), for the printed mapping.
-std::string text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string text(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
 
 // Reads one config file; every key it looks at is recorded, and a key never looked at is unknown.
 class Mapper {
@@ -243,9 +247,7 @@ void Mapper::fsdp(const json& table) {
   json config = json::object();
   for (const auto& [name, value] : table.items()) config[name.starts_with("fsdp_") ? name : "fsdp_" + name] = value;
   auto key = [](const std::string& name) { return "fsdp_config." + name; };
-  auto get = [&](const std::string& name) -> const json* {
-    return config.contains(name) ? &config[name] : nullptr;
-  };
+  auto get = [&](const std::string& name) -> const json* { return config.contains(name) ? &config[name] : nullptr; };
   int version = 1;  // accelerate's default without fsdp_version
   if (const auto* value = get("fsdp_version")) {
     version = static_cast<int>(whole(key("fsdp_version"), *value, 1));
@@ -267,8 +269,9 @@ void Mapper::fsdp(const json& table) {
     static const std::set<std::string> known{"FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD",
                                              "HYBRID_SHARD_ZERO2"};
     if (!known.contains(word))
-      fail(key(name), "expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or HYBRID_SHARD_ZERO2 (or 1-5), got " +
-                          text(value));
+      fail(key(name),
+           "expected FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or HYBRID_SHARD_ZERO2 (or 1-5), got " +
+               text(value));
     return word;
   };
   // true: ZeRO-3, false: ZeRO-2, nullopt: DDP.
@@ -285,14 +288,15 @@ void Mapper::fsdp(const json& table) {
   };
   const json* sharding = get("fsdp_sharding_strategy");
   const json* reshard = get("fsdp_reshard_after_forward");
-  if (sharding && reshard && version == 1 && strategy("fsdp_sharding_strategy", *sharding) !=
-                                                  strategy("fsdp_reshard_after_forward", *reshard))
+  if (sharding && reshard && version == 1 &&
+      strategy("fsdp_sharding_strategy", *sharding) != strategy("fsdp_reshard_after_forward", *reshard))
     fail(key("fsdp_sharding_strategy"), "disagrees with fsdp_reshard_after_forward: " + text(*reshard),
          "keep one of them (fsdp_reshard_after_forward is accelerate's current name)");
   if (reshard) {
     if (version == 2) {
       const json& value = *reshard;
-      if (!value.is_boolean() && !(value.is_string() && (lower(text(value)) == "true" || lower(text(value)) == "false")))
+      if (!value.is_boolean() &&
+          !(value.is_string() && (lower(text(value)) == "true" || lower(text(value)) == "false")))
         fail(key("fsdp_reshard_after_forward"), "fsdp_version 2 takes true or false, got " + text(value),
              "true = FULL_SHARD (ZeRO-3), false = SHARD_GRAD_OP (ZeRO-2)");
       shard(key("fsdp_reshard_after_forward"), value, boolean(key("fsdp_reshard_after_forward"), value),
@@ -300,7 +304,8 @@ void Mapper::fsdp(const json& table) {
     } else {
       if (reshard->is_boolean())
         fail(key("fsdp_reshard_after_forward"), "fsdp_version 1 takes a sharding strategy, got " + text(*reshard),
-             "FULL_SHARD (ZeRO-3), SHARD_GRAD_OP (ZeRO-2), NO_SHARD, HYBRID_SHARD, HYBRID_SHARD_ZERO2; or fsdp_version: 2");
+             "FULL_SHARD (ZeRO-3), SHARD_GRAD_OP (ZeRO-2), NO_SHARD, HYBRID_SHARD, HYBRID_SHARD_ZERO2; or "
+             "fsdp_version: 2");
       shard(key("fsdp_reshard_after_forward"), *reshard, strategy("fsdp_reshard_after_forward", *reshard),
             strategy_why("fsdp_reshard_after_forward", *reshard));
     }
@@ -314,8 +319,7 @@ void Mapper::fsdp(const json& table) {
       shard(key("fsdp_sharding_strategy"), *sharding, strategy("fsdp_sharding_strategy", *sharding),
             strategy_why("fsdp_sharding_strategy", *sharding));
   }
-  if (!sharding && !reshard)
-    shard("distributed_type", json("FSDP"), true, "accelerate's default strategy FULL_SHARD");
+  if (!sharding && !reshard) shard("distributed_type", json("FSDP"), true, "accelerate's default strategy FULL_SHARD");
 
   // Wrap units.
   std::string wrap_policy = "TRANSFORMER_BASED_WRAP";
@@ -325,7 +329,8 @@ void Mapper::fsdp(const json& table) {
     wrap_policy = upper(text(*value));
     if (wrap_policy == "TRANSFORMER_BASED_WRAP") {
       line(key("fsdp_auto_wrap_policy"), *value,
-           "FSDP units are module types: fsdp_transformer_layer_cls_to_wrap's, else the policy's own (" + declared + ")");
+           "FSDP units are module types: fsdp_transformer_layer_cls_to_wrap's, else the policy's own (" + declared +
+               ")");
     } else if (wrap_policy == "SIZE_BASED_WRAP") {
       line(key("fsdp_auto_wrap_policy"), *value,
            "the policy's own FSDP units instead (" + declared +
@@ -335,13 +340,14 @@ void Mapper::fsdp(const json& table) {
              "lrhost shards per unit and never wraps only the root (that gathers the whole model at once); use "
              "TRANSFORMER_BASED_WRAP");
     } else {
-      fail(key("fsdp_auto_wrap_policy"), "expected TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP, got " +
-                                             text(*value));
+      fail(key("fsdp_auto_wrap_policy"),
+           "expected TRANSFORMER_BASED_WRAP, SIZE_BASED_WRAP or NO_WRAP, got " + text(*value));
     }
   }
   if (const auto* value = get("fsdp_transformer_layer_cls_to_wrap")) {
     if (wrap_policy == "SIZE_BASED_WRAP") {
-      no_effect(key("fsdp_transformer_layer_cls_to_wrap"), *value, "accelerate reads it only with TRANSFORMER_BASED_WRAP");
+      no_effect(key("fsdp_transformer_layer_cls_to_wrap"), *value,
+                "accelerate reads it only with TRANSFORMER_BASED_WRAP");
     } else {
       set(key("fsdp_transformer_layer_cls_to_wrap"), *value, "accelerator.fsdp.wrap_modules",
           wrap_units(key("fsdp_transformer_layer_cls_to_wrap"), *value), "the policy's FSDP units of those classes");
@@ -367,8 +373,8 @@ void Mapper::fsdp(const json& table) {
   if (const auto* value = get("fsdp_state_dict_type")) {
     const std::string kind = upper(text(*value));
     if (kind != "FULL_STATE_DICT" && kind != "SHARDED_STATE_DICT" && kind != "LOCAL_STATE_DICT")
-      fail(key("fsdp_state_dict_type"), "expected FULL_STATE_DICT, SHARDED_STATE_DICT or LOCAL_STATE_DICT, got " +
-                                            text(*value));
+      fail(key("fsdp_state_dict_type"),
+           "expected FULL_STATE_DICT, SHARDED_STATE_DICT or LOCAL_STATE_DICT, got " + text(*value));
     line(key("fsdp_state_dict_type"), *value,
          "accepted: lrhost writes both kinds, a full pretrained_model/model.safetensors that LeRobot loads and "
          "per-rank shards in training_state/ that resume at any rank count");
@@ -384,8 +390,9 @@ void Mapper::fsdp(const json& table) {
     no_effect(key("fsdp_use_orig_params"), *value,
               "lrhost shards each original parameter (FSDP2-style), so the optimizer sees them either way");
   if (const auto* value = get("fsdp_sync_module_states"))
-    no_effect(key("fsdp_sync_module_states"), *value,
-              "lrhost always starts every rank from rank 0's weights (broadcast at prepare, or the same pretrained file)");
+    no_effect(
+        key("fsdp_sync_module_states"), *value,
+        "lrhost always starts every rank from rank 0's weights (broadcast at prepare, or the same pretrained file)");
   if (const auto* value = get("fsdp_forward_prefetch"))
     no_effect(key("fsdp_forward_prefetch"), *value,
               "on a GPU lrhost gathers the next unit on its own stream while the current one computes");
@@ -416,7 +423,8 @@ void Mapper::fsdp(const json& table) {
   for (const auto& [name, value] : config.items())
     if (!known.contains(name))
       fail(key(name), "unknown key",
-           "accelerate 1.15's fsdp_config keys: " + util::quoted_list(std::vector<std::string>(known.begin(), known.end())));
+           "accelerate 1.15's fsdp_config keys: " +
+               util::quoted_list(std::vector<std::string>(known.begin(), known.end())));
 }
 
 void Mapper::deepspeed(const json& table) {
@@ -456,7 +464,8 @@ void Mapper::deepspeed(const json& table) {
         norm = value->is_number() ? value->get<double>() : std::stod(text(*value));
       } catch (const std::exception&) {
       }
-      if (!(norm >= 0)) fail(key("gradient_clipping"), "expected a number >= 0 (the max gradient norm), got " + text(*value));
+      if (!(norm >= 0))
+        fail(key("gradient_clipping"), "expected a number >= 0 (the max gradient norm), got " + text(*value));
       set(key("gradient_clipping"), *value, "optimizer.grad_clip_norm", text(*value));
     }
   }
@@ -469,7 +478,8 @@ void Mapper::deepspeed(const json& table) {
     }
   }
   for (const char* name : {"offload_optimizer_nvme_path", "offload_param_nvme_path"})
-    if (const auto* value = get(name)) no_effect(key(name), *value, "used only with NVMe offload, which lrhost refuses");
+    if (const auto* value = get(name))
+      no_effect(key(name), *value, "used only with NVMe offload, which lrhost refuses");
   if (const auto* value = get("zero3_init_flag"))
     no_effect(key("zero3_init_flag"), *value,
               "lrhost builds the policy on every rank and shards it at prepare (a pretrained folder's weights are "
@@ -492,10 +502,12 @@ void Mapper::deepspeed(const json& table) {
     refuse(key("deepspeed_moe_layer_cls_names"), *value, "lrhost's policies have no mixture-of-experts layers");
   for (const auto& [name, value] : table.items()) {
     if (!seen.contains(name))
-      fail(key(name), "unknown key", "accelerate 1.15's deepspeed_config keys: " + util::quoted_list(std::vector<std::string>(seen.begin(), seen.end())));
-    if (empty_value(value) && (name == "deepspeed_config_file" || name == "deepspeed_hostfile" ||
-                               name == "deepspeed_inclusion_filter" || name == "deepspeed_exclusion_filter" ||
-                               name == "deepspeed_moe_layer_cls_names"))
+      fail(key(name), "unknown key",
+           "accelerate 1.15's deepspeed_config keys: " +
+               util::quoted_list(std::vector<std::string>(seen.begin(), seen.end())));
+    if (empty_value(value) &&
+        (name == "deepspeed_config_file" || name == "deepspeed_hostfile" || name == "deepspeed_inclusion_filter" ||
+         name == "deepspeed_exclusion_filter" || name == "deepspeed_moe_layer_cls_names"))
       no_effect(key(name), value, "unset");
   }
 }
@@ -554,9 +566,11 @@ void Mapper::top_level(const json& document) {
     no_effect("num_machines", *value, "one machine, as lrhost lerobot-train runs");
   }
   if (const auto* value = get("machine_rank")) no_effect("machine_rank", *value, "one machine: it is machine 0");
-  if (const auto* value = get("main_process_ip")) no_effect("main_process_ip", *value, "one machine: ranks meet locally");
+  if (const auto* value = get("main_process_ip"))
+    no_effect("main_process_ip", *value, "one machine: ranks meet locally");
   if (const auto* value = get("main_process_port"))
-    no_effect("main_process_port", *value, "lrhost's launcher binds its store on a free port, so two jobs never collide");
+    no_effect("main_process_port", *value,
+              "lrhost's launcher binds its store on a free port, so two jobs never collide");
 
   // The processes.
   if (const auto* value = get("num_processes")) {
@@ -584,9 +598,10 @@ void Mapper::top_level(const json& document) {
     if (lower(ids) == "all") {
       line("gpu_ids", *value, "every visible GPU (CUDA_VISIBLE_DEVICES left as it is)");
     } else {
-      const bool digits = !ids.empty() && std::all_of(ids.begin(), ids.end(), [](unsigned char c) {
-        return std::isdigit(c) || c == ',';
-      }) && ids.front() != ',' && ids.back() != ',' && ids.find(",,") == std::string::npos;
+      const bool digits =
+          !ids.empty() &&
+          std::all_of(ids.begin(), ids.end(), [](unsigned char c) { return std::isdigit(c) || c == ','; }) &&
+          ids.front() != ',' && ids.back() != ',' && ids.find(",,") == std::string::npos;
       if (!digits) fail("gpu_ids", "expected all or GPU indices like 0,1, got " + text(*value));
       result_.cuda_visible_devices = ids;
       line("gpu_ids", *value,
@@ -645,13 +660,15 @@ void Mapper::top_level(const json& document) {
   if (const auto* value = get("dynamo_config")) {
     const bool off = empty_value(*value) || (value->is_object() && value->contains("dynamo_backend") &&
                                              upper(text((*value)["dynamo_backend"])) == "NO");
-    no_effect("dynamo_config", *value,
-              off ? "no torch.compile, as lrhost runs" : "lrhost runs LibTorch eagerly (no torch.compile): same results");
+    no_effect(
+        "dynamo_config", *value,
+        off ? "no torch.compile, as lrhost runs" : "lrhost runs LibTorch eagerly (no torch.compile): same results");
   }
   if (const auto* value = get("fp8_config"))
     no_effect("fp8_config", *value, "used only by mixed_precision fp8, which lrhost refuses");
   for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
-           {"parallelism_config", "lrhost's parallelism.dp_shard / parallelism.dp_replicate (typed as key=value) say this"},
+           {"parallelism_config",
+            "lrhost's parallelism.dp_shard / parallelism.dp_replicate (typed as key=value) say this"},
            {"tp_config", "lrhost has no tensor parallelism"},
            {"megatron_lm_config", "lrhost does not run Megatron-LM"},
            {"mpirun_config", "lrhost's launcher starts the ranks, not mpirun"},

@@ -39,7 +39,8 @@ struct AccelerateConfigMapping {
 // Reads `file` (YAML; JSON when it ends in .json) and maps it key by key. ConfigError naming the file
 // and key for an unknown key, a bad value or a setting lrhost cannot honour; IoError for a missing or
 // unparsable file.
-AccelerateConfigMapping map_accelerate_config(const std::filesystem::path& file, const AccelerateConfigContext& context);
+AccelerateConfigMapping map_accelerate_config(const std::filesystem::path& file,
+                                              const AccelerateConfigContext& context);
 
 // Where accelerate 1.15 keeps its saved default config (commands/config/config_args.py):
 // $HF_HOME/accelerate/default_config.yaml, else $XDG_CACHE_HOME/huggingface/accelerate/..., else

@@ -18,7 +18,9 @@ using lrhost::cli::AccelerateConfigMapping;
 using lrhost::cli::map_accelerate_config;
 
 namespace {
-AccelerateConfigContext act_context() { return {.policy = lrhost::policy::find_policy_spec("act"), .typed = {}}; }
+AccelerateConfigContext act_context() {
+  return {.policy = lrhost::policy::find_policy_spec("act"), .typed = {}};
+}
 
 AccelerateConfigMapping accel_fixture(const std::string& name, const AccelerateConfigContext& context = act_context()) {
   return map_accelerate_config(lrhost::test::fixture_path("accelerate", name), context);
@@ -89,11 +91,11 @@ TEST_CASE("TRL's templates map onto DDP, ZeRO-2 or ZeRO-3, every key listed") {
     std::string precision;
   };
   for (const auto& [file, reshard, precision] : std::vector<Case>{{"multi_gpu.yaml", std::nullopt, "bf16"},
-                                                                   {"deepspeed_zero1.yaml", "false", "bf16"},
-                                                                   {"deepspeed_zero2.yaml", "false", "bf16"},
-                                                                   {"deepspeed_zero3.yaml", "true", "bf16"},
-                                                                   {"fsdp1.yaml", "true", "bf16"},
-                                                                   {"fsdp2.yaml", "true", "bf16"}}) {
+                                                                  {"deepspeed_zero1.yaml", "false", "bf16"},
+                                                                  {"deepspeed_zero2.yaml", "false", "bf16"},
+                                                                  {"deepspeed_zero3.yaml", "true", "bf16"},
+                                                                  {"fsdp1.yaml", "true", "bf16"},
+                                                                  {"fsdp2.yaml", "true", "bf16"}}) {
     CAPTURE(file);
     auto mapping = accel_fixture(file);
     CHECK(mapping.num_processes == 8);
@@ -107,7 +109,8 @@ TEST_CASE("TRL's templates map onto DDP, ZeRO-2 or ZeRO-3, every key listed") {
     }
     check_every_key_listed(file, mapping);
   }
-  CHECK(key_line(accel_fixture("deepspeed_zero1.yaml"), "deepspeed_config.zero_stage").find("no ZeRO-1") != std::string::npos);
+  CHECK(key_line(accel_fixture("deepspeed_zero1.yaml"), "deepspeed_config.zero_stage").find("no ZeRO-1") !=
+        std::string::npos);
   CHECK(key_line(accel_fixture("multi_gpu.yaml"), "gpu_ids").find("every visible GPU") != std::string::npos);
 }
 
@@ -125,14 +128,18 @@ TEST_CASE("flags typed beside the file win, and the line says so") {
   CHECK(key_line(mapping, "fsdp_config.fsdp_sharding_strategy").find("overridden") != std::string::npos);
 }
 
-TEST_CASE("sharding strategies, fsdp2's reshard_after_forward, gpu_ids, use_cpu, deepspeed's clipping and accumulation") {
+TEST_CASE(
+    "sharding strategies, fsdp2's reshard_after_forward, gpu_ids, use_cpu, deepspeed's clipping and accumulation") {
   lrhost::test::TempDir dir("accelerate_values");
-  auto map = [&](const std::string& content) { return map_accelerate_config(write_config(dir, "c.yaml", content), act_context()); };
-  CHECK(listed(map(kFsdpConfigHead + "  fsdp_sharding_strategy: 2\n").overrides, "accelerator.fsdp.reshard_after_forward=false"));
+  auto map = [&](const std::string& content) {
+    return map_accelerate_config(write_config(dir, "c.yaml", content), act_context());
+  };
+  CHECK(listed(map(kFsdpConfigHead + "  fsdp_sharding_strategy: 2\n").overrides,
+               "accelerator.fsdp.reshard_after_forward=false"));
   CHECK(listed(map(kFsdpConfigHead + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n").overrides,
-            "accelerator.fsdp.reshard_after_forward=false"));
+               "accelerator.fsdp.reshard_after_forward=false"));
   CHECK(listed(map(kFsdpConfigHead + "  fsdp_sharding_strategy: _HYBRID_SHARD_ZERO2\n").overrides,
-            "accelerator.fsdp.reshard_after_forward=false"));
+               "accelerator.fsdp.reshard_after_forward=false"));
   auto hybrid = map(kFsdpConfigHead + "  fsdp_sharding_strategy: HYBRID_SHARD\n");
   CHECK(listed(hybrid.overrides, "accelerator.fsdp.reshard_after_forward=true"));
   CHECK(key_line(hybrid, "fsdp_config.fsdp_sharding_strategy").find("machine as shard group") != std::string::npos);
@@ -140,7 +147,7 @@ TEST_CASE("sharding strategies, fsdp2's reshard_after_forward, gpu_ids, use_cpu,
   CHECK(no_shard.overrides.empty());
   CHECK(key_line(no_shard, "fsdp_config.fsdp_sharding_strategy").find("DDP") != std::string::npos);
   CHECK(listed(map(kFsdpConfigHead + "  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n").overrides,
-            "accelerator.fsdp.reshard_after_forward=false"));
+               "accelerator.fsdp.reshard_after_forward=false"));
   // No strategy: accelerate's default FULL_SHARD.
   CHECK(listed(map(kFsdpConfigHead + "  fsdp_version: 1\n").overrides, "accelerator.fsdp.reshard_after_forward=true"));
 
@@ -151,9 +158,9 @@ TEST_CASE("sharding strategies, fsdp2's reshard_after_forward, gpu_ids, use_cpu,
   CHECK(map("distributed_type: MULTI_CPU\nnum_processes: 2\n").device == "cpu");
   CHECK(!map("distributed_type: NO\nnum_processes: 4\n").num_processes);  // NO: one process
 
-  auto ds = map(
-      "distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 2\n"
-      "  gradient_accumulation_steps: 4\n  gradient_clipping: 1.0\n");
+  auto ds =
+      map("distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 2\n"
+          "  gradient_accumulation_steps: 4\n  gradient_clipping: 1.0\n");
   CHECK(listed(ds.overrides, "accelerator.gradient_accumulation_steps=4"));
   CHECK(listed(ds.overrides, "optimizer.grad_clip_norm=1.0"));
   CHECK(listed(ds.overrides, "accelerator.fsdp.reshard_after_forward=false"));
@@ -161,7 +168,7 @@ TEST_CASE("sharding strategies, fsdp2's reshard_after_forward, gpu_ids, use_cpu,
 
   // JSON, as `accelerate config default` writes it (into default_config.yaml too).
   auto json_file = write_config(dir, "c.json",
-                         R"({"compute_environment": "LOCAL_MACHINE", "distributed_type": "MULTI_GPU",
+                                R"({"compute_environment": "LOCAL_MACHINE", "distributed_type": "MULTI_GPU",
                              "mixed_precision": "fp16", "num_processes": 3, "use_cpu": false, "debug": false})");
   auto from_json = map_accelerate_config(json_file, act_context());
   CHECK(from_json.num_processes == 3);
@@ -179,10 +186,13 @@ TEST_CASE("fsdp_activation_checkpointing becomes the policy's gradient_checkpoin
 TEST_CASE("fsdp_transformer_layer_cls_to_wrap: LeRobot's classes as the policy's units, an unknown one listed") {
   lrhost::test::TempDir dir("accelerate_classes");
   auto smolvla = map_accelerate_config(
-      write_config(dir, "s.yaml", kFsdpConfigHead + "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer,SmolVLMVisionTransformer\n"),
+      write_config(
+          dir, "s.yaml",
+          kFsdpConfigHead + "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer,SmolVLMVisionTransformer\n"),
       {.policy = lrhost::policy::find_policy_spec("smolvla"), .typed = {}});
   CHECK(listed(smolvla.overrides, "accelerator.fsdp.wrap_modules=LlamaDecoderLayer,SiglipVisionTransformer"));
-  auto message = config_error(write_config(dir, "u.yaml", kFsdpConfigHead + "  fsdp_transformer_layer_cls_to_wrap: <YourTransformerBlock>\n"));
+  auto message = config_error(
+      write_config(dir, "u.yaml", kFsdpConfigHead + "  fsdp_transformer_layer_cls_to_wrap: <YourTransformerBlock>\n"));
   CHECK(message.find("u.yaml: fsdp_config.fsdp_transformer_layer_cls_to_wrap") != std::string::npos);
   CHECK(message.find("'<YourTransformerBlock>' is not a class of LeRobot's act policy") != std::string::npos);
   CHECK(message.find("'ACTEncoderLayer', 'ACTDecoderLayer'") != std::string::npos);
@@ -198,12 +208,14 @@ TEST_CASE("bad accelerate configs: each error names the file and key") {
            {kFsdpConfigHead + "  fsdp_foo: 1\n", "c.yaml: fsdp_config.fsdp_foo: unknown key"},
            {"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stag: 2\n",
             "deepspeed_config.zero_stag: unknown key"},
-           {kFsdpConfigHead + "  fsdp_offload_params: true\n", "fsdp_config.fsdp_offload_params: true cannot be honoured"},
+           {kFsdpConfigHead + "  fsdp_offload_params: true\n",
+            "fsdp_config.fsdp_offload_params: true cannot be honoured"},
            {"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  offload_optimizer_device: cpu\n",
             "deepspeed_config.offload_optimizer_device: cpu cannot be honoured"},
            {"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  offload_param_device: nvme\n",
             "offload_param_device: nvme cannot be honoured"},
-           {"distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\nmachine_rank: 1\nmain_process_ip: 10.0.0.1\n"
+           {"distributed_type: MULTI_GPU\nnum_processes: 16\nnum_machines: 2\nmachine_rank: 1\nmain_process_ip: "
+            "10.0.0.1\n"
             "main_process_port: 29500\n",
             "--nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29500"},
            {"distributed_type: XLA\n", "distributed_type: XLA cannot be honoured"},
@@ -211,15 +223,18 @@ TEST_CASE("bad accelerate configs: each error names the file and key") {
            {"distributed_type: MULTI_GPU\n", "num_processes: missing"},
            {"distributed_type: MULTI_GPU\nnum_processes: -1\n", "num_processes: -1 (unset)"},
            {"distributed_type: MULTI_GPU\nnum_processes: two\n", "num_processes: expected a whole number"},
-           {"distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\n", "mixed_precision: fp8 cannot be honoured"},
-           {"distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp32\n", "mixed_precision: expected no, bf16"},
+           {"distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\n",
+            "mixed_precision: fp8 cannot be honoured"},
+           {"distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp32\n",
+            "mixed_precision: expected no, bf16"},
            {"distributed_type: MULTI_GPU\nnum_processes: 2\nuse_cpu: maybe\n", "use_cpu: expected true or false"},
            {"distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: first\n", "gpu_ids: expected all or GPU indices"},
            {kFsdpConfigHead + "  fsdp_sharding_strategy: HALF_SHARD\n", "fsdp_sharding_strategy: expected FULL_SHARD"},
            {kFsdpConfigHead + "  fsdp_version: 2\n  fsdp_reshard_after_forward: FULL_SHARD\n",
             "fsdp_version 2 takes true or false"},
            {kFsdpConfigHead + "  fsdp_version: 3\n", "fsdp_version: expected 1 or 2"},
-           {kFsdpConfigHead + "  fsdp_auto_wrap_policy: NO_WRAP\n", "fsdp_auto_wrap_policy: NO_WRAP cannot be honoured"},
+           {kFsdpConfigHead + "  fsdp_auto_wrap_policy: NO_WRAP\n",
+            "fsdp_auto_wrap_policy: NO_WRAP cannot be honoured"},
            {kFsdpConfigHead + "  fsdp_state_dict_type: PICKLE\n", "fsdp_state_dict_type: expected FULL_STATE_DICT"},
            {"distributed_type: DEEPSPEED\nnum_processes: 2\ndeepspeed_config:\n  zero_stage: 4\n",
             "zero_stage: expected 0, 1, 2 or 3"},
@@ -237,7 +252,8 @@ TEST_CASE("bad accelerate configs: each error names the file and key") {
     CHECK_MESSAGE(message.find("c.yaml") != std::string::npos, message);
   }
   CHECK(config_error(dir / "missing.yaml").find("missing.yaml: no such file") != std::string::npos);
-  CHECK(config_error(write_config(dir, "c.json", "{\"distributed_type\": ")).find("not valid JSON") != std::string::npos);
+  CHECK(config_error(write_config(dir, "c.json", "{\"distributed_type\": ")).find("not valid JSON") !=
+        std::string::npos);
 }
 
 TEST_CASE("the default config: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface") {
@@ -246,15 +262,17 @@ TEST_CASE("the default config: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else 
     fs::create_directories(dir / folder / "accelerate");
     std::ofstream(dir / folder / "accelerate" / "default_config.yaml") << "distributed_type: NO\n";
   }
-  std::map<std::string, std::string> vars{
-      {"HF_HOME", (dir / "hf").string()}, {"XDG_CACHE_HOME", (dir / "xdg").string()}, {"HOME", (dir / "home").string()}};
+  std::map<std::string, std::string> vars{{"HF_HOME", (dir / "hf").string()},
+                                          {"XDG_CACHE_HOME", (dir / "xdg").string()},
+                                          {"HOME", (dir / "home").string()}};
   auto env = [&](const std::string& name) -> std::optional<std::string> {
     auto found = vars.find(name);
     return found == vars.end() ? std::nullopt : std::optional<std::string>(found->second);
   };
   CHECK(lrhost::cli::default_accelerate_config(env) == dir / "hf" / "accelerate" / "default_config.yaml");
   vars.erase("HF_HOME");
-  CHECK(lrhost::cli::default_accelerate_config(env) == dir / "xdg" / "huggingface" / "accelerate" / "default_config.yaml");
+  CHECK(lrhost::cli::default_accelerate_config(env) ==
+        dir / "xdg" / "huggingface" / "accelerate" / "default_config.yaml");
   vars.erase("XDG_CACHE_HOME");
   CHECK(lrhost::cli::default_accelerate_config(env) ==
         dir / "home" / ".cache" / "huggingface" / "accelerate" / "default_config.yaml");
@@ -275,7 +293,8 @@ TEST_CASE("lerobot-train: --config_file maps into the plan; the saved default ap
   CHECK(plan.equivalent_command().find("parallelism.dp_shard=-1") != std::string::npos);
 
   lrhost::test::TempDir dir("accelerate_plan");
-  auto saved = write_config(dir, "default_config.yaml", "distributed_type: MULTI_GPU\nnum_processes: 3\ngpu_ids: 0,1,2\n");
+  auto saved =
+      write_config(dir, "default_config.yaml", "distributed_type: MULTI_GPU\nnum_processes: 3\ngpu_ids: 0,1,2\n");
   auto from_default = lrhost::cli::plan_lerobot_train({"--policy.type=act"}, saved);
   CHECK(from_default.nproc == 3);
   CHECK(from_default.accelerate_config.front().find("accelerate's saved default config") != std::string::npos);
