@@ -22,6 +22,7 @@
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/eval_run_dir.hpp"
+#include "host/cli/accelerate_config.hpp"
 #include "host/cli/lerobot_train.hpp"
 #include "host/cli/number_checks.hpp"
 #include "host/cli/plot_command.hpp"
@@ -234,9 +235,13 @@ int lerobot_train(const std::vector<std::string>& arguments) {
       std::cout << lrhost::cli::lerobot_train_help();
       return 0;
     }
-  auto plan = lrhost::cli::plan_lerobot_train(arguments);
-  // accelerate's --gpu_ids: before anything counts the GPUs; the ranks inherit it.
-  if (plan.visible_devices) ::setenv("CUDA_VISIBLE_DEVICES", plan.visible_devices->c_str(), 1);
+  auto plan = lrhost::cli::plan_lerobot_train(arguments, lrhost::cli::default_accelerate_config([](const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }));
+  // accelerate's gpu_ids (--gpu_ids or the config file's): before anything counts the GPUs; the
+  // ranks inherit it.
+  if (plan.cuda_visible_devices) setenv("CUDA_VISIBLE_DEVICES", plan.cuda_visible_devices->c_str(), 1);
   if (plan.all_gpus) {
     // accelerate's --multi_gpu without --num_processes: every visible GPU.
     int visible = static_cast<int>(torch::cuda::device_count());
@@ -246,6 +251,7 @@ int lerobot_train(const std::vector<std::string>& arguments) {
     plan.gpus = visible;
     plan.all_gpus = false;
   }
+  for (const auto& line : plan.accelerate_config) std::fprintf(stderr, "lrhost: %s\n", line.c_str());
   std::fprintf(stderr, "lrhost: lerobot-train maps to:\n  %s\n", plan.equivalent_command().c_str());
   for (const auto& note : plan.notes) std::fprintf(stderr, "lrhost: note: %s\n", note.c_str());
   for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: WARNING: %s\n", warning.c_str());

@@ -10,6 +10,7 @@
 #include <map>
 #include <string_view>
 
+#include "host/cli/accelerate_config.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
@@ -122,6 +123,9 @@ constexpr std::array kLeRobotFlags{
     FlagRule{"--eval_steps", Kind::refuse, "", "not supported: the recipe evaluates held-out episodes at the end"},
     FlagRule{"--peft.", Kind::refuse, "", "PEFT/LoRA fine-tuning is not implemented in lrhost"},
     // accelerate launch's options.
+    FlagRule{"--config_file", Kind::special, "",
+             "accelerate's config file (YAML or JSON); without it, accelerate's saved default config; each key "
+             "maps as docs/lerobot.md shows, flags typed beside it win"},
     FlagRule{"--num_processes", Kind::special, "", "becomes --nproc N (one rank per GPU when there are GPUs)"},
     FlagRule{"--multi_gpu", Kind::special, "", "without --num_processes: one rank per visible GPU"},
     FlagRule{"--mixed_precision", Kind::special, "accelerator.mixed_precision", "no, bf16 or fp16"},
@@ -375,7 +379,8 @@ std::string display_path(const fs::path& path) {
 }  // namespace
 
 std::string LeRobotTrainPlan::equivalent_command() const {
-  std::string line = visible_devices ? "CUDA_VISIBLE_DEVICES=" + *visible_devices + " lrhost " : "lrhost ";
+  std::string line = "lrhost ";
+  if (cuda_visible_devices) line = "CUDA_VISIBLE_DEVICES=" + *cuda_visible_devices + " " + line;
   line += resume_from ? "resume " + shell_quoted(display_path(*resume_from)) : shell_quoted(display_path(recipe));
   if (gpus) line += " --gpus " + std::to_string(*gpus);
   if (nproc) line += " --nproc " + std::to_string(*nproc);
@@ -388,13 +393,38 @@ std::string LeRobotTrainPlan::equivalent_command() const {
   return line;
 }
 
-LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
+// Applies accelerate's config file below the flags typed beside it (accelerate_config.hpp).
+void apply_accelerate_config(LeRobotTrainPlan& plan, const fs::path& file, bool from_flag, const std::string& type,
+                             const std::vector<Flag>& flags, const std::vector<std::string>& passthrough) {
+  AccelerateConfigContext context;
+  context.policy = type.empty() ? nullptr : policy::find_policy_spec(type);
+  for (const auto& flag : flags) {
+    const std::string typed = flag.name + (flag.given_value ? "=" + flag.value : "");
+    if (flag.name == "--num_processes" || flag.name == "--nproc" || flag.name == "--gpus") context.typed["nproc"] = typed;
+    if (flag.name == "--device" || flag.name == "--policy.device") context.typed["device"] = typed;
+    if (flag.name == "--gpu_ids") context.typed["gpu_ids"] = typed;
+  }
+  std::vector<std::string> overrides = plan.overrides;
+  overrides.insert(overrides.end(), passthrough.begin(), passthrough.end());
+  for (const auto& override : overrides) context.typed.emplace(override.substr(0, override.find('=')), override);
+  auto mapping = map_accelerate_config(file, context);
+  plan.accelerate_config.push_back("accelerate config " + file.string() +
+                                   (from_flag ? " (--config_file)" : " (accelerate's saved default config)") + ":");
+  for (const auto& line : mapping.lines) plan.accelerate_config.push_back("  " + line);
+  if (mapping.num_processes) plan.nproc = mapping.num_processes;
+  if (mapping.device) plan.device = *mapping.device;
+  if (mapping.cuda_visible_devices) plan.cuda_visible_devices = mapping.cuda_visible_devices;
+  plan.overrides.insert(plan.overrides.end(), mapping.overrides.begin(), mapping.overrides.end());
+}
+
+LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
+                                    const std::optional<fs::path>& default_config) {
   LeRobotTrainPlan plan;
   std::vector<std::string> passthrough;
   const auto flags = split_flags(arguments, passthrough);
 
   // First pass: what decides the recipe and how the other flags read.
-  std::string type, pretrained, job_name, output_dir, config_path;
+  std::string type, pretrained, job_name, output_dir, config_path, config_file;
   bool pretrained_bf16 = false;  // the pretrained folder's config.json says dtype = "bfloat16"
   bool preset = true, resume = false, push_to_hub_off = false;
   std::vector<std::string> repo_ids;
@@ -409,6 +439,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     if (flag.name == "--use_policy_training_preset") preset = boolean(flag);
     if (flag.name == "--resume") resume = boolean(flag);
     if (flag.name == "--config_path") config_path = flag.value;
+    if (flag.name == "--config_file") config_file = flag.value;
     if (flag.name == "--policy.push_to_hub") push_to_hub_off = !boolean(flag);
     if (flag.name == "--job_name") job_name = flag.value;
     if (flag.name == "--output_dir") output_dir = flag.value;
@@ -518,7 +549,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
           if (lowercase(flag.value) != "no")
             refuse(flag, "lrhost has no torch.compile (TorchDynamo); give --dynamo_backend=no or drop it");
         } else if (name == "--gpu_ids") {
-          if (lowercase(flag.value) != "all") plan.visible_devices = gpu_id_list(flag);
+          if (lowercase(flag.value) != "all") plan.cuda_visible_devices = gpu_id_list(flag);
         } else if (name == "--num_workers") {
           if (flag.value == "0") plan.notes.push_back(name + "=0: " + std::string(rule->why));
           plan.overrides.push_back("num_workers=" + (flag.value == "0" ? std::string("1") : flag.value));
@@ -573,9 +604,17 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
         } else if (name == "--verbose") {
           plan.verbose = boolean(flag);
         }
-        // --policy.type/path, --resume, --config_path, --job_name: the first pass used them.
+        // --policy.type/path, --resume, --config_path, --config_file, --job_name: the first pass used them.
         break;
     }
+  }
+  if (!config_file.empty() || default_config) {
+    // A resumed run's type is its checkpoint's.
+    std::string policy_type = type;
+    if (policy_type.empty() && plan.resume_from)
+      policy_type = ckpt::read_config_json(*plan.resume_from / "pretrained_model").value("type", std::string());
+    apply_accelerate_config(plan, config_file.empty() ? *default_config : fs::path(config_file), !config_file.empty(),
+                            policy_type, flags, passthrough);
   }
   // lerobot-train pushes the final model to --policy.repo_id unless --policy.push_to_hub=false; the
   // guide's own first command relies on that. lrhost trains the same and says loudly that nothing is
@@ -590,18 +629,18 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments) {
     throw ConfigError("lerobot-train: give --num_processes (or --nproc) or --gpus, not both");
   if (plan.nproc || plan.gpus) plan.all_gpus = false;      // --multi_gpu with a count: the count
   if (plan.nproc && *plan.nproc == 1) plan.nproc.reset();  // one process: no launcher needed
-  if (plan.visible_devices && plan.device != "cpu") {
-    const int listed = static_cast<int>(std::count(plan.visible_devices->begin(), plan.visible_devices->end(), ',')) + 1;
+  if (plan.cuda_visible_devices && plan.device != "cpu") {
+    const int listed = static_cast<int>(std::count(plan.cuda_visible_devices->begin(), plan.cuda_visible_devices->end(), ',')) + 1;
     const int wanted = plan.gpus.value_or(plan.nproc.value_or(1));
     if (wanted > listed)
-      throw ConfigError("lerobot-train: " + std::to_string(wanted) + " processes but --gpu_ids=" +
-                            *plan.visible_devices + " names " + std::to_string(listed) + " GPU(s)",
+      throw ConfigError("lerobot-train: " + std::to_string(wanted) + " processes but gpu_ids " +
+                            *plan.cuda_visible_devices + " names " + std::to_string(listed) + " GPU(s)",
                         "one process per GPU: give --num_processes=" + std::to_string(listed) +
                             " or list more GPUs");
   }
-  if (plan.visible_devices)
-    plan.notes.push_back("--gpu_ids=" + *plan.visible_devices + ": the run sees only those GPUs (CUDA_VISIBLE_DEVICES=" +
-                         *plan.visible_devices + ", as accelerate sets it)");
+  if (plan.cuda_visible_devices)
+    plan.notes.push_back("gpu_ids " + *plan.cuda_visible_devices + ": the run sees only those GPUs (CUDA_VISIBLE_DEVICES=" +
+                         *plan.cuda_visible_devices + ", as accelerate sets it)");
   if (plan.master_port && !plan.nproc && !plan.gpus && !plan.all_gpus) {
     plan.notes.push_back("--main_process_port=" + std::to_string(*plan.master_port) +
                          ": one process needs no port; ignored");

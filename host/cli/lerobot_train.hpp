@@ -25,11 +25,15 @@ struct LeRobotTrainPlan {
   std::vector<std::string> notes;                    // accepted flags that act differently in lrhost
   std::vector<std::string> warnings;                 // accepted, but the user must act (nothing uploaded)
   std::optional<int> master_port;                    // --main_process_port (with several processes)
-  std::optional<std::string> visible_devices;        // --gpu_ids=0,1: CUDA_VISIBLE_DEVICES for the run
   bool dry_run = false;                              // --dry-run: print the lrhost command, run nothing
   bool verbose = false;
   bool overwrite = false;              // --overwrite: a fresh run in a folder with checkpoints
   bool all_gpus = false;               // --multi_gpu without a count: one rank per visible GPU
+  // accelerate's config file (--config_file, else accelerate's saved default): the file and how each
+  // of its keys maps (accelerate_config.hpp), printed before the run; empty without one.
+  std::vector<std::string> accelerate_config;
+  // --gpu_ids=0,1 (or the config file's gpu_ids): CUDA_VISIBLE_DEVICES for the run.
+  std::optional<std::string> cuda_visible_devices;
 
   // The lrhost command line this plan runs, quoted for a POSIX shell.
   std::string equivalent_command() const;
@@ -41,7 +45,10 @@ struct LeRobotTrainPlan {
 // any other `key=value` passes through as an lrhost override. `$(which lerobot-train)` and a path
 // ending in lerobot_train.py are skipped. ConfigError for a flag that is unknown, malformed or cannot
 // be honoured, naming it.
-LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments);
+// `default_config`: accelerate's saved default config, read when no --config_file is given
+// (main.cpp passes default_accelerate_config()).
+LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
+                                    const std::optional<std::filesystem::path>& default_config = std::nullopt);
 
 // The lerobot-train flags of the mapping table, for suggestions and `lrhost lerobot-train --help`.
 std::string lerobot_train_help();

@@ -40,6 +40,9 @@ struct PolicySpec {
   ProcessorPipeline processors = ProcessorPipeline::lerobot_default();
   // Module type names (LeRobot's class names) whose instances are FSDP wrap units.
   std::vector<std::string> fsdp_wrap_module_types;
+  // LeRobot's module class names that accelerate's fsdp_transformer_layer_cls_to_wrap may name, each
+  // with the unit type above that lrhost wraps for it (host/cli/accelerate_config.cpp).
+  std::vector<std::pair<std::string, std::string>> fsdp_lerobot_classes;
   // Units that run gathered at the same time (pi0/pi05: VLM layer i with expert layer i): the group a
   // unit's module path belongs to; unset, each unit alone. The plan's peak of gathered parameters
   // counts a group's units together.

@@ -72,8 +72,13 @@ local BASE = {
   -- On a GPU, tf32 and cudnn_benchmark as lerobot-train sets them; cuda_graph captures the whole
   -- step (single GPU, Adam/AdamW, static shapes; otherwise it warns and runs eager steps) at the
   -- cost of the per-phase timings (one "train_step" phase).
+  -- fsdp: reshard_after_forward true = ZeRO-3 (FULL_SHARD), false = ZeRO-2; wrap_modules "" = the
+  -- policy's declared units. Declared for every recipe so that any trains sharded from the command line.
   accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
-                  max_skipped_steps = 10, tf32 = true, cudnn_benchmark = true, cuda_graph = false },
+                  max_skipped_steps = 10, tf32 = true, cudnn_benchmark = true, cuda_graph = false,
+                  fsdp = { reshard_after_forward = true, wrap_modules = "" } },
+  -- dp_shard = 1: DDP replicas; -1 (or the rank count): FSDP, one shard group; with dp_replicate: hybrid.
+  parallelism = { dp_shard = 1, dp_replicate = 1 },
 }
 
 local THIS_FILE = debug.getinfo(1, "S").source

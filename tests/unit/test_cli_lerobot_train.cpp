@@ -312,7 +312,7 @@ TEST_CASE("lerobot-train: accelerate's launch options that change nothing here, 
                                     "--machine_rank=0", "--dynamo_backend=NO", "--gpu_ids=all", "--policy=act",
                                     "--output_dir=o"});
   CHECK(ported.master_port == 29501);
-  CHECK(!ported.visible_devices);
+  CHECK(!ported.cuda_visible_devices);
   CHECK(ported.equivalent_command().find("--nproc 2 --master-port 29501 --run-dir o") != std::string::npos);
   // One process starts no launcher, so there is no port to set.
   auto single = plan_lerobot_train({"--main_process_port=29501", "--policy=act"});
@@ -325,7 +325,7 @@ TEST_CASE("lerobot-train: accelerate's launch options that change nothing here, 
   CHECK(error_of({"--policy=act", "--dynamo_backend=inductor"}).find("no torch.compile") != std::string::npos);
   // --gpu_ids=0,1: the run sees those GPUs only, as accelerate sets CUDA_VISIBLE_DEVICES.
   auto ids = plan_lerobot_train({"--multi_gpu", "--num_processes=2", "--gpu_ids=2,3", "--policy=act"});
-  CHECK(ids.visible_devices == "2,3");
+  CHECK(ids.cuda_visible_devices == "2,3");
   CHECK(ids.equivalent_command().starts_with("CUDA_VISIBLE_DEVICES=2,3 lrhost "));
   CHECK(error_of({"--policy=act", "--num_processes=2", "--gpu_ids=0"}).find("names 1 GPU(s)") != std::string::npos);
   CHECK(error_of({"--policy=act", "--gpu_ids=0,x"}).find("'x' is not a GPU index") != std::string::npos);

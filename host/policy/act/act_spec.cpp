@@ -14,6 +14,7 @@ const PolicySpec& spec() {
       .weight_shape_fields = ACTConfig::weight_shape_fields(),
       .processors = ProcessorPipeline::lerobot_default(),
       .fsdp_wrap_module_types = {"ACTEncoderLayer", "ACTDecoderLayer"},
+      .fsdp_lerobot_classes = {{"ACTEncoderLayer", "ACTEncoderLayer"}, {"ACTDecoderLayer", "ACTDecoderLayer"}},
       .lerobot_train = LeRobotTrainMapping{.recipe = "act_ddp.lua",
                                            .deviating_fields = {"chunk_size", "n_action_steps"},
                                            .optimizer_preset = "adamw",

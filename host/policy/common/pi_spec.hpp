@@ -27,6 +27,8 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
       .run_option_fields = {"tokenizer_name"},
       .processors = std::move(processors),
       .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
+      // transformers' classes in LeRobot's PaliGemma + Gemma expert.
+      .fsdp_lerobot_classes = {{"GemmaDecoderLayer", "GemmaDecoderLayer"}, {"SiglipEncoderLayer", "SiglipEncoderLayer"}},
       .fsdp_gather_group = layer_pair_of,
       .lerobot_train = LeRobotTrainMapping{.recipe = type + ".lua",
                                            .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",

@@ -14,6 +14,7 @@ const PolicySpec& spec() {
       .weight_shape_fields = DiffusionConfig::weight_shape_fields(),
       .processors = ProcessorPipeline::lerobot_default(),
       .fsdp_wrap_module_types = {"DiffusionConditionalResidualBlock1d"},
+      .fsdp_lerobot_classes = {{"DiffusionConditionalResidualBlock1d", "DiffusionConditionalResidualBlock1d"}},
       // (the recipe's num_inference_steps = 100 is what LeRobot's null means)
       .lerobot_train = LeRobotTrainMapping{.recipe = "diffusion_ddp.lua",
                                            .deviating_fields = {"horizon", "n_action_steps"},

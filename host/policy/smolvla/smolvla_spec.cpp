@@ -17,6 +17,9 @@ const PolicySpec& spec() {
       .run_option_fields = config_field_names<SmolVLAConfig>(&FieldTraits::lrhost_only),
       .processors = ProcessorPipeline::with_language("smolvla_new_line_processor"),
       .fsdp_wrap_module_types = {"LlamaDecoderLayer", "SiglipVisionTransformer"},
+      // transformers' classes in LeRobot's SmolVLM + expert; lrhost wraps the whole vision tower.
+      .fsdp_lerobot_classes = {{"LlamaDecoderLayer", "LlamaDecoderLayer"},
+                               {"SmolVLMVisionTransformer", "SiglipVisionTransformer"}},
       .lerobot_train = LeRobotTrainMapping{.recipe = "smolvla.lua",
                                            .deviating_fields = {"vlm_model_name", "resize_imgs_with_padding",
                                                                 "chunk_size", "n_action_steps", "num_vlm_layers",
