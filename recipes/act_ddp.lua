@@ -20,7 +20,10 @@ local training = require "policy_training"
 local cfg = lr.config(training.defaults {
   -- LeRobot's ACT defaults with every field listed, so any is overridable (policy.dim_model=256);
   -- the optimizer preset reads optimizer_lr, optimizer_lr_backbone and optimizer_weight_decay.
-  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1 }),
+  -- pretrained_backbone_weights "" (null): a random ResNet-18, so the recipe runs offline out of the
+  -- box; LeRobot's default ResNet18_Weights.IMAGENET1K_V1 (what `lrhost lerobot-train` passes) is read
+  -- from the torch hub cache, and a local .safetensors/.pth path works too (docs/policies.md).
+  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1, pretrained_backbone_weights = "" }),
 })
 
 training.run(lr, cfg)

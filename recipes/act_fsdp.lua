@@ -13,7 +13,8 @@ local lr = require "lrhost"
 local training = require "policy_training"
 
 local cfg = lr.config(training.defaults {
-  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1 }),
+  -- pretrained_backbone_weights "": a random backbone, as in act_ddp.lua.
+  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1, pretrained_backbone_weights = "" }),
   accelerator = {
     -- mixed_precision = "bf16": gathered parameters in bf16 over fp32 shards.
     -- reshard_after_forward: true = ZeRO-3 (FULL_SHARD), false = ZeRO-2 (SHARD_GRAD_OP).

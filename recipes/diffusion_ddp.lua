@@ -19,7 +19,9 @@ local cfg = lr.config(training.defaults {
   -- (policy.down_dims=[128,256]); fields that default to null (crop_shape, resize_shape,
   -- num_inference_steps, ...) are set here when a recipe needs them.
   -- num_inference_steps = 100 is what LeRobot's null means (num_train_timesteps).
-  policy = lr.policy.defaults("diffusion", { horizon = 16, n_action_steps = 8, num_inference_steps = 100 }),
+  -- pretrained_backbone_weights "": a random backbone, as in act_ddp.lua.
+  policy = lr.policy.defaults("diffusion", { horizon = 16, n_action_steps = 8, num_inference_steps = 100,
+                                             pretrained_backbone_weights = "" }),
 })
 
 training.run(lr, cfg)

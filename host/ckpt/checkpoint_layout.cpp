@@ -52,7 +52,14 @@ io::ManifestCheck verify_checkpoint(const fs::path& step_dir) {
   return io::verify_checksum_manifest(step_dir / kChecksumsFile);
 }
 
+std::optional<std::string> missing_lrhost_manifest(const fs::path& step_dir) {
+  if (path_exists(step_dir / kChecksumsFile) || !path_exists(step_dir / kPretrainedDir / kLaunchFile)) return std::nullopt;
+  return std::string("its ") + kChecksumsFile + " is missing, but it is an lrhost checkpoint (" + kPretrainedDir + "/" +
+         kLaunchFile + "), which always has one: its data cannot be verified";
+}
+
 std::optional<std::string> checkpoint_damage(const fs::path& step_dir) {
+  if (auto missing = missing_lrhost_manifest(step_dir)) return missing;
   // The manifests first: they name the file, where a header check would only say "malformed".
   try {
     io::VerifiedReads manifests(step_dir / kChecksumsFile);  // parses them (nested ones verified)

@@ -42,8 +42,15 @@ std::string step_identifier(int64_t step, int64_t total_steps);
 // (empty: complete).
 std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& step_dir);
 
+// An lrhost checkpoint (it has pretrained_model/train_launch.json) without its checksums.json: lrhost
+// writes the manifest into every checkpoint before the folder appears, so one without it was damaged
+// (the file deleted or lost) and its data cannot be trusted. The reason, naming the missing manifest;
+// nullopt when the manifest is there or the checkpoint is LeRobot's (no train_launch.json: resumed
+// unverified, with a warning).
+std::optional<std::string> missing_lrhost_manifest(const std::filesystem::path& step_dir);
+
 // Why a complete checkpoint cannot be resumed, from what can be seen without reading its tensor data:
-// a malformed checksums.json (or per-rank manifest), a listed file that is missing or not the size
+// missing_lrhost_manifest, a malformed checksums.json (or per-rank manifest), a listed file that is missing or not the size
 // the manifest says, or a safetensors or JSON file that is truncated or malformed (headers, sizes
 // and JSON). nullopt: it looks sound. Its data is verified as resume reads it (io::VerifiedReads), or
 // by checkpoint_data_damage.

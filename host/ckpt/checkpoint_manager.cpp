@@ -489,6 +489,10 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
   collective("resume from " + step_dir.string(), true, [&] {
     try {
       io::VerifiedReads verified(step_dir / kChecksumsFile);
+      if (auto missing = missing_lrhost_manifest(step_dir)) {
+        damage = *missing;  // as a checksum mismatch: fall back to an older checkpoint
+        return;
+      }
       const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
       record = load_training_step(state);
       if (targets.policy) check_saved_policy_type(step_dir, targets.policy->type());

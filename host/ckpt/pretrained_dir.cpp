@@ -176,8 +176,10 @@ PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& ch
   } catch (const util::Error& error) {
     throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
   }
-  // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
-  // (a download at construction); lrhost builds the backbone without them and loads the file.
+  // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights, which
+  // LeRobot loads at construction (from its hub cache, downloading if absent) only for from_pretrained
+  // to overwrite them with the checkpoint's; lrhost builds the backbone without them and loads the
+  // file, so fine-tuning a folder never needs the torch hub file.
   if (config.contains("pretrained_backbone_weights") && !config["pretrained_backbone_weights"].is_null()) {
     spdlog::info("{}: pretrained_backbone_weights {} ignored: the backbone comes from {}", (dir / kConfigFile).string(),
                  config["pretrained_backbone_weights"].dump(), kModelFile);

@@ -157,7 +157,8 @@ void describe_step_dir(std::ostream& out, const fs::path& step_dir, bool checked
   for (const auto& m : missing) missing_text += (missing_text.empty() ? "" : ", ") + m;
   std::string verified;
   if (missing.empty() && !path_exists(step_dir / ckpt::kChecksumsFile)) {
-    verified = " (unverified: no " + std::string(ckpt::kChecksumsFile) + ")";
+    auto lost = ckpt::missing_lrhost_manifest(step_dir);
+    verified = lost ? ", but damaged: " + *lost : " (unverified: no " + std::string(ckpt::kChecksumsFile) + ")";
   } else if (missing.empty() && checked) {
     verified = ", verified";
   } else if (missing.empty()) {
@@ -318,7 +319,12 @@ int verify_checkpoints(const fs::path& path, std::ostream& out) {
     auto check = ckpt::verify_checkpoint(step_dir);
     const std::string name = step_dirs.size() > 1 ? step_dir.filename().string() : step_dir.string();
     if (!check.has_manifest) {
-      out << name << ": unverified (no manifest: written by LeRobot or an lrhost without checksums)\n";
+      if (auto lost = ckpt::missing_lrhost_manifest(step_dir)) {
+        ++bad;
+        out << name << ": DAMAGED: " << *lost << "\n";
+      } else {
+        out << name << ": unverified (no manifest: a LeRobot checkpoint)\n";
+      }
       continue;
     }
     if (check.ok()) {

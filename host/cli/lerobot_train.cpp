@@ -187,6 +187,13 @@ const policy::LeRobotTrainMapping& lerobot_mapping(const std::string& type) {
                     "lrhost trains " + util::quoted_list(lerobot_types()) + " from lerobot-train's flags");
 }
 
+// lerobot-train's value of a policy field that lrhost's config leaves null, if it has one.
+const std::string* lerobot_value(const std::string& type, const std::string& field) {
+  for (const auto& [name, value] : lerobot_mapping(type).lerobot_values)
+    if (name == field) return &value;
+  return nullptr;
+}
+
 struct Flag {
   std::string name;   // "--batch_size"
   std::string value;  // "4" ("true" for a bare switch)
@@ -513,10 +520,11 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
         plan.overrides.push_back(std::string(rule->target) + "=" + flag.value);
         break;
       case Kind::prefix:
-        // `--policy.pretrained_backbone_weights=null`: a field already null by default has nothing to
-        // set (the recipe's policy table cannot hold null).
+        // `--policy.temporal_ensemble_coeff=null`: a field already null by default has nothing to set
+        // (the recipe's policy table cannot hold null), unless lerobot-train's default is a value
+        // (lerobot_values: the recipe holds the field as text, which reads null as null).
         if ((flag.value == "null" || flag.value == "None") && all_fields.contains(name.substr(rule->flag.size())) &&
-            all_fields[name.substr(rule->flag.size())].is_null())
+            all_fields[name.substr(rule->flag.size())].is_null() && !lerobot_value(type, name.substr(rule->flag.size())))
           break;
         plan.overrides.push_back(std::string(rule->target) + name.substr(rule->flag.size()) + "=" + flag.value);
         break;
@@ -673,6 +681,11 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
           plan.overrides.push_back(
               "policy." + field + "=" +
               (fields[field].is_string() ? fields[field].get<std::string>() : fields[field].dump()));
+    // LeRobot's value where lrhost's config is null (ACT's ImageNet backbone): never train a random
+    // backbone where lerobot-train would not; `--policy.pretrained_backbone_weights=null` asks for one.
+    if (pretrained.empty())
+      for (const auto& [field, value] : lerobot_mapping(type).lerobot_values)
+        if (!typed("policy." + field)) plan.overrides.push_back("policy." + field + "=" + value);
   }
   plan.overrides.insert(plan.overrides.end(), passthrough.begin(), passthrough.end());
   return plan;

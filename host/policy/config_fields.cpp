@@ -67,9 +67,10 @@ void FieldReader::operator()(const std::string& key, std::vector<double>& value,
   if (value_of(key, &value)) value = reader_.number_list(key, value);
 }
 
-void FieldReader::operator()(const std::string& key, std::optional<std::string>& value, const FieldTraits&) {
+void FieldReader::operator()(const std::string& key, std::optional<std::string>& value, const FieldTraits& traits) {
   // Absent or null keeps the member's default, as for every other field.
   if (value_of(key, &value)) value = fields_.optional_string(key);
+  if (traits.text_null && value && (value->empty() || *value == "null" || *value == "None")) value.reset();
 }
 
 void FieldReader::operator()(const std::string& key, std::optional<bool>& value, const FieldTraits&) {

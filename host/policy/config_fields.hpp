@@ -39,6 +39,9 @@ struct FieldTraits {
   std::size_t length = 0;
   // A list field that null empties (absent keeps the default) and that is written as null when empty.
   bool null_is_empty = false;
+  // A nullable string a recipe can set and unset: Lua tables cannot hold null, so the shipped recipes
+  // hold "" for it, and a command line types null (or LeRobot's None); each of the three reads as null.
+  bool text_null = false;
   // The wording of the expected type in errors, when the member type's own is not precise enough.
   const char* expected = nullptr;
   // A feature list: the dataset's side used when the table gives none (&PolicyFeatures::inputs).

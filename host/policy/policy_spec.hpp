@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/policy/planned_policy.hpp"
@@ -23,6 +24,10 @@ using PolicyFactory = std::function<std::shared_ptr<Policy>(const nlohmann::json
 struct LeRobotTrainMapping {
   std::string recipe;                         // the shipped recipe under recipes/, e.g. "act_ddp.lua"
   std::vector<std::string> deviating_fields;  // policy fields whose recipe default differs from LeRobot's
+  // Policy fields lrhost's config leaves null where lerobot-train has a value, with that value as a
+  // command line types it (ACT's pretrained_backbone_weights: torchvision's ImageNet weights, read
+  // from the torch hub cache; the shipped recipes hold "" so that they run offline out of the box).
+  std::vector<std::pair<std::string, std::string>> lerobot_values;
   std::string optimizer_preset;               // LeRobot's get_optimizer_preset() type: "adamw", "adam"
   std::string scheduler_preset;               // get_scheduler_preset() type; "" for none
 };

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
@@ -151,14 +150,6 @@ nlohmann::ordered_json normalization_mapping_json(const NormalizationMapping& ma
   auto result = nlohmann::ordered_json::object();
   for (const auto& [type, mode] : mapping) result[type] = mode;
   return result;
-}
-
-void reject_torchvision_weight_name(const std::string& where, const std::optional<std::string>& weights) {
-  if (weights && std::regex_match(*weights, std::regex(R"([A-Za-z0-9_]+_Weights\.[A-Za-z0-9_]+)")))
-    throw ConfigError(where + ": 'pretrained_backbone_weights' = '" + *weights +
-                          "' names torchvision weights, which lrhost never downloads",
-                      "convert them once to a .safetensors file (torchvision resnet18 state_dict) and give its "
-                      "path, or use null for random initialisation");
 }
 
 }  // namespace lrhost::policy

@@ -92,8 +92,4 @@ struct PretrainedConfigFields {
 // Writes a normalization mapping as a config.json table, keeping its order.
 nlohmann::ordered_json normalization_mapping_json(const NormalizationMapping& mapping);
 
-// lrhost never downloads backbone weights: a torchvision weight name (LeRobot's default,
-// "ResNet18_Weights.IMAGENET1K_V1") is a ConfigError explaining how to give a local file instead.
-void reject_torchvision_weight_name(const std::string& where, const std::optional<std::string>& weights);
-
 }  // namespace lrhost::policy

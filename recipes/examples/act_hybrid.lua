@@ -10,7 +10,7 @@ local lr = require "lrhost"
 local training = require "policy_training"
 
 local cfg = lr.config(training.defaults {
-  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1 }),
+  policy = lr.policy.defaults("act", { chunk_size = 20, n_action_steps = 1, pretrained_backbone_weights = "" }),
   accelerator = { fsdp = { reshard_after_forward = true, wrap_modules = "" } },
   -- Shard groups of 2 ranks; dp_replicate = -1: as many groups as the ranks allow.
   parallelism = { dp_shard = 2, dp_replicate = -1 },

@@ -4,7 +4,8 @@
 # exit 1 naming FILE and the byte range, `checkpoint info` must not call 000010 sound, the older
 # checkpoint must verify, and `lrhost resume RUN` must continue from step 5 with a warning naming FILE
 # and the byte range, and finish (the damaged folder is moved aside, not deleted); a copy of the run
-# continued with resume=true (the ranks choose, splitting the verification) must do the same.
+# continued with resume=true (the ranks choose, splitting the verification) must do the same. A copy
+# whose 000010 lost its checksums.json must be reported damaged and skipped the same way.
 # Usage: corrupt_resume.sh LRHOST WORK_DIR NPROC FILE [recipe overrides...]
 #   FILE: relative to the step folder, e.g. pretrained_model/model.safetensors or
 #   training_state/fsdp_shards/rank_1.safetensors (with parallelism.dp_shard=-1 and NPROC > 1).
@@ -29,6 +30,8 @@ newest="$work/b/checkpoints/000010"
 [ -e "$newest/checksums.json" ] || fail "no checksums.json in $newest"
 lrhost checkpoint verify "$work/b" > "$work/verify_sound.txt" || fail "a fresh run does not verify"
 grep -q "000010: verified" "$work/verify_sound.txt" || fail "verify does not report 000010 verified"
+
+cp -r "$work/b" "$work/d"  # for the lost manifest below
 
 # One random bit of the tensor data (after the 8-byte length and the JSON header).
 target="$newest/$file"
@@ -66,4 +69,18 @@ grep -q "000010 is damaged ($file: bytes [0-9]*-[0-9]* data does not match" "$wo
 [ "$(readlink "$work/b/checkpoints/last")" = "000015" ] || fail "last should point to 000015"
 ls "$work/b/checkpoints"/superseded-*/000010 > /dev/null || fail "the damaged checkpoint was not moved aside"
 lrhost checkpoint verify "$work/b/checkpoints/000015" || fail "the resumed run's checkpoint does not verify"
+# A lost checksums.json on an lrhost checkpoint (it has train_launch.json) is damage, not a LeRobot
+# checkpoint to resume unverified: verify fails, and resume=true falls back to step 5 saying why.
+rm "$work/d/checkpoints/000010/checksums.json"
+set +e
+lrhost checkpoint verify "$work/d" > "$work/verify_lost.txt"
+code=$?
+set -e
+[ $code -eq 1 ] || fail "verify exited $code on a lost manifest (expected 1)"
+grep -q "000010: DAMAGED: its checksums.json is missing, but it is an lrhost checkpoint" "$work/verify_lost.txt" ||
+  fail "verify does not report the lost manifest: $(cat "$work/verify_lost.txt")"
+lrhost run "${launch[@]}" --run-dir "$work/run_d" "$recipe" output_dir="$work/d" result="$work/d.safetensors" \
+  resume=true "${common[@]}" 2>&1 | tee "$work/lost.log"
+grep -q "000010 is damaged (its checksums.json is missing" "$work/lost.log" || fail "resume does not name the lost manifest"
+grep -q "resumed from step 5" "$work/lost.log" || fail "resume with a lost manifest did not start from step 5"
 echo "corrupt_resume: OK"

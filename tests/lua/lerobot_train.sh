@@ -12,6 +12,10 @@ mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 lrhost() { timeout 300 "$exe" "$@"; }
 export HF_LEROBOT_HOME="$work/lerobot_home" OMP_NUM_THREADS=1
+# lerobot-train's ACT and Diffusion start from torchvision's ImageNet backbone, read from the torch hub
+# cache: a random stand-in written by torch.save (tests/lua/backbone_weights.sh checks the loading).
+export TORCH_HOME="$work/torch_home"
+"${LRHOST_PYTHON:-python3}" "$(dirname "$0")/fake_resnet18_pth.py" "$TORCH_HOME"
 tiny=(--policy.dim_model=64 --policy.dim_feedforward=128 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1
       --policy.chunk_size=10 --policy.n_action_steps=1 eval_batches=2)
 

@@ -446,4 +446,22 @@ TEST_CASE("checkpoint checksums: 100 single-bit flips in model and optimizer ten
   CHECK_FALSE(unverified.has_manifest);
   CHECK_FALSE(lrhost::ckpt::checkpoint_damage(step_dir));
   CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false, true).last_complete == step_dir));
+
+  // An lrhost checkpoint (pretrained_model/train_launch.json) always has its manifest: without it, it is
+  // damaged, and resume falls back to the older sound one, the reason naming the missing manifest.
+  if (!fs::exists(step_dir / "pretrained_model/train_launch.json"))
+    write_text(step_dir / "pretrained_model/train_launch.json", "{}");
+  const std::string lost = "its checksums.json is missing, but it is an lrhost checkpoint";
+  auto damage = lrhost::ckpt::checkpoint_damage(step_dir);
+  CHECK((damage && contains(*damage, lost)));
+  auto data_damage = lrhost::ckpt::checkpoint_data_damage(step_dir);
+  CHECK((data_damage && contains(*data_damage, lost)));
+  CHECK((lrhost::ckpt::scan_checkpoints(dir / "checkpoints", false, true).last_complete == older));
+  auto b = make_setup("adamw", 7);
+  lrhost::ckpt::CheckpointTargets lost_targets{b.policy.get(), b.optimizer.get(), b.scheduler.get(), {}};
+  lrhost::ckpt::CheckpointManager resumer(options, nullptr);
+  CHECK(contains(described_error([&] { resumer.resume(step_dir, lost_targets, false); }), lost));
+  auto resumed = resumer.resume(step_dir, lost_targets, true);
+  CHECK((resumed.dir == older));
+  CHECK((resumed.step.step == 1));
 }

@@ -85,6 +85,13 @@ TEST_CASE("checkpoint verify and info: verified, unverified without a manifest, 
   CHECK(lrhost::cli::verify_checkpoints(dir.path, none) == 0);
   CHECK(has(none.str(), "unverified (no manifest"));
   CHECK(has(lrhost::cli::checkpoint_info(step), "complete: yes (unverified: no checksums.json)"));
+  // lrhost always writes one: an lrhost checkpoint (train_launch.json) without it is damaged, exit code 1.
+  write_text(step / "pretrained_model/train_launch.json", "{}");
+  std::ostringstream lost;
+  CHECK(lrhost::cli::verify_checkpoints(dir.path, lost) == 1);
+  CHECK(has(lost.str(), "DAMAGED: its checksums.json is missing, but it is an lrhost checkpoint"));
+  CHECK(has(lrhost::cli::checkpoint_info(step), "complete: yes, but damaged: its checksums.json is missing"));
+  fs::remove(step / "pretrained_model/train_launch.json");
   // With one: verified (every file but the manifest), and info says so after reading them.
   lrhost::io::write_checksum_manifest(step / "checksums.json",
                                       {"pretrained_model/config.json", "pretrained_model/model.safetensors",

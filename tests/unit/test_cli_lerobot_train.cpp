@@ -83,17 +83,27 @@ TEST_CASE("lerobot-train: from scratch, values after a space, LeRobot's output f
   CHECK(plan_lerobot_train({"--policy.type=diffusion", "--dry-run"}).dry_run);
   // LeRobot's values with no lrhost counterpart: 0 loader processes, a null field, an env left off.
   auto lerobot_values = plan_lerobot_train({"--policy.type=act", "--num_workers=0", "--env_eval_freq=0",
-                                            "--policy.pretrained_backbone_weights=null", "--policy.push_to_hub=false"});
+                                            "--policy.pretrained_backbone_weights=null", "--policy.temporal_ensemble_coeff=null",
+                                            "--policy.push_to_hub=false"});
   CHECK(has(lerobot_values.overrides, "num_workers=1"));
   CHECK(has(lerobot_values.overrides, "policy.push_to_hub=false"));  // recorded in config.json as LeRobot does
+  // null asks for a random backbone where lerobot-train's default is ImageNet's: it is passed on,
+  // and LeRobot's value is not added.
+  CHECK(has(lerobot_values.overrides, "policy.pretrained_backbone_weights=null"));
+  CHECK(std::count_if(lerobot_values.overrides.begin(), lerobot_values.overrides.end(), [](const std::string& o) {
+          return o.starts_with("policy.pretrained_backbone_weights");
+        }) == 1);
+  // A null field that lerobot-train leaves null has nothing to set.
   CHECK(std::none_of(lerobot_values.overrides.begin(), lerobot_values.overrides.end(),
-                     [](const std::string& o) { return o.starts_with("policy.pretrained_backbone_weights"); }));
+                     [](const std::string& o) { return o.starts_with("policy.temporal_ensemble_coeff"); }));
   CHECK(has(lerobot_values.notes, "--num_workers=0: lrhost's loader workers are threads of each rank; 0 (LeRobot: "
                                   "the main process) becomes 1"));
   // What the command line leaves out is lerobot-train's default, not the shipped recipe's.
   CHECK(has(plan.overrides, "steps=100000"));
   CHECK(has(plan.overrides, "log_freq=200"));
   CHECK(has(plan.overrides, "policy.n_action_steps=100"));
+  // LeRobot's ImageNet backbone, which lrhost's config leaves null (read from the torch hub cache).
+  CHECK(has(plan.overrides, "policy.pretrained_backbone_weights=ResNet18_Weights.IMAGENET1K_V1"));
   CHECK(!has(plan.overrides, "policy.chunk_size=100"));  // typed: 10
   CHECK(!has(plan.overrides, "save_freq=20000"));        // typed: -1
   auto smolvla = plan_lerobot_train({"--policy.type=smolvla"});

@@ -4,6 +4,7 @@
 // loss parts vs explicit sums, temporal ensembling vs the offline weighted average), random draws,
 // inference queues, config reading/validation/round trip and backbone weight files.
 #include <doctest/doctest.h>
+#include <torch/serialize.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -721,8 +722,6 @@ TEST_CASE("act config errors name the key and what was expected") {
   CHECK(contains(error_of(tiny({{"normalization_mapping", {{"STATE", "ZSCORE"}}}})),
                  "'normalization_mapping.STATE' must be one of"));
   // lrhost's limits.
-  CHECK(contains(error_of(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}})),
-                 "names torchvision weights, which lrhost never downloads"));
   CHECK(contains(error_of<lrhost::util::NotImplemented>(tiny({{"vision_backbone", "resnet34"}})),
                  "'resnet34' is not implemented"));
   CHECK(contains(error_of<lrhost::util::NotImplemented>(tiny({{"replace_final_stride_with_dilation", true}})),
@@ -733,7 +732,7 @@ TEST_CASE("act config errors name the key and what was expected") {
   CHECK(error_of<lrhost::util::Error>(tiny()).empty());
 }
 
-TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors file") {
+TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors file or torchvision's weight name") {
   lrhost::test::TempDir dir("act_backbone");
   torch::manual_seed(8);
   lrhost::policy::vision::ResNet18 source;
@@ -770,4 +769,28 @@ TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors fi
   CHECK(
       !error_of<lrhost::util::IoError>(tiny({{"pretrained_backbone_weights", (dir / "missing.safetensors").string()}}))
            .empty());
+
+  // LeRobot's default, torchvision's weight name: the torch.save file in the torch hub cache.
+  lrhost::test::ScopedEnv torch_home("TORCH_HOME", (dir / "torch").string());
+  const auto hub_file = dir / "torch/hub/checkpoints/resnet18-f37072fd.pth";
+  auto missing = error_of<lrhost::util::IoError>(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}));
+  CHECK(contains(missing, hub_file.string()));
+  CHECK(contains(missing, "policy.pretrained_backbone_weights=null"));
+  c10::Dict<std::string, torch::Tensor> dict;
+  for (const auto& [key, tensor] : tensors) dict.insert(key, tensor);
+  auto bytes = torch::pickle_save(dict);
+  lrhost::test::write_text(hub_file, std::string(bytes.begin(), bytes.end()));
+  auto imagenet = make_act(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}), make_features(6, 0, 1, 4));
+  for (const auto& [key, tensor] : imagenet->state_dict())
+    if (key.rfind("model.backbone.", 0) == 0) CHECK(torch::equal(tensor, state[key]));
+  CHECK(imagenet->config()["pretrained_backbone_weights"] == "ResNet18_Weights.IMAGENET1K_V1");
+
+  // A recipe holds "" for null; a command line types null or None: a random backbone, as asked.
+  for (const json& none : {json(""), json("null"), json("None"), json(nullptr)}) {
+    INFO(none.dump());
+    auto random = make_act(tiny({{"pretrained_backbone_weights", none}}), make_features(6, 0, 1, 4));
+    CHECK(random->config()["pretrained_backbone_weights"].is_null());
+    for (const auto& [key, tensor] : random->state_dict())
+      if (key == "model.backbone.conv1.weight") CHECK_FALSE(torch::equal(tensor, state[key]));
+  }
 }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -97,6 +98,23 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::filesystem::path operator/(const std::string& name) const { return path / name; }
+};
+
+// Sets (or, given nullopt, unsets) an environment variable for one scope, restoring it after.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> saved;
+  ScopedEnv(std::string variable, const std::optional<std::string>& value) : name(std::move(variable)) {
+    if (const char* old = std::getenv(name.c_str())) saved = old;
+    if (value) setenv(name.c_str(), value->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    if (saved) setenv(name.c_str(), saved->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
 };
 
 // tests/fixtures/<folder>/<name>: in $LRHOST_TEST_FIXTURES (ctest sets it), else under the current

@@ -82,8 +82,7 @@ void ACTConfig::validate() const {
       fail("'" + feature->key + "' must be a vector feature (shape [n]), got " + nlohmann::json(feature->shape).dump());
   auto cameras = image_features();
 
-  // Backbone: lrhost has torchvision's resnet18 trunk only, and never downloads weights.
-  reject_torchvision_weight_name(where, pretrained_backbone_weights);
+  // Backbone: lrhost has torchvision's resnet18 trunk only (its weights are found when it is built).
   if (!cameras.empty() && vision_backbone != "resnet18")
     throw util::NotImplemented(where + ": 'vision_backbone' = '" + vision_backbone +
                                "' is not implemented; lrhost has 'resnet18' only");

@@ -3,7 +3,7 @@
 // table or a config.json and written back as config.json. Validation is LeRobot's __post_init__ and
 // validate_features plus what LeRobot only finds out at construction (heads dividing dim_model, a
 // usable activation); lrhost-specific limits (ResNet-18 only, backbone weights from a local
-// safetensors file, never downloaded) are reported as such.
+// file, never downloaded) are reported as such.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,8 +21,11 @@ struct ACTConfig : PretrainedConfigFields {
   int64_t n_action_steps = 100;
   NormalizationMapping normalization_mapping{{"VISUAL", "MEAN_STD"}, {"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}};
   std::string vision_backbone = "resnet18";
-  // LeRobot's default names torchvision's ImageNet weights (a download); lrhost's default is none
-  // (random init), and a value is a local .safetensors file with a torchvision resnet18 state_dict.
+  // LeRobot's default names torchvision's ImageNet weights (ResNet18_Weights.IMAGENET1K_V1, a download);
+  // lrhost's default for a table without the key is none (random init; the shipped recipes hold "",
+  // and `lrhost lerobot-train` passes LeRobot's value: the spec's lerobot_values). A value is that
+  // name, read from the local torch hub cache, or a local .safetensors/.pth file holding a torchvision
+  // resnet18 state_dict (policy/vision/backbone_weights.hpp).
   std::optional<std::string> pretrained_backbone_weights;
   bool replace_final_stride_with_dilation = false;
   bool pre_norm = false;
@@ -51,7 +54,7 @@ struct ACTConfig : PretrainedConfigFields {
     f("n_action_steps", c.n_action_steps);
     f("normalization_mapping", c.normalization_mapping);
     f("vision_backbone", c.vision_backbone, {.shapes_weights = true});
-    f("pretrained_backbone_weights", c.pretrained_backbone_weights);
+    f("pretrained_backbone_weights", c.pretrained_backbone_weights, {.text_null = true});
     f("replace_final_stride_with_dilation", c.replace_final_stride_with_dilation, {.bool_or_int = true});
     f("pre_norm", c.pre_norm, {.shapes_weights = true});
     f("dim_model", c.dim_model, {.shapes_weights = true});

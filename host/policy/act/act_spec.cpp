@@ -17,6 +17,7 @@ const PolicySpec& spec() {
       .fsdp_lerobot_classes = {{"ACTEncoderLayer", "ACTEncoderLayer"}, {"ACTDecoderLayer", "ACTDecoderLayer"}},
       .lerobot_train = LeRobotTrainMapping{.recipe = "act_ddp.lua",
                                            .deviating_fields = {"chunk_size", "n_action_steps"},
+                                           .lerobot_values = {{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
                                            .optimizer_preset = "adamw",
                                            .scheduler_preset = ""},
   };

@@ -142,8 +142,7 @@ void DiffusionConfig::validate() const {
            "shapes " + shape_text(camera.shape) + " and " + shape_text(cameras.front().shape));
   }
 
-  // Backbone: lrhost has torchvision's resnet18 trunk only, and never downloads weights.
-  reject_torchvision_weight_name(where, pretrained_backbone_weights);
+  // Backbone: lrhost has torchvision's resnet18 trunk only (its weights are found when it is built).
   if (use_group_norm && pretrained_backbone_weights)
     fail(
         "you can't replace BatchNorm in a pretrained model without ruining the weights "

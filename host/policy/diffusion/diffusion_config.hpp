@@ -4,7 +4,7 @@
 // config.json and written back as config.json. Validation is LeRobot's __post_init__ and
 // validate_features plus what LeRobot only finds out when it builds or runs the modules (group
 // counts dividing channels, an odd kernel, a known beta schedule); lrhost-specific limits
-// (ResNet-18 only, backbone weights from a local safetensors file, never downloaded) are reported
+// (ResNet-18 only, backbone weights from a local file, never downloaded) are reported
 // as such.
 #pragma once
 #include <nlohmann/json.hpp>
@@ -33,8 +33,11 @@ struct DiffusionConfig : PretrainedConfigFields {
   // overwrites it, so a read config already holds the derived value).
   std::optional<std::vector<int64_t>> crop_shape;
   bool crop_is_random = true;
-  // LeRobot's default names torchvision's ImageNet weights (a download); lrhost's default is none
-  // (random init), and a value is a local .safetensors file with a torchvision resnet18 state_dict.
+  // LeRobot's default names torchvision's ImageNet weights (ResNet18_Weights.IMAGENET1K_V1, a download);
+  // lrhost's default for a table without the key is none (random init; the shipped recipes hold "",
+  // and `lrhost lerobot-train` passes LeRobot's value: the spec's lerobot_values). A value is that
+  // name, read from the local torch hub cache, or a local .safetensors/.pth file holding a torchvision
+  // resnet18 state_dict (policy/vision/backbone_weights.hpp).
   std::optional<std::string> pretrained_backbone_weights;
   bool use_group_norm = false;
   int64_t spatial_softmax_num_keypoints = 32;
@@ -79,7 +82,7 @@ struct DiffusionConfig : PretrainedConfigFields {
     f("crop_ratio", c.crop_ratio, {.shapes_weights = true});
     f("crop_shape", c.crop_shape, kHeightWidth);
     f("crop_is_random", c.crop_is_random);
-    f("pretrained_backbone_weights", c.pretrained_backbone_weights);
+    f("pretrained_backbone_weights", c.pretrained_backbone_weights, {.text_null = true});
     f("use_group_norm", c.use_group_norm, {.shapes_weights = true});
     f("spatial_softmax_num_keypoints", c.spatial_softmax_num_keypoints, {.shapes_weights = true});
     f("use_separate_rgb_encoder_per_camera", c.use_separate_rgb_encoder_per_camera, {.shapes_weights = true});

@@ -1,9 +1,11 @@
 // ResNet-18 trunk: construction with torchvision's init (Kaiming-normal fan-out convs, unit norms),
-// forward to layer4, and loading torchvision weights from safetensors.
+// forward to layer4, and loading torchvision weights (backbone_weights.hpp finds and reads the file).
 #include "host/policy/vision/resnet18.hpp"
 
-#include "host/io/safetensors.hpp"
+#include <map>
+
 #include "host/policy/fast_paths.hpp"
+#include "host/policy/vision/backbone_weights.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::vision {
@@ -122,12 +124,15 @@ torch::Tensor ResNet18Impl::forward(const torch::Tensor& x) {
   return channels_last ? out.contiguous() : out;
 }
 
-void ResNet18Impl::load_torchvision_weights(const std::filesystem::path& file) {
+void ResNet18Impl::load_torchvision_weights(const std::string& weights) {
   if (options_.norm == NormKind::GroupNorm)
     throw util::ConfigError("pretrained backbone weights are batch-norm weights; they cannot initialise a GroupNorm "
-                            "backbone ('" + file.string() + "')",
+                            "backbone ('" + weights + "')",
                             "set use_group_norm = false, or pretrained_backbone_weights = null");
-  auto content = io::read_safetensors(file);
+  const auto file = resolve_backbone_weights(weights);
+  const auto entries = read_backbone_state_dict(file);
+  std::map<std::string, const torch::Tensor*> content;
+  for (const auto& [name, tensor] : entries) content[name] = &tensor;
   // torchvision name of a child of this trunk: our names, with numbered children mapped back.
   static const char* torchvision_children[] = {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"};
   auto torchvision_key = [&](const std::string& key) {
@@ -139,7 +144,8 @@ void ResNet18Impl::load_torchvision_weights(const std::filesystem::path& file) {
   torch::NoGradGuard no_grad;
   auto assign = [&](const std::string& key, torch::Tensor& target) {
     auto source_key = torchvision_key(key);
-    const auto* source = content.find(source_key);
+    auto found = content.find(source_key);
+    const torch::Tensor* source = found == content.end() ? nullptr : found->second;
     if (!source)
       throw util::DataError(file.string() + ": no tensor '" + source_key + "' (expected a torchvision resnet18 state_dict)");
     if (source->sizes() != target.sizes())

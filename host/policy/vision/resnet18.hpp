@@ -3,8 +3,9 @@
 // layers vary as in LeRobot: FrozenBatchNorm2d (ACT), BatchNorm2d with num_batches_tracked, or
 // GroupNorm with C/16 groups (Diffusion's use_group_norm). Children are registered either by name
 // (conv1, bn1, layer1..4: ACT's IntermediateLayerGetter) or by position "0".."7" (Diffusion's
-// nn.Sequential(*children()[:-2])). Pretrained weights come only from a local safetensors file
-// holding a torchvision resnet18 state_dict; nothing is ever downloaded. Two exact-math fast paths
+// nn.Sequential(*children()[:-2])). Pretrained weights come only from a local file holding a
+// torchvision resnet18 state_dict (backbone_weights.hpp: a path, or torchvision's weight name looked
+// up in the torch hub cache); nothing is ever downloaded. Two exact-math fast paths
 // (policy/fast_paths.hpp): frozen batch norms folded into their convolutions, and the trunk in
 // channels-last memory format; the state dict is the same either way.
 #pragma once
@@ -57,9 +58,10 @@ class ResNet18Impl : public torch::nn::Module {
   explicit ResNet18Impl(ResNet18Options options = {});
   // (B, 3, H, W) -> the layer4 feature map (B, 512, ceil(H/32), ceil(W/32)).
   torch::Tensor forward(const torch::Tensor& x);
-  // Copies a torchvision resnet18 state_dict stored as safetensors (fc.* ignored; num_batches_tracked
-  // only where this trunk has it). Missing keys or other shapes are errors naming the file and key.
-  void load_torchvision_weights(const std::filesystem::path& file);
+  // Copies a torchvision resnet18 state_dict (fc.* ignored; num_batches_tracked only where this trunk
+  // has it) from `weights`: a .safetensors/.pth path or a torchvision weight name
+  // (resolve_backbone_weights). Missing keys or other shapes are errors naming the file and key.
+  void load_torchvision_weights(const std::string& weights);
   static constexpr int64_t kOutChannels = 512;
 
  private:
