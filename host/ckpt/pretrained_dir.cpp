@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
@@ -159,20 +161,29 @@ nlohmann::ordered_json read_policy_config(const fs::path& dir) {
   return config;
 }
 
-PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes) {
-  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, (dir / kConfigFile).string());
+PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes, const DatasetFeatures& dataset) {
+  const std::string where = (dir / kConfigFile).string();
+  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, where);
   PretrainedBuildInputs inputs;
+  std::optional<policy::PolicyFeatures> from_dataset;
   try {
     // Features go in as ordered lists: their order is the camera order, which a sorted json object
     // would lose.
-    for (const auto& [field, side] :
-         {std::pair{"input_features", &inputs.features.inputs}, {"output_features", &inputs.features.outputs}}) {
-      if (!config.contains(field)) continue;
-      *side = policy::PolicyFeatures::list_from_json(config[field], field);
-      config.erase(field);
+    for (const auto& [field, side, dataset_side] :
+         {std::tuple{"input_features", &inputs.features.inputs, &policy::PolicyFeatures::inputs},
+          {"output_features", &inputs.features.outputs, &policy::PolicyFeatures::outputs}}) {
+      if (config.contains(field)) {
+        if (!config[field].is_null()) *side = policy::PolicyFeatures::list_from_json(config[field], field);
+        config.erase(field);
+      }
+      if (!side->empty() || !dataset) continue;
+      if (!from_dataset) from_dataset = dataset();
+      *side = (*from_dataset).*dataset_side;
+      spdlog::info("{}: no {}; taken from the dataset ({} feature(s)), as LeRobot's make_policy does", where, field,
+                   side->size());
     }
   } catch (const util::Error& error) {
-    throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
+    throw util::ConfigError(where + ": " + error.what(), error.hint());
   }
   // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights
   // (a download at construction); lrhost builds the backbone without them and loads the file.
@@ -185,8 +196,9 @@ PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& ch
   return inputs;
 }
 
-std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
-  auto inputs = build_inputs(dir, changes);
+std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes,
+                                                  const DatasetFeatures& dataset) {
+  auto inputs = build_inputs(dir, changes, dataset);
   try {
     return policy::create_policy(inputs.config, inputs.features);
   } catch (const util::Error& error) {
@@ -195,16 +207,16 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlo
 }
 
 std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
-                                                WeightLoading loading) {
+                                                WeightLoading loading, const DatasetFeatures& dataset) {
   const fs::path dir = resolve_pretrained_dir(path_or_id);
   std::shared_ptr<policy::Policy> policy;
   if (loading == WeightLoading::file_backed) {
     // Built block by block onto the meta device, then pointed at the file's pages.
     nn::DeferredInit deferred;
-    policy = build_from_config(dir, changes);
+    policy = build_from_config(dir, changes, dataset);
     nn::release_parameters(*policy);
   } else {
-    policy = build_from_config(dir, changes);
+    policy = build_from_config(dir, changes, dataset);
   }
   load_tensors(*policy, dir / kModelFile, strict,
                loading == WeightLoading::file_backed ? io::MapMode::copy_on_write : io::MapMode::read_only);
