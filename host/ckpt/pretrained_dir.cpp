@@ -18,6 +18,7 @@
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/torch_names.hpp"
 
 namespace lrhost::ckpt {
 namespace fs = std::filesystem;
@@ -107,25 +108,39 @@ LoadReport load_tensors(policy::Policy& policy, const fs::path& model_file, bool
     spdlog::warn("{} (strict = false: missing keys keep their initial values, unexpected keys are ignored)", message);
   }
   // Every shape and dtype is checked before anything is copied, so a failed load changes nothing.
+  // A floating tensor of another floating dtype is cast to the policy's, as LeRobot's from_pretrained
+  // (load_state_dict into a model built in config.dtype) does: fine-tuning a float32 folder with
+  // policy.dtype = bfloat16, or back.
+  std::set<std::pair<c10::ScalarType, c10::ScalarType>> casts;
   for (const auto& [name, tensor] : content.tensors) {
     auto target = targets.find(name);
     if (target == targets.end()) continue;
     if (target->second.sizes() != tensor.sizes())
       throw util::DataError(model_file.string() + ": '" + name + "' has shape " + shape_text(tensor.sizes()) +
                             ", the policy expects " + shape_text(target->second.sizes()));
-    if (target->second.scalar_type() != tensor.scalar_type())
+    if (target->second.scalar_type() == tensor.scalar_type()) continue;
+    if (!target->second.is_floating_point() || !tensor.is_floating_point())
       throw util::DataError(model_file.string() + ": '" + name + "' has dtype " +
                             std::string(c10::toString(tensor.scalar_type())) + ", the policy expects " +
                             std::string(c10::toString(target->second.scalar_type())));
+    casts.emplace(tensor.scalar_type(), target->second.scalar_type());
+  }
+  if (!casts.empty()) {
+    std::string pairs;
+    for (const auto& [from, to] : casts)
+      pairs += (pairs.empty() ? "" : ", ") + util::dtype_name(from) + " -> " + util::dtype_name(to);
+    spdlog::info("{}: casting pretrained weights {} as LeRobot does", model_file.string(), pairs);
   }
   torch::NoGradGuard no_grad;
   for (const auto& [name, tensor] : content.tensors) {
     auto target = targets.find(name);
     if (target == targets.end()) continue;
-    if (nn::is_released(target->second))
+    if (!nn::is_released(target->second))
+      target->second.copy_(tensor);  // casts when the dtypes differ
+    else if (target->second.scalar_type() == tensor.scalar_type())
       target->second.set_data(tensor);  // file-backed: the mapping's copy-on-write pages
     else
-      target->second.copy_(tensor);
+      policy.add_file_cast(target->second, tensor);  // cast when copied out, tensor by tensor
   }
   for (const auto& [name, tensor] : targets)
     if (!in_file.count(name) && nn::is_released(tensor))
