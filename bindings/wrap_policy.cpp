@@ -9,6 +9,8 @@
 //     fields on top of config.json (fine-tuning with other settings); rename_map goes into the
 //     preprocessor's rename step (LeRobot's --rename_map). file_backed = true: the weights are never
 //     held whole for loading (ckpt::WeightLoading::file_backed; FSDP then reads only its rows).
+//     A third argument (features | Dataset) fills the input_features / output_features that
+//     config.json leaves empty, as LeRobot's make_policy takes them from the dataset.
 //   lr.policy.types()
 // Methods: forward(batch), select_action(batch), predict_action_chunk(batch), reset(),
 // preprocess(batch [, tasks]) -> normalized batch (language policies: tokens from task_index via the
@@ -138,8 +140,11 @@ int w_policy_load(lua_State* L) {
     if (!changes.is_object() && !(changes.is_array() && changes.empty()))
       throw LxArgError(2, "config must be a policy table (fields on top of the folder's config.json)");
     if (changes.is_array()) changes = nlohmann::json::object();
+    ckpt::DatasetFeatures dataset;
+    if (!lua_isnoneornil(L, 3)) dataset = [features = check_features(L, 3)] { return features; };
     auto policy = ckpt::load_pretrained(dir, strict, changes,
-                                        file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy);
+                                        file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy,
+                                        dataset);
     if (options.contains("rename_map")) {
       const auto& renames = options["rename_map"];
       if (!renames.is_object() && !(renames.is_array() && renames.empty()))

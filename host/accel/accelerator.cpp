@@ -289,6 +289,9 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
   // broadcast, which would also flatten a whole copy. Under FSDP they stay where they are until the
   // engine copies each rank's rows onto the device, so no rank holds the whole model.
   const bool shard_from_file = policy.weights_file_backed() && config_.fsdp();
+  // Weights loaded with a cast (policy.dtype other than the file's) are cast here one tensor at a
+  // time, or under FSDP each rank's rows as the engine copies them out.
+  if (!shard_from_file) policy.materialize_file_casts();
   if (!shard_from_file) policy.to(device_);
   if (!policy.weights_file_backed()) broadcast_module_state(policy);
   policy.set_autocast(autocast_spec());
@@ -304,6 +307,7 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
     if (shard_from_file) options.device = device_;
     fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
+    policy.materialize_file_casts();  // none left: every parameter is in a unit
     if (shard_from_file) policy.to(device_);  // the buffers (the parameters are on the device now)
     const auto& groups = fsdp_->view().units;
     const auto frozen = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.frozen; });

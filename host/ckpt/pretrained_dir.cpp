@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
@@ -18,6 +19,7 @@
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/torch_names.hpp"
 
 namespace lrhost::ckpt {
 namespace fs = std::filesystem;
@@ -107,25 +109,39 @@ LoadReport load_tensors(policy::Policy& policy, const fs::path& model_file, bool
     spdlog::warn("{} (strict = false: missing keys keep their initial values, unexpected keys are ignored)", message);
   }
   // Every shape and dtype is checked before anything is copied, so a failed load changes nothing.
+  // A floating tensor of another floating dtype is cast to the policy's, as LeRobot's from_pretrained
+  // (load_state_dict into a model built in config.dtype) does: fine-tuning a float32 folder with
+  // policy.dtype = bfloat16, or back.
+  std::set<std::pair<c10::ScalarType, c10::ScalarType>> casts;
   for (const auto& [name, tensor] : content.tensors) {
     auto target = targets.find(name);
     if (target == targets.end()) continue;
     if (target->second.sizes() != tensor.sizes())
       throw util::DataError(model_file.string() + ": '" + name + "' has shape " + shape_text(tensor.sizes()) +
                             ", the policy expects " + shape_text(target->second.sizes()));
-    if (target->second.scalar_type() != tensor.scalar_type())
+    if (target->second.scalar_type() == tensor.scalar_type()) continue;
+    if (!target->second.is_floating_point() || !tensor.is_floating_point())
       throw util::DataError(model_file.string() + ": '" + name + "' has dtype " +
                             std::string(c10::toString(tensor.scalar_type())) + ", the policy expects " +
                             std::string(c10::toString(target->second.scalar_type())));
+    casts.emplace(tensor.scalar_type(), target->second.scalar_type());
+  }
+  if (!casts.empty()) {
+    std::string pairs;
+    for (const auto& [from, to] : casts)
+      pairs += (pairs.empty() ? "" : ", ") + util::dtype_name(from) + " -> " + util::dtype_name(to);
+    spdlog::info("{}: casting pretrained weights {} as LeRobot does", model_file.string(), pairs);
   }
   torch::NoGradGuard no_grad;
   for (const auto& [name, tensor] : content.tensors) {
     auto target = targets.find(name);
     if (target == targets.end()) continue;
-    if (nn::is_released(target->second))
+    if (!nn::is_released(target->second))
+      target->second.copy_(tensor);  // casts when the dtypes differ
+    else if (target->second.scalar_type() == tensor.scalar_type())
       target->second.set_data(tensor);  // file-backed: the mapping's copy-on-write pages
     else
-      target->second.copy_(tensor);
+      policy.add_file_cast(target->second, tensor);  // cast when copied out, tensor by tensor
   }
   for (const auto& [name, tensor] : targets)
     if (!in_file.count(name) && nn::is_released(tensor))
@@ -161,20 +177,29 @@ nlohmann::ordered_json read_policy_config(const fs::path& dir) {
   return config;
 }
 
-PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes) {
-  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, (dir / kConfigFile).string());
+PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes, const DatasetFeatures& dataset) {
+  const std::string where = (dir / kConfigFile).string();
+  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, where);
   PretrainedBuildInputs inputs;
+  std::optional<policy::PolicyFeatures> from_dataset;
   try {
     // Features go in as ordered lists: their order is the camera order, which a sorted json object
     // would lose.
-    for (const auto& [field, side] :
-         {std::pair{"input_features", &inputs.features.inputs}, {"output_features", &inputs.features.outputs}}) {
-      if (!config.contains(field)) continue;
-      *side = policy::PolicyFeatures::list_from_json(config[field], field);
-      config.erase(field);
+    for (const auto& [field, side, dataset_side] :
+         {std::tuple{"input_features", &inputs.features.inputs, &policy::PolicyFeatures::inputs},
+          {"output_features", &inputs.features.outputs, &policy::PolicyFeatures::outputs}}) {
+      if (config.contains(field)) {
+        if (!config[field].is_null()) *side = policy::PolicyFeatures::list_from_json(config[field], field);
+        config.erase(field);
+      }
+      if (!side->empty() || !dataset) continue;
+      if (!from_dataset) from_dataset = dataset();
+      *side = (*from_dataset).*dataset_side;
+      spdlog::info("{}: no {}; taken from the dataset ({} feature(s)), as LeRobot's make_policy does", where, field,
+                   side->size());
     }
   } catch (const util::Error& error) {
-    throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
+    throw util::ConfigError(where + ": " + error.what(), error.hint());
   }
   // The backbone's weights are in model.safetensors. LeRobot's config names torchvision weights, which
   // LeRobot loads at construction (from its hub cache, downloading if absent) only for from_pretrained
@@ -208,8 +233,9 @@ std::optional<std::string> missing_geometry_note(const fs::path& dir, const nloh
 
 }  // namespace
 
-std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes) {
-  auto inputs = build_inputs(dir, changes);
+std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes,
+                                                  const DatasetFeatures& dataset) {
+  auto inputs = build_inputs(dir, changes, dataset);
   try {
     return policy::create_policy(inputs.config, inputs.features);
   } catch (const util::Error& error) {
@@ -225,16 +251,16 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlo
 }
 
 std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
-                                                WeightLoading loading) {
+                                                WeightLoading loading, const DatasetFeatures& dataset) {
   const fs::path dir = resolve_pretrained_dir(path_or_id);
   std::shared_ptr<policy::Policy> policy;
   if (loading == WeightLoading::file_backed) {
     // Built block by block onto the meta device, then pointed at the file's pages.
     nn::DeferredInit deferred;
-    policy = build_from_config(dir, changes);
+    policy = build_from_config(dir, changes, dataset);
     nn::release_parameters(*policy);
   } else {
-    policy = build_from_config(dir, changes);
+    policy = build_from_config(dir, changes, dataset);
   }
   load_tensors(*policy, dir / kModelFile, strict,
                loading == WeightLoading::file_backed ? io::MapMode::copy_on_write : io::MapMode::read_only);

@@ -7,6 +7,7 @@
 // keys unless the caller asks for strict = false, and shapes and dtypes must always match.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -62,10 +63,17 @@ struct PretrainedBuildInputs {
   nlohmann::json config;
   policy::PolicyFeatures features;
 };
+// The features of the dataset a pretrained policy is fine-tuned on, asked for only when config.json
+// leaves input_features or output_features empty (LeRobot's own PI05Config() writes {}): that side
+// is then the dataset's, as LeRobot's make_policy fills it. Unset: an empty side stays empty (and the
+// policy type says what it misses).
+using DatasetFeatures = std::function<policy::PolicyFeatures()>;
 PretrainedBuildInputs build_inputs(const std::filesystem::path& dir,
-                                   const nlohmann::json& changes = nlohmann::json::object());
+                                   const nlohmann::json& changes = nlohmann::json::object(),
+                                   const DatasetFeatures& dataset = {});
 std::shared_ptr<policy::Policy> build_from_config(const std::filesystem::path& dir,
-                                                  const nlohmann::json& changes = nlohmann::json::object());
+                                                  const nlohmann::json& changes = nlohmann::json::object(),
+                                                  const DatasetFeatures& dataset = {});
 
 // How load_pretrained gives the policy its weights.
 enum class WeightLoading {
@@ -80,6 +88,7 @@ enum class WeightLoading {
 // a hub id ("lerobot/smolvla_base") present in the local Hugging Face cache (io/hf_cache.hpp).
 std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true,
                                                 const nlohmann::json& changes = nlohmann::json::object(),
-                                                WeightLoading loading = WeightLoading::copy);
+                                                WeightLoading loading = WeightLoading::copy,
+                                                const DatasetFeatures& dataset = {});
 
 }  // namespace lrhost::ckpt

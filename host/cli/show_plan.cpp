@@ -17,6 +17,7 @@
 #include "host/policy/policy_features.hpp"
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/registry.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::cli {
 
@@ -39,15 +40,21 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   nlohmann::json table;
   policy::PolicyFeatures features;
   const auto& policy_config = config["policy"];
+  std::string config_file;  // the pretrained folder's config.json, named in errors
+  const auto dataset_features = [&] {
+    auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
+    return policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
+  };
   if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
       !policy_config["pretrained_path"].get<std::string>().empty()) {
-    auto inputs = ckpt::build_inputs(
-        ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>()), policy_config);
+    // Features config.json leaves empty are the dataset's, as training takes them.
+    const auto dir = ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>());
+    auto inputs = ckpt::build_inputs(dir, policy_config, dataset_features);
+    config_file = (dir / ckpt::kConfigFile).string();
     table = std::move(inputs.config);
     features = std::move(inputs.features);
   } else {
-    auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
-    features = policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
+    features = dataset_features();
     table = policy_config;
     if (table.contains("pretrained_path")) table.erase("pretrained_path");  // "" = none
   }
@@ -55,13 +62,23 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   const auto* spec = table.contains("type") && table["type"].is_string()
                          ? policy::find_policy_spec(table["type"].get<std::string>())
                          : nullptr;
+  // A config the policy type refuses names the pretrained config.json it came from.
+  const auto from_config_file = [&](auto&& build) {
+    try {
+      return build();
+    } catch (const util::Error& error) {
+      if (config_file.empty()) throw;
+      throw util::ConfigError(config_file + ": " + error.what(), error.hint());
+    }
+  };
   std::optional<policy::PlannedPolicy> planned;
-  if (spec && spec->plan_without_building) planned = spec->plan_without_building(table, features);
+  if (spec && spec->plan_without_building)
+    planned = from_config_file([&] { return spec->plan_without_building(table, features); });
   accel::MemoryPlan plan;
   if (planned) {
     plan = accel::make_memory_plan(*planned, config, world_size);
   } else {
-    auto policy = policy::create_policy(table, features);
+    auto policy = from_config_file([&] { return policy::create_policy(table, features); });
     plan = accel::make_memory_plan(*policy, config, world_size);
     try {
       plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;

@@ -13,7 +13,29 @@ static void collect_outputs(const PolicyOutput& output, std::vector<torch::Tenso
   for (const auto& [name, tensor] : output.parts) out.push_back(tensor);
 }
 
+void Policy::add_file_cast(const torch::Tensor& param, torch::Tensor file_tensor) {
+  file_casts_[param.unsafeGetTensorImpl()] = {param, std::move(file_tensor)};
+}
+
+torch::Tensor Policy::take_file_cast(const torch::Tensor& param) {
+  auto found = file_casts_.find(param.unsafeGetTensorImpl());
+  if (found == file_casts_.end()) return {};
+  auto source = std::move(found->second.second);
+  file_casts_.erase(found);
+  return source;
+}
+
+void Policy::materialize_file_casts() {
+  torch::NoGradGuard no_grad;
+  while (!file_casts_.empty()) {
+    auto [param, source] = std::move(file_casts_.begin()->second);
+    file_casts_.erase(file_casts_.begin());
+    param.set_data(source.to(param.scalar_type()));
+  }
+}
+
 PolicyOutput Policy::run(const Batch& batch) {
+  materialize_file_casts();
   PolicyOutput out;
   {
     nn::AutocastGuard autocast(autocast_);
@@ -24,12 +46,14 @@ PolicyOutput Policy::run(const Batch& batch) {
 }
 
 torch::Tensor Policy::run_select_action(const Batch& batch) {
+  materialize_file_casts();
   torch::NoGradGuard no_grad;
   nn::AutocastGuard autocast(inference_autocast());
   return hooked_forward(*this, [&] { return select_action(batch); });
 }
 
 torch::Tensor Policy::run_predict_action_chunk(const Batch& batch) {
+  materialize_file_casts();
   torch::NoGradGuard no_grad;
   nn::AutocastGuard autocast(inference_autocast());
   return hooked_forward(*this, [&] { return predict_action_chunk(batch); });
@@ -90,7 +114,13 @@ nlohmann::ordered_json Policy::optimizer_preset() const {
 std::vector<std::pair<std::string, torch::Tensor>> Policy::state_dict() const {
   if (sharded_ != nullptr) return sharded_->full_state_dict();
   std::vector<std::pair<std::string, torch::Tensor>> entries;
-  for (const auto& item : named_parameters()) entries.emplace_back(item.key(), item.value());
+  for (const auto& item : named_parameters()) {
+    // A parameter still standing for a file tensor of another dtype: its values, cast.
+    auto pending = file_casts_.find(item.value().unsafeGetTensorImpl());
+    entries.emplace_back(item.key(), pending == file_casts_.end()
+                                         ? item.value()
+                                         : pending->second.second.to(item.value().scalar_type()));
+  }
   for (const auto& item : named_buffers()) entries.emplace_back(item.key(), item.value());
   return entries;
 }

@@ -147,6 +147,15 @@ class Policy : public torch::nn::Module {
   // the same values without a broadcast, and FSDP copies out only its own rows.
   void set_weights_file_backed(bool on) { weights_file_backed_ = on; }
   bool weights_file_backed() const { return weights_file_backed_; }
+  // File-backed weights stored in another dtype than the parameter's (fine-tuning with another
+  // policy.dtype, cast as LeRobot's from_pretrained does): the parameter stays released
+  // (nn/deferred_init.hpp) and the file's tensor stands for its values until they are copied out,
+  // cast, one tensor at a time: by FSDP, each rank only its rows (take_file_cast), otherwise by
+  // materialize_file_casts(), which acc:prepare, run*() and state_dict() see to.
+  void add_file_cast(const torch::Tensor& param, torch::Tensor file_tensor);
+  // The file tensor standing for `param` (undefined when none), no longer pending afterwards.
+  torch::Tensor take_file_cast(const torch::Tensor& param);
+  void materialize_file_casts();
   bool is_sharded() const { return sharded_ != nullptr; }
 
   // Normalization of inputs and unnormalization of actions, set from dataset stats or loaded
@@ -164,6 +173,8 @@ class Policy : public torch::nn::Module {
   std::shared_ptr<const PolicyProcessors> processors_;
   ShardedStateSource* sharded_ = nullptr;
   bool weights_file_backed_ = false;
+  // add_file_cast's pending parameters: parameter -> (the parameter, the file's tensor).
+  std::map<const c10::TensorImpl*, std::pair<torch::Tensor, torch::Tensor>> file_casts_;
 };
 
 // A module's type name without namespace and the LibTorch "Impl" suffix, e.g. "ACTEncoderLayer" for

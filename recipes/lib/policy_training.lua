@@ -244,7 +244,9 @@ function M.make_policy(lr, cfg, dataset)
   local renames = cfg.rename_map or {}
   if pretrained ~= nil and pretrained ~= "" then
     -- file_backed: no rank holds the whole model to load it; under FSDP each reads only its shards.
-    local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy, file_backed = true })
+    -- The dataset gives the features config.json leaves empty (LeRobot's default PI05Config() has none).
+    local policy = lr.policy.load(pretrained, { rename_map = renames, config = cfg.policy, file_backed = true },
+                                  dataset)
     policy:use_dataset(dataset, { use_imagenet_stats = cfg.dataset.use_imagenet_stats })
     policy:train()
     lr.log.info(string.format("fine-tuning %s from %s", policy:type_name(), pretrained))

@@ -11,7 +11,10 @@
 #   tokenizer, processors: written by hand (not regenerated here): byte_level.json and
 #     byte_fallback.json are tiny BPE files of each family with <pad> and <s> added tokens;
 #     processors/act.json is LeRobot's default preprocessor for a policy with observation.state [3]
-#     (MEAN_STD) and action [2] (MIN_MAX), whose normalizer state file fuzz_processors.cpp writes.
+#     (MEAN_STD) and action [2] (MIN_MAX), whose normalizer state file fuzz_processors.cpp writes;
+#   policy_config: LeRobot's own default config.json of each policy (PI05Config(), PI0Config(),
+#     SmolVLAConfig(), ACTConfig(), DiffusionConfig()._save_pretrained, LeRobot 0.6.1), whose
+#     input_features and output_features are empty ({}): hand-kept, not regenerated here.
 # Check that every seed reaches its reader's successful path (not only an error):
 #   LRHOST_FUZZ_VERBOSE=1 $LRHOST_FUZZ_DIR/fuzz_<target> tests/fuzz/corpus/<target>/*
 set -euo pipefail
@@ -33,4 +36,4 @@ cp "$root/tests/fixtures/checkpoints/corrupt_config/checkpoints/000001/training_
   "$corpus/safetensors/"
 cp "$root/tests/fixtures/metrics/run_a/metrics.jsonl" "$corpus/metrics_jsonl/run_a.jsonl"
 cp "$root/tests/fixtures/metrics/bad_middle/metrics.jsonl" "$corpus/metrics_jsonl/bad_middle.jsonl"
-echo "seeds written to $corpus (tokenizer/ and processors/ are hand-written and unchanged)"
+echo "seeds written to $corpus (tokenizer/, processors/ and policy_config/ are hand-kept and unchanged)"

@@ -35,8 +35,9 @@ declare -A sources=(
   [tokenizer]="host/text/added_vocabulary.cpp host/text/bpe_model.cpp host/text/byte_fallback.cpp host/text/byte_fallback_files.cpp host/text/byte_level.cpp host/text/pre_tokenizer.cpp host/text/tokenizer.cpp host/text/tokenizer_files.cpp host/text/unicode_regex.cpp host/text/utf8.cpp"
   [processors]="host/policy/processors.cpp"
   [metrics_jsonl]="host/metrics/metrics_file.cpp host/metrics/jsonl_sink.cpp"
+  [policy_config]="host/ckpt/pretrained_dir.cpp host/policy/policy_features.cpp host/policy/pretrained_overrides.cpp"
 )
-all=(safetensors dataset_info stats_json episodes_parquet tokenizer processors metrics_jsonl)
+all=(safetensors dataset_info stats_json episodes_parquet tokenizer processors metrics_jsonl policy_config)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -132,12 +134,60 @@ TEST_CASE("loading checks the key set strictly, and shapes and dtypes always") {
       error, "'" + entries[0].first + "' has shape [7], the policy expects " + c10::str(entries[0].second.sizes())));
   CHECK((torch::equal(target->state_dict()[1].second, before)));
 
-  // Dtype mismatch.
-  auto doubled = entries;
-  doubled[1].second = doubled[1].second.to(torch::kFloat64);
-  lrhost::io::write_safetensors(model_file, doubled, {{"format", "pt"}});
+  // Dtype mismatch that is not a floating cast (an integer tensor for a float parameter).
+  auto integral = entries;
+  integral[1].second = integral[1].second.to(torch::kInt64);
+  lrhost::io::write_safetensors(model_file, integral, {{"format", "pt"}});
   CHECK(contains(described_error([&] { load_pretrained(dir.path, false); }),
-                 "'" + entries[1].first + "' has dtype Double, the policy expects Float"));
+                 "'" + entries[1].first + "' has dtype Long, the policy expects Float"));
+}
+
+// Fine-tuning with another policy.dtype (LeRobot's --policy.path=<fp32 folder> --policy.dtype=bfloat16):
+// the file's floating tensors are cast to the policy's dtype, exactly file.to(dtype).
+TEST_CASE("loading casts floating tensors of another dtype to the policy's, as LeRobot does") {
+  TempDir dir("pretrained_cast");
+  torch::manual_seed(5);
+  auto policy = make_policy();
+  save_pretrained(*policy, dir.path);
+  const auto model_file = dir / "model.safetensors";
+  const auto file = lrhost::io::read_safetensors(model_file).tensors;  // float32
+
+  SUBCASE("copying: a float32 file into a bfloat16 policy") {
+    auto target = create_policy(kConfig);
+    target->to(torch::kBFloat16);
+    lrhost::ckpt::load_state_dict(*target, model_file);
+    auto loaded = target->state_dict();
+    REQUIRE(loaded.size() == file.size());
+    for (const auto& [name, tensor] : file) {
+      auto found = std::find_if(loaded.begin(), loaded.end(), [&](const auto& e) { return e.first == name; });
+      REQUIRE(found != loaded.end());
+      CHECK_MESSAGE((found->second.scalar_type() == torch::kBFloat16), name);
+      CHECK_MESSAGE((torch::equal(found->second, tensor.to(torch::kBFloat16))), name);
+    }
+  }
+  SUBCASE("file-backed: a bfloat16 file into a float32 policy, each tensor cast when copied out") {
+    std::vector<std::pair<std::string, torch::Tensor>> bf16;
+    for (const auto& [name, tensor] : file) bf16.emplace_back(name, tensor.to(torch::kBFloat16));
+    lrhost::io::write_safetensors(model_file, bf16, {{"format", "pt"}});
+    auto loaded = load_pretrained(dir.path, true, json::object(), lrhost::ckpt::WeightLoading::file_backed);
+    // Nothing cast yet: the parameters still hold no values of their own (no second whole copy).
+    for (const auto& p : loaded->parameters()) CHECK((lrhost::nn::is_released(p)));
+    const auto cast_of = [&](const std::string& name) {
+      const auto found = std::find_if(bf16.begin(), bf16.end(), [&](const auto& e) { return e.first == name; });
+      REQUIRE(found != bf16.end());
+      return found->second.to(torch::kFloat32);
+    };
+    // state_dict (what a save writes) already gives the cast values.
+    for (const auto& [name, tensor] : loaded->state_dict()) {
+      CHECK_MESSAGE((tensor.scalar_type() == torch::kFloat32), name);
+      CHECK_MESSAGE((torch::equal(tensor, cast_of(name))), name);
+    }
+    loaded->materialize_file_casts();
+    for (const auto& item : loaded->named_parameters()) {
+      CHECK_FALSE((lrhost::nn::is_released(item.value())));
+      CHECK_MESSAGE((torch::equal(item.value(), cast_of(item.key()))), item.key());
+    }
+  }
 }
 
 TEST_CASE("missing, corrupt and truncated pretrained files give errors naming the file") {

@@ -38,7 +38,10 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
       std::vector<std::size_t> unit_groups;
       for (const auto& spec : param_groups(wrap)) {
         unit_groups.push_back(groups_.size());
-        groups_.push_back(std::make_unique<FsdpParamGroup>(wrap, spec, comms_, options.param_dtype, options.device));
+        // A parameter loaded with a cast takes its rows from the file's tensor (policy.hpp, add_file_cast).
+        groups_.push_back(std::make_unique<FsdpParamGroup>(
+            wrap, spec, comms_, options.param_dtype, options.device,
+            [&policy](const torch::Tensor& param) { return policy.take_file_cast(param); }));
         view_.units.push_back(groups_.back()->layout());
       }
       policy::set_forward_hooks(*wrap.module, std::make_shared<UnitHooks>(this, unit_groups));

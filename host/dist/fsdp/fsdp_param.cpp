@@ -22,11 +22,12 @@ void allocate_storage(const torch::Tensor& tensor) {
 
 }  // namespace
 
-FsdpParam::FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torch::Tensor& flat_shard, int64_t offset,
-                     int shard_rank, int shard_size, c10::ScalarType gather_dtype)
+FsdpParam::FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torch::Tensor& values,
+                     const torch::Tensor& flat_shard, int64_t offset, int shard_rank, int shard_size,
+                     c10::ScalarType gather_dtype)
     : spec_(spec), param_(std::move(param)) {
   shard_ = flat_shard.narrow(0, offset, spec_.shard_numel()).view(spec_.shard_shape());
-  shard_.copy_(shard_of(spec_, param_.detach(), shard_rank));
+  shard_.copy_(shard_of(spec_, values.detach(), shard_rank));
   // On the shard's device: the parameter may still view a checkpoint file on the CPU.
   padded_ = torch::empty({shard_size * spec_.rows_per_rank, spec_.row_numel},
                          param_.options().device(flat_shard.device()).dtype(gather_dtype).requires_grad(false));

@@ -19,11 +19,13 @@ namespace lrhost::dist::fsdp {
 
 class FsdpParam {
  public:
-  // Copies rank `shard_rank`'s padded shard of `param` into its place in the unit's flat shard,
-  // [offset, offset + spec.shard_numel()), makes the unsharded tensor in `gather_dtype` with its
-  // storage freed, and points `param` at the shard.
-  FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torch::Tensor& flat_shard, int64_t offset,
-            int shard_rank, int shard_size, c10::ScalarType gather_dtype);
+  // Copies rank `shard_rank`'s padded shard of `values` (the parameter's values: `param` itself, or
+  // a checkpoint tensor of its shape in another dtype, cast by the copy) into its place in the unit's
+  // flat shard, [offset, offset + spec.shard_numel()), makes the unsharded tensor in `gather_dtype`
+  // with its storage freed, and points `param` at the shard.
+  FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torch::Tensor& values,
+            const torch::Tensor& flat_shard, int64_t offset, int shard_rank, int shard_size,
+            c10::ScalarType gather_dtype);
 
   const ParamShardSpec& spec() const { return spec_; }
   // The module's parameter tensor.

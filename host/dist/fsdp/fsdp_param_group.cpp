@@ -8,7 +8,8 @@
 namespace lrhost::dist::fsdp {
 
 FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
-                               std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device)
+                               std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device,
+                               const std::function<torch::Tensor(const torch::Tensor&)>& values_of)
     : comms_(std::move(comms)) {
   layout_ = make_unit_layout(unit.path.empty() ? "root" : unit.path, unit.module_type, group.params, comms_.shard_size,
                              group.frozen);
@@ -29,8 +30,9 @@ FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group
                               "' is on " + param.device().str() + ", '" + layout_.params[0].name + "' on " +
                               first.device().str() + ")",
                               "move the whole policy to one device before acc:prepare");
-    params_.emplace_back(spec, param, flat_shard_, offsets_[i], comms_.shard_rank, comms_.shard_size,
-                         param_dtype.value_or(param.scalar_type()));
+    const torch::Tensor values = values_of ? values_of(param) : torch::Tensor();
+    params_.emplace_back(spec, param, values.defined() ? values : param, flat_shard_, offsets_[i], comms_.shard_rank,
+                         comms_.shard_size, param_dtype.value_or(param.scalar_type()));
   }
   ready_.assign(params_.size(), false);
 }

@@ -8,6 +8,7 @@
 // A frozen group is only gathered and resharded: it has no gradients to reduce. The engine
 // (fsdp_engine.cpp) decides when each runs and in which order across groups.
 #pragma once
+#include <functional>
 #include <torch/torch.h>
 
 #include <cstddef>
@@ -31,8 +32,11 @@ class FsdpParamGroup {
   // Shards `group`, parameters of `unit`, in place (they must be floating point, of one dtype and on
   // one device). Gathered parameters are in `param_dtype`, or their own dtype when it is unset.
   // `device`: where the shards live (the parameters' device when unset).
+  // `values_of(param)`: where a parameter's values are when not in it (undefined: in it), e.g. a
+  // checkpoint tensor of another dtype, copied (and cast) into the shard rows only.
   FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group, FsdpComms comms,
-                 std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device = std::nullopt);
+                 std::optional<c10::ScalarType> param_dtype, std::optional<torch::Device> device = std::nullopt,
+                 const std::function<torch::Tensor(const torch::Tensor&)>& values_of = {});
 
   const UnitLayout& layout() const { return layout_; }
   torch::nn::Module& module() const { return *module_; }

@@ -61,6 +61,12 @@ torch::Tensor PiPolicy::prepare_image(const std::string& key, const torch::Tenso
 PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
   const std::string type = type_name(variant_);
   const auto cameras = config_.image_features();
+  // LeRobot's default PI0Config()/PI05Config() has no features at all (config.json's {}): a policy
+  // built from it without a dataset has no camera to feed, which LeRobot also refuses at forward.
+  if (cameras.empty())
+    throw util::ConfigError(type + " policy: its input_features have no camera (VISUAL observation.images.*)",
+                            "fine-tune it on a dataset with cameras (an empty input_features is taken from the "
+                            "dataset), or give the cameras in config.json's input_features");
   for (const auto& [key, tensor] : batch) {
     if (!key.starts_with(kCameraPrefix) || key.ends_with(kPaddingMaskSuffix)) continue;
     if (std::none_of(cameras.begin(), cameras.end(), [&](const PolicyFeature& f) { return f.key == key; })) {
