@@ -20,7 +20,6 @@
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
-#include "host/util/log.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/timestamp.hpp"
 
@@ -59,8 +58,6 @@ CheckpointManager::CheckpointManager(CheckpointOptions options, dist::Comm* comm
   }
   if (options_.output_dir.empty()) throw util::ConfigError("checkpoint: the output folder is empty");
   if (options_.keep_last < 0) throw util::ConfigError("checkpoint: keep_last must be >= 0 (0 keeps every checkpoint)");
-  // The process's rank, not the communicator's: a manager without one still runs on every rank.
-  if (util::rank_from_environment() == 0) output_dir_lock_ = launch::claim_output_dir(options_.output_dir);
 }
 
 void CheckpointManager::collective(const std::string& what, bool all_ranks, const std::function<void()>& body) {

@@ -46,7 +46,6 @@
 #include "host/dist/comm.hpp"
 #include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/io/checksum_manifest.hpp"
-#include "host/launch/output_dir_lock.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/policy/policy.hpp"
@@ -160,8 +159,6 @@ class CheckpointManager {
   CheckpointOptions options_;
   dist::Comm* comm_;
   int rank_ = 0, world_size_ = 1;
-  // The job's global rank 0 owns output_dir while it writes there (launch/output_dir_lock.hpp).
-  std::shared_ptr<const launch::RunDirLock> output_dir_lock_;
   // The asynchronous save in flight: its snapshot, writer thread and failure.
   std::unique_ptr<Snapshot> pending_;
   std::thread writer_;

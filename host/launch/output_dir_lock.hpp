@@ -3,7 +3,8 @@
 // jobs with their own run folders but one output_dir would otherwise mix their checkpoints, `last`
 // and metrics, and a later resume could pick the other job's checkpoint. The job's global rank 0
 // holds an flock on <output_dir>/.output.lock for as long as anything of this process writes there
-// (the checkpoint manager takes it); a second job fails at once with the holder's pid and host.
+// (lr.checkpoint takes it, bindings/wrap_checkpoint.cpp); a second job fails at once with the
+// holder's pid and host.
 // A file of its own, not the run folder's .lock: the front door makes output_dir the run folder,
 // whose .lock the launcher already holds, and a second flock on that file would refuse the job
 // itself. Only rank 0 takes it, so the ranks of one job never lock each other out.
