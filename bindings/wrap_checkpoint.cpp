@@ -34,13 +34,18 @@
 #include "host/ckpt/training_state.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/launch/interrupted_checkpoints.hpp"
+#include "host/launch/output_dir_lock.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
+#include "host/util/log.hpp"
 
 namespace lrhost::bindings {
 
 struct CheckpointHandle {
+  // The job's global rank 0 owns output_dir while this checkpoint may write there
+  // (launch/output_dir_lock.hpp); declared first, so it is released after the manager's last write.
+  std::shared_ptr<const launch::RunDirLock> output_dir_lock;
   std::unique_ptr<ckpt::CheckpointManager> manager;
   std::shared_ptr<policy::Policy> policy;
   std::shared_ptr<optim::Optimizer> optimizer;
@@ -192,6 +197,8 @@ int w_checkpoint(lua_State* L) {
     options.dp_shard = handle->acc ? handle->acc->shard_size()
                                    : integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
     dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
+    // The process's rank, not the accelerator's: a checkpoint without one still runs on every rank.
+    if (util::rank_from_environment() == 0) handle->output_dir_lock = launch::claim_output_dir(options.output_dir);
     handle->manager = std::make_unique<ckpt::CheckpointManager>(options, comm);
 
     handle->sequence =

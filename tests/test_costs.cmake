@@ -32,6 +32,8 @@ set(_lrhost_test_costs
   unit.test_policy_act=14
   interop.policy_act_to_lerobot=14
   dist.run_folder_lock=14
+  dist.run_folder_output_lock=15
+  lua.eval_holdout=8
   dist.root_cause_rank0_of_2=14
   dist.kill_chain=14
   dist.fsdp_resume_4_to_2=14

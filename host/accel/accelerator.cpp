@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 
+#include "host/accel/precision_report.hpp"
 #include "host/config/config_reader.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
@@ -296,6 +297,15 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
   if (!policy.weights_file_backed()) broadcast_module_state(policy);
   policy.set_autocast(autocast_spec());
   if (policy.trainable_parameters().empty()) throw util::ConfigError("prepare: the policy has no trainable parameters");
+  if (is_main_process()) {
+    std::vector<torch::ScalarType> dtypes;
+    for (const auto& p : policy.trainable_parameters()) dtypes.push_back(p.scalar_type());
+    auto report = describe_precision(dtypes, config_.mixed_precision);
+    if (report.warn)
+      spdlog::warn("precision: {}", report.text);
+    else
+      spdlog::info("precision: {}", report.text);
+  }
   if (config_.fsdp()) {
     dist::fsdp::FsdpOptions options;
     options.shard_size = static_cast<int>(shard_size_);

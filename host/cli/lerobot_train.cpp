@@ -174,8 +174,10 @@ std::vector<std::string> lerobot_types() {
 // does not set these gets lerobot-train's values, so it trains what LeRobot would
 // (TrainPipelineConfig's loop defaults; the policy's LeRobot defaults from its config struct).
 // tests/lua/lerobot_train.sh checks that no other field of the shipped recipes differs.
+// eval_episodes=0: lerobot-train trains on every episode; the recipes' held-out evaluation runs only
+// when the command line asks for it (eval_episodes=N).
 const std::vector<std::pair<std::string, std::string>> kLeRobotLoopDefaults{
-    {"steps", "100000"}, {"log_freq", "200"}, {"save_freq", "20000"}, {"num_workers", "4"}};
+    {"steps", "100000"}, {"log_freq", "200"}, {"save_freq", "20000"}, {"num_workers", "4"}, {"eval_episodes", "0"}};
 
 // How lerobot-train's --policy.type maps onto lrhost: the shipped recipe, the policy fields whose
 // recipe defaults differ from LeRobot's, LeRobot's presets (the type's spec, policy_spec.hpp);

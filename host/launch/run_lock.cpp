@@ -46,23 +46,25 @@ std::string describe_holder(const std::string& body) {
   return "a process that has not written its pid into the lock file yet";
 }
 
-void write_holder(int fd, const std::filesystem::path& path) {
+void write_holder(int fd, const std::filesystem::path& path, const LockedFolderRole& role) {
   nlohmann::json body = {
       {"pid", static_cast<long>(getpid())}, {"host", host_name()}, {"started", util::utc_timestamp()}};
   std::string text = body.dump() + "\n";
   if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-    throw util::IoError("could not write the run folder's lock file '" + path.string() + "': " + std::strerror(errno));
+    throw util::IoError("could not write the " + role.noun + "'s lock file '" + path.string() +
+                        "': " + std::strerror(errno));
 }
 
 }  // namespace
 
-RunDirLock RunDirLock::acquire(const std::filesystem::path& run_dir, const std::string& lock_name) {
+RunDirLock RunDirLock::acquire(const std::filesystem::path& run_dir, const std::string& lock_name,
+                               const LockedFolderRole& role) {
   std::filesystem::path path = run_dir / lock_name;
   // No O_CLOEXEC on purpose: the launcher's ranks inherit the descriptor, and with it the lock.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // NOLINT(android-cloexec-open)
   if (fd < 0)
-    throw util::IoError("could not open the run folder's lock file '" + path.string() + "': " + std::strerror(errno),
-                        "choose another folder with --run-dir DIR");
+    throw util::IoError("could not open the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(errno),
+                        "choose another folder with " + role.choose);
   int result = 0;
   do {
     result = flock(fd, LOCK_EX | LOCK_NB);
@@ -72,14 +74,14 @@ RunDirLock RunDirLock::acquire(const std::filesystem::path& run_dir, const std::
     std::string holder = error == EWOULDBLOCK ? describe_holder(read_all(fd)) : std::string();
     ::close(fd);
     if (error == EWOULDBLOCK)
-      throw util::ConfigError("run folder '" + run_dir.string() + "' is in use by another job: " + holder +
+      throw util::ConfigError(role.noun + " '" + run_dir.string() + "' is in use by another job: " + holder +
                                   " holds its lock " + path.string(),
-                              "wait for that job to finish or stop it, or choose another folder with --run-dir DIR");
-    throw util::IoError("could not lock the run folder's lock file '" + path.string() + "': " + std::strerror(error),
-                        "choose a run folder on a file system with flock support (--run-dir DIR)");
+                              "wait for that job to finish or stop it, or choose another folder with " + role.choose);
+    throw util::IoError("could not lock the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(error),
+                        "choose a " + role.noun + " on a file system with flock support (" + role.choose + ")");
   }
   RunDirLock lock(path, fd);
-  write_holder(fd, path);
+  write_holder(fd, path, role);
   return lock;
 }
 

@@ -11,11 +11,20 @@
 
 namespace lrhost::launch {
 
+// What a locked folder is to the job, for the errors: "run folder", chosen with "--run-dir DIR".
+// The output folder (output_dir_lock.hpp) is locked the same way under its own name.
+struct LockedFolderRole {
+  std::string noun;    // "run folder"
+  std::string choose;  // how to pick another one: "--run-dir DIR"
+};
+inline const LockedFolderRole kRunFolderRole{"run folder", "--run-dir DIR"};
+
 class RunDirLock {
  public:
   // Locks `run_dir / lock_name` (the folder must exist). Throws util::ConfigError naming the folder
   // and the holder when another job holds it, util::IoError when the lock file cannot be used.
-  static RunDirLock acquire(const std::filesystem::path& run_dir, const std::string& lock_name = ".lock");
+  static RunDirLock acquire(const std::filesystem::path& run_dir, const std::string& lock_name = ".lock",
+                            const LockedFolderRole& role = kRunFolderRole);
 
   RunDirLock(RunDirLock&& other) noexcept;
   RunDirLock& operator=(RunDirLock&& other) noexcept;

@@ -7,6 +7,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/policy/rename_map.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/state_prompt.hpp"
 #include "host/util/error.hpp"
@@ -350,6 +351,7 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
 
 Batch PolicyProcessors::renamed(const Batch& batch) const {
   if (rename_map_.empty()) return batch;
+  check_rename_map_keys(rename_map_, batch);  // a rename that matches nothing is a mistake, never a no-op
   Batch out;
   for (const auto& [key, tensor] : batch) {
     auto rename = rename_map_.find(key);

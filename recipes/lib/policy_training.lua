@@ -37,6 +37,7 @@ local BASE = {
   output_dir = "",         -- "": the run folder (outputs/lrhost/<time>_<recipe>)
   resume = "auto",        -- false: always start at step 1; true: must resume; "auto": if a checkpoint exists
   eval_episodes = 4,       -- the last dataset episodes are held out for the action-MSE evaluation at the end
+                           -- (0: none, no such evaluation; at most half the episodes, see split_episodes)
   eval_batches = 32,       -- ... over at most this many batches
   min_gain = 0.0,          -- fail unless baseline MSE / policy MSE reaches this (0: report only)
   -- Closed-loop evaluation (rollouts in the built-in task's simulator, not the held-out episodes)
@@ -47,7 +48,7 @@ local BASE = {
   -- root: a dataset folder; repo_id: a LeRobot dataset by its hub id (user/name), found where LeRobot
   -- keeps it ($HF_LEROBOT_HOME/user/name, ~/.cache/huggingface/lerobot/user/name; never downloaded);
   -- neither: the built-in task. episodes: the episode indices to use ([]: all), as LeRobot's
-  -- --dataset.episodes; the last eval_episodes of them are held out.
+  -- --dataset.episodes; the last eval_episodes of them (at most half) are held out.
   dataset = { root = "", repo_id = "", episodes = {},
     -- LeRobot's DatasetConfig defaults: cameras normalized with ImageNet's mean/std instead of the
     -- dataset's, and its ImageTransformsConfig (training frames only; off unless enable = true).
@@ -166,14 +167,29 @@ local function episode_pool(chosen, total, root)
   return chosen
 end
 
--- The pool split into training (all but the last `n_eval`) and held-out episodes.
-local function split_episodes(pool, n_eval)
+-- The pool split into training and held-out episodes (the last ones). The rule (docs/recipe_api.md,
+-- eval_episodes): 0 holds out nothing and skips the held-out evaluation; otherwise at most half of
+-- the episodes are held out, so a small dataset is never refused and training always keeps at least
+-- as many episodes as the evaluation; asking for more holds out half, with a warning that says so.
+local function split_episodes(pool, n_eval, acc)
   local total = #pool
-  if n_eval < 1 or n_eval >= total then
-    recipe_error(string.format("eval_episodes must be in [1, %d) for %d episodes, got %d", total, total, n_eval))
+  if type(n_eval) ~= "number" or n_eval ~= math.floor(n_eval) or n_eval < 0 then
+    recipe_error(string.format("eval_episodes must be a whole number >= 0 (0: no held-out evaluation), got %s",
+                               tostring(n_eval)))
+  end
+  local held = math.min(n_eval, math.floor(total / 2))
+  if held < n_eval then
+    local what = held == 0
+        and string.format("holding out none and skipping the held-out evaluation (training on the %d)", total)
+        or string.format("holding out only the last %d and training on %d", held, total - held)
+    acc:on_main(function()
+      lr.log.warn(string.format("eval_episodes = %d asks for more than half of the %d episode(s) of the dataset: %s; "
+                                .. "set eval_episodes=0 to train on every episode, or at most %d", n_eval, total,
+                                what, math.floor(total / 2)))
+    end)
   end
   local train, held_out = {}, {}
-  for i, e in ipairs(pool) do table.insert(i <= total - n_eval and train or held_out, e) end
+  for i, e in ipairs(pool) do table.insert(i <= total - held and train or held_out, e) end
   return train, held_out
 end
 
@@ -289,7 +305,12 @@ function M.build(lr, cfg)
                  .. "instead")
   end
   run.train_episodes, run.eval_episodes = split_episodes(episode_pool(cfg.dataset.episodes, meta.total_episodes, root),
-                                                         cfg.eval_episodes)
+                                                         cfg.eval_episodes, acc)
+  if #run.eval_episodes == 0 and cfg.min_gain > 0 then
+    recipe_error(string.format("min_gain = %g needs held-out episodes to evaluate, and none are held out "
+                               .. "(eval_episodes = %d, %d episodes); set eval_episodes=N or min_gain=0",
+                               cfg.min_gain, cfg.eval_episodes, #run.train_episodes))
+  end
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
   local plain = lr.dataset.lerobot { root = root, episodes = run.train_episodes, tolerance_s = cfg.tolerance_s }
@@ -297,8 +318,11 @@ function M.build(lr, cfg)
   local deltas = policy:delta_timestamps(plain:meta().fps)
   run.train = lr.dataset.lerobot { root = root, episodes = run.train_episodes, delta_timestamps = deltas,
                                    tolerance_s = cfg.tolerance_s }
-  run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas,
-                                      tolerance_s = cfg.tolerance_s }
+  -- (An empty episode list would mean every episode.)
+  if #run.eval_episodes > 0 then
+    run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas,
+                                        tolerance_s = cfg.tolerance_s }
+  end
   run.mean_action = plain:column("action"):mean(0)
   plain = nil
 
@@ -442,11 +466,19 @@ function M.after_step(run, step, out)
 end
 
 -- The end of a run: the held-out action MSE against the constant baseline, logged and checked
--- (finite, and at least min_gain better). Returns {policy_mse =, baseline_mse =, checkpoint =}.
+-- (finite, and at least min_gain better). Returns {policy_mse =, baseline_mse =, checkpoint =}; without
+-- held-out episodes (eval_episodes = 0) only {checkpoint =}, saying that the evaluation is skipped.
 function M.finish(run)
   local lr, cfg, acc = run.lr, run.cfg, run.acc
   run.ckpt:wait()  -- an asynchronous save still being written: the run never ends before it is complete
   run.meter:finish()
+  if not run.held_out then
+    acc:on_main(function()
+      lr.log.info(string.format("no held-out episodes (eval_episodes = %d): the held-out action-MSE evaluation is "
+                                .. "skipped", cfg.eval_episodes))
+    end)
+    return { checkpoint = run.ckpt:last_dir() }
+  end
   local policy_mse, baseline_mse = evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action)
   local gain = baseline_mse / policy_mse
   acc:on_main(function()

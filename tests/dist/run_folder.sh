@@ -6,6 +6,9 @@
 #   reuse          jobs one after another in one run folder append to its logs under attempt headers
 #   default_names  jobs of one recipe started at the same moment get a default folder each
 #   resume         `lrhost resume` logs into the run folder it continues, not a new one
+#   output_lock    a second job with its own --run-dir but the busy job's output_dir fails at once
+#                  naming the holder (the first job's rank 0, whose run folder is that output_dir);
+#                  the first job finishes fine, and the lock is free again when a job ends or is killed
 # Every lrhost call has a hard timeout; background jobs are killed on exit.
 set -uo pipefail
 exe="$1" work="$2" recipes="$3" case="$4"
@@ -99,6 +102,49 @@ $folders"
     [ "$(count '^===== attempt' "$run/logs/rank0.log")" -eq 2 ] || fail "rank0.log of the run folder lacks the resume's attempt:
 $(grep -E '^=====' "$run/logs/rank0.log")"
     grep -q "run dir $run, recipe .*train_recipe.lua" "$run/logs/rank0.log" || fail "the resumed rank did not log into $run"
+    ;;
+  output_lock)
+    out="$work/out"
+    recipe="$recipes/hold_output_dir.lua"
+    # The first job: two ranks, its run folder is its output folder (as the front door sets them).
+    "$exe" --nproc 2 --device cpu --run-dir "$out" "$recipe" output_dir="$out" hold=10 >"$work/a.out" 2>&1 &
+    first=$!
+    pids+=("$first")
+    for _ in $(seq 150); do grep -q "^rank 0 ready" "$work/a.out" && break; sleep 0.1; done
+    holder=$(sed -n 's/^rank 0 ready pid \([0-9]*\)$/\1/p' "$work/a.out")
+    [ -n "$holder" ] || fail "the first job never got ready: $(cat "$work/a.out")"
+    for launch in "--nproc 2" ""; do  # a second launcher, then a second in-process run
+      start=$(date +%s)
+      # shellcheck disable=SC2086
+      got=$(lrhost $launch --device cpu --run-dir "$work/b" "$recipe" output_dir="$out" 2>&1)
+      [ $? -ne 0 ] || fail "a second job (${launch:-in process}) on a busy output_dir succeeded:
+$got"
+      [ $(($(date +%s) - start)) -le 8 ] || fail "the second job did not fail at once (the first holds 10 s)"
+      grep -Eq "output folder '[^']*/out' is in use by another job: pid $holder on host [^ ]+ \(started " <<<"$got" ||
+        fail "the error does not name the holder (rank 0, pid $holder):
+$got"
+      grep -q "rank 0 ready" <<<"$got" && fail "the second job's rank 0 went past lr.checkpoint:
+$got"
+    done
+    wait "$first"
+    code=$?
+    pids=()
+    [ "$code" -eq 0 ] || fail "the first job exited with $code: $(cat "$work/a.out")"
+    [ "$(ls "$out/checkpoints")" = "$(printf '000001\nlast')" ] || fail "checkpoints/ holds: $(ls "$out/checkpoints")"
+    # Released when the job ended: the next one runs.
+    lrhost --device cpu --run-dir "$work/c" "$recipe" output_dir="$out" resume=auto save=false >"$work/c.out" 2>&1 ||
+      fail "a job after the first one ended was refused: $(cat "$work/c.out")"
+    # Released when the holder is killed: a job killed by SIGKILL never blocks the next one.
+    "$exe" --device cpu --run-dir "$work/d" "$recipe" output_dir="$out" resume=auto hold=-1 >"$work/d.out" 2>&1 &
+    killed=$!
+    pids+=("$killed")
+    for _ in $(seq 150); do grep -q "^rank 0 ready" "$work/d.out" && break; sleep 0.1; done
+    grep -q "^rank 0 ready pid $killed$" "$work/d.out" || fail "the job to kill never got ready: $(cat "$work/d.out")"
+    kill -KILL "$killed"
+    wait "$killed" 2>/dev/null
+    pids=()
+    lrhost --device cpu --run-dir "$work/e" "$recipe" output_dir="$out" resume=auto save=false >"$work/e.out" 2>&1 ||
+      fail "a job after the holder was killed was refused: $(cat "$work/e.out")"
     ;;
   *) echo "run_folder.sh: unknown case $case" >&2; exit 2 ;;
 esac

@@ -41,7 +41,7 @@ grep -q '"dim_model": 64' "$work/lerobot_run/checkpoints/000004/pretrained_model
 echo "lerobot-train run resumed by lrhost: ok"
 
 # The same command line through lrhost's front door: the policy LeRobot built, field for field, and
-# the same loop settings (lrhost holds out eval_episodes episodes, which config.json does not record).
+# the same loop settings (both train on every episode: the front door sets eval_episodes=0).
 timeout 300 "$lrhost" lerobot-train "${flags[@]}" --output_dir="$work/front_door" eval_batches=1 \
   > "$work/front_door.log" 2>&1 || { tail -30 "$work/front_door.log"; fail "lrhost lerobot-train failed"; }
 "$py" - "$work/lerobot_run/checkpoints/000002/pretrained_model" "$work/front_door/checkpoints/000002/pretrained_model" <<'PY'

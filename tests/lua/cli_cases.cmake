@@ -194,3 +194,11 @@ lrhost_expect_failure(recipe_policy_type_changed
 lrhost_expect_failure(lerobot_train_multi_gpu_without_gpu "--multi_gpu without --num_processes uses every GPU, and none is visible"
                       lerobot-train --multi_gpu --policy.type=act --dry-run)
 set_property(TEST lua.fail.lerobot_train_multi_gpu_without_gpu APPEND PROPERTY ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+# policy.dtype=bfloat16 on a recipe without accelerator.mixed_precision=bf16 trains bf16 weights
+# without autocast, unlike lerobot-train: the startup line says so (the tiny pi05, one step, CPU).
+lrhost_expect_success(pi05_bf16_weights_without_autocast
+  "warning\\] precision: policy weights bfloat16[^\n]*, accelerator\\.mixed_precision=no: forward and backward run in [^\n]* without autocast; LeRobot's lerobot-train adds bf16 autocast"
+  ${PROJECT_SOURCE_DIR}/recipes/pi05.lua --device cpu steps=1 batch_size=2 num_workers=1 policy.dtype=bfloat16
+  eval_episodes=0 save_checkpoint=false)
+set_property(TEST lua.ok.pi05_bf16_weights_without_autocast APPEND PROPERTY ENVIRONMENT
+             "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")

@@ -295,7 +295,9 @@ TEST_CASE("smolvla: batches with unknown or missing cameras or without language 
   batch["observation.images.side"] = torch::rand({2, 3, 48, 64});
   auto unknown = lrhost::test::error_of<lrhost::util::ConfigError>([&] { policy->forward(batch); });
   CHECK(unknown.find("observation.images.side") != std::string::npos);
-  CHECK(unknown.find("rename_map") != std::string::npos);
+  // The suggestion as the command line takes it (JSON), dataset camera -> policy camera.
+  CHECK(unknown.find("e.g. rename_map='{\"observation.images.side\": \"observation.images.") != std::string::npos);
+  CHECK(unknown.find("[\"") == std::string::npos);
 
   batch = tiny_batch();
   batch.erase("observation.language.tokens");
@@ -457,6 +459,11 @@ TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at s
   CHECK(out.at("observation.language.tokens").size(1) == 8);
   CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { loaded.normalize(batch); }).find("task_index") !=
         std::string::npos);
+  // A batch without the renamed key: an error naming it and the batch's keys, not a silent no-op.
+  Batch other{{"observation.position", torch::tensor({{3.0f, 6.0f}})}};
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { loaded.normalize(other, {"push"}); })
+            .find("rename_map: key 'observation.pos' (-> 'observation.state') matches no key of the batch, whose keys "
+                  "are 'observation.position'") != std::string::npos);
 }
 
 TEST_CASE("vision feature cache: computes once, shares across openings, rebuilds for other weights, refuses bad input") {

@@ -20,6 +20,7 @@
 
 #include "host/cli/eval_run_dir.hpp"
 #include "host/launch/error_file.hpp"
+#include "host/launch/output_dir_lock.hpp"
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/run_lock.hpp"
@@ -228,6 +229,31 @@ TEST_CASE("run folder lock: a lock file naming a dead process does not block") {
   CHECK(lock_name_for_node(2) == ".lock.node2");
   // Nodes of one job lock their own files, so they never conflict with each other.
   CHECK_NOTHROW(RunDirLock::acquire(temp.path, lock_name_for_node(1)));
+}
+
+TEST_CASE("output folder lock: shared within a process, refused to another job, beside the run folder's") {
+  TempDir temp("output_dir_lock");
+  fs::path out = temp / "out";
+  {
+    auto first = claim_output_dir(out);  // creates the folder
+    CHECK(first->path() == fs::weakly_canonical(out) / kOutputDirLockName);
+    // A second claim in this process (another checkpoint manager) shares the lock.
+    auto second = claim_output_dir(temp.path.string() + "/./out/");
+    CHECK(second.get() == first.get());
+    // Another job: its own open file description of the lock file, as RunDirLock::acquire opens it.
+    std::string error;
+    try {
+      RunDirLock::acquire(out, kOutputDirLockName, {"output folder", "output_dir=DIR"});
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    CHECK(contains(error, "output folder '" + out.string() + "' is in use by another job: pid " +
+                              std::to_string(getpid()) + " on host " + host_name()));
+    // The front door makes output_dir the run folder: its .lock is another file.
+    CHECK_NOTHROW(RunDirLock::acquire(out));
+  }
+  // Released with the last claim.
+  CHECK_NOTHROW(RunDirLock::acquire(out, kOutputDirLockName));
 }
 
 TEST_CASE("--overwrite reaches the ranks through LRHOST_OVERWRITE") {

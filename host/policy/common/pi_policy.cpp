@@ -9,6 +9,8 @@
 #include "host/io/hf_cache.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/policy/common/flow_matching.hpp"
+#include "host/policy/processors.hpp"
+#include "host/policy/rename_map.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::pi_common {
@@ -74,8 +76,10 @@ PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
       for (const auto& c : cameras) names += (names.empty() ? "'" : ", '") + c.key + "'";
       throw util::ConfigError(type + " policy: the batch has camera '" + key +
                                   "', which is not one of the policy's cameras (" + names + ")",
-                              "map dataset cameras onto the policy's with rename_map (e.g. rename_map = {[\"" + key +
-                                  "\"] = \"" + cameras.front().key + "\"}), or drop it from the batch");
+                              "map dataset cameras onto the policy's with rename_map, e.g. " +
+                                  suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key,
+                                                       cameras.front().key) +
+                                  ", or drop it from the batch");
     }
   }
   PiInputs inputs;

@@ -11,6 +11,8 @@
 #include "host/nn/image_preprocess.hpp"
 #include "host/nn/llama_model.hpp"
 #include "host/nn/module_weights.hpp"
+#include "host/policy/processors.hpp"
+#include "host/policy/rename_map.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::smolvla {
@@ -156,8 +158,10 @@ PrefixInputs SmolVLAPolicy::prepare_inputs(const Batch& batch) {
       for (const auto& c : cameras) names += (names.empty() ? "'" : ", '") + c.key + "'";
       throw util::ConfigError("smolvla policy: the batch has camera '" + key +
                                   "', which is not one of the policy's cameras (" + names + ")",
-                              "map dataset cameras onto the policy's with rename_map (e.g. rename_map = {[\"" + key +
-                                  "\"] = \"" + cameras.front().key + "\"}), or drop it from the batch");
+                              "map dataset cameras onto the policy's with rename_map, e.g. " +
+                                  suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key,
+                                                       cameras.front().key) +
+                                  ", or drop it from the batch");
     }
   }
   // The vision feature cache serves training batches (which carry the frame index); inference
