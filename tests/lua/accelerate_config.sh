@@ -14,6 +14,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 lrhost() { timeout 300 "$exe" "$@"; }
 # No saved accelerate config unless a case makes one; datasets where LeRobot keeps them.
 export HF_HOME="$work/no_hf_home" HF_LEROBOT_HOME="$work/lerobot_home" OMP_NUM_THREADS=1
+# lerobot-train's ACT starts from torchvision's ImageNet backbone, read from the torch hub cache: a
+# random stand-in written by torch.save (tests/lua/backbone_weights.sh checks the loading).
+mkdir -p "$work"
+export TORCH_HOME="$work/torch_home"
+"${LRHOST_PYTHON:-python3}" "$(dirname "$0")/fake_resnet18_pth.py" "$TORCH_HOME"
 lerobot_train="$work/bin/lerobot-train"  # what `$(which lerobot-train)` pastes; lrhost skips it
 tiny=(--policy.dim_model=64 --policy.dim_feedforward=128 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1
       --policy.chunk_size=10 --policy.n_action_steps=1 eval_batches=2)

@@ -11,6 +11,11 @@ mkdir -p "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 lrhost() { timeout 120 "$exe" "$@"; }
 export HF_LEROBOT_HOME="$work/lerobot_home" OMP_NUM_THREADS=1
+# lerobot-train's ACT starts from torchvision's ImageNet backbone, read from the torch hub cache: a
+# random stand-in written by torch.save (tests/lua/backbone_weights.sh checks the loading).
+mkdir -p "$work"
+export TORCH_HOME="$work/torch_home"
+"${LRHOST_PYTHON:-python3}" "$(dirname "$0")/fake_resnet18_pth.py" "$TORCH_HOME"
 lrhost dataset synth --out "$HF_LEROBOT_HOME/user/push" --episodes 6 --max-length 12 > "$work/synth.log" 2>&1 ||
   { cat "$work/synth.log" >&2; fail "dataset synth failed"; }
 tiny=(policy.dim_model=32 policy.dim_feedforward=64 policy.n_encoder_layers=1 policy.n_vae_encoder_layers=1

@@ -17,6 +17,11 @@ cd "$work"  # the guides' relative output folders land here
 fail() { echo "FAIL: $*" >&2; exit 1; }
 lrhost() { timeout 300 "$exe" "$@"; }
 export HF_LEROBOT_HOME="$work/lerobot_home" HF_HUB_CACHE="$work/hub" OMP_NUM_THREADS=1
+# lerobot-train's ACT starts from torchvision's ImageNet backbone, read from the torch hub cache: a
+# random stand-in written by torch.save (tests/lua/backbone_weights.sh checks the loading).
+mkdir -p "$work"
+export TORCH_HOME="$work/torch_home"
+"${LRHOST_PYTHON:-python3}" "$(dirname "$0")/fake_resnet18_pth.py" "$TORCH_HOME"
 HF_USER=guide_user
 
 # The guides' datasets: one synthetic dataset under each repo id, where LeRobot keeps them.
