@@ -41,6 +41,12 @@ for i in $(seq "$kills"); do
   for _ in $(seq 200); do kill -0 "$launcher" 2>/dev/null || break; sleep 0.05; done
   kill -9 "$launcher" 2>/dev/null
   wait "$launcher" 2>/dev/null
+  # A killed launcher's rank stops on its own (parent watch) a moment later; until it has, it still
+  # holds the output folder's lock, and a resume would rightly fail with "in use by another job".
+  if [ -n "$rank" ]; then
+    for _ in $(seq 200); do kill -0 "$rank" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$rank" 2>/dev/null
+  fi
   [ "$what" = rank ] && death_to_exit_ms+=($(( ($(date +%s%N) - killed_at) / 1000000 )))
   if ! ls "$out/checkpoints" 2>/dev/null | grep -q '^[0-9]'; then
     early=$((early + 1))
@@ -50,7 +56,9 @@ for i in $(seq "$kills"); do
   ls -a "$out/checkpoints" | grep -q '^\.tmp-' && mid_save=$((mid_save + 1))
   if timeout -k 5 120 "$exe" resume --device cpu --run-dir "$work/resume_$i" "$out" > "$work/resume_$i.log" 2>&1 &&
      [ "$(readlink "$out/checkpoints/last")" = "000020" ] &&
-     "$exe" checkpoint info "$out" | grep -q "complete: yes"; then
+     # (grep reads the whole report: `info | grep -q` under pipefail fails when grep's early exit
+     # SIGPIPEs info.)
+     "$exe" checkpoint info "$out" | grep "complete: yes" > /dev/null; then
     resumed=$((resumed + 1))
     echo "kill $i ($what): resumed from $(grep -o 'restored step [0-9]*' "$work/resume_$i.log" | head -1)"
   else
