@@ -74,10 +74,6 @@ json load(const fs::path& file) {
   return document;
 }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
 
 std::string upper(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -121,7 +117,7 @@ class Mapper {
     if (value.is_boolean()) return value.get<bool>();
     if (value.is_number_integer() && (value == 0 || value == 1)) return value == 1;
     if (value.is_string()) {
-      const std::string word = lower(value.get<std::string>());
+      const std::string word = util::lowercase(value.get<std::string>());
       if (word == "true" || word == "yes" || word == "1") return true;
       if (word == "false" || word == "no" || word == "0") return false;
     }
@@ -296,7 +292,7 @@ void Mapper::fsdp(const json& table) {
     if (version == 2) {
       const json& value = *reshard;
       if (!value.is_boolean() &&
-          !(value.is_string() && (lower(text(value)) == "true" || lower(text(value)) == "false")))
+          !(value.is_string() && (util::lowercase(text(value)) == "true" || util::lowercase(text(value)) == "false")))
         fail(key("fsdp_reshard_after_forward"), "fsdp_version 2 takes true or false, got " + text(value),
              "true = FULL_SHARD (ZeRO-3), false = SHARD_GRAD_OP (ZeRO-2)");
       shard(key("fsdp_reshard_after_forward"), value, boolean(key("fsdp_reshard_after_forward"), value),
@@ -448,7 +444,7 @@ void Mapper::deepspeed(const json& table) {
     shard("distributed_type", json("DEEPSPEED"), std::nullopt, "no zero_stage given (DeepSpeed's default 0)");
   }
   if (const auto* value = get("gradient_accumulation_steps")) {
-    if (lower(text(*value)) == "auto")
+    if (util::lowercase(text(*value)) == "auto")
       no_effect(key("gradient_accumulation_steps"), *value, "lerobot-train sets no accumulation (1 step)");
     else
       set(key("gradient_accumulation_steps"), *value, "accelerator.gradient_accumulation_steps",
@@ -456,7 +452,7 @@ void Mapper::deepspeed(const json& table) {
           "effective batch = batch_size x ranks x these steps");
   }
   if (const auto* value = get("gradient_clipping")) {
-    if (lower(text(*value)) == "auto") {
+    if (util::lowercase(text(*value)) == "auto") {
       no_effect(key("gradient_clipping"), *value, "the policy's optimizer.grad_clip_norm stays");
     } else {
       double norm = -1;
@@ -471,7 +467,7 @@ void Mapper::deepspeed(const json& table) {
   }
   for (const char* name : {"offload_optimizer_device", "offload_param_device"}) {
     if (const auto* value = get(name)) {
-      if (!empty_value(*value) && lower(text(*value)) != "none")
+      if (!empty_value(*value) && util::lowercase(text(*value)) != "none")
         refuse(key(name), *value,
                "lrhost keeps parameters and optimizer state on the GPU (no CPU/NVMe offload); set it to none");
       no_effect(key(name), *value, "nothing is offloaded, as in lrhost");
@@ -597,19 +593,14 @@ void Mapper::top_level(const json& document) {
       for (const auto& id : *value) ids += (ids.empty() ? "" : ",") + text(id);
     if (const auto* flag = typed("gpu_ids")) {
       line("gpu_ids", *value, "overridden: " + *flag + " typed beside the file wins");
-    } else if (lower(ids) == "all") {
-      line("gpu_ids", *value, "every visible GPU (CUDA_VISIBLE_DEVICES left as it is)");
-    } else {
-      const bool digits =
-          !ids.empty() &&
-          std::all_of(ids.begin(), ids.end(), [](unsigned char c) { return std::isdigit(c) || c == ','; }) &&
-          ids.front() != ',' && ids.back() != ',' && ids.find(",,") == std::string::npos;
-      if (!digits) fail("gpu_ids", "expected all or GPU indices like 0,1, got " + text(*value));
-      result_.cuda_visible_devices = ids;
+    } else if (auto list = cuda_visible_devices_of(ids, "accelerate config " + file_.string() + ": gpu_ids")) {
+      result_.cuda_visible_devices = list;
       line("gpu_ids", *value,
-           "CUDA_VISIBLE_DEVICES=" + ids +
+           "CUDA_VISIBLE_DEVICES=" + *list +
                " for the run, as accelerate sets it (replacing any CUDA_VISIBLE_DEVICES already set): rank k uses the "
                "k-th of these GPUs");
+    } else {
+      line("gpu_ids", *value, "every visible GPU (CUDA_VISIBLE_DEVICES left as it is)");
     }
   }
   if (const auto* value = get("use_cpu")) {
@@ -626,7 +617,7 @@ void Mapper::top_level(const json& document) {
 
   if (const auto* value = get("mixed_precision")) {
     // PyYAML reads an unquoted `no` as false, which accelerate takes as "no" too.
-    std::string mode = lower(text(*value));
+    std::string mode = util::lowercase(text(*value));
     if (mode == "false") mode = "no";
     if (mode == "fp8") refuse("mixed_precision", *value, "lrhost trains in no (fp32), bf16 or fp16 mixed precision");
     if (mode != "no" && mode != "bf16" && mode != "fp16")
@@ -704,6 +695,25 @@ AccelerateConfigMapping Mapper::run() {
 
 AccelerateConfigMapping map_accelerate_config(const fs::path& file, const AccelerateConfigContext& context) {
   return Mapper(file, context).run();
+}
+
+std::optional<std::string> cuda_visible_devices_of(const std::string& gpu_ids, const std::string& where) {
+  if (util::lowercase(gpu_ids) == "all") return std::nullopt;
+  std::string list;
+  std::vector<std::string> seen;
+  for (std::size_t start = 0; start <= gpu_ids.size();) {
+    const std::size_t end = std::min(gpu_ids.find(',', start), gpu_ids.size());
+    const std::string id = gpu_ids.substr(start, end - start);
+    start = end + 1;
+    if (id.empty() || !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); }))
+      throw ConfigError(where + ": expected all or GPU indices like 0,1, got '" + gpu_ids + "' ('" + id +
+                        "' is not a GPU index)");
+    if (std::find(seen.begin(), seen.end(), id) != seen.end())
+      throw ConfigError(where + ": '" + gpu_ids + "' lists GPU " + id + " twice");
+    seen.push_back(id);
+    list += (list.empty() ? "" : ",") + id;
+  }
+  return list;
 }
 
 std::optional<fs::path> default_accelerate_config(

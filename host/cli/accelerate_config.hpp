@@ -42,6 +42,11 @@ struct AccelerateConfigMapping {
 AccelerateConfigMapping map_accelerate_config(const std::filesystem::path& file,
                                               const AccelerateConfigContext& context);
 
+// accelerate's gpu_ids (the config file's key, or --gpu_ids): "all" is every visible GPU (nullopt);
+// distinct GPU indices "0,1" become that CUDA_VISIBLE_DEVICES list. ConfigError "<where>: ..." for
+// anything else.
+std::optional<std::string> cuda_visible_devices_of(const std::string& gpu_ids, const std::string& where);
+
 // Where accelerate 1.15 keeps its saved default config (commands/config/config_args.py):
 // $HF_HOME/accelerate/default_config.yaml, else $XDG_CACHE_HOME/huggingface/accelerate/..., else
 // ~/.cache/huggingface/accelerate/...; the path only when that file exists. `env` looks a variable up.

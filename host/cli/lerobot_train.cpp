@@ -260,14 +260,9 @@ std::vector<Flag> split_flags(const std::vector<std::string>& arguments, std::ve
   return flags;
 }
 
-std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 // draccus's booleans: true/false in any case, 1/0, yes/no.
 bool boolean(const Flag& flag) {
-  const std::string text = lowercase(flag.value);
+  const std::string text = util::lowercase(flag.value);
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
   throw ConfigError("lerobot-train: " + flag.name + " expects true or false, got '" + flag.value + "'");
@@ -293,25 +288,6 @@ int count(const Flag& flag) { return whole_number(flag, 1); }
                     " cannot be honoured: " + std::string(why));
 }
 
-// accelerate's --gpu_ids=0,1: the GPU indices, checked, as the CUDA_VISIBLE_DEVICES value.
-std::string gpu_id_list(const Flag& flag) {
-  std::string list;
-  std::vector<std::string> seen;
-  for (std::size_t start = 0; start <= flag.value.size();) {
-    std::size_t end = std::min(flag.value.find(',', start), flag.value.size());
-    const std::string id = flag.value.substr(start, end - start);
-    start = end + 1;
-    const bool digits = !id.empty() && std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); });
-    if (!digits)
-      throw ConfigError("lerobot-train: --gpu_ids=" + flag.value + ": '" + id + "' is not a GPU index",
-                        "give all, or GPU indices separated by commas, e.g. --gpu_ids=0,1");
-    if (std::find(seen.begin(), seen.end(), id) != seen.end())
-      throw ConfigError("lerobot-train: --gpu_ids=" + flag.value + " lists GPU " + id + " twice");
-    seen.push_back(id);
-    list += (list.empty() ? "" : ",") + id;
-  }
-  return list;
-}
 
 [[noreturn]] void unknown(const Flag& flag) {
   std::vector<std::string> known;
@@ -556,10 +532,10 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
         } else if (name == "--main_process_port") {
           plan.master_port = whole_number(flag, 0, 65535);
         } else if (name == "--dynamo_backend") {
-          if (lowercase(flag.value) != "no")
+          if (util::lowercase(flag.value) != "no")
             refuse(flag, "lrhost has no torch.compile (TorchDynamo); give --dynamo_backend=no or drop it");
         } else if (name == "--gpu_ids") {
-          if (lowercase(flag.value) != "all") plan.cuda_visible_devices = gpu_id_list(flag);
+          plan.cuda_visible_devices = cuda_visible_devices_of(flag.value, "lerobot-train: --gpu_ids");
         } else if (name == "--num_workers") {
           if (flag.value == "0") plan.notes.push_back(name + "=0: " + std::string(rule->why));
           plan.overrides.push_back("num_workers=" + (flag.value == "0" ? std::string("1") : flag.value));

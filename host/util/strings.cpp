@@ -60,4 +60,9 @@ std::string human_bytes(std::uintmax_t bytes) {
   return text;
 }
 
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
 }  // namespace lrhost::util

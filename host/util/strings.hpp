@@ -17,6 +17,9 @@ std::vector<std::string> nearest(std::string_view word, const std::vector<std::s
 // "'a', 'b', 'c'": for lists of valid values in messages.
 std::string quoted_list(const std::vector<std::string>& items);
 
+// `text` in ASCII lower case (flag and config values compared case-insensitively).
+std::string lowercase(std::string text);
+
 // "512 B", "1.5 KiB", "3.2 GiB": a size for people (powers of 1024).
 std::string human_bytes(std::uintmax_t bytes);
 

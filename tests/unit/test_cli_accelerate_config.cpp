@@ -229,6 +229,7 @@ TEST_CASE("bad accelerate configs: each error names the file and key") {
             "mixed_precision: expected no, bf16"},
            {"distributed_type: MULTI_GPU\nnum_processes: 2\nuse_cpu: maybe\n", "use_cpu: expected true or false"},
            {"distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: first\n", "gpu_ids: expected all or GPU indices"},
+           {"distributed_type: MULTI_GPU\nnum_processes: 2\ngpu_ids: 1,1\n", "gpu_ids: '1,1' lists GPU 1 twice"},
            {kFsdpConfigHead + "  fsdp_sharding_strategy: HALF_SHARD\n", "fsdp_sharding_strategy: expected FULL_SHARD"},
            {kFsdpConfigHead + "  fsdp_version: 2\n  fsdp_reshard_after_forward: FULL_SHARD\n",
             "fsdp_version 2 takes true or false"},
