@@ -34,6 +34,7 @@
 #include "host/dist/comm.hpp"
 #include "host/launch/error_file.hpp"
 #include "host/launch/launcher.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
@@ -177,12 +178,19 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
                                                                   : lrhost::launch::default_run_dir(args.recipe));
     options.claimed_run_dir = !launch->run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == 0);
     options.verbose = args.verbose;
+    // The ranks' resume line repeats these flags (resume_hint.hpp).
+    ::setenv(lrhost::launch::kResumeFlagsVariable, lrhost::launch::resume_flags(options, args.threads).c_str(), 1);
     return lrhost::launch::launch(options);
   }
 
   // Holds the run folder's lock until the recipe is done (when this process owns it).
   std::optional<lrhost::cli::RecipeProcess> process;
   if (mode == lrhost::cli::RecipeMode::run) {
+    // The process the user started (not a rank: its launcher chose the flags) repeats its own in
+    // the resume line.
+    if (std::getenv("RANK") == nullptr)
+      ::setenv(lrhost::launch::kResumeFlagsVariable,
+               lrhost::launch::resume_flags_in_process(launch ? launch->device : "auto", args.threads).c_str(), 1);
     // A rank started by torchrun/Slurm takes --rendezvous-timeout unless the environment sets it.
     if (launch) setenv("LRHOST_RENDEZVOUS_TIMEOUT_S", std::to_string(launch->rendezvous_timeout_s).c_str(), 0);
     process = lrhost::cli::prepare_recipe_process({.recipe = args.recipe,
@@ -224,6 +232,7 @@ int resume(const std::string& from, const std::vector<std::string>& extra_overri
     launch.run_dir = plan.step_dir.parent_path().parent_path().string();
   std::fprintf(stderr, "lrhost: resuming %s from %s\n", plan.recipe.c_str(), plan.step_dir.c_str());
   for (const auto& warning : plan.warnings) std::fprintf(stderr, "lrhost: warning: %s\n", warning.c_str());
+  for (const auto& note : plan.notes) std::fprintf(stderr, "lrhost: note: %s\n", note.c_str());
   return run(args, lrhost::cli::RecipeMode::run, &launch);
 }
 

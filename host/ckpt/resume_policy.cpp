@@ -87,11 +87,19 @@ std::optional<std::filesystem::path> choose_resume_point(const CheckpointManager
   // A run told to stop before the step its checkpoint reached would silently train nothing (its
   // loop runs resume_step + 1 .. steps) and look finished.
   const int64_t reached = load_training_step(*dir / kTrainingStateDir).step;
+  if (total_steps > 0 && total_steps == reached) {
+    const std::string finished = "checkpoint: " + dir->string() + " is already at step " + std::to_string(reached) +
+                                 " of " + std::to_string(total_steps) + " (" + total_steps_source + ")";
+    const std::string further = "pass steps=M (or --steps=M to lrhost lerobot-train) with M > " +
+                                std::to_string(reached) + " to train further, e.g. `lrhost resume DIR steps=" +
+                                std::to_string(2 * reached) + "`";
+    spdlog::warn("{}: the run is finished and trains no step; {}", finished, further);
+  }
   if (total_steps > 0 && total_steps < reached)
     throw util::ConfigError(
         "checkpoint: " + dir->string() + " already reached step " + std::to_string(reached) +
             ", but this run ends at step " + std::to_string(total_steps) + " (" + total_steps_source + ")",
-        "give steps=" + std::to_string(reached) + " or more to train on from that checkpoint (e.g. `lrhost "
+        "give steps=" + std::to_string(reached + 1) + " or more to train on from that checkpoint (e.g. `lrhost "
         "resume DIR steps=" + std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
   return dir;
 }

@@ -57,7 +57,9 @@ ResumePlan plan_resume(const ResumeRequest& request, const ResumeEnvironment& en
 // The checkpoint to restore for `plan`, or nullopt to start at step 1 (a fresh plan, or "auto" with no
 // checkpoint yet). ConfigError when the plan requires a checkpoint and there is none, or when the
 // checkpoint already went past `total_steps` (> 0; `total_steps_source` names where that came from):
-// the loop would train nothing and look finished.
+// the loop would train nothing and look finished. A checkpoint at exactly `total_steps` (a finished
+// run) is resumed with a warning that it trains no step and how to train further: rerunning a
+// finished job (a requeue, a scheduler's retry, a restarted group) stays a no-op that exits 0.
 std::optional<std::filesystem::path> choose_resume_point(const CheckpointManager& manager, const ResumePlan& plan,
                                                          int64_t total_steps, const std::string& total_steps_source);
 

@@ -393,9 +393,20 @@ ResumePlan plan_resume(const fs::path& checkpoint) {
   plan.recipe = (pretrained / ckpt::kRecipeCopyFile).string();
   if (path_exists(pretrained / ckpt::kModulesDir)) plan.modules_dir = pretrained / ckpt::kModulesDir;
   auto drop = [](const std::string& o, const std::string& key) { return o.rfind(key + "=", 0) == 0; };
+  // `parallelism.dp_shard=N` typed for an N-rank FSDP job names that rank count: resumed on another,
+  // it would refuse to start. It becomes -1 (one shard group over all ranks), which is N at N ranks.
+  const auto saved = ckpt::load_training_step(plan.step_dir / ckpt::kTrainingStateDir);
+  const std::string saved_shard = "parallelism.dp_shard=" + std::to_string(saved.dp_world_size);
   for (const auto& o : launch.value("overrides", ordered_json::array())) {
     std::string text = o.get<std::string>();
-    if (!drop(text, "resume") && !drop(text, "output_dir")) plan.overrides.push_back(text);
+    if (drop(text, "resume") || drop(text, "output_dir")) continue;
+    if (text == saved_shard && saved.dp_world_size > 1 && saved.dp_replicate == 1) {
+      plan.notes.push_back(text + " was the saved run's rank count: resuming with parallelism.dp_shard=-1 (one "
+                           "shard group over all ranks, the same at " + std::to_string(saved.dp_world_size) +
+                           " ranks), so the run continues at any rank count");
+      text = "parallelism.dp_shard=-1";
+    }
+    plan.overrides.push_back(text);
   }
   // checkpoints/<step> -> the run's output folder.
   if (train.contains("output_dir"))

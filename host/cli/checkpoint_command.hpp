@@ -45,6 +45,7 @@ struct ResumePlan {
   std::optional<std::filesystem::path> modules_dir;  // its Lua modules (train_modules/), searched first
   std::vector<std::string> overrides;  // the run's overrides + output_dir=... + resume=true
   std::vector<std::string> warnings;   // what cannot be restored (a lerobot-train run)
+  std::vector<std::string> notes;      // overrides adapted to the resumed job (dp_shard of the old rank count)
 };
 // Reads <step>/pretrained_model/train_launch.json and train_config.json; ConfigError when the
 // recipe cannot resume (no copy, or its config has no `resume` key). A lerobot-train checkpoint

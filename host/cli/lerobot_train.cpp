@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "host/cli/accelerate_config.hpp"
+#include "host/cli/lerobot_requeue.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
@@ -343,16 +344,6 @@ std::string lerobot_output_dir(const std::string& job_name) {
   return std::string("outputs/train/") + date + "/" + time + "_" + job_name;
 }
 
-std::string shell_quoted(const std::string& text) {
-  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
-    return std::isalnum(c) || std::string_view("-_./=:,+@%").find(static_cast<char>(c)) != std::string_view::npos;
-  });
-  if (plain) return text;
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // The path as the user would type it: relative to the working directory when below it.
 std::string display_path(const fs::path& path) {
   std::error_code ec;
@@ -366,15 +357,15 @@ std::string display_path(const fs::path& path) {
 std::string LeRobotTrainPlan::equivalent_command() const {
   std::string line = "lrhost ";
   if (cuda_visible_devices) line = "CUDA_VISIBLE_DEVICES=" + *cuda_visible_devices + " " + line;
-  line += resume_from ? "resume " + shell_quoted(display_path(*resume_from)) : shell_quoted(display_path(recipe));
+  line += resume_from ? "resume " + util::shell_quoted(display_path(*resume_from)) : util::shell_quoted(display_path(recipe));
   if (gpus) line += " --gpus " + std::to_string(*gpus);
   if (nproc) line += " --nproc " + std::to_string(*nproc);
   if (device != "auto") line += " --device " + device;
   if (master_port) line += " --master-port " + std::to_string(*master_port);
-  if (run_dir && !resume_from) line += " --run-dir " + shell_quoted(*run_dir);
+  if (run_dir && !resume_from) line += " --run-dir " + util::shell_quoted(*run_dir);
   if (verbose) line += " --verbose";
   if (overwrite) line += " --overwrite";
-  for (const auto& override : overrides) line += " " + shell_quoted(override);
+  for (const auto& override : overrides) line += " " + util::shell_quoted(override);
   return line;
 }
 
@@ -666,6 +657,12 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
         if (!typed("policy." + field)) plan.overrides.push_back("policy." + field + "=" + value);
   }
   plan.overrides.insert(plan.overrides.end(), passthrough.begin(), passthrough.end());
+  // The same command rerun on its own output folder (a requeued job) continues it (lerobot_requeue.hpp).
+  if (!plan.resume_from && !plan.overwrite && plan.run_dir)
+    if (auto note = requeued_command_note(*plan.run_dir, plan.recipe, plan.overrides)) {
+      std::replace(plan.overrides.begin(), plan.overrides.end(), std::string("resume=false"), std::string("resume=auto"));
+      plan.notes.push_back(*note);
+    }
   return plan;
 }
 

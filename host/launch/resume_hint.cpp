@@ -11,7 +11,9 @@
 #include <cstring>
 
 #include "host/io/atomic_dir.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::launch {
 namespace fs = std::filesystem;
@@ -45,8 +47,40 @@ void on_interrupt(int signal) {
 
 }  // namespace
 
+std::string resume_flags(const LaunchOptions& options, int threads) {
+  const LaunchOptions defaults;
+  std::string flags = options.device == "cuda" ? "--gpus " + std::to_string(options.nproc)
+                                               : "--nproc " + std::to_string(options.nproc) + " --device " + options.device;
+  auto add = [&](const std::string& flag, const std::string& value) { flags += " " + flag + " " + util::shell_quoted(value); };
+  if (options.nnodes > 1) {
+    add("--nnodes", std::to_string(options.nnodes));
+    add("--node-rank", std::to_string(options.node_rank));
+    add("--master-addr", options.master_addr);
+    add("--master-port", std::to_string(options.master_port));
+  }
+  if (options.max_restarts != defaults.max_restarts) add("--max-restarts", std::to_string(options.max_restarts));
+  if (options.timeout_s != defaults.timeout_s) add("--timeout", std::to_string(options.timeout_s));
+  if (options.rendezvous_timeout_s != defaults.rendezvous_timeout_s)
+    add("--rendezvous-timeout", std::to_string(options.rendezvous_timeout_s));
+  if (const std::string signals = format_save_signals(options.save_signals);
+      signals != format_save_signals(parse_save_signals(kDefaultSaveSignals)))
+    add("--save-on-signal", signals);
+  if (threads > 0) add("--threads", std::to_string(threads));
+  return flags;
+}
+
+std::string resume_flags_in_process(const std::string& device, int threads) {
+  std::string flags;
+  if (device != "auto") flags = "--device " + device;
+  if (threads > 0) flags += (flags.empty() ? "" : " ") + std::string("--threads ") + std::to_string(threads);
+  return flags;
+}
+
 std::string resume_command(const fs::path& output_dir) {
-  return "lrhost resume " + fs::absolute(output_dir).lexically_normal().string();
+  std::string command = "lrhost resume " + util::shell_quoted(fs::absolute(output_dir).lexically_normal().string());
+  if (const char* flags = std::getenv(kResumeFlagsVariable); flags != nullptr && *flags != '\0')
+    command += std::string(" ") + flags;
+  return command;
 }
 
 void note_resumable(const fs::path& output_dir) {

@@ -1,7 +1,8 @@
-// Edit distance and nearest-candidate search for "did you mean" messages; sizes for people.
+// Edit distance and nearest-candidate search for "did you mean" messages; sizes for people; shell words.
 #include "host/util/strings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <numeric>
 
@@ -63,6 +64,16 @@ std::string human_bytes(std::uintmax_t bytes) {
 std::string lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
+}
+
+std::string shell_quoted(const std::string& text) {
+  bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::string_view("-_./=:,+@%").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace lrhost::util

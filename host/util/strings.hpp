@@ -1,4 +1,5 @@
-// String helpers used to make messages helpful: edit distance, "did you mean" lists, sizes in bytes.
+// String helpers used to make messages helpful: edit distance, "did you mean" lists, sizes in bytes,
+// words quoted for a shell (the commands lrhost prints for users to paste).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,5 +23,9 @@ std::string lowercase(std::string text);
 
 // "512 B", "1.5 KiB", "3.2 GiB": a size for people (powers of 1024).
 std::string human_bytes(std::uintmax_t bytes);
+
+// `text` as one shell word: unchanged when it holds only characters no shell treats specially,
+// else in single quotes (a ' inside written as '\'').
+std::string shell_quoted(const std::string& text);
 
 }  // namespace lrhost::util

@@ -9,7 +9,9 @@
 # Usage: fsdp_resume.sh LRHOST WORK_DIR BEFORE AFTER GLOBAL_BATCH TOLERANCE [KEY=VALUE...]
 # The KEY=VALUE overrides go to both runs of resume.lua (and so to the resumed one): steps=, save_freq=
 # and stop_after= replace the defaults 30, 10 and 12; e.g. policy=smolvla vlm=ABS_DIR steps=10
-# save_freq=4 stop_after=6 tests the tiny SmolVLA (frozen VLM, trainable expert). Each lrhost call is
+# save_freq=4 stop_after=6 tests the tiny SmolVLA (frozen VLM, trainable expert);
+# parallelism.dp_shard=BEFORE types the old rank count, as for a fixed-size FSDP job: `lrhost resume`
+# must re-derive it for AFTER ranks and say so. Each lrhost call is
 # killed after FSDP_RESUME_CALL_TIMEOUT seconds (default 120).
 set -euo pipefail
 exe=$1 work=$2 before=$3 after=$4 global=$5 tolerance=$6
@@ -67,5 +69,9 @@ lrhost resume --nproc "$after" --device cpu --run-dir "$work/run_resume" "$work/
   batch_size=$((global / after)) 2>&1 | tee "$work/resume.log"
 grep -Eq "resumed from step $stop( |$)" "$work/resume.log" || fail "the resumed run did not start from step $stop"
 grep -q "fsdp zero-3 (dp_shard $after x dp_replicate 1)" "$work/resume.log" || fail "the resumed run is not FSDP on $after ranks"
+if printf '%s\n' ${extra[@]+"${extra[@]}"} | grep -qx "parallelism.dp_shard=$before"; then
+  grep -q "parallelism.dp_shard=$before was the saved run's rank count: resuming with parallelism.dp_shard=-1" \
+    "$work/resume.log" || fail "the typed dp_shard=$before was not re-derived for $after ranks with a note"
+fi
 lrhost run --device cpu --run-dir "$work/run_compare" "$recipe" \
   compare="$work/a.safetensors,$work/b.safetensors" tolerance="$tolerance"

@@ -2,7 +2,9 @@
 # An interrupted run (SIGINT, as Ctrl-C sends) that has saved a checkpoint ends with the
 # `lrhost resume <output dir>` line that continues it: printed by the process itself when nothing
 # launched it, and by the launcher's interrupt report for a launched job (whose ranks print nothing),
-# which also names the newest complete checkpoint.
+# which also names the newest complete checkpoint. The line repeats the launch flags the job ran with
+# (`--nproc N --device cpu`; `--device cpu` for the one process), so running it as printed resumes
+# the same job, not a one-process one at a fraction of the batch.
 # Both still exit with 128 + SIGINT = 130.
 # Usage: interrupt_resume.sh LRHOST WORK_DIR RECIPE NPROC   (NPROC 0: one process, no launcher)
 set -uo pipefail
@@ -12,9 +14,11 @@ mkdir -p "$work"
 out="$work/out.txt"
 if [ "$nproc" -eq 0 ]; then
   expected_ready=1
+  expected_line="lrhost resume $work/run --device cpu"
   "$exe" run --device cpu --run-dir "$work/run" "$recipe" >"$out" 2>&1 &
 else
   expected_ready=$nproc
+  expected_line="lrhost resume $work/run --nproc $nproc --device cpu"
   "$exe" run --nproc "$nproc" --device cpu --run-dir "$work/run" "$recipe" >"$out" 2>&1 &
 fi
 pid=$!
@@ -38,10 +42,10 @@ wait "$pid"
 code=$?
 [ "$code" -eq 130 ] || fail "expected exit code 130 (SIGINT), got $code"
 grep -q "continue this run from its newest checkpoint with:" "$out" || fail "no resume hint"
-[ "$(grep -c "^  lrhost resume $work/run\$" "$out")" -eq 1 ] || fail "the hint is not one 'lrhost resume $work/run' line"
+[ "$(grep -c "^  $expected_line\$" "$out")" -eq 1 ] || fail "the hint is not one '$expected_line' line"
 if [ "$nproc" -gt 0 ]; then
   # The launcher's report names the newest complete checkpoint and says the later steps are unsaved.
   grep -q "newest complete checkpoint: $work/run/checkpoints/000001 (step 1); the steps after it were not saved" "$out" ||
     fail "the report does not name the newest complete checkpoint"
 fi
-echo "ok: the interrupted run names 'lrhost resume $work/run'"
+echo "ok: the interrupted run names '$expected_line'"

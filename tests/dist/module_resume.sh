@@ -32,8 +32,14 @@ if lrhost resume --device cpu --run-dir "$work/resume3" "$work/out" steps=5 > "$
   fail "resuming a step-8 checkpoint with steps=5 was accepted"
 fi
 grep -q "000008 already reached step 8, but this run ends at step 5 (config key 'steps')" "$work/resume3.log" &&
-  grep -q "give steps=8 or more" "$work/resume3.log" ||
+  grep -q "give steps=9 or more" "$work/resume3.log" ||
   { cat "$work/resume3.log"; fail "the steps=5 error does not name the step reached"; }
+# Resuming the finished run (step 8 of 8) trains nothing, exits 0, and says how to train further.
+lrhost resume --device cpu --run-dir "$work/resume4" "$work/out" > "$work/resume4.log" 2>&1 ||
+  { cat "$work/resume4.log"; fail "resuming the finished run (step 8 of 8) failed"; }
+grep -q "000008 is already at step 8 of 8 (.*): the run is finished and trains no step" "$work/resume4.log" &&
+  grep -q "pass steps=M (or --steps=M to lrhost lerobot-train) with M > 8" "$work/resume4.log" ||
+  { cat "$work/resume4.log"; fail "resuming the finished run does not say it is finished"; }
 
 lrhost checkpoint info "$work/out" > "$work/info_chain.txt"
 grep -q "complete: yes" "$work/info_chain.txt" || fail "the last checkpoint is not complete"

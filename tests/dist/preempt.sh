@@ -79,10 +79,12 @@ case "$mode" in
     finish 300
     [ "$code" -eq 0 ] || fail "the uninterrupted run failed ($code)"
     # Continue: one rank through the printed `lrhost resume`, several by rerunning with resume=auto.
+    # The printed line repeats the job's launch flags; on one rank it is run as printed.
+    expected="lrhost resume $work/b --nproc $nproc --device cpu --max-restarts 1"
+    resume_cmd=$(grep -o "$expected\$" "$work/b.txt" | head -1)
+    [ -n "$resume_cmd" ] || fail "no '$expected' line"
     if [ "$nproc" -eq 1 ]; then
-      resume_cmd=$(grep -o "lrhost resume $work/b\$" "$work/b.txt" | head -1)
-      [ -n "$resume_cmd" ] || fail "no 'lrhost resume $work/b' line"
-      "$exe" resume --nproc 1 --device cpu --run-dir "$work/run_c" "$work/b" >"$work/c.txt" 2>&1 &
+      eval "\"\$exe\" ${resume_cmd#lrhost } --run-dir \"\$work/run_c\"" >"$work/c.txt" 2>&1 &
       pid=$!
     else
       start c "$recipe" "${common[@]}" output_dir="$work/b" resume=auto

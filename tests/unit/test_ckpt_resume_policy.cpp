@@ -168,7 +168,9 @@ TEST_CASE("resume point: none, the newest checkpoint, and the errors") {
   const fs::path step4 = save_resume_test_checkpoint(dir.path, 4);
   CHECK_FALSE(ckpt::choose_resume_point(manager, ckpt::ResumePlan{}, 10, "config key 'steps'"));  // fresh
   CHECK((ckpt::choose_resume_point(manager, if_present, 10, "config key 'steps'") == step4));
+  // A finished run (checkpoint at the last step) resumes, with a warning that it trains no step.
   CHECK((ckpt::choose_resume_point(manager, required, 4, "config key 'steps'") == step4));
+  CHECK((ckpt::choose_resume_point(manager, if_present, 4, "config key 'steps'") == step4));
   CHECK((ckpt::choose_resume_point(manager, required, 0, "config key 'steps'") == step4));  // 0: unknown
   ckpt::ResumePlan named{ckpt::ResumeMode::required, step4};
   CHECK((ckpt::choose_resume_point(manager, named, 10, "config key 'steps'") == step4));
@@ -177,7 +179,7 @@ TEST_CASE("resume point: none, the newest checkpoint, and the errors") {
   const std::string past = described_error<lrhost::util::ConfigError>(
       [&] { ckpt::choose_resume_point(manager, if_present, 3, "lr.checkpoint's total_steps"); });
   CHECK(contains(past, "already reached step 4, but this run ends at step 3 (lr.checkpoint's total_steps)"));
-  CHECK(contains(past, "give steps=4 or more"));
+  CHECK(contains(past, "give steps=5 or more"));
   CHECK(contains(past, "steps=8"));
 }
 

@@ -1,6 +1,7 @@
 // Unit tests of host/io/hf_cache: which cache folder the environment names, hub-id syntax, and
 // resolving a folder or a hub id (ref or commit) through a cache laid out as huggingface_hub does,
-// with the error that names the id, the folders and the `hf download` command.
+// with the error that names the id, the folders and the `hf download` command, and installing a
+// shipped asset into that cache.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -8,7 +9,9 @@
 #include <fstream>
 #include <optional>
 
+#include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
+#include "host/util/shipped_paths.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
@@ -145,4 +148,35 @@ TEST_CASE("lerobot datasets: a repo id resolves where LeRobot keeps datasets, ne
     message = error.what();
   }
   CHECK(message.find("'../etc' is not a dataset repo id") != std::string::npos);
+}
+
+TEST_CASE("hf cache: a shipped asset is installed into the cache as huggingface_hub lays a model out") {
+  lrhost::test::TempDir scratch("hf_cache_install");
+  ScopedEnv env("HF_HUB_CACHE", (scratch.path / "hub").string());
+  const fs::path asset = lrhost::util::shipped_asset_dir("lrhost/smolvla_tiny_vlm");
+  REQUIRE(fs::is_directory(asset));
+  // Resolving the id uses the shipped folder and leaves the cache holding the same files at refs/main.
+  CHECK(resolve_model_dir("lrhost/smolvla_tiny_vlm", "vlm_model_name") == asset);
+  const fs::path repo = scratch.path / "hub" / "models--lrhost--smolvla_tiny_vlm";
+  const std::string revision = lrhost::io::read_text_file(repo / "refs" / "main");
+  CHECK(revision.size() == 40);  // a hub commit id's length, and no newline (huggingface_hub reads it raw)
+  CHECK(revision.find_first_not_of("0123456789abcdef") == std::string::npos);
+  const fs::path snapshot = repo / "snapshots" / revision;
+  for (const char* name : {"config.json", "tokenizer.json", "tokenizer_config.json", "processor_config.json"})
+    CHECK(lrhost::io::read_text_file(snapshot / name) == lrhost::io::read_text_file(asset / name));
+  // Installing again changes nothing; other files get another revision, and refs/main follows.
+  CHECK(lrhost::io::install_into_hub_cache(asset, "lrhost/smolvla_tiny_vlm") == snapshot);
+  const fs::path changed = scratch.path / "changed";
+  fs::create_directories(changed);
+  std::ofstream(changed / "config.json") << "{}";
+  const fs::path other = lrhost::io::install_into_hub_cache(changed, "lrhost/smolvla_tiny_vlm");
+  CHECK(other != snapshot);
+  CHECK(lrhost::io::read_text_file(repo / "refs" / "main") == other.filename().string());
+  for (const auto& entry : fs::directory_iterator(repo / "snapshots"))  // no half-assembled copy left
+    CHECK(entry.path().filename().string().rfind(".tmp-", 0) == std::string::npos);
+  // A cache that cannot be written costs only LeRobot's lookup: lrhost still resolves the asset.
+  fs::create_directories(scratch.path / "readonly");
+  std::ofstream(scratch.path / "readonly" / "hub") << "a file, not a folder";
+  ScopedEnv unwritable("HF_HUB_CACHE", (scratch.path / "readonly" / "hub").string());
+  CHECK(resolve_model_dir("lrhost/smolvla_tiny_vlm", "vlm_model_name") == asset);
 }

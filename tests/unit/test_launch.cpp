@@ -427,6 +427,37 @@ TEST_CASE("interrupt report: ends with the command that continues the run, once 
   lrhost::test::remove_tree(run);
 }
 
+TEST_CASE("resume line: repeats the launch flags the job ran with") {
+  LaunchOptions options;
+  options.nproc = 2;
+  options.device = "cpu";
+  options.save_signals = parse_save_signals(kDefaultSaveSignals);
+  CHECK(resume_flags(options, 0) == "--nproc 2 --device cpu");
+  options.device = "cuda";
+  CHECK(resume_flags(options, 0) == "--gpus 2");
+  // A multi-node job, and every option that differs from its default.
+  options.nnodes = 2;
+  options.master_addr = "node 0";
+  options.master_port = 29500;
+  options.max_restarts = 3;
+  options.timeout_s = 1200;
+  options.rendezvous_timeout_s = 300;
+  options.save_signals = parse_save_signals("USR1");
+  CHECK(resume_flags(options, 4) ==
+        "--gpus 2 --nnodes 2 --node-rank 0 --master-addr 'node 0' --master-port 29500 --max-restarts 3 "
+        "--timeout 1200 --rendezvous-timeout 300 --save-on-signal USR1 --threads 4");
+  options.save_signals = {};
+  CHECK(contains(resume_flags(options, 0), "--save-on-signal none"));
+  // One process: only what was given.
+  CHECK(resume_flags_in_process("auto", 0).empty());
+  CHECK(resume_flags_in_process("cpu", 2) == "--device cpu --threads 2");
+  // The command carries $LRHOST_RESUME_FLAGS; a folder with a space is quoted for the shell.
+  setenv(kResumeFlagsVariable, "--nproc 2 --device cpu", 1);
+  CHECK(resume_command("/data/runs/my act") == "lrhost resume '/data/runs/my act' --nproc 2 --device cpu");
+  unsetenv(kResumeFlagsVariable);
+  CHECK(resume_command("/data/runs/act") == "lrhost resume /data/runs/act");
+}
+
 // The rank side of waiting (host/dist/wait_report.hpp): the sentences a rank prints and raises.
 namespace {
 
