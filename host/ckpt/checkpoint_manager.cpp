@@ -9,7 +9,9 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <future>
 #include <map>
+#include <set>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
@@ -20,6 +22,7 @@
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
+#include "host/policy/tensor_bytes_meter.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/timestamp.hpp"
@@ -83,6 +86,9 @@ struct TensorFile {
   fs::path path;
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   std::map<std::string, std::string> metadata;
+  // Asynchronous saves: indices of `tensors` that are still the live CPU parameters or optimizer
+  // state; the writer copies them before anything else (CheckpointManager::stage_deferred).
+  std::vector<std::size_t> deferred;
 };
 
 struct CheckpointManager::Snapshot {
@@ -95,6 +101,9 @@ struct CheckpointManager::Snapshot {
   // Rank 0: the temporary step folder (small files already in it) and the tensor files still to write.
   std::unique_ptr<io::AtomicDir> staging;
   std::vector<TensorFile> files;
+  // Asynchronous saves: set once the writer has copied every deferred tensor; the optimizer's next
+  // step waits for it (Optimizer::wait_before_step).
+  std::promise<void> staged;
 };
 
 namespace {
@@ -112,23 +121,42 @@ std::string shard_failure_name(int shard_rank) { return "rank_" + std::to_string
 
 }  // namespace
 
-torch::Tensor CheckpointManager::host_tensor(const std::string& key, const torch::Tensor& tensor, bool copy) {
-  if (!copy) return tensor.detach().to(torch::kCPU).contiguous();
-  torch::Tensor result;
+void CheckpointManager::take_tensor(TensorFile& file, std::size_t index, const std::string& key, bool copy,
+                                    bool deferrable) {
+  auto& tensor = file.tensors[index].second;
+  if (!copy) {
+    tensor = tensor.detach().to(torch::kCPU).contiguous();
+    return;
+  }
+  copied_bytes_ += static_cast<int64_t>(tensor.numel() * tensor.element_size());
   if (tensor.is_cuda()) {
     // Pinned, so the copy is a DMA at full bus speed; reused across saves (the previous save's writer
-    // has finished with it: save() waits for it first).
+    // has finished with it: save() waits for it first). Queued on the training stream, so whatever
+    // later changes the tensor runs after the copy; the writer waits for the device before writing.
     auto& buffer = pinned_[key];
     if (!buffer.defined() || buffer.sizes() != tensor.sizes() || buffer.dtype() != tensor.dtype())
       buffer = torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU).pinned_memory(true));
     buffer.copy_(tensor.detach(), /*non_blocking=*/true);
-    result = buffer;
+    tensor = buffer;
+  } else if (deferrable) {
+    // A live CPU parameter or optimizer state tensor: only the optimizer step changes it, so the
+    // writer copies it while the next forward and backward run, and that step waits for the copy.
+    tensor = tensor.detach();
+    file.deferred.push_back(index);
+    deferred_bytes_ += static_cast<int64_t>(tensor.numel() * tensor.element_size());
   } else {
-    // A CPU tensor may be the live parameter itself (to(kCPU) returns it): the writer needs its own.
-    result = tensor.detach().contiguous().clone();
+    // Anything else (a buffer the forward may update): copied now.
+    tensor = tensor.detach().contiguous().clone();
   }
-  copied_bytes_ += static_cast<int64_t>(result.nbytes());
-  return result;
+}
+
+void CheckpointManager::stage_deferred(Snapshot& snap) {
+  auto stage = [](TensorFile& file) {
+    for (std::size_t index : file.deferred) file.tensors[index].second = file.tensors[index].second.contiguous().clone();
+    file.deferred.clear();
+  };
+  if (snap.shard) stage(*snap.shard);
+  for (auto& file : snap.files) stage(file);
 }
 
 void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
@@ -148,11 +176,22 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
   TensorFile model{pretrained / kModelFile, full_state ? std::move(*full_state) : targets.policy->state_dict(),
                    {{"format", "pt"}}};
   sort_pretrained_state(model.tensors);
-  for (auto& [name, tensor] : model.tensors) tensor = host_tensor("model/" + name, tensor, copy);
+  // The gathered FSDP state is already this save's own host copy; otherwise parameters can wait for
+  // the writer (only the optimizer step changes them) and buffers are copied now.
+  if (full_state && copy) {
+    for (const auto& [name, tensor] : model.tensors) copied_bytes_ += static_cast<int64_t>(tensor.nbytes());
+  } else if (!full_state) {
+    std::set<const torch::TensorImpl*> parameters;
+    for (const auto& item : targets.policy->named_parameters()) parameters.insert(item.value().unsafeGetTensorImpl());
+    for (std::size_t i = 0; i < model.tensors.size(); ++i)
+      take_tensor(model, i, "model/" + model.tensors[i].first, copy,
+                  parameters.count(model.tensors[i].second.unsafeGetTensorImpl()) > 0);
+  }
   snap.files.push_back(std::move(model));
   if (targets.optimizer && !targets.fsdp) {
     TensorFile optimizer{state / optim::kOptimizerStateFile, optim::optimizer_state_tensors(*targets.optimizer), {}};
-    for (auto& [name, tensor] : optimizer.tensors) tensor = host_tensor("optimizer/" + name, tensor, copy);
+    for (std::size_t i = 0; i < optimizer.tensors.size(); ++i)
+      take_tensor(optimizer, i, "optimizer/" + optimizer.tensors[i].first, copy, /*deferrable=*/true);
     snap.files.push_back(std::move(optimizer));
   }
   // The small state, written now: it is cheap, and the RNG, scheduler and sampler move on with
@@ -241,6 +280,18 @@ void CheckpointManager::apply_retention(const fs::path& keep) {
 fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets) {
   if (step < 0) throw util::ConfigError("checkpoint: step must be >= 0, got " + std::to_string(step));
   wait();  // at most one save in flight; the previous one's failure fails this save
+  policy::CpuTensorBytesMeter meter;
+  deferred_bytes_ = 0;
+  fs::path step_dir = save_metered(step, targets);
+  // The writer thread's copies of the live tensors are made outside this thread's meter: counted by size.
+  save_host_peak_bytes_ = meter.peak_bytes() + deferred_bytes_;
+  spdlog::info("checkpoint: step {} save_host_peak_bytes={} ({} of host tensors allocated by this rank's part of the "
+               "save at its peak)",
+               step, save_host_peak_bytes_, util::human_bytes(static_cast<std::uintmax_t>(save_host_peak_bytes_)));
+  return step_dir;
+}
+
+fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& targets) {
   const bool copy = options_.async;
   copied_bytes_ = 0;
   auto snap = std::make_unique<Snapshot>();
@@ -249,7 +300,8 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
   std::vector<std::pair<std::string, torch::Tensor>> full_state;
   if (targets.fsdp) {
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
-    full_state = targets.fsdp->full_state_dict();  // a collective: every rank gathers
+    // A collective: every rank gathers; only rank 0, which writes model.safetensors, keeps the tensors.
+    full_state = targets.fsdp->full_state_dict(/*keep=*/rank_ == 0);
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
     snap->shards =
         checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
@@ -265,7 +317,8 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
     if (view.replicate_rank == 0) {
       TensorFile shard{snap->shards / shard_file_name(view.shard_rank),
                        rank_shard_tensors(*targets.fsdp, targets.optimizer), rank_shard_metadata(view)};
-      for (auto& [name, tensor] : shard.tensors) tensor = host_tensor("shard/" + name, tensor, copy);
+      for (std::size_t i = 0; i < shard.tensors.size(); ++i)
+        take_tensor(shard, i, "shard/" + shard.tensors[i].first, copy, /*deferrable=*/true);
       snap->shard = std::move(shard);
     }
   }
@@ -280,16 +333,28 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
   }
   collective("checkpoint snapshot at step " + std::to_string(step), false,
              [&] { snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, true); });
-  if (!pinned_.empty()) torch::cuda::synchronize();  // the non-blocking copies into pinned buffers are done
-  spdlog::info("checkpoint: step {} copied {} bytes to host memory; writing in the background", step, copied_bytes_);
+  spdlog::info("checkpoint: step {} copies {} bytes to host memory ({} of them while the next step's forward and "
+               "backward run); writing in the background",
+               step, copied_bytes_, deferred_bytes_);
+  // The live tensors the writer still copies must not change before it has: the next optimizer step
+  // (the first thing that changes them) waits for the copies.
+  if (targets.optimizer) targets.optimizer->wait_before_step(snap->staged.get_future().share());
+  const bool device_copies = !pinned_.empty();
   pending_ = std::move(snap);
   writer_error_ = nullptr;
-  writer_ = std::thread([this, snap = pending_.get()] {
+  writer_ = std::thread([this, snap = pending_.get(), device_copies] {
     try {
+      stage_deferred(*snap);
+      snap->staged.set_value();
+      if (device_copies) torch::cuda::synchronize();  // the non-blocking copies into pinned buffers are done
       write_shard(*snap);
       write_checkpoint(*snap);
     } catch (...) {
       writer_error_ = std::current_exception();
+      try {
+        snap->staged.set_value();  // the step goes on; the save's failure is reported by wait()
+      } catch (const std::future_error&) {
+      }
     }
   });
   return pending_->step_dir;
@@ -496,16 +561,17 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
       const fs::path pretrained = step_dir / kPretrainedDir, state = step_dir / kTrainingStateDir;
       record = load_training_step(state);
       if (targets.policy) check_saved_policy_type(step_dir, targets.policy->type());
+      // Any strategy resumes any other: FSDP shards are gathered for DDP / one process, and a DDP
+      // checkpoint's full tensors are cut into this rank's shards.
       const bool sharded = path_exists(state / kShardsDir);
-      if (sharded && !targets.fsdp)
-        throw util::ConfigError(step_dir.string() + " holds FSDP shards (training_state/" + kShardsDir +
-                                    "); this run does not use FSDP",
-                                "resume it with FSDP (parallelism.dp_shard other than 1), at any number of ranks");
-      if (!sharded && targets.fsdp)
-        throw util::ConfigError(step_dir.string() + " was written without FSDP; this run shards with FSDP",
-                                "resume it with parallelism.dp_shard = 1 (DDP), or start the FSDP run from its "
-                                "pretrained_model/ weights");
-      if (targets.fsdp && targets.policy) {
+      if (sharded != (targets.fsdp != nullptr))
+        spdlog::info("resume: {} was written {}; this run {}: {}", step_dir.string(),
+                     sharded ? "sharded (FSDP)" : "without FSDP", targets.fsdp ? "shards it with FSDP" : "does not shard",
+                     sharded ? "every rank assembles the parameters and optimizer state from all shard files"
+                             : "each rank cuts its shards from the full tensors");
+      if (targets.fsdp && targets.policy && !sharded) {
+        targets.fsdp->load_full_state_dict(io::read_safetensors(pretrained / kModelFile).tensors);
+      } else if (targets.fsdp && targets.policy) {
         // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
         // frozen parameters (not sharded) from model.safetensors.
         load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
@@ -525,13 +591,20 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
       } else if (targets.policy) {
         load_state_dict(*targets.policy, pretrained / kModelFile, true);
+        if (sharded) {
+          std::vector<std::pair<std::string, torch::Tensor>> parameters;
+          for (const auto& item : targets.policy->named_parameters()) parameters.emplace_back(item.key(), item.value());
+          load_shards_unsharded(state / kShardsDir, parameters, targets.optimizer);
+        }
       }
       // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
       if (targets.policy && policy::PolicyProcessors::present(pretrained))
         targets.policy->set_processors(
             std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(pretrained)));
-      if (targets.optimizer && targets.fsdp)
+      if (targets.optimizer && sharded)  // the per-parameter state came with the shards
         optim::load_optimizer_param_groups(*targets.optimizer, state);
+      else if (targets.optimizer && targets.fsdp)
+        load_full_optimizer_state_sharded(state, *targets.fsdp, *targets.optimizer);
       else if (targets.optimizer)
         optim::load_optimizer_state(*targets.optimizer, state);
       if (targets.scheduler && targets.optimizer)

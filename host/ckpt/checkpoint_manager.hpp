@@ -53,6 +53,8 @@
 
 namespace lrhost::ckpt {
 
+struct TensorFile;  // one safetensors file of a save (checkpoint_manager.cpp)
+
 // What a checkpoint saves and restores; null members are skipped.
 struct CheckpointTargets {
   policy::Policy* policy = nullptr;
@@ -100,6 +102,10 @@ class CheckpointManager {
   // The bytes of tensors the last asynchronous save copied into host memory on this rank (what
   // `lrhost show` plans as the checkpoint's host copy); 0 before one.
   int64_t copied_bytes() const { return copied_bytes_; }
+  // The peak CPU tensor bytes the last save() allocated on this rank's thread (the gathered model
+  // on the writing rank, about one FSDP unit on the others; policy/tensor_bytes_meter.hpp), which
+  // every save also logs as save_host_peak_bytes.
+  int64_t save_host_peak_bytes() const { return save_host_peak_bytes_; }
   // The checkpoint resume would use (explicit `from`, else the newest sound one), or none. An
   // explicit step folder that is incomplete or damaged is an error; this run's own folder, or an
   // output folder given as `from`, falls back to the newest sound checkpoint (saying so).
@@ -127,12 +133,18 @@ class CheckpointManager {
 
  private:
   struct Snapshot;  // everything a save writes, detached from the live model (checkpoint_manager.cpp)
-  // A tensor for the snapshot: with `copy`, a host copy the writer may use while training goes on
-  // (CUDA: a pinned buffer kept in pinned_ under `key`), otherwise the CPU tensor itself.
-  torch::Tensor host_tensor(const std::string& key, const torch::Tensor& tensor, bool copy);
+  // Prepares `file`'s tensor `index` for the snapshot: without `copy`, the CPU tensor itself; with it,
+  // a host copy the writer may use while training goes on: CUDA tensors into a pinned buffer kept
+  // in pinned_ under `key` (queued now), live CPU tensors that only the optimizer step changes
+  // (`deferrable`) left to the writer (TensorFile::deferred), other CPU tensors cloned now.
+  void take_tensor(TensorFile& file, std::size_t index, const std::string& key, bool copy, bool deferrable);
+  // The writer's first task: the copies of the deferred tensors.
+  void stage_deferred(Snapshot& snap);
   // Rank 0's part of the snapshot: the temporary step folder with the small files written, and the
   // tensors of model.safetensors and optimizer_state.safetensors. `full_state`: the gathered state
   // dict (FSDP) or null.
+  // save() without the wait for the previous save, under save()'s host-memory meter.
+  std::filesystem::path save_metered(int64_t step, const CheckpointTargets& targets);
   void snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
                            std::vector<std::pair<std::string, torch::Tensor>>* full_state, bool copy);
   // The writing: this rank's FSDP shard file and manifest, then (rank 0) the tensor files, the shards
@@ -166,6 +178,8 @@ class CheckpointManager {
   std::atomic<bool> abandon_{false};  // set by the destructor: stop waiting for other ranks' shards
   std::map<std::string, torch::Tensor> pinned_;  // CUDA host buffers, reused across saves
   int64_t copied_bytes_ = 0;
+  int64_t save_host_peak_bytes_ = 0;
+  int64_t deferred_bytes_ = 0;  // of the save in progress: copies left to the writer thread
 };
 
 }  // namespace lrhost::ckpt

@@ -346,4 +346,42 @@ void load_rank_shards(const fs::path& shards_dir, dist::fsdp::FsdpEngine& fsdp, 
                    optimizer);
 }
 
+void load_shards_unsharded(const fs::path& shards_dir, const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
+                           optim::Optimizer* optimizer) {
+  const fs::path index_file = shards_dir / kShardIndexFile;
+  std::error_code ec;
+  if (!fs::exists(index_file, ec))
+    throw util::DataError(index_file.string() + ": missing; an FSDP shards folder needs its index", kDamaged);
+  const ordered_json index = io::read_json_file(index_file, kDamaged);
+  if (!index.contains("params") || !index["params"].is_object())
+    throw util::DataError(index_file.string() + ": needs a 'params' object", kDamaged);
+  // One unit on one rank (each spec's rows are all rows) over the parameters the shards hold, and
+  // every trainable one: a trainable parameter the shards lack, or one the model lacks, is the
+  // mismatch load_rank_shards names. Frozen parameters outside FSDP's units are in model.safetensors.
+  std::map<std::string, torch::Tensor> by_name(parameters.begin(), parameters.end());
+  std::vector<std::pair<std::string, torch::Tensor>> covered;
+  for (const auto& [name, tensor] : parameters)
+    if (index["params"].contains(name) || tensor.requires_grad()) covered.emplace_back(name, tensor);
+  dist::fsdp::ShardingView view;
+  view.units.push_back(dist::fsdp::make_unit_layout("root", "root", covered, /*shard_size=*/1));
+  load_rank_shards(shards_dir, view, [&](const std::string& name) { return by_name.at(name); }, optimizer);
+}
+
+void load_full_optimizer_state_sharded(const fs::path& state_dir, dist::fsdp::FsdpEngine& fsdp,
+                                       optim::Optimizer& optimizer) {
+  const auto& view = fsdp.view();
+  std::map<const torch::TensorImpl*, const dist::fsdp::ParamShardSpec*> specs;
+  for (const auto& unit : view.units)
+    for (const auto& spec : unit.params) specs[fsdp.local_shard(spec.name).unsafeGetTensorImpl()] = &spec;
+  optim::load_optimizer_state(optimizer, state_dir,
+                              [&](const torch::Tensor& param, const std::string& name, const torch::Tensor& saved) {
+                                auto found = specs.find(param.unsafeGetTensorImpl());
+                                if (found == specs.end() || name == "step") return saved;
+                                const auto& spec = *found->second;
+                                if (saved.sizes().vec() != spec.shape)
+                                  return saved;  // the shape check that follows names the tensor
+                                return dist::fsdp::shard_of(spec, saved, view.shard_rank);
+                              });
+}
+
 }  // namespace lrhost::ckpt

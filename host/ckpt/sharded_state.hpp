@@ -7,7 +7,8 @@
 // on 2 or 3 with the same parameters and optimizer state (exactly: only rows move). Only the files
 // whose rows overlap this rank's are read. The functions taking a ShardingView and a ShardLookup
 // need no engine and no communication (unit tests simulate ranks with them); the FsdpEngine
-// overloads are what checkpoints use.
+// overloads are what checkpoints use. A checkpoint also crosses strategies: FSDP shards load into an
+// unsharded model (DDP, one process), and a DDP checkpoint's optimizer state into FSDP shards.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -63,5 +64,18 @@ void load_rank_shards(const std::filesystem::path& shards_dir, const dist::fsdp:
                       const ShardLookup& local_shard, optim::Optimizer* optimizer);
 void load_rank_shards(const std::filesystem::path& shards_dir, dist::fsdp::FsdpEngine& fsdp,
                       optim::Optimizer* optimizer);
+
+// An FSDP checkpoint resumed without FSDP (DDP or one process): every sharded parameter of
+// `parameters` (name -> the model's own tensor) and its optimizer state are assembled from the rows
+// of all shard files, as one rank of a one-rank layout would read them.
+void load_shards_unsharded(const std::filesystem::path& shards_dir,
+                           const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
+                           optim::Optimizer* optimizer);
+
+// A checkpoint written without FSDP resumed under FSDP: the optimizer state of
+// optimizer_state.safetensors in `state_dir`, each full tensor cut to this rank's padded shard of its
+// parameter (parameters outside every unit keep theirs whole).
+void load_full_optimizer_state_sharded(const std::filesystem::path& state_dir, dist::fsdp::FsdpEngine& fsdp,
+                                       optim::Optimizer& optimizer);
 
 }  // namespace lrhost::ckpt

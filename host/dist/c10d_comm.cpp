@@ -14,7 +14,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
+#include <thread>
 
 #include "host/dist/c10d_rendezvous.hpp"
 #include "host/dist/comm.hpp"
@@ -84,21 +86,33 @@ std::string who_is_missing(const GroupContext& group, std::int64_t number) {
 class C10dWork final : public CommWork {
  public:
   C10dWork(c10::intrusive_ptr<c10d::Work> work, const char* name, std::int64_t number,
-           std::shared_ptr<const GroupContext> group)
-      : work_(std::move(work)), name_(name), number_(number), group_(std::move(group)) {}
+           std::shared_ptr<const GroupContext> group, bool gloo)
+      : work_(std::move(work)), name_(name), number_(number), group_(std::move(group)), gloo_(gloo) {}
   void wait() override {
     try {
       work_->wait();
     } catch (const std::exception& error) {
       collective_failed(name_, number_, *group_, error);
     }
+    if (gloo_) await_worker_release();
   }
 
  private:
+  // Gloo's worker thread completes the work, then drops its own reference to it (and so to the
+  // tensors it holds) a moment later. Waiting for that here makes the thread that waited the one
+  // that frees a collective's buffers: they are gone before its next allocation (an FSDP save gathers
+  // unit after unit into fresh buffers), and the thread's tensor-bytes meter sees the free
+  // (policy/tensor_bytes_meter.hpp). Bounded: a worker that keeps it longer only costs that.
+  void await_worker_release() const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (work_.use_count() > 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  }
+
   c10::intrusive_ptr<c10d::Work> work_;
   const char* name_;
   std::int64_t number_;
   std::shared_ptr<const GroupContext> group_;
+  bool gloo_;
 };
 
 class C10dComm final : public Comm {
@@ -247,7 +261,7 @@ class C10dComm final : public Comm {
   std::shared_ptr<CommWork> start(const char* name, Launch&& launch) {
     std::int64_t number = group_->beacon ? group_->beacon->started() : 0;
     try {
-      return std::make_shared<C10dWork>(launch(), name, number, group_);
+      return std::make_shared<C10dWork>(launch(), name, number, group_, backend_name() == "gloo");
     } catch (const std::exception& error) {
       collective_failed(name, number, *group_, error);
     }

@@ -39,10 +39,27 @@ std::optional<uint32_t> parse_hex(const ordered_json& value) {
   }
 }
 
+// A path a manifest names must be inside its folder, spelled as list_files writes it ('/'-separated,
+// no empty, "." or ".." part, no NUL): a damaged or hostile checkpoint must not make a verifier stat
+// or read files outside it ("../x", "/etc/x"), and with one spelling per file a nested manifest cannot
+// be named again under another name ("./checksums.json") to make verification recurse.
+bool is_inside_path(const std::string& name) {
+  if (name.empty() || name.find('\0') != std::string::npos) return false;
+  for (std::size_t begin = 0;;) {
+    const std::size_t end = name.find('/', begin);
+    const std::string part = name.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (end == std::string::npos) return true;
+    begin = end + 1;
+  }
+}
+
 using Select = std::function<bool(const std::string&)>;
 
+// `visited`: the manifests already verified (relative to the top folder), so that one naming itself or
+// an ancestor is reported once instead of being verified again at every level of nesting.
 void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check, std::set<std::string>& listed,
-                int depth, const Select& select) {
+                std::set<std::string>& visited, int depth, const Select& select) {
   const std::string manifest_name = prefix + manifest.filename().string();
   ChecksumManifest parsed;
   try {
@@ -90,6 +107,11 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
       check.mismatches.push_back({manifest_name, 0, 0, "malformed checksum manifest: manifests nested too deep"});
       return;
     }
+    if (!visited.insert(prefix + nested).second) {
+      check.mismatches.push_back(
+          {manifest_name, 0, 0, "malformed checksum manifest: names " + prefix + nested + ", which is already verified"});
+      continue;
+    }
     std::error_code ec;
     if (select && !select(prefix + nested)) {
       // Not this process's share: its files count as listed, unread.
@@ -105,7 +127,7 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
       check.mismatches.push_back({prefix + nested, 0, 0, "missing"});
       continue;
     }
-    verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, depth + 1, select);
+    verify_one(path, nested_prefix.empty() ? "" : nested_prefix + "/", check, listed, visited, depth + 1, select);
   }
 }
 
@@ -118,7 +140,9 @@ ChecksumManifest parse_checksum_manifest(const std::string& text) {
   } catch (const std::exception& error) {
     throw util::DataError(std::string("not valid JSON (") + error.what() + ")");
   }
-  if (!json.is_object() || json.value("algorithm", std::string()) != "crc32c" || !json.contains("files") ||
+  // json["algorithm"] == "crc32c", not json.value(...): value() throws nlohmann's type_error when
+  // "algorithm" is present but not a string, and a malformed manifest must be a DataError.
+  if (!json.is_object() || !json.contains("algorithm") || json["algorithm"] != "crc32c" || !json.contains("files") ||
       !json["files"].is_object() || !json.contains("chunk_bytes") || !json["chunk_bytes"].is_number_unsigned() ||
       json["chunk_bytes"].get<uint64_t>() == 0)
     throw util::DataError("expected {algorithm: \"crc32c\", chunk_bytes, files}");
@@ -130,6 +154,7 @@ ChecksumManifest parse_checksum_manifest(const std::string& text) {
   ChecksumManifest manifest;
   manifest.chunk_bytes = json["chunk_bytes"].get<uint64_t>();
   for (const auto& [name, entry] : json["files"].items()) {
+    if (!is_inside_path(name)) throw util::DataError("\"files\" names " + name + ", not a path inside the manifest's folder");
     if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
         !entry.contains("crc32c") || !entry["crc32c"].is_array())
       throw util::DataError("the entry of " + name + " is not {bytes, crc32c: [...]}");
@@ -150,7 +175,12 @@ ChecksumManifest parse_checksum_manifest(const std::string& text) {
     if (!json["manifests"].is_array()) throw util::DataError("\"manifests\" is not a list");
     for (const auto& nested : json["manifests"]) {
       if (!nested.is_string()) throw util::DataError("\"manifests\" holds a non-string");
-      manifest.manifests.push_back(nested.get<std::string>());
+      const std::string& name = nested.get_ref<const std::string&>();
+      if (!is_inside_path(name))
+        throw util::DataError("\"manifests\" names " + name + ", not a path inside the manifest's folder");
+      if (std::find(manifest.manifests.begin(), manifest.manifests.end(), name) != manifest.manifests.end())
+        throw util::DataError("\"manifests\" names " + name + " twice");
+      manifest.manifests.push_back(name);
     }
   }
   return manifest;
@@ -248,8 +278,8 @@ ManifestCheck verify_checksum_manifest(const fs::path& manifest, const Select& s
   std::error_code ec;
   if (!fs::is_regular_file(manifest, ec)) return check;
   check.has_manifest = true;
-  std::set<std::string> listed;
-  verify_one(manifest, "", check, listed, 0, select);
+  std::set<std::string> listed, visited{manifest.filename().string()};
+  verify_one(manifest, "", check, listed, visited, 0, select);
   for (const auto& file : list_files(manifest.parent_path()))
     if (!listed.count(file)) check.unlisted.push_back(file);
   return check;

@@ -79,6 +79,8 @@ Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> gr
 }
 
 bool Optimizer::step() {
+  for (auto& ready : pending_reads_) ready.wait();
+  pending_reads_.clear();
   if (before_step_ && !before_step_(*this)) return false;
   const bool adam_family = kind_ == "adam" || kind_ == "adamw";
   if (!adam_family || !fused_ || !fused_adam_step(*torch_, kind_ == "adamw")) torch_->step();

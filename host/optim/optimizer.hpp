@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,8 +22,14 @@ class Optimizer {
   Optimizer(const std::string& kind, std::vector<policy::ParamGroup> groups, const nlohmann::json& options,
             const std::vector<std::string>& ignored_keys = {"grad_clip_norm"});
 
-  // Applies one update unless the step hook declines; returns whether it did.
+  // Applies one update unless the step hook declines; returns whether it did. First waits for
+  // what wait_before_step() registered.
   bool step();
+  // The next step() waits for `ready` before it changes any parameter or state: an asynchronous
+  // checkpoint is still copying them to host memory on its writer thread, overlapping the forward
+  // and backward that come first (ckpt/checkpoint_manager.hpp). A failed copy is the checkpoint's
+  // error to report, not the step's.
+  void wait_before_step(std::shared_future<void> ready) { pending_reads_.push_back(std::move(ready)); }
   // Clears gradients unless the zero-grad hook declines (mid gradient accumulation).
   void zero_grad();
 
@@ -60,6 +67,7 @@ class Optimizer {
   std::function<bool(Optimizer&)> before_step_;
   std::function<bool()> allow_zero_grad_;
   int64_t applied_steps_ = 0;
+  std::vector<std::shared_future<void>> pending_reads_;
 };
 
 }  // namespace lrhost::optim

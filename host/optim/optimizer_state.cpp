@@ -215,7 +215,9 @@ static std::pair<ordered_json, std::vector<torch::Tensor>> check_param_groups(Op
   return {saved, params};
 }
 
-void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
+void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) { load_optimizer_state(optimizer, dir, {}); }
+
+void load_optimizer_state(Optimizer& optimizer, const fs::path& dir, const StatePart& part) {
   const fs::path state_file = dir / kOptimizerStateFile;
   auto [saved, params] = check_param_groups(optimizer, dir);
   auto& torch_optimizer = optimizer.torch_optimizer();
@@ -242,6 +244,9 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
                             std::to_string(params.size()));
     by_index[index][name.substr(second + 1)] = tensor;
   }
+  if (part)
+    for (auto& [index, entries] : by_index)
+      for (auto& [name, tensor] : entries) tensor = part(params[static_cast<std::size_t>(index)], name, tensor);
   const std::string kind = optimizer.kind();
   for (const auto& [index, entries] : by_index) {
     const auto& p = params[static_cast<std::size_t>(index)];

@@ -7,6 +7,7 @@
 // per-parameter state back into the LibTorch optimizer so training continues bit for bit.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,6 +36,13 @@ void save_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir
 // are checked (DataError naming the file); group hyperparameters (lr, betas, eps, weight_decay) are
 // taken from the file, as torch's load_state_dict does.
 void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir);
+// The same when the optimizer's parameters are not the saved ones but parts of them (an FSDP rank's
+// shards resuming a checkpoint written without FSDP): `part` turns a saved full state tensor (`name`
+// e.g. "exp_avg"; "step" is passed too) into the one `param` holds; the result is checked against
+// `param` as above.
+using StatePart = std::function<torch::Tensor(const torch::Tensor& param, const std::string& name,
+                                              const torch::Tensor& saved)>;
+void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir, const StatePart& part);
 
 // Only the group checks and hyperparameters of load_optimizer_state (FSDP checkpoints keep the
 // per-parameter state in their shard files instead of optimizer_state.safetensors).

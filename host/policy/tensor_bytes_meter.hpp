@@ -1,6 +1,7 @@
 // Counts the bytes of CPU tensor storages that ATen's allocator hands out, minus those it takes
 // back, on the calling thread while a meter is alive: after a training forward, what is still
-// counted is what the forward left alive (autograd's saved tensors, its outputs). Unlike the
+// counted is what the forward left alive (autograd's saved tensors, its outputs), and the peak is
+// the most it held at once (a save's host copies). Unlike the
 // process heap, it never sees a math library's private buffers (MKL, oneDNN allocate their own
 // workspace outside ATen), nor what other threads do.
 //
@@ -29,6 +30,9 @@ class CpuTensorBytesMeter {
   // Bytes allocated minus bytes freed since construction (negative when the thread freed storages
   // it had before).
   int64_t net_bytes() const;
+  // The highest net_bytes() reached since construction (0 when nothing was allocated): the peak of
+  // what the thread held on top of what it had, e.g. a checkpoint save's host copies.
+  int64_t peak_bytes() const;
 
  private:
   struct Reporter;

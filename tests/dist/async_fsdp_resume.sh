@@ -37,7 +37,7 @@ done
 # Every rank of the async side copied and wrote in the background, in both runs; the sync side never.
 for log in "$work/run_async/logs" "$work/run_async_resume/logs"; do
   for ((r = 0; r < nproc; r++)); do
-    grep -q "copied [1-9][0-9]* bytes to host memory; writing in the background" "$log/rank$r.log" ||
+    grep -q "copies [1-9][0-9]* bytes to host memory ([1-9][0-9]* of them while the next step's forward and backward run); writing in the background" "$log/rank$r.log" ||
       fail "rank $r did not save asynchronously ($log/rank$r.log)"
   done
 done

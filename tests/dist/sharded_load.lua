@@ -3,9 +3,10 @@
 -- then every rank loads it with lr.policy.load{file_backed = true|false} and shards it with FSDP
 -- (mode=load). Each rank reports how much its peak resident memory (VmHWM) grew from just before the
 -- load to after acc:prepare, and checks that its shards hold exactly the file's values: the gathered
--- state dict equals model.safetensors on every rank, tensor for tensor.
+-- state dict equals model.safetensors on every rank, tensor for tensor. With save_to=DIR it then
+-- saves one checkpoint, for the host memory of a sharded save (sharded_load.sh).
 local lr = require "lrhost"
-local cfg = lr.config { mode = "", dir = "", geometry = "", file_backed = true, dp_shard = -1 }
+local cfg = lr.config { mode = "", dir = "", geometry = "", file_backed = true, dp_shard = -1, save_to = "" }
 
 local function vm_hwm_bytes()
   for line in io.lines("/proc/self/status") do
@@ -44,6 +45,18 @@ elseif cfg.mode == "load" then
   end
   print(string.format("sharded load ok: rank %d of %d, file_backed=%s, peak memory grew %d bytes, %d tensors equal the file",
                       acc.rank, acc.world_size, tostring(cfg.file_backed), growth, checked))
+  -- save_to=DIR: one synchronous checkpoint of the sharded model; each rank logs the host bytes its
+  -- part of the save allocated at its peak (save_host_peak_bytes, in <run_dir>/logs/rank<r>.log).
+  if cfg.save_to ~= "" then
+    -- What one gather holds at a time (fp32): the shard sent, the group's padded full tensor, and
+    -- Gloo's flat copy of it (its CPU all-gather gathers into a buffer of its own, then copies out).
+    local unit = 0
+    for _, u in ipairs(acc:fsdp_units()) do unit = math.max(unit, u.shard_numel * (2 * acc.world_size + 1) * 4) end
+    if acc.rank == 0 then print(string.format("largest gathered unit %d bytes", unit)) end
+    local ckpt = lr.checkpoint(cfg.save_to, { policy = policy, optimizer = opt, acc = acc, total_steps = 1 })
+    ckpt:save(1)
+    print(string.format("saved the sharded checkpoint: rank %d", acc.rank))
+  end
 else
   error("mode must be save or load")
 end

@@ -6,6 +6,12 @@
 # test bounds the growth of each rank's peak resident memory from before the load to after
 # acc:prepare: file-backed at most 0.9 x the model (its shard and the file rows it read, a quarter each,
 # plus a few blocks in flight) and under half of the copying load's, which holds the model about twice.
+# Both runs then save one sharded checkpoint, and each rank's log states save_host_peak_bytes, the
+# host tensor bytes its part of the save allocated at its peak: rank 0, which writes
+# model.safetensors, holds the gathered model (within 1.1 x of its bytes, and at least them); every
+# other rank only passes each gathered unit on (at most what the largest unit's gather holds: its
+# shard, the padded full tensor and Gloo's flat copy of it, 1.1 x; and under 0.3 x the model: before,
+# every rank held the whole model).
 # Usage: sharded_load.sh LRHOST WORK_DIR
 set -euo pipefail
 exe=$1 work=$2
@@ -25,9 +31,29 @@ run "$work/save.log" --device cpu "$here/sharded_load.lua" mode=save dir="$work/
   geometry="$here/sharded_load_geometry.json"
 model_bytes=$(sed -n 's/^saved pi05 with \([0-9]*\) parameter bytes.*/\1/p' "$work/save.log")
 run "$work/file_backed.log" --nproc 4 --device cpu --run-dir "$work/run_fb" "$here/sharded_load.lua" mode=load \
-  dir="$work/pi05" file_backed=true
+  dir="$work/pi05" file_backed=true save_to="$work/ckpt_fb"
 run "$work/copy.log" --nproc 2 --device cpu --run-dir "$work/run_copy" "$here/sharded_load.lua" mode=load \
-  dir="$work/pi05" file_backed=false
+  dir="$work/pi05" file_backed=false save_to="$work/ckpt_copy"
+python3 - "$model_bytes" "$work" <<'PY'
+import os, re, sys
+model, work = int(sys.argv[1]), sys.argv[2]
+for run, log, ranks in (("run_fb", "file_backed.log", 4), ("run_copy", "copy.log", 2)):
+    unit = int(re.search(r"largest gathered unit (\d+) bytes", open(os.path.join(work, log)).read()).group(1))
+    peaks = []
+    for r in range(ranks):
+        found = re.findall(r"save_host_peak_bytes=(\d+)", open(os.path.join(work, run, "logs", f"rank{r}.log")).read())
+        if len(found) != 1:
+            sys.exit(f"FAIL: {run} rank {r} logged save_host_peak_bytes {len(found)} times, expected once")
+        peaks.append(int(found[0]))
+    print(f"{run}: save_host_peak_bytes per rank {', '.join(f'{p / 2**20:.1f}' for p in peaks)} MiB "
+          f"(model {model / 2**20:.1f} MiB, largest unit {unit / 2**20:.1f} MiB)")
+    if not model <= peaks[0] <= 1.1 * model:
+        sys.exit(f"FAIL: {run}: rank 0 (the writer) peaked at {peaks[0]} bytes, not the model's {model} (+10%)")
+    for r, peak in enumerate(peaks[1:], start=1):
+        if not (peak <= 1.1 * unit and peak < 0.3 * model):
+            sys.exit(f"FAIL: {run}: rank {r} peaked at {peak} bytes, more than one unit ({unit}) or 0.3 x the model")
+print("ok: only the writing rank held the gathered model")
+PY
 python3 - "$model_bytes" "$work/file_backed.log" "$work/copy.log" <<'PY'
 import re, sys
 model = int(sys.argv[1])

@@ -36,8 +36,9 @@ declare -A sources=(
   [processors]="host/policy/processors.cpp"
   [metrics_jsonl]="host/metrics/metrics_file.cpp host/metrics/jsonl_sink.cpp"
   [policy_config]="host/ckpt/pretrained_dir.cpp host/policy/policy_features.cpp host/policy/pretrained_overrides.cpp"
+  [checksum_manifest]="host/io/checksum_manifest.cpp host/io/verified_reads.cpp host/io/written_checksums.cpp"
 )
-all=(safetensors dataset_info stats_json episodes_parquet tokenizer processors metrics_jsonl policy_config)
+all=(safetensors dataset_info stats_json episodes_parquet tokenizer processors metrics_jsonl policy_config checksum_manifest)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 

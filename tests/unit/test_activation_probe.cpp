@@ -136,9 +136,11 @@ TEST_CASE("activation probe: the tensor meter counts this thread's CPU storages,
   { auto freed = torch::empty({500}, torch::kDouble); }
   void* raw = std::malloc(1 << 20);  // not a tensor: not counted
   CHECK(meter.net_bytes() == 4000);
+  CHECK(meter.peak_bytes() == 4000 + 4000);  // `freed` was alive beside `kept`
   std::free(raw);
   kept.reset();
   CHECK(meter.net_bytes() == 0);
+  CHECK(meter.peak_bytes() == 8000);  // a peak stays
 }
 
 TEST_CASE("activation probe: ACT's example batch carries the action chunk, and the probe agrees with autograd") {

@@ -1,10 +1,12 @@
 // Unit tests of checksum manifests (host/io/checksum_manifest.hpp) and the shared CRC32C
 // (host/util/crc32c.hpp): chunked CRCs, byte ranges of mismatches, size changes, nested per-rank
-// manifests (as FSDP ranks write for their shard files) with 100 single-bit flips, malformed manifests;
+// manifests (as FSDP ranks write for their shard files) with 100 single-bit flips, malformed manifests
+// (paths outside the folder, a manifest naming itself);
 // checksums computed while writing (host/io/written_checksums.hpp) equal to reading the file back.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <random>
 
@@ -134,6 +136,73 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
   flip_bit(dir / shards / "rank_1.safetensors", 5, 0);
   CHECK(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(0)).ok());
   CHECK_FALSE(lrhost::io::verify_checksum_manifest(dir / "checksums.json", mine(1)).ok());
+}
+
+// Found by tests/fuzz/fuzz_checksum_manifest.cpp: a manifest naming "../outside.bin" made the verifier
+// read a file outside the checkpoint folder, and one naming itself under several spellings
+// ("./checksums.json", ".//checksums.json") was verified again at each of 5 nesting levels, N^5 times
+// over (12 spellings: a hang).
+TEST_CASE("checksum manifest: paths outside the folder and a manifest naming itself are malformed, read nothing") {
+  TempDir dir("manifest_hostile");
+  write_bytes(dir / "outside.bin", random_bytes(100, 5));
+  write_bytes(dir / "ckpt/a.bin", random_bytes(100, 5));
+  char a_crc[9];
+  std::snprintf(a_crc, sizeof a_crc, "%08x", lrhost::io::file_checksums(dir / "ckpt/a.bin").chunks.at(0));
+  auto manifest = [](const std::string& files, const std::string& manifests) {
+    return "{\"format\": 1, \"algorithm\": \"crc32c\", \"chunk_bytes\": 8388608, \"files\": {" + files +
+           "}, \"manifests\": [" + manifests + "]}";
+  };
+  const std::string a_entry = "{\"bytes\": 100, \"crc32c\": [\"" + std::string(a_crc) + "\"]}";
+  REQUIRE(lrhost::io::parse_checksum_manifest(manifest("\"a.bin\": " + a_entry, "")).files.count("a.bin"));
+  for (const std::string name : {"../outside.bin", "/etc/hostname", "./a.bin", "sub//a.bin", "sub/", "", "sub/../a.bin"}) {
+    CAPTURE(name);
+    CHECK(contains(described_error<lrhost::util::DataError>([&] {
+                     lrhost::io::parse_checksum_manifest(manifest("\"" + name + "\": " + a_entry, ""));
+                   }),
+                   "not a path inside the manifest's folder"));
+    CHECK(contains(described_error<lrhost::util::DataError>(
+                       [&] { lrhost::io::parse_checksum_manifest(manifest("", "\"" + name + "\"")); }),
+                   "not a path inside the manifest's folder"));
+  }
+  CHECK(contains(described_error<lrhost::util::DataError>(
+                     [&] { lrhost::io::parse_checksum_manifest(manifest("", "\"x.json\", \"x.json\"")); }),
+                 "names x.json twice"));
+  // "algorithm" not a string: a DataError, not nlohmann's type_error (also found by the fuzzer).
+  CHECK(contains(described_error<lrhost::util::DataError>([&] {
+                   lrhost::io::parse_checksum_manifest("{\"format\": 1, \"algorithm\": [], \"chunk_bytes\": 1, \"files\": {}}");
+                 }),
+                 "expected {algorithm: \"crc32c\", chunk_bytes, files}"));
+  // The whole verification: the out-of-folder file (same bytes, same CRC) is neither verified nor read.
+  write_bytes(dir / "ckpt/checksums.json", manifest("\"../outside.bin\": " + a_entry, ""));
+  auto check = lrhost::io::verify_checksum_manifest(dir / "ckpt/checksums.json");
+  CHECK(check.verified.empty());
+  CHECK((check.bytes == 0));
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK(contains(lrhost::io::describe(check.mismatches[0]), "checksums.json: malformed checksum manifest"));
+  CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "ckpt/checksums.json"); }),
+                 "not a path inside the manifest's folder"));
+  // Twelve spellings of itself: rejected at once.
+  std::string aliases = "\"checksums.json\"";
+  for (int k = 1; k < 12; ++k) aliases += ", \"." + std::string(k, '/') + "checksums.json\"";
+  write_bytes(dir / "ckpt/checksums.json", manifest("\"a.bin\": " + a_entry, aliases));
+  check = lrhost::io::verify_checksum_manifest(dir / "ckpt/checksums.json");
+  CHECK(check.verified.empty());
+  REQUIRE((check.mismatches.size() == 1));
+  // Itself under its one spelling, and a nested manifest naming its parent's manifest: reported once
+  // each, every file verified once.
+  write_bytes(dir / "ckpt/checksums.json", manifest("\"a.bin\": " + a_entry, "\"checksums.json\""));
+  check = lrhost::io::verify_checksum_manifest(dir / "ckpt/checksums.json");
+  CHECK((check.verified == std::vector<std::string>{"a.bin"}));
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK((lrhost::io::describe(check.mismatches[0]) ==
+         "checksums.json: malformed checksum manifest: names checksums.json, which is already verified"));
+  write_bytes(dir / "ckpt/sub/b.bin", random_bytes(10, 6));
+  lrhost::io::write_checksum_manifest(dir / "ckpt/sub/b.json", {"b.bin"}, {"b.json"});
+  write_bytes(dir / "ckpt/checksums.json", manifest("\"a.bin\": " + a_entry, "\"sub/b.json\""));
+  check = lrhost::io::verify_checksum_manifest(dir / "ckpt/checksums.json");
+  CHECK((check.verified == std::vector<std::string>{"a.bin", "sub/b.bin"}));
+  REQUIRE((check.mismatches.size() == 1));
+  CHECK(contains(lrhost::io::describe(check.mismatches[0]), "sub/b.json: malformed checksum manifest: names sub/b.json"));
 }
 
 TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's write equals reading it back") {

@@ -255,8 +255,9 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     return clip_shard_grad_norm(*comms_.shard, grads, groups_.front()->flat_shard().device(), max_norm);
   }
 
-  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override {
-    return gather_full_state(policy_, groups_, *comms_.shard);
+  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override { return full_state_dict(true); }
+  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep) {
+    return gather_full_state(policy_, groups_, *comms_.shard, keep);
   }
 
   void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
@@ -303,7 +304,9 @@ FsdpEngine::FsdpEngine(policy::Policy& policy, FsdpOptions options, std::shared_
 FsdpEngine::~FsdpEngine() = default;
 
 double FsdpEngine::clip_grad_norm(double max_norm) { return impl_->clip_grad_norm(max_norm); }
-std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict() { return impl_->full_state_dict(); }
+std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict(bool keep) {
+  return impl_->full_state_dict(keep);
+}
 void FsdpEngine::load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
   impl_->load_full_state_dict(state);
 }

@@ -68,7 +68,9 @@ class FsdpEngine {
   // Global L2 norm of the shard gradients across the shard group; scales them to max_norm.
   double clip_grad_norm(double max_norm);
   // Collective over all ranks: full parameters and buffers by state_dict key (CPU, parameter dtype).
-  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict();
+  // `keep` false: take part in the gathers only and get nothing back (a rank that writes no file
+  // holds about one unit at a time; gather_full_state).
+  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep = true);
   // Sets this rank's shards (and buffers) from full tensors by state_dict key; no communication.
   void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state);
   // The module parameter holding this rank's padded shard of `param_name` (shape spec.shard_shape()).

@@ -10,7 +10,7 @@
 namespace lrhost::dist::fsdp {
 
 std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Policy& policy, const ParamGroups& groups,
-                                                                     Comm& shard_comm) {
+                                                                     Comm& shard_comm, bool keep) {
   torch::NoGradGuard no_grad;
   std::map<const torch::TensorImpl*, torch::Tensor> full;
   for (const auto& group : groups) {
@@ -25,6 +25,7 @@ std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Pol
     }());
     torch::Tensor out;
     all_gather_flat_async(shard_comm, layout, input, out)->wait();
+    if (!keep) continue;  // `out` and `input` are freed here, before the next unit is gathered
     auto per_rank = per_rank_rows(out, layout).to(torch::kCPU);
     for (std::size_t i = 0; i < group->params().size(); ++i) {
       const auto& spec = layout.params[i];
@@ -37,6 +38,7 @@ std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Pol
     }
   }
   std::vector<std::pair<std::string, torch::Tensor>> entries;
+  if (!keep) return entries;
   for (const auto& item : policy.named_parameters()) {
     auto found = full.find(item.value().unsafeGetTensorImpl());
     entries.emplace_back(item.key(),

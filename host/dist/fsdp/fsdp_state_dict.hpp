@@ -17,9 +17,12 @@
 namespace lrhost::dist::fsdp {
 
 // Collective over the shard group: full parameters (one flat all-gather per unit) and buffers by
-// state_dict key, on the CPU in the parameter dtype. Every unit must be resharded.
+// state_dict key, on the CPU in the parameter dtype. Every unit must be resharded. With `keep`
+// false this rank only takes part in the gathers and returns nothing: each gathered unit is dropped
+// as soon as it is passed on, so a rank that does not write the file holds about one unit at a
+// time instead of the whole model on the host (PyTorch DCP's ranks_only).
 std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Policy& policy, const ParamGroups& groups,
-                                                                     Comm& shard_comm);
+                                                                     Comm& shard_comm, bool keep = true);
 // Reshards every unit and sets this rank's shards (and unsharded parameters and buffers) from full
 // tensors by state_dict key; no communication.
 void load_full_state(policy::Policy& policy, ParamGroups& groups,
