@@ -68,8 +68,11 @@ struct RecipeArguments {
 struct LaunchArguments {
   std::optional<int> nproc, gpus;
   std::string device = "auto";
-  int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = 0, timeout_s = 600, rendezvous_timeout_s = 120;
-  std::string master_addr = "127.0.0.1";
+  // The launcher's defaults, in one place (launch_options.hpp; the resume line leaves them out).
+  int nnodes = 1, node_rank = 0, master_port = 0, max_restarts = lrhost::launch::LaunchOptions{}.max_restarts,
+      timeout_s = lrhost::launch::LaunchOptions{}.timeout_s,
+      rendezvous_timeout_s = lrhost::launch::LaunchOptions{}.rendezvous_timeout_s;
+  std::string master_addr = lrhost::launch::LaunchOptions{}.master_addr;
   std::optional<std::string> run_dir;
   std::optional<std::string> save_on_signal;
   bool overwrite = false;

@@ -102,9 +102,11 @@ class C10dWork final : public CommWork {
   // tensors it holds) a moment later. Waiting for that here makes the thread that waited the one
   // that frees a collective's buffers: they are gone before its next allocation (an FSDP save gathers
   // unit after unit into fresh buffers), and the thread's tensor-bytes meter sees the free
-  // (policy/tensor_bytes_meter.hpp). Bounded: a worker that keeps it longer only costs that.
+  // (policy/tensor_bytes_meter.hpp). Measured: no change in a 2-rank all-reduce's time (300-400 us
+  // either way); the worker lets go within microseconds. Bounded (1 s, for a worker descheduled on
+  // a loaded machine): a worker that keeps it longer only costs that.
   void await_worker_release() const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (work_.use_count() > 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
   }
 

@@ -24,14 +24,19 @@ command=(lerobot-train --policy.type=act --dataset.repo_id=user/push --steps=60 
          --policy.chunk_size=4 --policy.n_action_steps=1)
 
 # 1. The job is preempted (SIGTERM, as Slurm's --signal or scancel send) a few steps in: exit 75.
+# Two logged steps mean the loop has asked for stop requests (its handlers are armed). The run is
+# frozen (SIGSTOP) as soon as they are seen, so however fast this machine trains, the signal lands
+# long before step 60; SIGCONT then lets it finish its step, save and exit.
 "$exe" "${command[@]}" > "$work/first.log" 2>&1 &
 pid=$!
-for _ in $(seq 1200); do  # up to 120 s for two logged steps
+for _ in $(seq 12000); do  # up to 120 s for two logged steps
   [ "$(grep -c '"step"' "$out/metrics.jsonl" 2>/dev/null)" -ge 2 ] && break
   kill -0 "$pid" 2>/dev/null || fail "the first run ended before it was preempted"
-  sleep 0.1
+  sleep 0.01
 done
+kill -STOP "$pid"
 kill -TERM "$pid"
+kill -CONT "$pid"
 timeout 120 tail --pid="$pid" -f /dev/null
 wait "$pid"; code=$?; pid=""
 [ "$code" -eq 75 ] || fail "the preempted run exited $code, expected 75"
