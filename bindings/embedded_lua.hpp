@@ -6,7 +6,7 @@
 namespace lrhost::bindings {
 
 struct EmbeddedLua {
-  const char* name;    // file name without .lua
+  const char* name;  // file name without .lua
   const char* source;
   std::size_t size;
 };

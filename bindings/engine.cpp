@@ -96,13 +96,18 @@ std::vector<ckpt::LoadedModule> loaded_file_modules(lua_State* L) {
   return modules;
 }
 
-void* show_finished_marker() { return const_cast<char*>(&kShowFinished); }
-void* preempted_marker() { return const_cast<char*>(&kPreempted); }
+void* show_finished_marker() {
+  return const_cast<char*>(&kShowFinished);
+}
+void* preempted_marker() {
+  return const_cast<char*>(&kPreempted);
+}
 
 void ensure_not_show_mode(lua_State* L, const char* what) {
   if (engine_context(L).request.mode == cli::RecipeMode::show)
-    throw util::ConfigError(std::string("`lrhost show` stops at lr.config, but this recipe calls ") + what +
-                            " before lr.config", "call lr.config first in the recipe");
+    throw util::ConfigError(
+        std::string("`lrhost show` stops at lr.config, but this recipe calls ") + what + " before lr.config",
+        "call lr.config first in the recipe");
 }
 
 }  // namespace lrhost::bindings
@@ -116,8 +121,8 @@ std::string recipe_engine_version() {
   std::string text = LUAJIT_VERSION;
   if (state) {
     luaL_openlibs(state.get());
-    bool gc64 = luaL_dostring(state.get(), "return require('ffi').abi('gc64')") == 0 &&
-                lua_toboolean(state.get(), -1) != 0;
+    bool gc64 =
+        luaL_dostring(state.get(), "return require('ffi').abi('gc64')") == 0 && lua_toboolean(state.get(), -1) != 0;
     text += gc64 ? " (GC64)" : " (not GC64: memory for Lua objects is limited to 2 GiB)";
   }
   return text;

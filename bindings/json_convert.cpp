@@ -8,7 +8,7 @@
 namespace lrhost::bindings {
 namespace {
 
-constexpr int kMaxDepth = 64;  // deeper means a cycle in practice
+constexpr int kMaxDepth = 64;     // deeper means a cycle in practice
 const char kMapMetatableKey = 0;  // its address keys the map marker's metatable in the registry
 
 // Pushes the metatable shared by every table marked as a map.

@@ -21,8 +21,9 @@ int explain_missing_module(lua_State* L) {
   std::string file = name;
   for (char& c : file)
     if (c == '.') c = '/';
-  lua_pushfstring(L, "%s\n\thint: put %s.lua in one of these folders, or add the folder holding it to LRHOST_PATH "
-                     "(folders separated by ':')",
+  lua_pushfstring(L,
+                  "%s\n\thint: put %s.lua in one of these folders, or add the folder holding it to LRHOST_PATH "
+                  "(folders separated by ':')",
                   lua_tostring(L, lua_upvalueindex(1)), file.c_str());
   return 1;
 }

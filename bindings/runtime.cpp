@@ -185,9 +185,9 @@ void lx_push_error(lua_State* L, const char* function, const std::exception& err
   bool method = std::strchr(function, ':') != nullptr;
   if (const auto* arg = dynamic_cast<const LxArgError*>(&error)) {
     int position = method ? arg->index() - 1 : arg->index();
-    message = position == 0 ? std::string("bad self to '") + function + "' (" + arg->what() + ")"
-                            : "bad argument #" + std::to_string(position) + " to '" + function + "' (" +
-                                  arg->what() + ")";
+    message = position == 0
+                  ? std::string("bad self to '") + function + "' (" + arg->what() + ")"
+                  : "bad argument #" + std::to_string(position) + " to '" + function + "' (" + arg->what() + ")";
   } else if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error)) {
     // LibTorch messages carry a C++ backtrace that means nothing to a recipe author.
     message = std::string(function) + ": " + torch_error->what_without_backtrace();

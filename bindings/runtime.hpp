@@ -6,12 +6,12 @@
 #pragma once
 #include <lua.hpp>
 
+#include <torch/torch.h>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <torch/torch.h>
 #include <vector>
 
 #include "host/util/error.hpp"
@@ -73,7 +73,8 @@ template <class T>
 std::shared_ptr<T> lx_check_shared(lua_State* L, int index) {
   const LxType& type = LxTraits<T>::type;
   Proxy* proxy = lx_to_proxy(L, index, type);
-  if (proxy == nullptr) throw LxArgError(index, std::string("expected ") + type.name + ", got " + lx_typename(L, index));
+  if (proxy == nullptr)
+    throw LxArgError(index, std::string("expected ") + type.name + ", got " + lx_typename(L, index));
   if (!proxy->object)
     throw LxArgError(index, std::string(type.name) + " was released; it cannot be used after :release()");
   return std::static_pointer_cast<T>(proxy->object);

@@ -8,18 +8,18 @@
 // train_step(policy, opt, batch [, max_norm | {max_norm =, meter =, scheduler =, memory_stats =}])
 // -> loss, parts, grad_norm, memory (one whole step; captured in a CUDA graph with
 // accelerator.cuda_graph), autocast(fn, ...), wait_for_everyone(), all_reduce(x [, op]),
-// broadcast(x [, root]), gather(x), gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]), log_text(tag, step, text),
-// add_metrics_sink(sink), training_meter{...}, eval_progress{episodes =, log_lines =}, reduce_metrics(metrics),
-// to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
+// broadcast(x [, root]), gather(x), gather_for_metrics(x [, n]), on_main(fn, ...), log(step, metrics [, meter]),
+// log_text(tag, step, text), add_metrics_sink(sink), training_meter{...}, eval_progress{episodes =, log_lines =},
+// reduce_metrics(metrics), to_device(tensor_or_batch), loss_scale(), skipped_steps(), skipped_nonfinite_steps(),
 // guard_context{next_step =, checkpoint =} (what the divergence error names), ddp_stats(), memory_stats([opt]),
 // fsdp_units(), device_memory(), reset_peak_memory(), loader(dataset, options)
 // (this rank's shard of the batches, on the accelerator's device).
 // Numbers and tensors are both accepted by the collectives; tensors are reduced in place and
 // returned, numbers come back as numbers.
+#include "bindings/wrap_accelerator.hpp"
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
-#include "bindings/wrap_accelerator.hpp"
 #include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_metrics.hpp"
 #include "bindings/wrap_optimizer.hpp"
@@ -39,7 +39,9 @@ namespace lrhost::bindings {
 
 namespace {
 
-accel::Accelerator& check_accelerator(lua_State* L, int index) { return lx_check<accel::Accelerator>(L, index); }
+accel::Accelerator& check_accelerator(lua_State* L, int index) {
+  return lx_check<accel::Accelerator>(L, index);
+}
 
 dist::ReduceOp check_op(lua_State* L, int index) {
   if (lua_isnoneornil(L, index)) return dist::ReduceOp::sum;
@@ -52,7 +54,8 @@ torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc,
   was_number = lua_type(L, index) == LUA_TNUMBER;
   if (was_number)
     return torch::full({1}, lua_tonumber(L, index), torch::TensorOptions().dtype(torch::kFloat64).device(acc.device()));
-  if (!lx_is<torch::Tensor>(L, index)) throw LxArgError(index, "expected Tensor or number, got " + lx_typename(L, index));
+  if (!lx_is<torch::Tensor>(L, index))
+    throw LxArgError(index, "expected Tensor or number, got " + lx_typename(L, index));
   auto& t = check_tensor(L, index);
   if (t.device() != acc.device())
     throw LxArgError(index, "tensor is on " + t.device().str() + ", the accelerator's device is " + acc.device().str() +
@@ -89,25 +92,40 @@ int w_properties(lua_State* L) {
   return lx_guard(L, "Accelerator property", [&] {
     auto& acc = check_accelerator(L, 1);
     std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
-    if (key == "rank") lua_pushnumber(L, acc.rank());
-    else if (key == "world_size") lua_pushnumber(L, acc.world_size());
-    else if (key == "local_rank") lua_pushnumber(L, acc.local_rank());
-    else if (key == "device") lua_pushstring(L, acc.device().str().c_str());
-    else if (key == "is_main_process") lua_pushboolean(L, acc.is_main_process());
-    else if (key == "effective_batch") lua_pushnumber(L, static_cast<double>(acc.effective_batch()));
-    else if (key == "gradient_accumulation_steps") lua_pushnumber(L, static_cast<double>(acc.config().gradient_accumulation_steps));
-    else if (key == "sync_gradients") lua_pushboolean(L, acc.sync_gradients());
-    else if (key == "mixed_precision") lua_pushstring(L, acc.config().mixed_precision.c_str());
-    else if (key == "strategy") lua_pushstring(L, acc.strategy().c_str());
-    else if (key == "is_sharded") lua_pushboolean(L, acc.is_sharded());
-    else if (key == "nonfinite") lua_pushstring(L, acc.config().nonfinite.c_str());
-    else if (key == "max_skipped_steps") lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
-    else if (key == "cuda_graph") lua_pushstring(L, acc.cuda_graph_status().c_str());
+    if (key == "rank")
+      lua_pushnumber(L, acc.rank());
+    else if (key == "world_size")
+      lua_pushnumber(L, acc.world_size());
+    else if (key == "local_rank")
+      lua_pushnumber(L, acc.local_rank());
+    else if (key == "device")
+      lua_pushstring(L, acc.device().str().c_str());
+    else if (key == "is_main_process")
+      lua_pushboolean(L, acc.is_main_process());
+    else if (key == "effective_batch")
+      lua_pushnumber(L, static_cast<double>(acc.effective_batch()));
+    else if (key == "gradient_accumulation_steps")
+      lua_pushnumber(L, static_cast<double>(acc.config().gradient_accumulation_steps));
+    else if (key == "sync_gradients")
+      lua_pushboolean(L, acc.sync_gradients());
+    else if (key == "mixed_precision")
+      lua_pushstring(L, acc.config().mixed_precision.c_str());
+    else if (key == "strategy")
+      lua_pushstring(L, acc.strategy().c_str());
+    else if (key == "is_sharded")
+      lua_pushboolean(L, acc.is_sharded());
+    else if (key == "nonfinite")
+      lua_pushstring(L, acc.config().nonfinite.c_str());
+    else if (key == "max_skipped_steps")
+      lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
+    else if (key == "cuda_graph")
+      lua_pushstring(L, acc.cuda_graph_status().c_str());
     else
-      throw util::ConfigError("Accelerator has no method or property '" + key +
-                              "' (properties: rank, world_size, local_rank, device, is_main_process, "
-                              "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
-                              "is_sharded, nonfinite, max_skipped_steps, cuda_graph)");
+      throw util::ConfigError(
+          "Accelerator has no method or property '" + key +
+          "' (properties: rank, world_size, local_rank, device, is_main_process, "
+          "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
+          "is_sharded, nonfinite, max_skipped_steps, cuda_graph)");
     return 1;
   });
 }
@@ -133,8 +151,10 @@ int w_backward(lua_State* L) {
 int w_clip_grad_norm(lua_State* L) {
   return lx_guard(L, "Accelerator:clip_grad_norm", [&] {
     auto norm = check_accelerator(L, 1).clip_grad_norm(lx_check_number(L, 2));
-    if (norm) lua_pushnumber(L, *norm);
-    else lua_pushnil(L);
+    if (norm)
+      lua_pushnumber(L, *norm);
+    else
+      lua_pushnil(L);
     return 1;
   });
 }
@@ -203,10 +223,14 @@ int w_train_step(lua_State* L) {
       push_tensor(L, tensor);
       lua_setfield(L, -2, name.c_str());
     }
-    if (result.grad_norm) lua_pushnumber(L, *result.grad_norm);
-    else lua_pushnil(L);
-    if (result.memory) push_memory_stats(L, *result.memory);
-    else lua_pushnil(L);
+    if (result.grad_norm)
+      lua_pushnumber(L, *result.grad_norm);
+    else
+      lua_pushnil(L);
+    if (result.memory)
+      push_memory_stats(L, *result.memory);
+    else
+      lua_pushnil(L);
     return 4;
   });
 }
@@ -258,8 +282,10 @@ int w_all_reduce(lua_State* L) {
       t.div_(acc.world_size());  // divide locally, then SUM (Gloo has no AVG)
     }
     acc.comm().all_reduce(t, op);
-    if (was_number) lua_pushnumber(L, t.item<double>());
-    else lua_pushvalue(L, 2);
+    if (was_number)
+      lua_pushnumber(L, t.item<double>());
+    else
+      lua_pushvalue(L, 2);
     return 1;
   });
 }
@@ -270,8 +296,10 @@ int w_broadcast(lua_State* L) {
     bool was_number = false;
     auto t = collective_input(L, 2, acc, was_number);
     acc.comm().broadcast(t, static_cast<int>(lx_opt_integer(L, 3).value_or(0)));
-    if (was_number) lua_pushnumber(L, t.item<double>());
-    else lua_pushvalue(L, 2);
+    if (was_number)
+      lua_pushnumber(L, t.item<double>());
+    else
+      lua_pushvalue(L, 2);
     return 1;
   });
 }
@@ -441,13 +469,16 @@ int w_training_meter(lua_State* L) {
     auto options_json = lx_to_json(L, 2, 2, "training_meter");
     metrics::TrainingMeterOptions options;
     for (const auto& [key, value] : options_json.items()) {
-      if (!value.is_number_integer())
-        throw LxArgError(2, key + " must be a whole number, got " + value.dump());
+      if (!value.is_number_integer()) throw LxArgError(2, key + " must be a whole number, got " + value.dump());
       auto number = value.get<int64_t>();
-      if (key == "total_steps") options.total_steps = number;
-      else if (key == "first_step") options.first_step = number;
-      else if (key == "samples_per_step") options.samples_per_step = number;
-      else throw LxArgError(2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step)");
+      if (key == "total_steps")
+        options.total_steps = number;
+      else if (key == "first_step")
+        options.first_step = number;
+      else if (key == "samples_per_step")
+        options.samples_per_step = number;
+      else
+        throw LxArgError(2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step)");
     }
     if (options.total_steps < 1) throw LxArgError(2, "total_steps must be >= 1");
     if (options.first_step < 1) throw LxArgError(2, "first_step must be >= 1");
@@ -509,8 +540,10 @@ int w_to_device(lua_State* L) {
     lua_pushnil(L);
     while (lua_next(L, 2) != 0) {
       lua_pushvalue(L, -2);  // key
-      if (lx_is<torch::Tensor>(L, -2)) push_tensor(L, check_tensor(L, lua_gettop(L) - 1).to(acc.device(), true));
-      else lua_pushvalue(L, -2);
+      if (lx_is<torch::Tensor>(L, -2))
+        push_tensor(L, check_tensor(L, lua_gettop(L) - 1).to(acc.device(), true));
+      else
+        lua_pushvalue(L, -2);
       lua_settable(L, out);
       lua_pop(L, 1);
     }
@@ -521,8 +554,10 @@ int w_to_device(lua_State* L) {
 int w_loss_scale(lua_State* L) {
   return lx_guard(L, "Accelerator:loss_scale", [&] {
     auto scale = check_accelerator(L, 1).loss_scale();
-    if (scale) lua_pushnumber(L, *scale);
-    else lua_pushnil(L);
+    if (scale)
+      lua_pushnumber(L, *scale);
+    else
+      lua_pushnil(L);
     return 1;
   });
 }
@@ -676,22 +711,36 @@ int w_loader(lua_State* L) {
 }  // namespace
 
 void open_accelerator(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"prepare", w_prepare}, {"backward", w_backward}, {"clip_grad_norm", w_clip_grad_norm},
+  const luaL_Reg methods[] = {{"prepare", w_prepare},
+                              {"backward", w_backward},
+                              {"clip_grad_norm", w_clip_grad_norm},
                               {"train_step", w_train_step},
-                              {"autocast", w_autocast}, {"wait_for_everyone", w_wait_for_everyone},
+                              {"autocast", w_autocast},
+                              {"wait_for_everyone", w_wait_for_everyone},
                               {"stop_requested", w_stop_requested},
-                              {"all_reduce", w_all_reduce}, {"broadcast", w_broadcast}, {"gather", w_gather},
-                              {"gather_for_metrics", w_gather_for_metrics}, {"on_main", w_on_main}, {"log", w_log},
-                              {"log_text", w_log_text}, {"add_metrics_sink", w_add_metrics_sink},
+                              {"all_reduce", w_all_reduce},
+                              {"broadcast", w_broadcast},
+                              {"gather", w_gather},
+                              {"gather_for_metrics", w_gather_for_metrics},
+                              {"on_main", w_on_main},
+                              {"log", w_log},
+                              {"log_text", w_log_text},
+                              {"add_metrics_sink", w_add_metrics_sink},
                               {"training_meter", w_training_meter},
                               {"eval_progress", w_eval_progress},
-                              {"reduce_metrics", w_reduce_metrics}, {"to_device", w_to_device},
-                              {"loss_scale", w_loss_scale}, {"skipped_steps", w_skipped_steps},
+                              {"reduce_metrics", w_reduce_metrics},
+                              {"to_device", w_to_device},
+                              {"loss_scale", w_loss_scale},
+                              {"skipped_steps", w_skipped_steps},
                               {"skipped_nonfinite_steps", w_skipped_nonfinite_steps},
                               {"guard_context", w_guard_context},
-                              {"ddp_stats", w_ddp_stats}, {"memory_stats", w_memory_stats},
-                              {"fsdp_units", w_fsdp_units}, {"device_memory", w_device_memory},
-                              {"reset_peak_memory", w_reset_peak_memory}, {"loader", w_loader}, {nullptr, nullptr}};
+                              {"ddp_stats", w_ddp_stats},
+                              {"memory_stats", w_memory_stats},
+                              {"fsdp_units", w_fsdp_units},
+                              {"device_memory", w_device_memory},
+                              {"reset_peak_memory", w_reset_peak_memory},
+                              {"loader", w_loader},
+                              {nullptr, nullptr}};
   lx_register_type(L, LxTraits<accel::Accelerator>::type, methods, w_properties);
   lua_pushcfunction(L, w_accelerator);
   lua_setfield(L, module, "accelerator");

@@ -32,12 +32,12 @@
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/resume_policy.hpp"
 #include "host/ckpt/training_state.hpp"
+#include "host/data/batch_loader.hpp"
+#include "host/data/data_options.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/launch/interrupted_checkpoints.hpp"
 #include "host/launch/output_dir_lock.hpp"
 #include "host/launch/resume_hint.hpp"
-#include "host/data/batch_loader.hpp"
-#include "host/data/data_options.hpp"
 #include "host/util/log.hpp"
 
 namespace lrhost::bindings {
@@ -183,8 +183,8 @@ int w_checkpoint(lua_State* L) {
     handle->records_resume_hint = options.train_config.contains("resume") && !context.request.recipe_path.empty() &&
                                   (!handle->acc || handle->acc->is_main_process());
     if (!context.request.recipe_path.empty())
-      options.recipe = ckpt::take_recipe_snapshot(context.request.recipe_path, loaded_file_modules(L),
-                                                  context.request.overrides);
+      options.recipe =
+          ckpt::take_recipe_snapshot(context.request.recipe_path, loaded_file_modules(L), context.request.overrides);
     if (handle->acc) {
       options.batch_size = handle->acc->config().batch_size;
       options.grad_accum_steps = handle->acc->config().gradient_accumulation_steps;
@@ -194,8 +194,8 @@ int w_checkpoint(lua_State* L) {
     // The layout as the accelerator resolved it (-1 entries filled in); DDP is dp_shard 1.
     options.dp_replicate = handle->acc ? handle->acc->config().dp_replicate
                                        : integer_at(options.train_config, {"parallelism", "dp_replicate"}, 1);
-    options.dp_shard = handle->acc ? handle->acc->shard_size()
-                                   : integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
+    options.dp_shard =
+        handle->acc ? handle->acc->shard_size() : integer_at(options.train_config, {"parallelism", "dp_shard"}, 1);
     dist::Comm* comm = handle->acc ? &handle->acc->comm() : nullptr;
     // The process's rank, not the accelerator's: a checkpoint without one still runs on every rank.
     if (util::rank_from_environment() == 0) handle->output_dir_lock = launch::claim_output_dir(options.output_dir);
@@ -220,9 +220,9 @@ int w_resume(lua_State* L) {
       h.restored = resumed.step;
       h.restored_dir = resumed.dir;
       if (h.records_resume_hint) {
-      launch::note_resumable(h.manager->checkpoints_dir().parent_path());
-      launch::note_checkpoints_dir(h.manager->checkpoints_dir());
-    }
+        launch::note_resumable(h.manager->checkpoints_dir().parent_path());
+        launch::note_checkpoints_dir(h.manager->checkpoints_dir());
+      }
       if (h.loader && !h.restored->sampler.is_null())
         h.loader->seek(data::loader_position_from_json(h.restored->sampler, h.loader->sampler().options(),
                                                        dir->string() + " training_step.json sampler"));

@@ -149,8 +149,7 @@ int w_config_map(lua_State* L) {
     lx_check_table(L, 1, "table of key = value (a map)");
     lua_settop(L, 1);
     auto entries = lx_to_json(L, 1, 1, "map");
-    if (entries.is_array() && !entries.empty())
-      throw LxArgError(1, "a map has string keys, not list entries");
+    if (entries.is_array() && !entries.empty()) throw LxArgError(1, "a map has string keys, not list entries");
     lx_mark_map(L, 1);
     return 1;
   });

@@ -5,9 +5,9 @@
 // column(key), meta(), stats(), task(i), normalizer(mapping [, {use_imagenet_stats =}]) and
 // loader(options) (single process; acc:loader(ds, options) shards across ranks). A Normalizer has
 // normalize(batch) and unnormalize(key, tensor).
+#include "bindings/wrap_dataset.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
-#include "bindings/wrap_dataset.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/config/config_reader.hpp"
 #include "host/data/batch_normalizer.hpp"
@@ -23,7 +23,9 @@ struct LxTraits<data::BatchNormalizer> {
 };
 
 namespace {
-data::LeRobotDataset& check_dataset(lua_State* L, int index) { return lx_check<data::LeRobotDataset>(L, index); }
+data::LeRobotDataset& check_dataset(lua_State* L, int index) {
+  return lx_check<data::LeRobotDataset>(L, index);
+}
 
 int w_lerobot(lua_State* L) {
   return lx_guard(L, "lr.dataset.lerobot", [&] {
@@ -112,9 +114,8 @@ int w_meta(lua_State* L) {
     nlohmann::json features = nlohmann::json::object();
     for (const auto& feature : meta.info.features) {
       const char* kinds[] = {"numeric", "video", "image", "text"};
-      features[feature.key] = {{"dtype", feature.dtype},
-                               {"shape", feature.item_shape()},
-                               {"kind", kinds[static_cast<int>(feature.kind)]}};
+      features[feature.key] = {
+          {"dtype", feature.dtype}, {"shape", feature.item_shape()}, {"kind", kinds[static_cast<int>(feature.kind)]}};
     }
     nlohmann::json table = {{"root", meta.root.string()},
                             {"codebase_version", meta.info.codebase_version},
@@ -157,7 +158,8 @@ int w_normalizer(lua_State* L) {
   return lx_guard(L, "Dataset:normalizer", [&] {
     auto& dataset = check_dataset(L, 1);
     lx_check_table(L, 2, "mapping {VISUAL =, STATE =, ACTION = mode}");
-    std::map<std::string, std::string> mapping = lx_to_json(L, 2, 2, "mapping").get<std::map<std::string, std::string>>();
+    std::map<std::string, std::string> mapping =
+        lx_to_json(L, 2, 2, "mapping").get<std::map<std::string, std::string>>();
     bool imagenet = true;
     if (!lua_isnoneornil(L, 3)) {
       const auto options = lx_to_json(L, 3, 3, "options");
@@ -200,17 +202,19 @@ int w_unnormalize(lua_State* L) {
 }  // namespace
 
 void open_dataset(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"len", w_len},   {"get", w_get},     {"column", w_column},         {"task", w_task},
-                              {"meta", w_meta}, {"stats", w_stats}, {"normalizer", w_normalizer}, {"loader", w_dataset_loader},
-                              {nullptr, nullptr}};
+  const luaL_Reg methods[] = {
+      {"len", w_len},    {"get", w_get},     {"column", w_column},         {"task", w_task},
+      {"meta", w_meta},  {"stats", w_stats}, {"normalizer", w_normalizer}, {"loader", w_dataset_loader},
+      {nullptr, nullptr}};
   const luaL_Reg metamethods[] = {{"__len", w_len}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::LeRobotDataset>::type, methods, nullptr, metamethods);
-  const luaL_Reg normalizer_methods[] = {{"normalize", w_normalize}, {"unnormalize", w_unnormalize}, {nullptr, nullptr}};
+  const luaL_Reg normalizer_methods[] = {
+      {"normalize", w_normalize}, {"unnormalize", w_unnormalize}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::BatchNormalizer>::type, normalizer_methods);
 
   lua_newtable(L);
-  const luaL_Reg functions[] = {{"lerobot", w_lerobot}, {"synth", w_synth},
-                                {"from_repo_id", w_from_repo_id}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {
+      {"lerobot", w_lerobot}, {"synth", w_synth}, {"from_repo_id", w_from_repo_id}, {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "dataset");
   lua_pushcfunction(L, w_default_dataset);

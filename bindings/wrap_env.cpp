@@ -164,10 +164,15 @@ int w_video_write(lua_State* L) {
 }  // namespace
 
 void open_env(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"reset", w_reset},           {"step", w_step},
-                              {"render", w_render},         {"expert_action", w_expert_action},
-                              {"is_success", w_is_success}, {"final_distance", w_final_distance}, {"task", w_task},
-                              {"steps", w_steps},           {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"reset", w_reset},
+                              {"step", w_step},
+                              {"render", w_render},
+                              {"expert_action", w_expert_action},
+                              {"is_success", w_is_success},
+                              {"final_distance", w_final_distance},
+                              {"task", w_task},
+                              {"steps", w_steps},
+                              {nullptr, nullptr}};
   lx_register_type(L, LxTraits<sim::PushEnv>::type, methods);
 
   lua_newtable(L);

@@ -2,26 +2,28 @@
 // (options: data_options.hpp). Methods: next() -> batch table, steps(first, last) -> iterator of
 // (step, batch) for step = first .. last, state() -> saveable position table, stats(),
 // batches_per_epoch(), num_samples(). loader:release() stops its worker threads at once.
+#include "bindings/wrap_loader.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_dataset.hpp"
-#include "bindings/wrap_loader.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 
 namespace lrhost::bindings {
 
-void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank, int world_size,
-                 c10::Device device) {
+void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank,
+                 int world_size, c10::Device device) {
   nlohmann::json options = lua_isnoneornil(L, options_index) ? nlohmann::json::object()
-                                                               : lx_to_json(L, options_index, options_index, "loader");
+                                                             : lx_to_json(L, options_index, options_index, "loader");
   auto request = data::loader_request_from_json(options, rank, world_size, device);
   lx_push(L, std::make_shared<data::BatchLoader>(std::move(dataset), request.options, request.start));
 }
 
 namespace {
-data::BatchLoader& check_loader(lua_State* L, int index) { return lx_check<data::BatchLoader>(L, index); }
+data::BatchLoader& check_loader(lua_State* L, int index) {
+  return lx_check<data::BatchLoader>(L, index);
+}
 
 int w_next(lua_State* L) {
   return lx_guard(L, "Loader:next", [&] {
@@ -97,8 +99,12 @@ int w_num_samples(lua_State* L) {
 }  // namespace
 
 void open_loader(lua_State* L, int /*module*/) {
-  const luaL_Reg methods[] = {{"next", w_next},   {"steps", w_steps}, {"state", w_state}, {"stats", w_stats},
-                              {"batches_per_epoch", w_batches_per_epoch}, {"num_samples", w_num_samples},
+  const luaL_Reg methods[] = {{"next", w_next},
+                              {"steps", w_steps},
+                              {"state", w_state},
+                              {"stats", w_stats},
+                              {"batches_per_epoch", w_batches_per_epoch},
+                              {"num_samples", w_num_samples},
                               {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::BatchLoader>::type, methods);
 }

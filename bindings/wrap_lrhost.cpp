@@ -142,7 +142,8 @@ int w_fast_paths(lua_State* L) {
 int w_run_dir(lua_State* L) {
   return lx_guard(L, "lr.run_dir", [&] {
     const char* dir = std::getenv("LRHOST_RUN_DIR");
-    if (!dir || !*dir) throw util::Error("lr.run_dir: LRHOST_RUN_DIR is not set (the recipe was not started by lrhost)");
+    if (!dir || !*dir)
+      throw util::Error("lr.run_dir: LRHOST_RUN_DIR is not set (the recipe was not started by lrhost)");
     lua_pushstring(L, dir);
     return 1;
   });
@@ -160,17 +161,26 @@ int w_exit_preempted(lua_State* L) {
 }  // namespace
 
 void open_lrhost_functions(lua_State* L, int module) {
-  const luaL_Reg functions[] = {{"manual_seed", w_manual_seed}, {"no_grad", w_no_grad},
-                                {"clock", w_clock}, {"set_num_threads", w_set_num_threads},
-                                {"num_threads", w_num_threads}, {"run_dir", w_run_dir}, {"exit_preempted", w_exit_preempted}, {"write_json", w_write_json}, {"read_json", w_read_json},
-                                {"profile", w_profile}, {"fast_paths", w_fast_paths},
+  const luaL_Reg functions[] = {{"manual_seed", w_manual_seed},
+                                {"no_grad", w_no_grad},
+                                {"clock", w_clock},
+                                {"set_num_threads", w_set_num_threads},
+                                {"num_threads", w_num_threads},
+                                {"run_dir", w_run_dir},
+                                {"exit_preempted", w_exit_preempted},
+                                {"write_json", w_write_json},
+                                {"read_json", w_read_json},
+                                {"profile", w_profile},
+                                {"fast_paths", w_fast_paths},
                                 {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_pushstring(L, LRHOST_VERSION);
   lua_setfield(L, module, "version");
   lua_newtable(L);
-  const luaL_Reg log[] = {{"debug", w_log<spdlog::level::debug>}, {"info", w_log<spdlog::level::info>},
-                          {"warn", w_log<spdlog::level::warn>}, {"error", w_log<spdlog::level::err>},
+  const luaL_Reg log[] = {{"debug", w_log<spdlog::level::debug>},
+                          {"info", w_log<spdlog::level::info>},
+                          {"warn", w_log<spdlog::level::warn>},
+                          {"error", w_log<spdlog::level::err>},
                           {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), log);
   lua_setfield(L, module, "log");

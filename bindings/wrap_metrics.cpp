@@ -25,8 +25,7 @@ int64_t sink_first_step(lua_State* L, int index, const char* function) {
   auto options = lx_to_json(L, index, index, function);
   int64_t first_step = 1;
   for (const auto& [key, value] : options.items()) {
-    if (key != "first_step")
-      throw LxArgError(index, "unknown option '" + key + "' (expected first_step)");
+    if (key != "first_step") throw LxArgError(index, "unknown option '" + key + "' (expected first_step)");
     if (!value.is_number_integer() || value.get<int64_t>() < 1)
       throw LxArgError(index, "first_step must be a whole number >= 1, got " + value.dump());
     first_step = value.get<int64_t>();
@@ -52,7 +51,9 @@ int w_tensorboard(lua_State* L) {
   });
 }
 
-metrics::TrainingMeter& check_meter(lua_State* L, int index) { return lx_check<metrics::TrainingMeter>(L, index); }
+metrics::TrainingMeter& check_meter(lua_State* L, int index) {
+  return lx_check<metrics::TrainingMeter>(L, index);
+}
 
 int w_mark(lua_State* L) {
   return lx_guard(L, "TrainingMeter:mark", [&] {
@@ -136,9 +137,9 @@ int w_eval_finish(lua_State* L) {
 void open_metrics(lua_State* L, int module) {
   const luaL_Reg no_methods[] = {{nullptr, nullptr}};
   lx_register_type(L, LxTraits<metrics::MetricsSink>::type, no_methods);
-  const luaL_Reg meter_methods[] = {{"mark", w_mark},         {"end_step", w_end_step}, {"window", w_window},
-                                    {"progress", w_progress}, {"elapsed_s", w_elapsed_s},
-                                    {"finish", w_finish},     {nullptr, nullptr}};
+  const luaL_Reg meter_methods[] = {{"mark", w_mark},         {"end_step", w_end_step},   {"window", w_window},
+                                    {"progress", w_progress}, {"elapsed_s", w_elapsed_s}, {"finish", w_finish},
+                                    {nullptr, nullptr}};
   lx_register_type(L, LxTraits<metrics::TrainingMeter>::type, meter_methods);
   const luaL_Reg eval_methods[] = {
       {"episode_done", w_episode_done}, {"text", w_eval_text}, {"finish", w_eval_finish}, {nullptr, nullptr}};

@@ -2,10 +2,10 @@
 // (its param_groups), a list of Tensors, or a list of groups {params = {...}, lr =, weight_decay =}.
 // Methods: step(), zero_grad(), lr([group]), set_lr(lr [, group]), clip_grad_norm(max),
 // num_groups(), parameters(). Group numbers are Lua list positions (1-based).
+#include "bindings/wrap_optimizer.hpp"
 #include "bindings/engine_context.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
-#include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/launch/unused_run_dir.hpp"
@@ -13,7 +13,9 @@
 namespace lrhost::bindings {
 namespace {
 
-optim::Optimizer& check_optimizer(lua_State* L, int index) { return lx_check<optim::Optimizer>(L, index); }
+optim::Optimizer& check_optimizer(lua_State* L, int index) {
+  return lx_check<optim::Optimizer>(L, index);
+}
 
 std::vector<torch::Tensor> tensors_of_list(lua_State* L, int list, int arg, const std::string& where) {
   std::vector<torch::Tensor> tensors;
@@ -50,13 +52,16 @@ std::vector<policy::ParamGroup> check_param_groups(lua_State* L, int index) {
     policy::ParamGroup g;
     g.name = lx_get_field(L, group, "name") == LUA_TSTRING ? lua_tostring(L, -1) : "group" + std::to_string(i);
     lua_pop(L, 1);
-    if (lx_get_field(L, group, "params") != LUA_TTABLE) throw LxArgError(index, where + ".params must be a list of Tensors");
+    if (lx_get_field(L, group, "params") != LUA_TTABLE)
+      throw LxArgError(index, where + ".params must be a list of Tensors");
     g.params = tensors_of_list(L, lua_gettop(L), index, where + ".params");
     lua_pop(L, 1);
     for (const char* key : {"lr", "weight_decay"}) {
       int type = lx_get_field(L, group, key);
-      if (type == LUA_TNUMBER) (std::string(key) == "lr" ? g.lr : g.weight_decay) = lua_tonumber(L, -1);
-      else if (type != LUA_TNIL) throw LxArgError(index, where + "." + key + " must be a number");
+      if (type == LUA_TNUMBER)
+        (std::string(key) == "lr" ? g.lr : g.weight_decay) = lua_tonumber(L, -1);
+      else if (type != LUA_TNIL)
+        throw LxArgError(index, where + "." + key + " must be a number");
       lua_pop(L, 1);
     }
     lua_pushnil(L);
@@ -65,7 +70,8 @@ std::vector<policy::ParamGroup> check_param_groups(lua_State* L, int index) {
       std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
       if (key != "name" && key != "params" && key != "lr" && key != "weight_decay") {
         lua_pop(L, 1);
-        throw LxArgError(index, where + " has unknown key '" + key + "' (valid: 'name', 'params', 'lr', 'weight_decay')");
+        throw LxArgError(index,
+                         where + " has unknown key '" + key + "' (valid: 'name', 'params', 'lr', 'weight_decay')");
       }
     }
     lua_pop(L, 1);
@@ -161,9 +167,14 @@ int w_parameters(lua_State* L) {
 }  // namespace
 
 void open_optimizer(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"step", w_step}, {"zero_grad", w_zero_grad}, {"lr", w_lr}, {"set_lr", w_set_lr},
-                              {"clip_grad_norm", w_clip_grad_norm}, {"num_groups", w_num_groups},
-                              {"parameters", w_parameters}, {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"step", w_step},
+                              {"zero_grad", w_zero_grad},
+                              {"lr", w_lr},
+                              {"set_lr", w_set_lr},
+                              {"clip_grad_norm", w_clip_grad_norm},
+                              {"num_groups", w_num_groups},
+                              {"parameters", w_parameters},
+                              {nullptr, nullptr}};
   lx_register_type(L, LxTraits<optim::Optimizer>::type, methods);
   lua_newtable(L);
   const luaL_Reg functions[] = {{"adamw", w_make<0>}, {"adam", w_make<1>}, {"sgd", w_make<2>}, {nullptr, nullptr}};

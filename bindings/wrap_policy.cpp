@@ -34,8 +34,8 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/config_reader.hpp"
-#include "host/policy/processors.hpp"
 #include "host/policy/policy_defaults.hpp"
+#include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
@@ -142,9 +142,8 @@ int w_policy_load(lua_State* L) {
     if (changes.is_array()) changes = nlohmann::json::object();
     ckpt::DatasetFeatures dataset;
     if (!lua_isnoneornil(L, 3)) dataset = [features = check_features(L, 3)] { return features; };
-    auto policy = ckpt::load_pretrained(dir, strict, changes,
-                                        file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy,
-                                        dataset);
+    auto policy = ckpt::load_pretrained(
+        dir, strict, changes, file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy, dataset);
     if (options.contains("rename_map")) {
       const auto& renames = options["rename_map"];
       if (!renames.is_object() && !(renames.is_array() && renames.empty()))
@@ -459,7 +458,8 @@ int w_policy_defaults(lua_State* L) {
         if (!full.contains(key)) {
           std::vector<std::string> fields;
           for (const auto& [field, unused] : full.items()) fields.push_back(field);
-          throw LxArgError(2, "'" + key + "' is not a field of policy '" + type + "' (fields: " + util::quoted_list(fields) + ")");
+          throw LxArgError(
+              2, "'" + key + "' is not a field of policy '" + type + "' (fields: " + util::quoted_list(fields) + ")");
         }
         defaults[key] = value;
       }
@@ -642,9 +642,11 @@ void open_policy(lua_State* L, int module) {
                               {nullptr, nullptr}};
   lx_register_type(L, LxTraits<policy::Policy>::type, methods);
   lua_newtable(L);
-  const luaL_Reg functions[] = {
-      {"new", w_policy_new}, {"load", w_policy_load}, {"types", w_policy_types},
-      {"defaults", w_policy_defaults}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"new", w_policy_new},
+                                {"load", w_policy_load},
+                                {"types", w_policy_types},
+                                {"defaults", w_policy_defaults},
+                                {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "policy");
   // The checkpoint functions belong with the policy they save (lr.checkpoint, lr.*_safetensors).

@@ -1,24 +1,27 @@
 // Lua binding of learning-rate schedulers: lr.optim.scheduler(optimizer, {type =, warmup_steps =,
 // total_steps =, num_cycles =}); methods step(), lr([group]), last_step(), set_step(n).
 // The scheduler keeps its optimizer alive, so releasing the optimizer first is safe.
-#include "bindings/module.hpp"
-#include "bindings/json_convert.hpp"
-#include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_scheduler.hpp"
+#include "bindings/json_convert.hpp"
+#include "bindings/module.hpp"
+#include "bindings/wrap_optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 
 namespace lrhost::bindings {
 
 namespace {
 
-SchedulerHandle& check_scheduler(lua_State* L, int index) { return lx_check<SchedulerHandle>(L, index); }
+SchedulerHandle& check_scheduler(lua_State* L, int index) {
+  return lx_check<SchedulerHandle>(L, index);
+}
 
 int w_scheduler(lua_State* L) {
   return lx_guard(L, "lr.optim.scheduler", [&] {
     auto optimizer = lx_check_shared<optim::Optimizer>(L, 1);
     lx_check_table(L, 2, "scheduler options {type =, warmup_steps =, total_steps =}");
     auto spec = optim::ScheduleSpec::from_json(lx_to_json(L, 2, 2, "scheduler"));
-    auto handle = std::shared_ptr<SchedulerHandle>(new SchedulerHandle{optimizer, optim::LrScheduler(*optimizer, spec)});
+    auto handle =
+        std::shared_ptr<SchedulerHandle>(new SchedulerHandle{optimizer, optim::LrScheduler(*optimizer, spec)});
     lx_push(L, handle);
     return 1;
   });
@@ -59,8 +62,8 @@ int w_set_step(lua_State* L) {
 }  // namespace
 
 void open_scheduler(lua_State* L, int module) {
-  const luaL_Reg methods[] = {{"step", w_step}, {"lr", w_lr}, {"last_step", w_last_step}, {"set_step", w_set_step},
-                              {nullptr, nullptr}};
+  const luaL_Reg methods[] = {
+      {"step", w_step}, {"lr", w_lr}, {"last_step", w_last_step}, {"set_step", w_set_step}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<SchedulerHandle>::type, methods);
   lua_getfield(L, module, "optim");
   lua_pushcfunction(L, w_scheduler);

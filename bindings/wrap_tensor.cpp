@@ -117,7 +117,9 @@ int64_t check_dim(lua_State* L, int index, const torch::Tensor& t) {
 
 namespace {
 
-const char* name_of(lua_State* L) { return lua_tostring(L, lua_upvalueindex(2)); }
+const char* name_of(lua_State* L) {
+  return lua_tostring(L, lua_upvalueindex(2));
+}
 
 // --- table-driven families ----------------------------------------------------------------------
 
@@ -220,12 +222,24 @@ int w_arith(lua_State* L) {
     return 1;
   });
 }
-torch::Tensor op_add(const torch::Tensor& a, const torch::Tensor& b) { return a + b; }
-torch::Tensor op_sub(const torch::Tensor& a, const torch::Tensor& b) { return a - b; }
-torch::Tensor op_mul(const torch::Tensor& a, const torch::Tensor& b) { return a * b; }
-torch::Tensor op_div(const torch::Tensor& a, const torch::Tensor& b) { return a / b; }
-torch::Tensor op_pow(const torch::Tensor& a, const torch::Tensor& b) { return a.pow(b); }
-torch::Tensor op_mod(const torch::Tensor& a, const torch::Tensor& b) { return a.remainder(b); }
+torch::Tensor op_add(const torch::Tensor& a, const torch::Tensor& b) {
+  return a + b;
+}
+torch::Tensor op_sub(const torch::Tensor& a, const torch::Tensor& b) {
+  return a - b;
+}
+torch::Tensor op_mul(const torch::Tensor& a, const torch::Tensor& b) {
+  return a * b;
+}
+torch::Tensor op_div(const torch::Tensor& a, const torch::Tensor& b) {
+  return a / b;
+}
+torch::Tensor op_pow(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.pow(b);
+}
+torch::Tensor op_mod(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.remainder(b);
+}
 
 int w_unm(lua_State* L) {
   return lx_guard(L, "Tensor negation", [&] {
@@ -316,15 +330,23 @@ int w_properties(lua_State* L) {
           "Tensor cannot be indexed with a " + lx_typename(L, 2) + " key",
           "use t:get(i, ...) for a number, t:select(dim, i) or t:slice(dim, start, stop) for a view");
     std::string key = lua_tostring(L, 2);
-    if (key == "shape") push_shape(L, t);
-    else if (key == "dtype") lua_pushstring(L, util::dtype_name(t.scalar_type()).c_str());
-    else if (key == "device") lua_pushstring(L, util::device_name(t.device()).c_str());
-    else if (key == "ndim") lua_pushnumber(L, static_cast<double>(t.dim()));
-    else if (key == "requires_grad") lua_pushboolean(L, t.requires_grad());
-    else if (key == "is_leaf") lua_pushboolean(L, t.is_leaf());
+    if (key == "shape")
+      push_shape(L, t);
+    else if (key == "dtype")
+      lua_pushstring(L, util::dtype_name(t.scalar_type()).c_str());
+    else if (key == "device")
+      lua_pushstring(L, util::device_name(t.device()).c_str());
+    else if (key == "ndim")
+      lua_pushnumber(L, static_cast<double>(t.dim()));
+    else if (key == "requires_grad")
+      lua_pushboolean(L, t.requires_grad());
+    else if (key == "is_leaf")
+      lua_pushboolean(L, t.is_leaf());
     else if (key == "grad") {
-      if (t.grad().defined()) push_tensor(L, t.grad());
-      else lua_pushnil(L);
+      if (t.grad().defined())
+        push_tensor(L, t.grad());
+      else
+        lua_pushnil(L);
     } else {
       throw util::ConfigError("Tensor has no method or property '" + key +
                               "' (properties: shape, dtype, device, ndim, requires_grad, is_leaf, grad)");
@@ -336,8 +358,10 @@ int w_properties(lua_State* L) {
 int w_size(lua_State* L) {
   return lx_guard(L, "Tensor:size", [&] {
     auto& t = check_tensor(L, 1);
-    if (lua_isnoneornil(L, 2)) push_shape(L, t);
-    else lua_pushnumber(L, static_cast<double>(t.size(check_dim(L, 2, t))));
+    if (lua_isnoneornil(L, 2))
+      push_shape(L, t);
+    else
+      lua_pushnumber(L, static_cast<double>(t.size(check_dim(L, 2, t))));
     return 1;
   });
 }
@@ -369,8 +393,10 @@ int w_to(lua_State* L) {
       return 1;
     }
     std::string target = lx_check_string(L, 2);
-    if (target == "cpu" || target.rfind("cuda", 0) == 0) push_tensor(L, t.to(util::parse_device(target)));
-    else push_tensor(L, t.to(util::parse_dtype(target)));
+    if (target == "cpu" || target.rfind("cuda", 0) == 0)
+      push_tensor(L, t.to(util::parse_device(target)));
+    else
+      push_tensor(L, t.to(util::parse_dtype(target)));
     return 1;
   });
 }
@@ -379,9 +405,12 @@ int w_item(lua_State* L) {
   return lx_guard(L, "Tensor:item", [&] {
     auto& t = check_tensor(L, 1);
     if (t.numel() != 1)
-      throw util::ConfigError("item() needs a tensor with exactly one element, this one has shape " + c10::str(t.sizes()));
-    if (t.scalar_type() == torch::kBool) lua_pushboolean(L, t.item<bool>());
-    else lua_pushnumber(L, t.item<double>());
+      throw util::ConfigError("item() needs a tensor with exactly one element, this one has shape " +
+                              c10::str(t.sizes()));
+    if (t.scalar_type() == torch::kBool)
+      lua_pushboolean(L, t.item<bool>());
+    else
+      lua_pushnumber(L, t.item<double>());
     return 1;
   });
 }
@@ -391,8 +420,10 @@ void push_list(lua_State* L, const torch::Tensor& t, int64_t dim, const double* 
   // One stack slot per nesting level; tensors may have more dims than the 20 slots a C function gets.
   if (!lua_checkstack(L, 2)) throw std::runtime_error("tolist: tensor nested too deeply");
   if (dim == t.dim()) {
-    if (bools != nullptr) lua_pushboolean(L, bools[offset]);
-    else lua_pushnumber(L, data[offset]);
+    if (bools != nullptr)
+      lua_pushboolean(L, bools[offset]);
+    else
+      lua_pushnumber(L, data[offset]);
     ++offset;
     return;
   }
@@ -463,7 +494,8 @@ int w_permute(lua_State* L) {
     int next = 0;
     auto dims = check_shape(L, 2, &next);
     if (static_cast<int64_t>(dims.size()) != t.dim())
-      throw LxArgError(2, "permute needs " + std::to_string(t.dim()) + " dimensions, got " + std::to_string(dims.size()));
+      throw LxArgError(2,
+                       "permute needs " + std::to_string(t.dim()) + " dimensions, got " + std::to_string(dims.size()));
     push_tensor(L, t.permute(dims));
     return 1;
   });
@@ -579,8 +611,10 @@ int w_get(lua_State* L) {
         throw LxArgError(i, "index " + std::to_string(index) + " out of range for size " + std::to_string(t.size(0)));
       t = t.select(0, index);
     }
-    if (t.scalar_type() == torch::kBool) lua_pushboolean(L, t.item<bool>());
-    else lua_pushnumber(L, t.item<double>());
+    if (t.scalar_type() == torch::kBool)
+      lua_pushboolean(L, t.item<bool>());
+    else
+      lua_pushnumber(L, t.item<double>());
     return 1;
   });
 }
@@ -627,9 +661,8 @@ int w_allclose(lua_State* L) {
   return lx_guard(L, "Tensor:allclose", [&] {
     auto& a = check_tensor(L, 1);
     auto& b = check_tensor(L, 2);
-    lua_pushboolean(L, a.sizes() == b.sizes() &&
-                           torch::allclose(a, b.to(a.dtype()), lx_opt_number(L, 3).value_or(1e-5),
-                                           lx_opt_number(L, 4).value_or(1e-8)));
+    lua_pushboolean(L, a.sizes() == b.sizes() && torch::allclose(a, b.to(a.dtype()), lx_opt_number(L, 3).value_or(1e-5),
+                                                                 lx_opt_number(L, 4).value_or(1e-8)));
     return 1;
   });
 }
@@ -687,15 +720,37 @@ void set_closure(lua_State* L, int table, const char* key, lua_CFunction fn, con
 }  // namespace
 
 void open_tensor(lua_State* L, int module) {
-  const luaL_Reg methods[] = {
-      {"size", w_size}, {"numel", w_numel}, {"to", w_to}, {"item", w_item}, {"tolist", w_tolist},
-      {"reshape", w_reshape}, {"view", w_view}, {"expand", w_expand}, {"permute", w_permute},
-      {"transpose", w_transpose}, {"flatten", w_flatten}, {"squeeze", w_squeeze}, {"unsqueeze", w_unsqueeze},
-      {"slice", w_slice}, {"narrow", w_narrow}, {"select", w_select}, {"index_select", w_index_select},
-      {"masked_select", w_masked_select}, {"masked_fill", w_masked_fill}, {"get", w_get}, {"clamp", w_clamp},
-      {"fill_", w_fill_}, {"zero_", w_zero_}, {"allclose", w_allclose}, {"equal", w_equal},
-      {"max", w_extreme<true>}, {"min", w_extreme<false>}, {"backward", w_backward},
-      {"requires_grad_", w_requires_grad_}, {"zero_grad", w_zero_grad}, {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"size", w_size},
+                              {"numel", w_numel},
+                              {"to", w_to},
+                              {"item", w_item},
+                              {"tolist", w_tolist},
+                              {"reshape", w_reshape},
+                              {"view", w_view},
+                              {"expand", w_expand},
+                              {"permute", w_permute},
+                              {"transpose", w_transpose},
+                              {"flatten", w_flatten},
+                              {"squeeze", w_squeeze},
+                              {"unsqueeze", w_unsqueeze},
+                              {"slice", w_slice},
+                              {"narrow", w_narrow},
+                              {"select", w_select},
+                              {"index_select", w_index_select},
+                              {"masked_select", w_masked_select},
+                              {"masked_fill", w_masked_fill},
+                              {"get", w_get},
+                              {"clamp", w_clamp},
+                              {"fill_", w_fill_},
+                              {"zero_", w_zero_},
+                              {"allclose", w_allclose},
+                              {"equal", w_equal},
+                              {"max", w_extreme<true>},
+                              {"min", w_extreme<false>},
+                              {"backward", w_backward},
+                              {"requires_grad_", w_requires_grad_},
+                              {"zero_grad", w_zero_grad},
+                              {nullptr, nullptr}};
   const luaL_Reg metamethods[] = {{"__add", w_arith<op_add>}, {"__sub", w_arith<op_sub>}, {"__mul", w_arith<op_mul>},
                                   {"__div", w_arith<op_div>}, {"__pow", w_arith<op_pow>}, {"__mod", w_arith<op_mod>},
                                   {"__unm", w_unm},           {"__len", w_len},           {"__tostring", w_tostring},
@@ -707,9 +762,12 @@ void open_tensor(lua_State* L, int module) {
   lua_getfield(L, -1, "__index");
   lua_getupvalue(L, -1, 1);
   int methods_table = lua_gettop(L);
-  for (const auto& op : kUnaryOps) set_closure(L, methods_table, op.name, w_unary, &op, std::string("Tensor:") + op.name);
-  for (const auto& op : kBinaryOps) set_closure(L, methods_table, op.name, w_binary, &op, std::string("Tensor:") + op.name);
-  for (const auto& op : kReduceOps) set_closure(L, methods_table, op.name, w_reduce, &op, std::string("Tensor:") + op.name);
+  for (const auto& op : kUnaryOps)
+    set_closure(L, methods_table, op.name, w_unary, &op, std::string("Tensor:") + op.name);
+  for (const auto& op : kBinaryOps)
+    set_closure(L, methods_table, op.name, w_binary, &op, std::string("Tensor:") + op.name);
+  for (const auto& op : kReduceOps)
+    set_closure(L, methods_table, op.name, w_reduce, &op, std::string("Tensor:") + op.name);
   for (bool log : {false, true}) {
     lua_pushboolean(L, log);
     lua_pushstring(L, log ? "Tensor:log_softmax" : "Tensor:softmax");

@@ -1,8 +1,8 @@
 // Shared pieces of the Tensor binding, used by every wrap file that passes tensors to or from Lua.
 #pragma once
+#include <torch/torch.h>
 #include <map>
 #include <string>
-#include <torch/torch.h>
 
 #include "bindings/runtime.hpp"
 
@@ -17,7 +17,9 @@ inline void push_tensor(lua_State* L, torch::Tensor tensor) {
   lx_push(L, std::make_shared<torch::Tensor>(std::move(tensor)));
 }
 
-inline torch::Tensor& check_tensor(lua_State* L, int index) { return lx_check<torch::Tensor>(L, index); }
+inline torch::Tensor& check_tensor(lua_State* L, int index) {
+  return lx_check<torch::Tensor>(L, index);
+}
 
 // A Lua number as a 0-dim tensor on `device` that promotes like a Python scalar in PyTorch
 // (int64 when integral, else float64; marked as a wrapped number, so it never widens a tensor's dtype

@@ -25,7 +25,8 @@ void collect(lua_State* L, int index, std::size_t depth, NestedData& data) {
     data.values.push_back(type == LUA_TNUMBER ? lua_tonumber(L, index) : (lua_toboolean(L, index) ? 1.0 : 0.0));
     return;
   }
-  if (type != LUA_TTABLE) throw LxArgError(1, "nested tables may hold only numbers or booleans, found a " + lx_typename(L, index));
+  if (type != LUA_TTABLE)
+    throw LxArgError(1, "nested tables may hold only numbers or booleans, found a " + lx_typename(L, index));
   // One stack slot per nesting level; deep nesting would outgrow the 20 slots a C function gets.
   if (!lua_checkstack(L, 2)) throw LxArgError(1, "nested table too deep");
   auto length = static_cast<int64_t>(lua_objlen(L, index));
@@ -33,7 +34,7 @@ void collect(lua_State* L, int index, std::size_t depth, NestedData& data) {
     lua_pushnil(L);
     if (lua_next(L, index) != 0) {
       std::string key = lua_type(L, -2) == LUA_TSTRING ? "'" + std::string(lua_tostring(L, -2)) + "'"
-                                                        : "of type " + lx_typename(L, -2);
+                                                       : "of type " + lx_typename(L, -2);
       lua_pop(L, 2);
       throw LxArgError(1, "nested tables must be lists of numbers or booleans, found a key " + key);
     }
@@ -79,7 +80,7 @@ int w_filled(lua_State* L) {
     auto shape = check_shape(L, 1, &next);
     auto options = check_tensor_options(L, next);
     if (!lua_isnone(L, next + 1)) throw LxArgError(next + 1, "unexpected extra argument");
-    torch::Tensor t = Kind == 0 ? torch::zeros(shape, options)
+    torch::Tensor t = Kind == 0   ? torch::zeros(shape, options)
                       : Kind == 1 ? torch::ones(shape, options)
                       : Kind == 2 ? torch::rand(shape, options)
                                   : torch::randn(shape, options);
@@ -206,8 +207,8 @@ int w_where(lua_State* L) {
   return lx_guard(L, "lr.where", [&] {
     auto condition = check_tensor(L, 1).to(torch::kBool);
     // Numbers take the device of the condition; they promote like Python scalars.
-    push_tensor(L, torch::where(condition, check_tensor_or_number(L, 2, condition),
-                                check_tensor_or_number(L, 3, condition)));
+    push_tensor(
+        L, torch::where(condition, check_tensor_or_number(L, 2, condition), check_tensor_or_number(L, 3, condition)));
     return 1;
   });
 }
@@ -234,8 +235,8 @@ int w_loss(lua_State* L) {
     auto& input = check_tensor(L, 1);
     auto& target = check_tensor(L, 2);
     if (input.sizes() != target.sizes())
-      throw LxArgError(2, "target shape " + c10::str(target.sizes()) + " differs from input shape " +
-                              c10::str(input.sizes()));
+      throw LxArgError(
+          2, "target shape " + c10::str(target.sizes()) + " differs from input shape " + c10::str(input.sizes()));
     auto reduction = check_reduction(L, 3);
     auto t = target.to(input.dtype());
     push_tensor(L, Kind == 0   ? torch::l1_loss(input, t, reduction)
@@ -258,9 +259,11 @@ int w_cross_entropy(lua_State* L) {
     push_tensor(L, torch::nn::functional::cross_entropy(
                        logits, classes,
                        torch::nn::functional::CrossEntropyFuncOptions().reduction(
-                           reduction == torch::Reduction::Mean  ? torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kMean)
-                           : reduction == torch::Reduction::Sum ? torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kSum)
-                                                                : torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kNone))));
+                           reduction == torch::Reduction::Mean
+                               ? torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kMean)
+                           : reduction == torch::Reduction::Sum
+                               ? torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kSum)
+                               : torch::nn::functional::CrossEntropyFuncOptions::reduction_t(torch::kNone))));
     return 1;
   });
 }
@@ -277,16 +280,20 @@ int w_dropout(lua_State* L) {
 }  // namespace
 
 void open_tensor_functions(lua_State* L, int module) {
-  const luaL_Reg functions[] = {{"tensor", w_tensor}, {"zeros", w_filled<0>}, {"ones", w_filled<1>},
-                                {"rand", w_filled<2>}, {"randn", w_filled<3>}, {"full", w_full},
-                                {"arange", w_arange}, {"eye", w_eye}, {"randint", w_randint},
+  const luaL_Reg functions[] = {{"tensor", w_tensor},     {"zeros", w_filled<0>}, {"ones", w_filled<1>},
+                                {"rand", w_filled<2>},    {"randn", w_filled<3>}, {"full", w_full},
+                                {"arange", w_arange},     {"eye", w_eye},         {"randint", w_randint},
                                 {"randperm", w_randperm}, {"cat", w_join<false>}, {"stack", w_join<true>},
-                                {"where", w_where}, {"matmul", w_matmul}, {nullptr, nullptr}};
+                                {"where", w_where},       {"matmul", w_matmul},   {nullptr, nullptr}};
   lx_set_functions(L, module, functions);
   lua_getfield(L, module, "nn");
-  const luaL_Reg nn[] = {{"l1_loss", w_loss<0>}, {"mse_loss", w_loss<1>}, {"smooth_l1_loss", w_loss<2>},
-                         {"binary_cross_entropy_with_logits", w_loss<3>}, {"cross_entropy", w_cross_entropy},
-                         {"dropout", w_dropout}, {nullptr, nullptr}};
+  const luaL_Reg nn[] = {{"l1_loss", w_loss<0>},
+                         {"mse_loss", w_loss<1>},
+                         {"smooth_l1_loss", w_loss<2>},
+                         {"binary_cross_entropy_with_logits", w_loss<3>},
+                         {"cross_entropy", w_cross_entropy},
+                         {"dropout", w_dropout},
+                         {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), nn);
   lua_pop(L, 1);
 }

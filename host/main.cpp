@@ -10,23 +10,22 @@
 //   lrhost eval CHECKPOINT_DIR [--episodes N] [--videos N] [--nproc N]   closed-loop evaluation (push task)
 //   lrhost lerobot-train [--num_processes N] --policy.path=... --batch_size=...   lerobot-train's command line
 //   lrhost --version
-#include <CLI/CLI.hpp>
 #include <torch/cuda.h>
 #include <torch/torch.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
+#include "host/cli/accelerate_config.hpp"
 #include "host/cli/checkpoint_command.hpp"
 #include "host/cli/dataset_command.hpp"
 #include "host/cli/eval_run_dir.hpp"
-#include "host/cli/accelerate_config.hpp"
 #include "host/cli/lerobot_train.hpp"
 #include "host/cli/number_checks.hpp"
 #include "host/cli/plot_command.hpp"
-#include "host/util/shipped_paths.hpp"
 #include "host/cli/recipe_process.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/cli/tokenize_command.hpp"
@@ -40,6 +39,7 @@
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 #include "host/util/output_buffering.hpp"
+#include "host/util/shipped_paths.hpp"
 
 #ifdef LRHOST_WITH_JEMALLOC
 // jemalloc's start-up options for this binary (MALLOC_CONF in the environment overrides them). Freed
@@ -104,8 +104,9 @@ void add_launch_arguments(CLI::App& command, LaunchArguments& args) {
           ->capture_default_str(),
   };
   command.add_option("--timeout", args.timeout_s, "collective timeout in seconds")->capture_default_str();
-  command.add_option("--rendezvous-timeout", args.rendezvous_timeout_s,
-                     "seconds to wait for every rank and node to arrive at the store")
+  command
+      .add_option("--rendezvous-timeout", args.rendezvous_timeout_s,
+                  "seconds to wait for every rank and node to arrive at the store")
       ->capture_default_str();
   command.add_option("--run-dir", args.run_dir,
                      "run directory (logs, error files); default outputs/lrhost/<date>_<time>_<recipe>");
@@ -126,9 +127,10 @@ void check_launch_flags(const LaunchArguments& launch) {
     if (option->count() > 0) given += (given.empty() ? "" : ", ") + option->get_name();
   if (const char* rank = std::getenv("RANK"); rank != nullptr && (launching || !given.empty()))
     throw lrhost::util::ConfigError(
-        std::string("RANK=") + rank + " is set, so this process already is one rank of a job (started by lrhost, "
-        "torchrun or Slurm); " + (launching ? std::string(launch.nproc ? "--nproc" : "--gpus") : given) +
-            " would start a job inside it",
+        std::string("RANK=") + rank +
+            " is set, so this process already is one rank of a job (started by lrhost, "
+            "torchrun or Slurm); " +
+            (launching ? std::string(launch.nproc ? "--nproc" : "--gpus") : given) + " would start a job inside it",
         "drop the launcher flags (the job's launcher already chose them), or unset RANK to launch from here");
   if (!launching && !given.empty())
     throw lrhost::util::ConfigError(given + " only apply to a launched job, but neither --nproc nor --gpus was given",
@@ -159,7 +161,8 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     // Ranks get the recipe, its overrides and the per-process options; every launcher flag
     // reaches them through the environment instead.
     options.rank_arguments = {"run"};
-    if (args.threads > 0) options.rank_arguments.insert(options.rank_arguments.end(), {"--threads", std::to_string(args.threads)});
+    if (args.threads > 0)
+      options.rank_arguments.insert(options.rank_arguments.end(), {"--threads", std::to_string(args.threads)});
     if (args.verbose) options.rank_arguments.push_back("--verbose");
     options.rank_arguments.push_back(args.recipe);
     options.rank_arguments.insert(options.rank_arguments.end(), args.overrides.begin(), args.overrides.end());
@@ -175,10 +178,10 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     options.save_signals = lrhost::launch::save_signals_from_environment();
     options.rendezvous_timeout_s = launch->rendezvous_timeout_s;
     const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
-    options.run_dir = std::filesystem::absolute(
-        launch->run_dir                                          ? std::filesystem::path(*launch->run_dir)
-        : inherited_run_dir != nullptr && *inherited_run_dir != 0 ? std::filesystem::path(inherited_run_dir)
-                                                                  : lrhost::launch::default_run_dir(args.recipe));
+    options.run_dir = std::filesystem::absolute(launch->run_dir ? std::filesystem::path(*launch->run_dir)
+                                                : inherited_run_dir != nullptr && *inherited_run_dir != 0
+                                                    ? std::filesystem::path(inherited_run_dir)
+                                                    : lrhost::launch::default_run_dir(args.recipe));
     options.claimed_run_dir = !launch->run_dir && (inherited_run_dir == nullptr || *inherited_run_dir == 0);
     options.verbose = args.verbose;
     // The ranks' resume line repeats these flags (resume_hint.hpp).
@@ -247,10 +250,11 @@ int lerobot_train(const std::vector<std::string>& arguments) {
       std::cout << lrhost::cli::lerobot_train_help();
       return 0;
     }
-  auto plan = lrhost::cli::plan_lerobot_train(arguments, lrhost::cli::default_accelerate_config([](const std::string& name) {
-    const char* value = std::getenv(name.c_str());
-    return value ? std::optional<std::string>(value) : std::nullopt;
-  }));
+  auto plan =
+      lrhost::cli::plan_lerobot_train(arguments, lrhost::cli::default_accelerate_config([](const std::string& name) {
+                                        const char* value = std::getenv(name.c_str());
+                                        return value ? std::optional<std::string>(value) : std::nullopt;
+                                      }));
   // accelerate's gpu_ids (--gpu_ids or the config file's): before anything counts the GPUs; the
   // ranks inherit it.
   if (plan.cuda_visible_devices) setenv("CUDA_VISIBLE_DEVICES", plan.cuda_visible_devices->c_str(), 1);
@@ -258,8 +262,10 @@ int lerobot_train(const std::vector<std::string>& arguments) {
     // accelerate's --multi_gpu without --num_processes: every visible GPU.
     int visible = static_cast<int>(torch::cuda::device_count());
     if (visible < 1)
-      throw lrhost::util::ConfigError("lerobot-train: --multi_gpu without --num_processes uses every GPU, and "
-                                      "none is visible", "give --num_processes=N (CPU ranks) or drop --multi_gpu");
+      throw lrhost::util::ConfigError(
+          "lerobot-train: --multi_gpu without --num_processes uses every GPU, and "
+          "none is visible",
+          "give --num_processes=N (CPU ranks) or drop --multi_gpu");
     plan.gpus = visible;
     plan.all_gpus = false;
   }
@@ -323,7 +329,8 @@ int main(int argc, char** argv) {
   std::string show_device = "auto";
   show_command->add_option("--device", show_device, "as for run (auto, cpu, cuda); the plan is the same on each")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  show_command->add_flag("--json", show_args.json, "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
+  show_command->add_flag("--json", show_args.json,
+                         "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
 
   // Only for the help text: `lrhost lerobot-train ...` is parsed by the front door before CLI11.
   app.add_subcommand("lerobot-train",
@@ -343,8 +350,9 @@ int main(int argc, char** argv) {
   std::string resume_from;
   std::vector<std::string> resume_overrides;
   auto* resume_command = app.add_subcommand(
-      "resume", "continue a training run: re-runs the recipe copy stored in the checkpoint with its overrides, "
-                "output_dir and resume=true (launch flags as for run)");
+      "resume",
+      "continue a training run: re-runs the recipe copy stored in the checkpoint with its overrides, "
+      "output_dir and resume=true (launch flags as for run)");
   resume_command->add_option("checkpoint", resume_from, "output dir, checkpoints dir or step dir")->required();
   resume_command->add_option("overrides", resume_overrides,
                              "key=value overrides applied after the stored ones (e.g. steps=40000 to train longer)");
@@ -359,8 +367,9 @@ int main(int argc, char** argv) {
   std::string eval_checkpoint;
   int eval_episodes = 50, eval_videos = 4, eval_max_steps = 80;
   auto* eval_command = app.add_subcommand(
-      "eval", "closed-loop evaluation on the built-in pushing task: success rate, returns and rollout videos "
-              "in <run>/eval/<step>/ (recipes/eval_policy.lua; launch flags as for run)");
+      "eval",
+      "closed-loop evaluation on the built-in pushing task: success rate, returns and rollout videos "
+      "in <run>/eval/<step>/ (recipes/eval_policy.lua; launch flags as for run)");
   eval_command->add_option("checkpoint", eval_checkpoint, "run folder, checkpoints/<step> folder or pretrained folder")
       ->required();
   eval_command->add_option("--episodes", eval_episodes, "episodes to roll out (split across the ranks)")
@@ -389,8 +398,8 @@ int main(int argc, char** argv) {
   // `lrhost [flags] RECIPE.lua ...` is shorthand for `lrhost run [flags] RECIPE.lua ...`.
   if (!arguments.empty() && arguments[0] != "run" && arguments[0] != "show" && arguments[0] != "dataset" &&
       arguments[0] != "checkpoint" && arguments[0] != "resume" && arguments[0] != "tokenize" &&
-      arguments[0] != "plot" && arguments[0] != "eval" && arguments[0] != "--version" &&
-      arguments[0] != "--help" && arguments[0] != "-h")
+      arguments[0] != "plot" && arguments[0] != "eval" && arguments[0] != "--version" && arguments[0] != "--help" &&
+      arguments[0] != "-h")
     arguments.insert(arguments.begin(), "run");
   const std::vector<std::string> given = arguments;
   std::reverse(arguments.begin(), arguments.end());  // CLI11 takes them last-first

@@ -84,7 +84,8 @@ torch::Device choose_device(const dist::RankEnv& env) {
   auto count = static_cast<int>(torch::cuda::device_count());
   if (count == 0) throw util::ConfigError("the cuda device was requested but no GPU is available", "use --device cpu");
   // Gloo can share one GPU between ranks (useful for tests); NCCL needs one GPU per rank.
-  if (env.cuda_backend == "gloo") return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % count));
+  if (env.cuda_backend == "gloo")
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % count));
   if (env.local_rank >= count)
     throw util::ConfigError("local rank " + std::to_string(env.local_rank) + " needs GPU " +
                                 std::to_string(env.local_rank) + " but this machine has " + std::to_string(count),
@@ -111,11 +112,13 @@ std::vector<std::string> read_wrap_modules(const nlohmann::json& value) {
   } else if (value.is_array()) {
     for (const auto& item : value) {
       if (!item.is_string())
-        throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must list module type names, got " + value.dump());
+        throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must list module type names, got " +
+                                value.dump());
       add(item.get<std::string>());
     }
   } else if (!value.is_null() && !(value.is_object() && value.empty())) {
-    throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must be a list of module type names, got " + value.dump());
+    throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must be a list of module type names, got " +
+                            value.dump());
   }
   return names;
 }
@@ -238,11 +241,15 @@ std::string AcceleratorConfig::strategy_name(int64_t world_size) const {
          " (dp_shard " + std::to_string(dp_shard) + " x dp_replicate " + std::to_string(dp_replicate) + ")";
 }
 
-std::string Accelerator::strategy() const { return config_.strategy_name(world_size()); }
+std::string Accelerator::strategy() const {
+  return config_.strategy_name(world_size());
+}
 
 MemoryStats Accelerator::memory_stats(const optim::Optimizer* optimizer) const {
   MemoryStats stats;
-  auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+  auto bytes = [](const torch::Tensor& t) {
+    return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  };
   if (fsdp_) {
     auto memory = fsdp_->memory();
     stats.parameter_bytes = memory.parameter_bytes;
@@ -264,8 +271,8 @@ Accelerator::~Accelerator() {
 }
 
 std::string Accelerator::batch_semantics() const {
-  return "effective batch " + std::to_string(effective_batch()) + " = batch_size " + std::to_string(config_.batch_size) +
-         " x " + std::to_string(world_size()) + " data-parallel rank(s) x " +
+  return "effective batch " + std::to_string(effective_batch()) + " = batch_size " +
+         std::to_string(config_.batch_size) + " x " + std::to_string(world_size()) + " data-parallel rank(s) x " +
          std::to_string(config_.gradient_accumulation_steps) + " accumulation step(s)";
 }
 
@@ -285,7 +292,8 @@ void Accelerator::broadcast_module_state(policy::Policy& policy) {
 }
 
 void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
-  if (!prepared_params_.empty()) throw util::ConfigError("accelerator:prepare was already called; prepare once per run");
+  if (!prepared_params_.empty())
+    throw util::ConfigError("accelerator:prepare was already called; prepare once per run");
   // File-backed weights (ckpt::WeightLoading::file_backed) are the same file's on every rank: no
   // broadcast, which would also flatten a whole copy. Under FSDP they stay where they are until the
   // engine copies each rank's rows onto the device, so no rank holds the whole model.
@@ -317,20 +325,20 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
     if (shard_from_file) options.device = device_;
     fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
-    policy.materialize_file_casts();  // none left: every parameter is in a unit
+    policy.materialize_file_casts();          // none left: every parameter is in a unit
     if (shard_from_file) policy.to(device_);  // the buffers (the parameters are on the device now)
     const auto& groups = fsdp_->view().units;
     const auto frozen = std::count_if(groups.begin(), groups.end(), [](const auto& g) { return g.frozen; });
     spdlog::info("{}: {} parameter group(s) ({} frozen), rank {} holds shard {}/{} of replica {}/{}", strategy(),
-                 groups.size(), frozen, rank(),
-                 fsdp_->view().shard_rank, fsdp_->view().shard_size, fsdp_->view().replicate_rank,
-                 fsdp_->view().replicate_size);
+                 groups.size(), frozen, rank(), fsdp_->view().shard_rank, fsdp_->view().shard_size,
+                 fsdp_->view().replicate_rank, fsdp_->view().replicate_size);
   }
   prepared_params_ = policy.trainable_parameters();
   state_->params = prepared_params_;
   state_->sharded = fsdp_ != nullptr;
   state_->replicas = fsdp_ ? config_.dp_replicate : 1;
-  if (world_size() > 1 && !fsdp_) reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
+  if (world_size() > 1 && !fsdp_)
+    reducer_ = std::make_unique<dist::DdpReducer>(prepared_params_, comm_, config_.buckets);
   if (optimizer != nullptr) {
     auto state = state_;
     optimizer->set_step_hooks(
@@ -345,7 +353,8 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
           bool found_inf = state->fp16_check == GradScaler::Check::overflow;
           state->scaler->update(found_inf);
           if (found_inf)
-            spdlog::warn("fp16: non-finite gradients, optimizer step skipped (loss scale now {})", state->scaler->scale());
+            spdlog::warn("fp16: non-finite gradients, optimizer step skipped (loss scale now {})",
+                         state->scaler->scale());
           return !found_inf;
         },
         [state] { return state->sync; });
@@ -377,11 +386,14 @@ void Accelerator::backward(const torch::Tensor& loss) {
   state_->sync = boundary;
 }
 
-bool Accelerator::sync_gradients() const { return state_->sync; }
+bool Accelerator::sync_gradients() const {
+  return state_->sync;
+}
 
 std::optional<double> Accelerator::clip_grad_norm(double max_norm) {
   if (!(max_norm > 0)) throw util::ConfigError("clip_grad_norm: max_norm must be > 0, got " + std::to_string(max_norm));
-  if (prepared_params_.empty()) throw util::ConfigError("clip_grad_norm: call accelerator:prepare(policy, optimizer) first");
+  if (prepared_params_.empty())
+    throw util::ConfigError("clip_grad_norm: call accelerator:prepare(policy, optimizer) first");
   if (!state_->sync) return std::nullopt;
   state_->unscale_once();
   // FSDP: each rank holds a slice of the gradients; the engine sums squared norms over the group.
@@ -412,7 +424,8 @@ Accelerator::StepResult Accelerator::eager_step(policy::Policy& policy, optim::O
 
 Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::Optimizer& optimizer,
                                                 const policy::Batch& batch, const StepOptions& options) {
-  if (prepared_params_.empty()) throw util::ConfigError("train_step: call accelerator:prepare(policy, optimizer) first");
+  if (prepared_params_.empty())
+    throw util::ConfigError("train_step: call accelerator:prepare(policy, optimizer) first");
   if (!graph_decision_) {
     CudaGraphRequest request;
     request.requested = config_.cuda_graph;
@@ -447,9 +460,10 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
                                                 const policy::Batch& batch, const StepOptions& options) {
   const double max_norm = options.max_norm;
   if (!graph_->built_for(policy, optimizer, max_norm))
-    throw util::ConfigError("train_step: with accelerator.cuda_graph every call must pass the policy, optimizer and "
-                            "max_norm of the first (the captured step keeps them); got another one",
-                            "keep one policy, one optimizer and one clip norm for the run");
+    throw util::ConfigError(
+        "train_step: with accelerator.cuda_graph every call must pass the policy, optimizer and "
+        "max_norm of the first (the captured step keeps them); got another one",
+        "keep one policy, one optimizer and one clip norm for the run");
   auto eager = [&] {
     // After a replay the parameters' .grad are the graph's own buffers, which backward would add to.
     optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
@@ -467,8 +481,10 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
     const auto signature = batch_signature(batch);
     if (signature == graph_->signature()) return replay();
     if (warned_signatures_.insert(signature).second)
-      spdlog::warn("accelerator.cuda_graph: a batch of another shape ({}) than the captured one ({}); such steps "
-                   "run eagerly", signature, graph_->signature());
+      spdlog::warn(
+          "accelerator.cuda_graph: a batch of another shape ({}) than the captured one ({}); such steps "
+          "run eagerly",
+          signature, graph_->signature());
     return eager();
   }
   if (graph_eager_steps_ < kCudaGraphWarmupSteps) {
@@ -490,9 +506,10 @@ Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::O
     return eager_step(policy, optimizer, batch, options, nullptr);
   }
   if (is_main_process())
-    spdlog::info("accelerator.cuda_graph: captured the training step after {} eager steps ({} parameters updated "
-                 "in the graph; batch {})",
-                 graph_eager_steps_, graph_->updated_parameters(), graph_->signature());
+    spdlog::info(
+        "accelerator.cuda_graph: captured the training step after {} eager steps ({} parameters updated "
+        "in the graph; batch {})",
+        graph_eager_steps_, graph_->updated_parameters(), graph_->signature());
   return replay();
 }
 
@@ -511,8 +528,8 @@ Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
   if (!std::isfinite(loss) || (grad_norm && !std::isfinite(*grad_norm))) {
     // The graph has applied the update already; the guard's only policy here is to stop (the
     // "skip" policy refuses capture), before a checkpoint could save the damaged weights.
-    Divergence divergence = !std::isfinite(loss) ? Divergence{"loss", loss, rank()}
-                                                 : Divergence{"gradient norm", *grad_norm, -1};
+    Divergence divergence =
+        !std::isfinite(loss) ? Divergence{"loss", loss, rank()} : Divergence{"gradient norm", *grad_norm, -1};
     state_->guard.handle(divergence, is_main_process());
   }
   return StepResult{outputs.loss, std::move(outputs.parts), grad_norm, std::nullopt};
@@ -549,16 +566,22 @@ std::optional<double> Accelerator::loss_scale() const {
   return state_->scaler->scale();
 }
 
-int64_t Accelerator::skipped_steps() const { return state_->scaler ? state_->scaler->skipped_steps() : 0; }
+int64_t Accelerator::skipped_steps() const {
+  return state_->scaler ? state_->scaler->skipped_steps() : 0;
+}
 
-int64_t Accelerator::skipped_nonfinite_steps() const { return state_->guard.skipped_steps(); }
+int64_t Accelerator::skipped_nonfinite_steps() const {
+  return state_->guard.skipped_steps();
+}
 
 void Accelerator::set_next_step(int64_t step) {
   if (step < 1) throw util::ConfigError("the next step must be >= 1, got " + std::to_string(step));
   state_->guard.set_next_step(step);
 }
 
-void Accelerator::set_last_checkpoint(std::string dir) { state_->guard.set_last_checkpoint(std::move(dir)); }
+void Accelerator::set_last_checkpoint(std::string dir) {
+  state_->guard.set_last_checkpoint(std::move(dir));
+}
 
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   if (!reducer_) return std::nullopt;
@@ -572,7 +595,8 @@ int Accelerator::stop_requested(int local) {
   // other; a scheduler may signal one pod only), so each rank's own flag may say "stop" one step
   // earlier than its peers'. The max over ranks is the same everywhere: every rank stops after
   // the same step. On the accelerator's device, the only kind of tensor its comm reduces.
-  auto flag = torch::tensor({static_cast<double>(local)}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+  auto flag =
+      torch::tensor({static_cast<double>(local)}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
   comm_->all_reduce(flag, dist::ReduceOp::max);
   return agreed_stop_signal_ = static_cast<int>(flag.cpu().item<double>());
 }
@@ -584,11 +608,13 @@ std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::st
   std::size_t hash = 0;
   for (const auto& [key, value] : metrics) hash = hash * 1000003u ^ std::hash<std::string>{}(key);
   auto options = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
-  auto check = torch::tensor({static_cast<double>(hash % 1000000007u), -static_cast<double>(hash % 1000000007u)}, options);
+  auto check =
+      torch::tensor({static_cast<double>(hash % 1000000007u), -static_cast<double>(hash % 1000000007u)}, options);
   comm_->all_reduce(check, dist::ReduceOp::max);
   auto values = check.cpu();
   if (values[0].item<double>() != -values[1].item<double>())
-    throw util::ConfigError("acc:log / reduce_metrics: ranks passed different metric names; every rank must pass the same keys");
+    throw util::ConfigError(
+        "acc:log / reduce_metrics: ranks passed different metric names; every rank must pass the same keys");
   // Two collectives whatever the number of metrics: sums (means are sums divided afterwards) and maxes.
   std::vector<double> sums, maxes;
   for (const auto& [key, value] : metrics)

@@ -144,7 +144,7 @@ class Accelerator {
   struct StepResult {
     torch::Tensor loss;
     std::map<std::string, torch::Tensor> parts;
-    std::optional<double> grad_norm;  // nullopt without clipping or on accumulation micro-steps
+    std::optional<double> grad_norm;    // nullopt without clipping or on accumulation micro-steps
     std::optional<MemoryStats> memory;  // with StepOptions::measure_memory
   };
   StepResult train_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,

@@ -15,10 +15,10 @@
 namespace lrhost::accel {
 
 struct CudaGraphRequest {
-  bool requested = false;              // accelerator.cuda_graph
-  bool cuda = false;                   // the accelerator's device is a GPU
-  int world_size = 1;                  // ranks in the job
-  bool sharded = false;                // FSDP (even on one rank: it frees and refills parameter storage)
+  bool requested = false;  // accelerator.cuda_graph
+  bool cuda = false;       // the accelerator's device is a GPU
+  int world_size = 1;      // ranks in the job
+  bool sharded = false;    // FSDP (even on one rank: it frees and refills parameter storage)
   int64_t gradient_accumulation_steps = 1;
   std::string mixed_precision = "no";  // no | bf16 | fp16
   std::string nonfinite = "error";     // error | skip

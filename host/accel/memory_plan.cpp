@@ -24,11 +24,14 @@ namespace {
 int64_t optimizer_moments(const std::string& kind, const nlohmann::json& options) {
   if (kind == "adam" || kind == "adamw")
     return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 3 : 2;
-  double momentum = options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
+  double momentum =
+      options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
   return momentum > 0 ? 1 : 0;
 }
 
-int64_t element_bytes(c10::ScalarType dtype) { return static_cast<int64_t>(c10::elementSize(dtype)); }
+int64_t element_bytes(c10::ScalarType dtype) {
+  return static_cast<int64_t>(c10::elementSize(dtype));
+}
 
 // Bytes of a group's padded shard (per rank) and of its full parameters.
 int64_t shard_bytes(const dist::fsdp::UnitLayout& unit) {
@@ -41,7 +44,8 @@ int64_t shard_bytes(const dist::fsdp::UnitLayout& unit) {
 std::string describe_schedule(const nlohmann::json& scheduler_preset, const nlohmann::json& config) {
   auto preset = scheduler_preset;
   if (!preset.is_object()) return {};
-  const int64_t steps = config.contains("steps") && config["steps"].is_number_integer() ? config["steps"].get<int64_t>() : 0;
+  const int64_t steps =
+      config.contains("steps") && config["steps"].is_number_integer() ? config["steps"].get<int64_t>() : 0;
   if (steps > 0) preset["total_steps"] = steps;
   auto spec = optim::ScheduleSpec::from_json(preset);
   std::ostringstream out;
@@ -69,9 +73,8 @@ std::string mib(int64_t bytes) {
 // The plan from the policy's wrap units (every parameter in exactly one, the root unit last) and its
 // presets: what make_memory_plan reads of a built policy or of a planned one.
 MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp::WrapUnit>& wrap_units,
-                           const nlohmann::json& optimizer_preset,
-                           const nlohmann::json& scheduler_preset, const AcceleratorConfig& accel,
-                           const nlohmann::json& config, int64_t world_size) {
+                           const nlohmann::json& optimizer_preset, const nlohmann::json& scheduler_preset,
+                           const AcceleratorConfig& accel, const nlohmann::json& config, int64_t world_size) {
   MemoryPlan plan;
   plan.world_size = world_size;
   plan.effective_batch = accel.batch_size * world_size * accel.gradient_accumulation_steps;
@@ -127,8 +130,9 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
 
   StrategyMemory ddp{"ddp", 1, trainable_bytes + frozen_bytes, trainable_bytes, moments * trainable_bytes, 0};
   auto sharded = [&](const std::string& name, bool reshard) {
-    StrategyMemory m{name, shard, trainable_shard_bytes + frozen_shard_bytes, trainable_shard_bytes,
-                     moments * trainable_shard_bytes, 0};
+    StrategyMemory m{
+        name, shard, trainable_shard_bytes + frozen_shard_bytes, trainable_shard_bytes, moments * trainable_shard_bytes,
+        0};
     // ZeRO-3: the root unit, the running unit and one prefetched unit; ZeRO-2: everything, between
     // forward and the end of backward.
     m.peak_gathered_bytes = reshard ? root_bytes + 2 * largest_unit : all_gathered;
@@ -146,8 +150,8 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
     plan.strategies = {zero2, zero3, ddp};
   if (config.contains("save_async") && config["save_async"].is_boolean() && config["save_async"].get<bool>()) {
     const auto& chosen = plan.strategies.front();
-    plan.async_checkpoint_bytes = trainable_bytes + frozen_bytes + chosen.optimizer_bytes +
-                                  (accel.fsdp() ? chosen.parameter_bytes : 0);
+    plan.async_checkpoint_bytes =
+        trainable_bytes + frozen_bytes + chosen.optimizer_bytes + (accel.fsdp() ? chosen.parameter_bytes : 0);
   }
   return plan;
 }
@@ -157,8 +161,8 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
 MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
   auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
   return plan_from_units(policy.type(), dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
-                         nlohmann::json(policy.optimizer_preset()),
-                         nlohmann::json(policy.scheduler_preset()), accel, config, world_size);
+                         nlohmann::json(policy.optimizer_preset()), nlohmann::json(policy.scheduler_preset()), accel,
+                         config, world_size);
 }
 
 MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann::json& config, int64_t world_size) {
@@ -168,20 +172,18 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
     for (const auto& unit : planned.units) declared.insert(unit.module_type);
     if (std::set<std::string>(accel.wrap_modules.begin(), accel.wrap_modules.end()) != declared)
       throw util::NotImplemented("lrhost show: accelerator.fsdp.wrap_modules other than policy '" + planned.type +
-                                 "''s own units cannot be planned without building the policy",
+                                     "''s own units cannot be planned without building the policy",
                                  "leave accelerator.fsdp.wrap_modules empty to plan the declared units");
   }
   std::vector<dist::fsdp::WrapUnit> units;
   for (const auto& unit : planned.units) units.push_back({unit.path, unit.module_type, nullptr, unit.params});
   if (!planned.root.empty()) units.push_back({"", "root", nullptr, planned.root});
   auto plan = plan_from_units(planned.type, units, nlohmann::json(planned.optimizer_preset),
-                              nlohmann::json(planned.scheduler_preset),
-                              accel, config, world_size);
+                              nlohmann::json(planned.scheduler_preset), accel, config, world_size);
   plan.activation_bytes_per_sample = planned.activation_bytes_per_sample;
   plan.activation_note = planned.activation_note;
   return plan;
 }
-
 
 std::string render_memory_plan(const MemoryPlan& plan) {
   std::ostringstream out;
@@ -209,15 +211,15 @@ std::string render_memory_plan(const MemoryPlan& plan) {
     auto [count, elements, bytes] = by_type[type];
     char line[160];
     std::snprintf(line, sizeof line, "    %-40s %4lld x %12lld params  (%s each)\n", type.c_str(),
-                  static_cast<long long>(count), static_cast<long long>(elements / count),
-                  mib(bytes / count).c_str());
+                  static_cast<long long>(count), static_cast<long long>(elements / count), mib(bytes / count).c_str());
     out << line;
   }
   out << "  per rank, between steps (parameters + gradients + optimizer state) and peak gathered parameters:\n";
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
     const auto& s = plan.strategies[i];
     char line[240];
-    std::snprintf(line, sizeof line, "    %-16s %-6s params %10s  grads %10s  optimizer %10s  = %10s   gathered peak %10s%s\n",
+    std::snprintf(line, sizeof line,
+                  "    %-16s %-6s params %10s  grads %10s  optimizer %10s  = %10s   gathered peak %10s%s\n",
                   s.name.c_str(), ("/" + std::to_string(s.shard_size)).c_str(), mib(s.parameter_bytes).c_str(),
                   mib(s.gradient_bytes).c_str(), mib(s.optimizer_bytes).c_str(), mib(s.persistent_bytes()).c_str(),
                   mib(s.peak_gathered_bytes).c_str(), i == 0 ? "   <- this config" : "");
@@ -226,7 +228,8 @@ std::string render_memory_plan(const MemoryPlan& plan) {
   if (plan.activation_bytes_per_sample >= 0) {
     out << "  activations: " << mib(plan.activation_bytes_per_sample) << " per sample";
     if (plan.batch_size > 0)
-      out << ", " << mib(plan.activation_bytes_per_sample * plan.batch_size) << " per rank at batch " << plan.batch_size;
+      out << ", " << mib(plan.activation_bytes_per_sample * plan.batch_size) << " per rank at batch "
+          << plan.batch_size;
     out << "\n    ("
         << (plan.activation_note.empty()
                 ? std::string("measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes")

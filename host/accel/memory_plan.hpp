@@ -18,9 +18,9 @@
 namespace lrhost::accel {
 
 struct StrategyMemory {
-  std::string name;              // "ddp", "zero-2", "zero-3", "hybrid zero-3", ...
-  int64_t shard_size = 1;        // ranks a parameter is split over
-  int64_t parameter_bytes = 0;   // per rank, between steps
+  std::string name;             // "ddp", "zero-2", "zero-3", "hybrid zero-3", ...
+  int64_t shard_size = 1;       // ranks a parameter is split over
+  int64_t parameter_bytes = 0;  // per rank, between steps
   int64_t gradient_bytes = 0;
   int64_t optimizer_bytes = 0;
   int64_t peak_gathered_bytes = 0;  // full parameters alive at once during forward/backward
@@ -29,19 +29,19 @@ struct StrategyMemory {
 
 struct MemoryPlan {
   int64_t world_size = 1;
-  std::string strategy;             // what the config selects, as Accelerator::strategy() names it
-  std::string optimizer;            // "adamw", "adam", "sgd"
+  std::string strategy;   // what the config selects, as Accelerator::strategy() names it
+  std::string optimizer;  // "adamw", "adam", "sgd"
   double lr = 0;
-  int64_t effective_batch = 0;      // batch_size x ranks x accumulation (0: no batch_size)
-  int64_t batch_size = 0;           // per rank and micro-step (0: none in the config)
+  int64_t effective_batch = 0;  // batch_size x ranks x accumulation (0: no batch_size)
+  int64_t batch_size = 0;       // per rank and micro-step (0: none in the config)
   // Activations one sample keeps alive from forward to backward, measured by the caller
   // (policy/activation_probe.hpp); -1: not measured.
   int64_t activation_bytes_per_sample = -1;
-  int64_t parameters = 0;           // all parameters
+  int64_t parameters = 0;  // all parameters
   int64_t trainable = 0;
   // Parameter groups of the wrap units, for the selected (or, under DDP, world-size) shard group.
   std::vector<dist::fsdp::UnitLayout> units;
-  std::vector<StrategyMemory> strategies;     // the selected one first
+  std::vector<StrategyMemory> strategies;  // the selected one first
   // The learning-rate schedule of the policy's preset for the config's `steps` (empty: none), e.g.
   // SmolVLA's cosine decay with LeRobot's shrinking of warmup and decay for short runs.
   std::string schedule;

@@ -8,11 +8,16 @@ namespace {
 
 std::string dtype_name(torch::ScalarType type) {
   switch (type) {
-    case torch::kFloat32: return "float32";
-    case torch::kBFloat16: return "bfloat16";
-    case torch::kFloat16: return "float16";
-    case torch::kFloat64: return "float64";
-    default: return c10::toString(type);
+    case torch::kFloat32:
+      return "float32";
+    case torch::kBFloat16:
+      return "bfloat16";
+    case torch::kFloat16:
+      return "float16";
+    case torch::kFloat64:
+      return "float64";
+    default:
+      return c10::toString(type);
   }
 }
 

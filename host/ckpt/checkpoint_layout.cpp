@@ -46,14 +46,17 @@ std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   return missing;
 }
 
-std::string shard_manifest_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".checksums.json"; }
+std::string shard_manifest_name(int shard_rank) {
+  return "rank_" + std::to_string(shard_rank) + ".checksums.json";
+}
 
 io::ManifestCheck verify_checkpoint(const fs::path& step_dir) {
   return io::verify_checksum_manifest(step_dir / kChecksumsFile);
 }
 
 std::optional<std::string> missing_lrhost_manifest(const fs::path& step_dir) {
-  if (path_exists(step_dir / kChecksumsFile) || !path_exists(step_dir / kPretrainedDir / kLaunchFile)) return std::nullopt;
+  if (path_exists(step_dir / kChecksumsFile) || !path_exists(step_dir / kPretrainedDir / kLaunchFile))
+    return std::nullopt;
   return std::string("its ") + kChecksumsFile + " is missing, but it is an lrhost checkpoint (" + kPretrainedDir + "/" +
          kLaunchFile + "), which always has one: its data cannot be verified";
 }
@@ -97,7 +100,8 @@ std::optional<std::string> checkpoint_data_damage(const fs::path& step_dir) {
   return checkpoint_damage(step_dir);
 }
 
-CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate, const DamageCheck& damage_check) {
+CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool validate,
+                                const DamageCheck& damage_check) {
   CheckpointScan scan;
   std::error_code ec;
   std::vector<std::pair<int64_t, fs::path>> steps;
@@ -134,10 +138,10 @@ CheckpointScan scan_checkpoints(const fs::path& checkpoints_dir, bool warn, bool
   }
   if (warn && scan.last_complete && !(last_usable && scan.last_complete == scan.last_link))
     spdlog::warn("checkpoints: {}; using the newest sound checkpoint {}",
-                 !scan.damaged.empty() ? scan.damaged.front().first.string() + " is damaged (" +
-                                             scan.damaged.front().second + ")"
-                 : scan.last_link     ? "'last' points to " + scan.last_link->string() + ", which is missing or incomplete"
-                                      : std::string("no 'last' link"),
+                 !scan.damaged.empty()
+                     ? scan.damaged.front().first.string() + " is damaged (" + scan.damaged.front().second + ")"
+                 : scan.last_link ? "'last' points to " + scan.last_link->string() + ", which is missing or incomplete"
+                                  : std::string("no 'last' link"),
                  scan.last_complete->string());
   if (warn)
     for (std::size_t i = 1; i < scan.damaged.size(); ++i)
@@ -179,7 +183,8 @@ fs::path resolve_checkpoint_dir(const fs::path& any, const DamageCheck& damage_c
   for (const auto& [path, damage] : scan.damaged)
     spdlog::warn("checkpoints: {} is damaged ({}); skipped", path.string(), damage);
   if (scan.last_complete) {
-    if (!scan.damaged.empty()) spdlog::warn("checkpoints: using the newest sound checkpoint {}", scan.last_complete->string());
+    if (!scan.damaged.empty())
+      spdlog::warn("checkpoints: using the newest sound checkpoint {}", scan.last_complete->string());
     return *scan.last_complete;
   }
   if (!scan.damaged.empty())

@@ -50,10 +50,9 @@ std::vector<std::string> missing_checkpoint_files(const std::filesystem::path& s
 std::optional<std::string> missing_lrhost_manifest(const std::filesystem::path& step_dir);
 
 // Why a complete checkpoint cannot be resumed, from what can be seen without reading its tensor data:
-// missing_lrhost_manifest, a malformed checksums.json (or per-rank manifest), a listed file that is missing or not the size
-// the manifest says, or a safetensors or JSON file that is truncated or malformed (headers, sizes
-// and JSON). nullopt: it looks sound. Its data is verified as resume reads it (io::VerifiedReads), or
-// by checkpoint_data_damage.
+// missing_lrhost_manifest, a malformed checksums.json (or per-rank manifest), a listed file that is missing or not the
+// size the manifest says, or a safetensors or JSON file that is truncated or malformed (headers, sizes and JSON).
+// nullopt: it looks sound. Its data is verified as resume reads it (io::VerifiedReads), or by checkpoint_data_damage.
 std::optional<std::string> checkpoint_damage(const std::filesystem::path& step_dir);
 // checkpoint_damage after reading every listed file against the manifests (the first mismatch,
 // naming the file and byte range): what `lrhost checkpoint info` reports.
@@ -68,13 +67,13 @@ io::ManifestCheck verify_checkpoint(const std::filesystem::path& step_dir);
 std::string shard_manifest_name(int shard_rank);
 
 struct CheckpointScan {
-  std::optional<std::filesystem::path> last_complete;  // what resume uses
-  std::vector<std::filesystem::path> complete;         // step folders, oldest first
+  std::optional<std::filesystem::path> last_complete;                  // what resume uses
+  std::vector<std::filesystem::path> complete;                         // step folders, oldest first
   std::vector<std::pair<std::filesystem::path, std::string>> damaged;  // newer than last_complete,
-                                                       // skipped with the reason (validate only)
-  std::vector<std::filesystem::path> incomplete;       // step folders missing files
-  std::vector<std::filesystem::path> temporary;        // leftovers of interrupted saves
-  std::optional<std::filesystem::path> last_link;      // where `last` points, when it exists
+                                                                       // skipped with the reason (validate only)
+  std::vector<std::filesystem::path> incomplete;                       // step folders missing files
+  std::vector<std::filesystem::path> temporary;                        // leftovers of interrupted saves
+  std::optional<std::filesystem::path> last_link;                      // where `last` points, when it exists
 };
 // Scans <checkpoints_dir>: `last` wins when it points at a complete checkpoint; otherwise the
 // highest complete step folder (with a warning saying why). With `validate`, a candidate whose

@@ -13,12 +13,12 @@
 #include <map>
 #include <set>
 
-#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
+#include "host/ckpt/sharded_state.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/io/verified_reads.hpp"
 #include "host/io/written_checksums.hpp"
-#include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -117,7 +117,9 @@ void write_tensor_file(TensorFile& file) {
 
 // "rank_<r>.failed": left in the shards folder by a rank whose shard writer failed, with the cause,
 // so rank 0's writer stops waiting for that rank's manifest and fails the save with it.
-std::string shard_failure_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".failed"; }
+std::string shard_failure_name(int shard_rank) {
+  return "rank_" + std::to_string(shard_rank) + ".failed";
+}
 
 }  // namespace
 
@@ -152,7 +154,8 @@ void CheckpointManager::take_tensor(TensorFile& file, std::size_t index, const s
 
 void CheckpointManager::stage_deferred(Snapshot& snap) {
   auto stage = [](TensorFile& file) {
-    for (std::size_t index : file.deferred) file.tensors[index].second = file.tensors[index].second.contiguous().clone();
+    for (std::size_t index : file.deferred)
+      file.tensors[index].second = file.tensors[index].second.contiguous().clone();
     file.deferred.clear();
   };
   if (snap.shard) stage(*snap.shard);
@@ -160,8 +163,7 @@ void CheckpointManager::stage_deferred(Snapshot& snap) {
 }
 
 void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
-                                            std::vector<std::pair<std::string, torch::Tensor>>* full_state,
-                                            bool copy) {
+                                            std::vector<std::pair<std::string, torch::Tensor>>* full_state, bool copy) {
   if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
   std::error_code ec;
   fs::create_directories(snap.step_dir.parent_path(), ec);
@@ -173,8 +175,8 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
   if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
   // The tensors: model.safetensors (the gathered state dict under FSDP) and, without FSDP, the
   // optimizer state.
-  TensorFile model{pretrained / kModelFile, full_state ? std::move(*full_state) : targets.policy->state_dict(),
-                   {{"format", "pt"}}};
+  TensorFile model{
+      pretrained / kModelFile, full_state ? std::move(*full_state) : targets.policy->state_dict(), {{"format", "pt"}}};
   sort_pretrained_state(model.tensors);
   // The gathered FSDP state is already this save's own host copy; otherwise parameters can wait for
   // the writer (only the optimizer step changes them) and buffers are copied now.
@@ -254,7 +256,8 @@ void CheckpointManager::write_checkpoint(Snapshot& snap) {
     const fs::path state = snap.staging->path() / kTrainingStateDir;
     std::error_code ec;
     fs::rename(snap.shards, state / kShardsDir, ec);
-    if (ec) throw util::IoError("cannot move " + snap.shards.string() + " into " + state.string() + ": " + ec.message());
+    if (ec)
+      throw util::IoError("cannot move " + snap.shards.string() + " into " + state.string() + ": " + ec.message());
   }
   write_checkpoint_manifest(snap.staging->path());
   snap.staging->commit();
@@ -285,9 +288,10 @@ fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets)
   fs::path step_dir = save_metered(step, targets);
   // The writer thread's copies of the live tensors are made outside this thread's meter: counted by size.
   save_host_peak_bytes_ = meter.peak_bytes() + deferred_bytes_;
-  spdlog::info("checkpoint: step {} save_host_peak_bytes={} ({} of host tensors allocated by this rank's part of the "
-               "save at its peak)",
-               step, save_host_peak_bytes_, util::human_bytes(static_cast<std::uintmax_t>(save_host_peak_bytes_)));
+  spdlog::info(
+      "checkpoint: step {} save_host_peak_bytes={} ({} of host tensors allocated by this rank's part of the "
+      "save at its peak)",
+      step, save_host_peak_bytes_, util::human_bytes(static_cast<std::uintmax_t>(save_host_peak_bytes_)));
   return step_dir;
 }
 
@@ -333,9 +337,10 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
   }
   collective("checkpoint snapshot at step " + std::to_string(step), false,
              [&] { snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, true); });
-  spdlog::info("checkpoint: step {} copies {} bytes to host memory ({} of them while the next step's forward and "
-               "backward run); writing in the background",
-               step, copied_bytes_, deferred_bytes_);
+  spdlog::info(
+      "checkpoint: step {} copies {} bytes to host memory ({} of them while the next step's forward and "
+      "backward run); writing in the background",
+      step, copied_bytes_, deferred_bytes_);
   // The live tensors the writer still copies must not change before it has: the next optimizer step
   // (the first thing that changes them) waits for the copies.
   if (targets.optimizer) targets.optimizer->wait_before_step(snap->staged.get_future().share());
@@ -432,7 +437,8 @@ std::optional<std::string> CheckpointManager::agree(const std::optional<std::str
   comm_->all_reduce(text, dist::ReduceOp::sum);
   std::string agreed;
   auto chars = text.accessor<double, 1>();
-  for (int64_t i = 0; i < kLength && chars[i] != 0; ++i) agreed.push_back(static_cast<char>(static_cast<int>(chars[i])));
+  for (int64_t i = 0; i < kLength && chars[i] != 0; ++i)
+    agreed.push_back(static_cast<char>(static_cast<int>(chars[i])));
   if (first != 0) agreed += " (found by rank " + std::to_string(first) + ")";
   return agreed;
 }
@@ -500,9 +506,10 @@ CheckpointManager::Resumed CheckpointManager::resume(const fs::path& requested, 
       return it != damaged.end() ? std::optional<std::string>(it->second) : agreed_damage(candidate);
     });
     if (!scan.last_complete)
-      throw CheckpointDamaged(step_dir.string() + " is damaged (" + *damage + ") and no older sound checkpoint is left in " +
-                                  step_dir.parent_path().string(),
-                              "`lrhost checkpoint verify " + step_dir.parent_path().string() + "` lists what is damaged");
+      throw CheckpointDamaged(
+          step_dir.string() + " is damaged (" + *damage + ") and no older sound checkpoint is left in " +
+              step_dir.parent_path().string(),
+          "`lrhost checkpoint verify " + step_dir.parent_path().string() + "` lists what is damaged");
     if (rank_ == 0)
       spdlog::warn("checkpoints: {} is damaged ({}); resuming from the newest sound checkpoint {} instead",
                    step_dir.string(), *damage, scan.last_complete->string());
@@ -566,7 +573,8 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
       const bool sharded = path_exists(state / kShardsDir);
       if (sharded != (targets.fsdp != nullptr))
         spdlog::info("resume: {} was written {}; this run {}: {}", step_dir.string(),
-                     sharded ? "sharded (FSDP)" : "without FSDP", targets.fsdp ? "shards it with FSDP" : "does not shard",
+                     sharded ? "sharded (FSDP)" : "without FSDP",
+                     targets.fsdp ? "shards it with FSDP" : "does not shard",
                      sharded ? "every rank assembles the parameters and optimizer state from all shard files"
                              : "each rank cuts its shards from the full tensors");
       if (targets.fsdp && targets.policy && !sharded) {
@@ -582,8 +590,8 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
           if (view.find(name) != nullptr) return;
           const auto& saved = model.at(name);
           if (saved.sizes() != tensor.sizes())
-            throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
-                                      ", the model has " + c10::str(tensor.sizes()),
+            throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " +
+                                      c10::str(saved.sizes()) + ", the model has " + c10::str(tensor.sizes()),
                                   "resume with the policy config the checkpoint was written with");
           tensor.detach().copy_(saved);
         };

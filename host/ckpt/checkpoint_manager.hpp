@@ -33,8 +33,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -175,7 +175,7 @@ class CheckpointManager {
   std::unique_ptr<Snapshot> pending_;
   std::thread writer_;
   std::exception_ptr writer_error_;
-  std::atomic<bool> abandon_{false};  // set by the destructor: stop waiting for other ranks' shards
+  std::atomic<bool> abandon_{false};             // set by the destructor: stop waiting for other ranks' shards
   std::map<std::string, torch::Tensor> pinned_;  // CUDA host buffers, reused across saves
   int64_t copied_bytes_ = 0;
   int64_t save_host_peak_bytes_ = 0;

@@ -173,7 +173,8 @@ nlohmann::ordered_json read_policy_config(const fs::path& dir) {
   auto config = read_config_json(dir);
   // A pi0/pi05 geometry other than LeRobot's travels as geometry.json next to config.json
   // (policy/common/pi_geometry.hpp); the config field `geometry` names it.
-  if (fs::exists(dir / kGeometryFile) && !config.contains("geometry")) config["geometry"] = (dir / kGeometryFile).string();
+  if (fs::exists(dir / kGeometryFile) && !config.contains("geometry"))
+    config["geometry"] = (dir / kGeometryFile).string();
   return config;
 }
 

@@ -37,7 +37,8 @@ RecipeSnapshot take_recipe_snapshot(const fs::path& recipe, const std::vector<Lo
     }
   }
   snapshot.recipe_text = io::read_text_file(recipe);
-  for (const auto& module : modules) snapshot.modules.emplace_back(module_path(module), io::read_text_file(module.file));
+  for (const auto& module : modules)
+    snapshot.modules.emplace_back(module_path(module), io::read_text_file(module.file));
   std::sort(snapshot.modules.begin(), snapshot.modules.end());
   snapshot.overrides = std::move(overrides);
   return snapshot;
@@ -75,7 +76,8 @@ std::vector<std::string> missing_snapshot_files(const fs::path& pretrained_dir) 
   auto expect = [&](const std::string& relative) {
     if (!fs::is_regular_file(pretrained_dir / relative, ec)) missing.push_back(relative);
   };
-  if (launch.contains("recipe_copy") && launch["recipe_copy"].is_string()) expect(launch["recipe_copy"].get<std::string>());
+  if (launch.contains("recipe_copy") && launch["recipe_copy"].is_string())
+    expect(launch["recipe_copy"].get<std::string>());
   if (launch.contains("modules") && launch["modules"].is_array())
     for (const auto& path : launch["modules"])
       if (path.is_string()) expect(std::string(kModulesDir) + "/" + path.get<std::string>());

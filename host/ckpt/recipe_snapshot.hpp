@@ -18,8 +18,8 @@ inline constexpr const char* kModulesDir = "train_modules";
 inline constexpr const char* kLaunchFile = "train_launch.json";
 
 struct LoadedModule {
-  std::string name;             // as given to require: "policy_training", "team.scaling"
-  std::filesystem::path file;   // where it was found
+  std::string name;            // as given to require: "policy_training", "team.scaling"
+  std::filesystem::path file;  // where it was found
 };
 
 struct RecipeSnapshot {

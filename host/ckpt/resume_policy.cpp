@@ -37,10 +37,11 @@ ResumeEnvironment ResumeEnvironment::from_process() {
   return {read("LRHOST_RESTART_COUNT"), read("LRHOST_RESUME_FROM"), read("LRHOST_OVERWRITE")};
 }
 
-bool ResumeEnvironment::restarted() const { return std::atoi(restart_count.c_str()) > 0; }
+bool ResumeEnvironment::restarted() const {
+  return std::atoi(restart_count.c_str()) > 0;
+}
 
-ResumePlan plan_resume(const ResumeRequest& request, const ResumeEnvironment& environment,
-                       CheckpointManager& manager) {
+ResumePlan plan_resume(const ResumeRequest& request, const ResumeEnvironment& environment, CheckpointManager& manager) {
   ResumePlan plan;
   bool auto_resume = request.auto_resume;
   const bool restarted = environment.restarted();
@@ -77,9 +78,9 @@ std::optional<std::filesystem::path> choose_resume_point(const CheckpointManager
   auto dir = manager.find_resume_dir(plan.from);
   if (!dir) {
     if (plan.mode == ResumeMode::required)
-      throw util::ConfigError("checkpoint: resume = true, but " + manager.checkpoints_dir().string() +
-                                  " holds no complete checkpoint",
-                              "start without resume, or use resume = \"auto\" to resume only when one exists");
+      throw util::ConfigError(
+          "checkpoint: resume = true, but " + manager.checkpoints_dir().string() + " holds no complete checkpoint",
+          "start without resume, or use resume = \"auto\" to resume only when one exists");
     spdlog::info("checkpoint: resume = \"auto\" and {} holds no checkpoint yet: starting at step 1",
                  manager.checkpoints_dir().string());
     return std::nullopt;
@@ -91,16 +92,18 @@ std::optional<std::filesystem::path> choose_resume_point(const CheckpointManager
     const std::string finished = "checkpoint: " + dir->string() + " is already at step " + std::to_string(reached) +
                                  " of " + std::to_string(total_steps) + " (" + total_steps_source + ")";
     const std::string further = "pass steps=M (or --steps=M to lrhost lerobot-train) with M > " +
-                                std::to_string(reached) + " to train further, e.g. `lrhost resume DIR steps=" +
-                                std::to_string(2 * reached) + "`";
+                                std::to_string(reached) +
+                                " to train further, e.g. `lrhost resume DIR steps=" + std::to_string(2 * reached) + "`";
     spdlog::warn("{}: the run is finished and trains no step; {}", finished, further);
   }
   if (total_steps > 0 && total_steps < reached)
-    throw util::ConfigError(
-        "checkpoint: " + dir->string() + " already reached step " + std::to_string(reached) +
-            ", but this run ends at step " + std::to_string(total_steps) + " (" + total_steps_source + ")",
-        "give steps=" + std::to_string(reached + 1) + " or more to train on from that checkpoint (e.g. `lrhost "
-        "resume DIR steps=" + std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
+    throw util::ConfigError("checkpoint: " + dir->string() + " already reached step " + std::to_string(reached) +
+                                ", but this run ends at step " + std::to_string(total_steps) + " (" +
+                                total_steps_source + ")",
+                            "give steps=" + std::to_string(reached + 1) +
+                                " or more to train on from that checkpoint (e.g. `lrhost "
+                                "resume DIR steps=" +
+                                std::to_string(2 * reached) + "`), or start a fresh run in another output folder");
   return dir;
 }
 
@@ -112,8 +115,9 @@ void ResumeSequence::begin_resume() {
 
 void ResumeSequence::check_save(int64_t step) const {
   if (plan_.mode != ResumeMode::fresh && !resume_called_)
-    throw util::ConfigError("Checkpoint:save(" + std::to_string(step) + ") before Checkpoint:resume(): this run "
-                            "resumes (resume = true or \"auto\"), and saving first could overwrite the checkpoint",
+    throw util::ConfigError("Checkpoint:save(" + std::to_string(step) +
+                                ") before Checkpoint:resume(): this run "
+                                "resumes (resume = true or \"auto\"), and saving first could overwrite the checkpoint",
                             "call ckpt:resume() once the policy, optimizer, scheduler and loader are built, "
                             "before the first step");
 }
@@ -123,7 +127,8 @@ void check_loader_matches(const nlohmann::json& now, const nlohmann::json& saved
   if (now.value("epoch", -1) != saved.value("epoch", -2) ||
       now.value("start_index", -1) != saved.value("start_index", -2))
     throw util::ConfigError("checkpoint: the loader starts at epoch " + now.value("epoch", nlohmann::json()).dump() +
-                                ", index " + now.value("start_index", nlohmann::json()).dump() + ", but the checkpoint stopped at epoch " +
+                                ", index " + now.value("start_index", nlohmann::json()).dump() +
+                                ", but the checkpoint stopped at epoch " +
                                 saved.value("epoch", nlohmann::json()).dump() + ", index " +
                                 saved.value("start_index", nlohmann::json()).dump(),
                             "track the loader before ckpt:resume() (or pass loader = to lr.checkpoint), or build "

@@ -16,8 +16,8 @@ class CheckpointManager;
 
 // lr.checkpoint's `resume` as the recipe gave it; all defaults: resume = false (a fresh run).
 struct ResumeRequest {
-  bool required = false;     // resume = true: fail without a checkpoint
-  bool auto_resume = false;  // resume = "auto": resume when a checkpoint exists
+  bool required = false;                      // resume = true: fail without a checkpoint
+  bool auto_resume = false;                   // resume = "auto": resume when a checkpoint exists
   std::optional<std::filesystem::path> path;  // resume = "<checkpoint folder>"
 };
 
@@ -51,8 +51,7 @@ struct ResumePlan {
 // `lrhost resume DIR` only in its first attempt. A fresh run whose output folder already holds
 // checkpoints is a ConfigError unless --overwrite was given; then the old checkpoints are moved aside
 // (every rank must call this, as for CheckpointManager::set_aside_checkpoints).
-ResumePlan plan_resume(const ResumeRequest& request, const ResumeEnvironment& environment,
-                       CheckpointManager& manager);
+ResumePlan plan_resume(const ResumeRequest& request, const ResumeEnvironment& environment, CheckpointManager& manager);
 
 // The checkpoint to restore for `plan`, or nullopt to start at step 1 (a fresh plan, or "auto" with no
 // checkpoint yet). ConfigError when the plan requires a checkpoint and there is none, or when the

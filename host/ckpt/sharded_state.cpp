@@ -44,7 +44,7 @@ torch::Tensor checked_shard(const ShardLookup& local_shard, const dist::fsdp::Pa
 // What the index says about one saved parameter, checked against the current model.
 struct SavedParam {
   int64_t rows_per_rank = 0;
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // per saved shard rank
+  std::vector<std::pair<int64_t, int64_t>> ranges;     // per saved shard rank
   std::optional<std::vector<std::string>> optim_keys;  // absent in indexes that do not list them
 };
 
@@ -54,19 +54,19 @@ SavedParam check_saved_param(const ordered_json& entry, const dist::fsdp::ParamS
   if (!entry.is_object() || !entry.contains("shape") || !entry["shape"].is_array() ||
       entry["shape"] != ordered_json(spec.shape) || !entry.contains("dtype") ||
       entry["dtype"] != io::safetensors_dtype(spec.dtype))
-    throw util::DataError(index_file.string() + ": " + where + " is " +
-                              (entry.is_object() ? entry.value("shape", ordered_json()).dump() + " " +
-                                                       entry.value("dtype", ordered_json()).dump()
-                                                 : entry.dump()) +
-                              ", the model has " + ordered_json(spec.shape).dump() + " " +
-                              io::safetensors_dtype(spec.dtype),
-                          "resume with the policy config the checkpoint was written with");
+    throw util::DataError(
+        index_file.string() + ": " + where + " is " +
+            (entry.is_object()
+                 ? entry.value("shape", ordered_json()).dump() + " " + entry.value("dtype", ordered_json()).dump()
+                 : entry.dump()) +
+            ", the model has " + ordered_json(spec.shape).dump() + " " + io::safetensors_dtype(spec.dtype),
+        "resume with the policy config the checkpoint was written with");
   SavedParam saved;
   saved.rows_per_rank = integer(entry, "rows_per_rank", index_file, where);
   if (saved.rows_per_rank != (spec.rows + saved_shards - 1) / saved_shards)
     throw util::DataError(index_file.string() + ": " + where + " has rows_per_rank " +
-                              std::to_string(saved.rows_per_rank) + ", which does not fit " + std::to_string(spec.rows) +
-                              " rows over " + std::to_string(saved_shards) + " shards",
+                              std::to_string(saved.rows_per_rank) + ", which does not fit " +
+                              std::to_string(spec.rows) + " rows over " + std::to_string(saved_shards) + " shards",
                           kDamaged);
   for (int64_t r = 0; r < saved_shards; ++r)
     saved.ranges.emplace_back(std::min(spec.rows, r * saved.rows_per_rank),
@@ -88,9 +88,8 @@ SavedParam check_saved_param(const ordered_json& entry, const dist::fsdp::ParamS
   if (entry.contains("optim")) {
     const auto& keys = entry["optim"];
     if (!keys.is_array() || !std::all_of(keys.begin(), keys.end(), [](const auto& k) { return k.is_string(); }))
-      throw util::DataError(index_file.string() + ": " + where + " needs 'optim' as a list of names, got " +
-                                keys.dump(),
-                            kDamaged);
+      throw util::DataError(
+          index_file.string() + ": " + where + " needs 'optim' as a list of names, got " + keys.dump(), kDamaged);
     saved.optim_keys = keys.get<std::vector<std::string>>();
   }
   return saved;
@@ -99,13 +98,15 @@ SavedParam check_saved_param(const ordered_json& entry, const dist::fsdp::ParamS
 // This rank's rows of one parameter and its optimizer state, assembled from the saved files.
 struct Restored {
   const dist::fsdp::ParamShardSpec* spec = nullptr;
-  torch::Tensor param;                          // shard_shape()
+  torch::Tensor param;                         // shard_shape()
   std::map<std::string, torch::Tensor> state;  // by torch's names, shard-shaped (step 0-d)
 };
 
 }  // namespace
 
-std::string shard_file_name(int shard_rank) { return "rank_" + std::to_string(shard_rank) + ".safetensors"; }
+std::string shard_file_name(int shard_rank) {
+  return "rank_" + std::to_string(shard_rank) + ".safetensors";
+}
 
 std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::ShardingView& view,
                                                                       const ShardLookup& local_shard,
@@ -126,7 +127,8 @@ std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist
 
 std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::FsdpEngine& fsdp,
                                                                       optim::Optimizer* optimizer) {
-  return rank_shard_tensors(fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+  return rank_shard_tensors(
+      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
 }
 
 std::map<std::string, std::string> rank_shard_metadata(const dist::fsdp::ShardingView& view) {
@@ -141,7 +143,8 @@ void write_rank_shards(const fs::path& file, const dist::fsdp::ShardingView& vie
 }
 
 void write_rank_shards(const fs::path& file, const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {
-  write_rank_shards(file, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+  write_rank_shards(
+      file, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
 }
 
 ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup& local_shard,
@@ -161,9 +164,12 @@ ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup
         auto [begin, end] = spec.row_range(r);
         ranges.push_back({begin, end});
       }
-      params[spec.name] = {{"unit", unit.name},          {"shape", spec.shape},
-                           {"dtype", io::safetensors_dtype(spec.dtype)}, {"rows", spec.rows},
-                           {"rows_per_rank", spec.rows_per_rank},    {"ranges", ranges}};
+      params[spec.name] = {{"unit", unit.name},
+                           {"shape", spec.shape},
+                           {"dtype", io::safetensors_dtype(spec.dtype)},
+                           {"rows", spec.rows},
+                           {"rows_per_rank", spec.rows_per_rank},
+                           {"ranges", ranges}};
       if (optimizer != nullptr && local_shard) {
         ordered_json keys = ordered_json::array();
         for (const auto& [key, tensor] : optim::param_state_tensors(*optimizer, checked_shard(local_shard, spec)))
@@ -177,7 +183,8 @@ ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup
 }
 
 ordered_json shard_index(const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {
-  return shard_index(fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+  return shard_index(
+      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
 }
 
 std::vector<std::string> missing_shard_files(const fs::path& shards_dir) {
@@ -244,7 +251,9 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
 
   // Shard files are opened (memory-mapped) on first use, so only the ones this rank needs are read.
   std::map<int64_t, io::SafetensorsContent> files;
-  auto file_path = [&](int64_t rank) { return shards_dir / index["files"][static_cast<std::size_t>(rank)].get<std::string>(); };
+  auto file_path = [&](int64_t rank) {
+    return shards_dir / index["files"][static_cast<std::size_t>(rank)].get<std::string>();
+  };
   auto file = [&](int64_t rank, const std::string& why) -> const io::SafetensorsContent& {
     auto found = files.find(rank);
     if (found != files.end()) return found->second;
@@ -287,8 +296,8 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
           if (tensor == nullptr)
             throw util::DataError(path + ": has no tensor '" + optim_prefix + key + "', which the index lists",
                                   kDamaged);
-          item.state[key] = key == "step" ? tensor->clone()
-                                          : torch::zeros({spec.rows_per_rank, spec.row_numel}, tensor->options());
+          item.state[key] =
+              key == "step" ? tensor->clone() : torch::zeros({spec.rows_per_rank, spec.row_numel}, tensor->options());
         }
       }
       for (int64_t r : sources) {
@@ -342,11 +351,12 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
 }
 
 void load_rank_shards(const fs::path& shards_dir, dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {
-  load_rank_shards(shards_dir, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); },
-                   optimizer);
+  load_rank_shards(
+      shards_dir, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
 }
 
-void load_shards_unsharded(const fs::path& shards_dir, const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
+void load_shards_unsharded(const fs::path& shards_dir,
+                           const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
                            optim::Optimizer* optimizer) {
   const fs::path index_file = shards_dir / kShardIndexFile;
   std::error_code ec;
@@ -364,7 +374,8 @@ void load_shards_unsharded(const fs::path& shards_dir, const std::vector<std::pa
     if (index["params"].contains(name) || tensor.requires_grad()) covered.emplace_back(name, tensor);
   dist::fsdp::ShardingView view;
   view.units.push_back(dist::fsdp::make_unit_layout("root", "root", covered, /*shard_size=*/1));
-  load_rank_shards(shards_dir, view, [&](const std::string& name) { return by_name.at(name); }, optimizer);
+  load_rank_shards(
+      shards_dir, view, [&](const std::string& name) { return by_name.at(name); }, optimizer);
 }
 
 void load_full_optimizer_state_sharded(const fs::path& state_dir, dist::fsdp::FsdpEngine& fsdp,

@@ -74,7 +74,6 @@ json load(const fs::path& file) {
   return document;
 }
 
-
 std::string upper(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
   return text;

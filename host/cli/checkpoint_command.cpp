@@ -3,18 +3,18 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
-#include "host/io/atomic_dir.hpp"
-#include "host/io/checksum_manifest.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
-#include "host/io/safetensors.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/ckpt/training_state.hpp"
 #include "host/cli/lerobot_resume.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/checksum_manifest.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/processors.hpp"
 #include "host/util/error.hpp"
@@ -22,8 +22,8 @@
 
 namespace lrhost::cli {
 namespace fs = std::filesystem;
-using nlohmann::ordered_json;
 using ckpt::path_exists;
+using nlohmann::ordered_json;
 
 namespace {
 
@@ -120,9 +120,10 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
     auto groups = read_json(state / optim::kOptimizerParamGroupsFile);
     // FSDP checkpoints keep the per-parameter state in their shard files.
     const bool sharded = path_exists(state / ckpt::kShardsDir);
-    std::string where = sharded ? "in the FSDP shard files"
-                                : std::to_string(io::read_safetensors(state / optim::kOptimizerStateFile).tensors.size()) +
-                                      " state tensors";
+    std::string where = sharded
+                            ? "in the FSDP shard files"
+                            : std::to_string(io::read_safetensors(state / optim::kOptimizerStateFile).tensors.size()) +
+                                  " state tensors";
     std::string lrs;
     bool decoupled = false;
     for (const auto& g : groups) {
@@ -139,7 +140,8 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
     out << "  sharded (FSDP): " << index.value("files", nlohmann::json::array()).size() << " shard file(s), dp_shard "
         << index.value("shard_size", nlohmann::json()).dump() << " x dp_replicate "
         << index.value("replicate_size", nlohmann::json()).dump() << ", "
-        << index.value("params", nlohmann::json::object()).size() << " sharded parameters; resumable at any rank count\n";
+        << index.value("params", nlohmann::json::object()).size()
+        << " sharded parameters; resumable at any rank count\n";
   }
   if (path_exists(state / optim::kSchedulerStateFile)) {
     auto scheduler = read_json(state / optim::kSchedulerStateFile);
@@ -249,7 +251,9 @@ std::string checkpoint_info(const fs::path& path) {
                           "give an output dir (with checkpoints/), a checkpoints dir, a step dir (e.g. "
                           "checkpoints/000100) or its pretrained_model dir");
     out << "checkpoints in " << checkpoints.string() << ":\n";
-    auto same = [&](const fs::path& a, const fs::path& b) { return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec); };
+    auto same = [&](const fs::path& a, const fs::path& b) {
+      return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+    };
     for (const auto& p : scan.complete) {
       std::string damage;
       for (const auto& [damaged, why] : scan.damaged)
@@ -401,9 +405,10 @@ ResumePlan plan_resume(const fs::path& checkpoint) {
     std::string text = o.get<std::string>();
     if (drop(text, "resume") || drop(text, "output_dir")) continue;
     if (text == saved_shard && saved.dp_world_size > 1 && saved.dp_replicate == 1) {
-      plan.notes.push_back(text + " was the saved run's rank count: resuming with parallelism.dp_shard=-1 (one "
-                           "shard group over all ranks, the same at " + std::to_string(saved.dp_world_size) +
-                           " ranks), so the run continues at any rank count");
+      plan.notes.push_back(text +
+                           " was the saved run's rank count: resuming with parallelism.dp_shard=-1 (one "
+                           "shard group over all ranks, the same at " +
+                           std::to_string(saved.dp_world_size) + " ranks), so the run continues at any rank count");
       text = "parallelism.dp_shard=-1";
     }
     plan.overrides.push_back(text);

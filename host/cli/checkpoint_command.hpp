@@ -1,7 +1,7 @@
-// `lrhost checkpoint verify DIR` (see verify_checkpoints) and `lrhost checkpoint info DIR`: what a checkpoint holds (step, policy type and size, config summary,
-// optimizer/scheduler/sampler state, file sizes) and whether it is complete; DIR may be an output
-// dir, its checkpoints/ folder, one step folder or a pretrained_model folder. And the planning half
-// of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training, with the
+// `lrhost checkpoint verify DIR` (see verify_checkpoints) and `lrhost checkpoint info DIR`: what a checkpoint holds
+// (step, policy type and size, config summary, optimizer/scheduler/sampler state, file sizes) and whether it is
+// complete; DIR may be an output dir, its checkpoints/ folder, one step folder or a pretrained_model folder. And the
+// planning half of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training, with the
 // checkpoint to continue from (main.cpp runs it like `lrhost run`, launch flags included).
 #pragma once
 #include <CLI/CLI.hpp>
@@ -38,14 +38,14 @@ std::string checkpoint_info(const std::filesystem::path& path);
 std::string training_summary(const nlohmann::ordered_json& train_config, const nlohmann::ordered_json& policy_config);
 
 struct ResumePlan {
-  std::filesystem::path step_dir;      // the checkpoint to continue from (its recipe copy runs)
-  std::filesystem::path resume_from;   // what the ranks resume from: step_dir when the user named
-                                       // it, else the folder given (they fall back past damaged data)
-  std::string recipe;                  // the recipe copy stored in the checkpoint
+  std::filesystem::path step_dir;                    // the checkpoint to continue from (its recipe copy runs)
+  std::filesystem::path resume_from;                 // what the ranks resume from: step_dir when the user named
+                                                     // it, else the folder given (they fall back past damaged data)
+  std::string recipe;                                // the recipe copy stored in the checkpoint
   std::optional<std::filesystem::path> modules_dir;  // its Lua modules (train_modules/), searched first
-  std::vector<std::string> overrides;  // the run's overrides + output_dir=... + resume=true
-  std::vector<std::string> warnings;   // what cannot be restored (a lerobot-train run)
-  std::vector<std::string> notes;      // overrides adapted to the resumed job (dp_shard of the old rank count)
+  std::vector<std::string> overrides;                // the run's overrides + output_dir=... + resume=true
+  std::vector<std::string> warnings;                 // what cannot be restored (a lerobot-train run)
+  std::vector<std::string> notes;  // overrides adapted to the resumed job (dp_shard of the old rank count)
 };
 // Reads <step>/pretrained_model/train_launch.json and train_config.json; ConfigError when the
 // recipe cannot resume (no copy, or its config has no `resume` key). A lerobot-train checkpoint

@@ -36,11 +36,14 @@ int print_info(const fs::path& root) {
   data::DatasetMeta meta = data::DatasetMeta::read(root);
   const data::DatasetInfo& info = meta.info;
   std::cout << fmt::format("dataset   {}\n", fs::absolute(root).string());
-  std::cout << fmt::format("format    LeRobotDataset {}{}\n", info.codebase_version, info.robot_type ? ", robot " + *info.robot_type : "");
+  std::cout << fmt::format("format    LeRobotDataset {}{}\n", info.codebase_version,
+                           info.robot_type ? ", robot " + *info.robot_type : "");
   std::cout << fmt::format("episodes  {}   frames {}   fps {}   duration {:.1f} s   tasks {}\n", meta.episodes.size(),
-                           info.total_frames, info.fps, static_cast<double>(info.total_frames) / info.fps, meta.tasks.size());
+                           info.total_frames, info.fps, static_cast<double>(info.total_frames) / info.fps,
+                           meta.tasks.size());
   int64_t shortest = meta.episodes.front().length, longest = shortest;
-  for (const auto& episode : meta.episodes) shortest = std::min(shortest, episode.length), longest = std::max(longest, episode.length);
+  for (const auto& episode : meta.episodes)
+    shortest = std::min(shortest, episode.length), longest = std::max(longest, episode.length);
   std::cout << fmt::format("lengths   {}..{} frames per episode\n", shortest, longest);
   std::cout << "features\n";
   for (const auto& feature : info.features)
@@ -50,7 +53,8 @@ int print_info(const fs::path& root) {
   for (const std::string& key : cameras) {
     const auto& feature = info.feature(key);
     if (feature.kind == data::FeatureKind::Image) {
-      std::cout << fmt::format("  {:<32} PNG images in the data parquet, {}x{}\n", key, feature.shape[1], feature.shape[0]);
+      std::cout << fmt::format("  {:<32} PNG images in the data parquet, {}x{}\n", key, feature.shape[1],
+                               feature.shape[0]);
       continue;
     }
     fs::path file = meta.video_file(meta.episodes.front(), key);
@@ -66,8 +70,8 @@ int print_info(const fs::path& root) {
     auto [bytes, files] = folder_size(root / folder);
     if (files) std::cout << fmt::format("  {:<8} {:>5} files  {:>10}\n", folder, files, util::human_bytes(bytes));
   }
-  std::cout << fmt::format("stats     {}\n", meta.stats ? "meta/stats.json (" + std::to_string(meta.stats->size()) + " features)"
-                                                          : "none");
+  std::cout << fmt::format(
+      "stats     {}\n", meta.stats ? "meta/stats.json (" + std::to_string(meta.stats->size()) + " features)" : "none");
   return 0;
 }
 // Prints the summary and every problem; exit code 1 when there is any.
@@ -76,11 +80,11 @@ int print_verify(const fs::path& root, double tolerance_s) {
   for (const std::string& note : report.notes) std::cout << "note: " << note << "\n";
   for (const data::VerifyProblem& problem : report.problems)
     std::cout << fmt::format("problem: {}: {}\n", problem.file.string(), problem.what);
-  std::cout << fmt::format("verified {}: {} parquet files ({} rows), {} video files ({} frames decoded), {} images; "
-                           "{} problem{}\n",
-                           fs::absolute(root).string(), report.parquet_files, report.rows, report.video_files,
-                           report.video_frames, report.images, report.problems.size(),
-                           report.problems.size() == 1 ? "" : "s");
+  std::cout << fmt::format(
+      "verified {}: {} parquet files ({} rows), {} video files ({} frames decoded), {} images; "
+      "{} problem{}\n",
+      fs::absolute(root).string(), report.parquet_files, report.rows, report.video_files, report.video_frames,
+      report.images, report.problems.size(), report.problems.size() == 1 ? "" : "s");
   return report.ok() ? 0 : 1;
 }
 // Adds the quantile stats; exit code 0 also when they were already there (nothing to do).
@@ -105,10 +109,14 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.synth = dataset->add_subcommand("synth", "write the built-in 2-D pushing dataset (LeRobot v3.0)");
   auto& options = command.synth_options;
   command.synth->add_option("--out", command.out, "output folder (must not exist or be empty)")->required();
-  command.synth->add_option("--episodes", options.episodes, "number of episodes")->capture_default_str()->check(positive_number);
+  command.synth->add_option("--episodes", options.episodes, "number of episodes")
+      ->capture_default_str()
+      ->check(positive_number);
   command.synth->add_option("--fps", options.fps, "frames per second")->capture_default_str()->check(positive_number);
-  command.synth->add_option("--image-size", options.image_size, "camera width and height in pixels (even)")->capture_default_str();
-  command.synth->add_option("--max-length", options.max_episode_length, "longest episode in frames")->capture_default_str();
+  command.synth->add_option("--image-size", options.image_size, "camera width and height in pixels (even)")
+      ->capture_default_str();
+  command.synth->add_option("--max-length", options.max_episode_length, "longest episode in frames")
+      ->capture_default_str();
   command.synth->add_option("--seed", options.seed, "random seed of the start positions")->capture_default_str();
   command.synth->add_flag("--images", options.cameras_as_images, "store cameras as PNG image columns instead of mp4");
   command.synth->add_flag("--wrist", options.second_camera, "add a second camera (observation.images.wrist)");
@@ -116,15 +124,17 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.info = dataset->add_subcommand("info", "describe a dataset: features, episodes, cameras, file sizes");
   command.info->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
   command.verify = dataset->add_subcommand(
-      "verify", "read every parquet, image and video file and check it against the metadata; lists every problem "
-                "and exits non-zero when there is any");
+      "verify",
+      "read every parquet, image and video file and check it against the metadata; lists every problem "
+      "and exits non-zero when there is any");
   command.verify->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
   command.verify->add_option("--tolerance-s", command.tolerance_s, "how far a video frame may lie from its timestamp")
       ->capture_default_str()
       ->check(non_negative_number);
   command.stats = dataset->add_subcommand(
-      "stats", "add the quantile statistics (q01, q10, q50, q90, q99) that QUANTILES and QUANTILE10 normalization "
-               "need to meta/stats.json, as LeRobot's augment_dataset_quantile_stats; other stats are kept");
+      "stats",
+      "add the quantile statistics (q01, q10, q50, q90, q99) that QUANTILES and QUANTILE10 normalization "
+      "need to meta/stats.json, as LeRobot's augment_dataset_quantile_stats; other stats are kept");
   command.stats->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
   command.stats->add_flag("--overwrite", command.overwrite, "recompute quantiles that are already present");
 }

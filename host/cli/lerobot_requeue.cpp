@@ -42,7 +42,8 @@ std::optional<std::string> requeued_command_note(const fs::path& output_dir, con
   const int64_t step = ckpt::load_training_step(*newest / ckpt::kTrainingStateDir).step;
   return output_dir.string() + " holds checkpoints of this same command (newest: step " + std::to_string(step) +
          "; e.g. a requeued job): continuing that run (resume=auto), as lerobot-train's --resume=true "
-         "--config_path=" + (checkpoints / ckpt::kLastLink / ckpt::kPretrainedDir / ckpt::kTrainConfigFile).string() +
+         "--config_path=" +
+         (checkpoints / ckpt::kLastLink / ckpt::kPretrainedDir / ckpt::kTrainConfigFile).string() +
          " would; to start fresh there, add --overwrite";
 }
 

@@ -3,10 +3,10 @@
 
 #include <set>
 
-#include "host/util/shipped_paths.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/util/error.hpp"
+#include "host/util/shipped_paths.hpp"
 
 namespace lrhost::cli {
 namespace fs = std::filesystem;
@@ -16,9 +16,18 @@ namespace {
 
 // Policy config fields the recipe must not take from LeRobot's config.json: features come from the
 // dataset, the device and precision from the launch flags, and the rest is Hub bookkeeping.
-const std::set<std::string> kNotCarried = {"type",      "input_features", "output_features", "device",
-                                           "use_amp",   "use_peft",       "push_to_hub",     "repo_id",
-                                           "private",   "tags",           "license",         "pretrained_path",
+const std::set<std::string> kNotCarried = {"type",
+                                           "input_features",
+                                           "output_features",
+                                           "device",
+                                           "use_amp",
+                                           "use_peft",
+                                           "push_to_hub",
+                                           "repo_id",
+                                           "private",
+                                           "tags",
+                                           "license",
+                                           "pretrained_path",
                                            "pretrained_revision"};
 
 std::string override_value(const ordered_json& value) {
@@ -71,8 +80,9 @@ LeRobotResumePlan plan_lerobot_resume(const fs::path& step_dir, const ordered_js
     plan.warnings.push_back("the LeRobot run trained on the episodes " + dataset["episodes"].dump() +
                             "; lrhost's recipe holds out the last eval_episodes of them for evaluation");
   } else
-    plan.warnings.push_back("lrhost's recipe holds out the dataset's last eval_episodes episodes for evaluation; "
-                            "the LeRobot run trained on every episode");
+    plan.warnings.push_back(
+        "lrhost's recipe holds out the dataset's last eval_episodes episodes for evaluation; "
+        "the LeRobot run trained on every episode");
   if (train.contains("optimizer") && train["optimizer"].is_object() && train["optimizer"].contains("grad_clip_norm") &&
       train["optimizer"]["grad_clip_norm"].is_number())
     plan.overrides.push_back("optimizer.grad_clip_norm=" + train["optimizer"]["grad_clip_norm"].dump());
@@ -84,11 +94,13 @@ LeRobotResumePlan plan_lerobot_resume(const fs::path& step_dir, const ordered_js
     plan.overrides.push_back("policy." + key + "=" + override_value(policy_config[key]));
   }
   if (policy_config.value("use_amp", false))
-    plan.warnings.push_back("the LeRobot run used automatic mixed precision (use_amp); pass "
-                            "accelerator.mixed_precision=bf16 to train in bf16 with lrhost");
-  plan.warnings.push_back("LeRobot's Python and NumPy random states and its data order cannot be restored by lrhost "
-                          "(torch's RNG, weights, optimizer and scheduler are): batches after the resume differ "
-                          "from what lerobot-train would have drawn");
+    plan.warnings.push_back(
+        "the LeRobot run used automatic mixed precision (use_amp); pass "
+        "accelerator.mixed_precision=bf16 to train in bf16 with lrhost");
+  plan.warnings.push_back(
+      "LeRobot's Python and NumPy random states and its data order cannot be restored by lrhost "
+      "(torch's RNG, weights, optimizer and scheduler are): batches after the resume differ "
+      "from what lerobot-train would have drawn");
   plan.overrides.push_back("output_dir=" + step_dir.parent_path().parent_path().string());
   plan.overrides.push_back("resume=true");
   return plan;

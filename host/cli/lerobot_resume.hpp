@@ -25,8 +25,7 @@ bool is_lerobot_train_config(const nlohmann::ordered_json& train_config);
 // `step_dir` is checkpoints/<step> of the LeRobot run. ConfigError naming the field and the fix
 // for a policy type without a shipped recipe, or a dataset that is neither a local root nor in the
 // Hugging Face cache.
-LeRobotResumePlan plan_lerobot_resume(const std::filesystem::path& step_dir,
-                                      const nlohmann::ordered_json& train_config,
+LeRobotResumePlan plan_lerobot_resume(const std::filesystem::path& step_dir, const nlohmann::ordered_json& train_config,
                                       const nlohmann::ordered_json& policy_config);
 
 }  // namespace lrhost::cli

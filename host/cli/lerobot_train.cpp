@@ -10,9 +10,9 @@
 #include <map>
 #include <string_view>
 
+#include "host/ckpt/pretrained_dir.hpp"
 #include "host/cli/accelerate_config.hpp"
 #include "host/cli/lerobot_requeue.hpp"
-#include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/registry.hpp"
@@ -108,7 +108,8 @@ constexpr std::array kLeRobotFlags{
              "true (LeRobot's default): the policy's optimizer and scheduler fields"},
     FlagRule{"--optimizer.", Kind::special, "policy.optimizer_",
              "with --use_policy_training_preset=false the policy's optimizer_* field; with the preset (default) "
-             "ignored, as lerobot-train ignores it, with a warning", true},
+             "ignored, as lerobot-train ignores it, with a warning",
+             true},
     FlagRule{"--scheduler.", Kind::special, "policy.scheduler_",
              "with --use_policy_training_preset=false the policy's scheduler_* field; with the preset (default) "
              "ignored, as lerobot-train ignores it, with a warning"},
@@ -282,13 +283,14 @@ int whole_number(const Flag& flag, int low, int high = std::numeric_limits<int>:
                     flag.value + "'");
 }
 
-int count(const Flag& flag) { return whole_number(flag, 1); }
+int count(const Flag& flag) {
+  return whole_number(flag, 1);
+}
 
 [[noreturn]] void refuse(const Flag& flag, std::string_view why) {
   throw ConfigError("lerobot-train: " + flag.name + (flag.given_value ? "=" + flag.value : "") +
                     " cannot be honoured: " + std::string(why));
 }
-
 
 [[noreturn]] void unknown(const Flag& flag) {
   std::vector<std::string> known;
@@ -357,7 +359,8 @@ std::string display_path(const fs::path& path) {
 std::string LeRobotTrainPlan::equivalent_command() const {
   std::string line = "lrhost ";
   if (cuda_visible_devices) line = "CUDA_VISIBLE_DEVICES=" + *cuda_visible_devices + " " + line;
-  line += resume_from ? "resume " + util::shell_quoted(display_path(*resume_from)) : util::shell_quoted(display_path(recipe));
+  line += resume_from ? "resume " + util::shell_quoted(display_path(*resume_from))
+                      : util::shell_quoted(display_path(recipe));
   if (gpus) line += " --gpus " + std::to_string(*gpus);
   if (nproc) line += " --nproc " + std::to_string(*nproc);
   if (device != "auto") line += " --device " + device;
@@ -376,7 +379,8 @@ void apply_accelerate_config(LeRobotTrainPlan& plan, const fs::path& file, bool 
   context.policy = type.empty() ? nullptr : policy::find_policy_spec(type);
   for (const auto& flag : flags) {
     const std::string typed = flag.name + (flag.given_value ? "=" + flag.value : "");
-    if (flag.name == "--num_processes" || flag.name == "--nproc" || flag.name == "--gpus") context.typed["nproc"] = typed;
+    if (flag.name == "--num_processes" || flag.name == "--nproc" || flag.name == "--gpus")
+      context.typed["nproc"] = typed;
     if (flag.name == "--device" || flag.name == "--policy.device") context.typed["device"] = typed;
     if (flag.name == "--gpu_ids") context.typed["gpu_ids"] = typed;
   }
@@ -458,10 +462,9 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
       pretrained_bf16 = config.value("dtype", std::string()) == "bfloat16";
     }
     if (type.empty())
-      throw ConfigError(
-          "lerobot-train: give the policy: --policy.type=TYPE (from scratch; one of " +
-          util::quoted_list(lerobot_types()) +
-          ") or --policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
+      throw ConfigError("lerobot-train: give the policy: --policy.type=TYPE (from scratch; one of " +
+                        util::quoted_list(lerobot_types()) +
+                        ") or --policy.path=DIR (fine-tune a pretrained folder or cached hub id)");
     plan.recipe = (util::shipped_recipes_dir() / lerobot_mapping(type).recipe).lexically_normal().string();
     if (!pretrained.empty()) plan.overrides.push_back("policy.pretrained_path=" + pretrained);
     // A fresh run, as lerobot-train's: an output folder with checkpoints is refused, not resumed.
@@ -493,7 +496,8 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
         // (the recipe's policy table cannot hold null), unless lerobot-train's default is a value
         // (lerobot_values: the recipe holds the field as text, which reads null as null).
         if ((flag.value == "null" || flag.value == "None") && all_fields.contains(name.substr(rule->flag.size())) &&
-            all_fields[name.substr(rule->flag.size())].is_null() && !lerobot_value(type, name.substr(rule->flag.size())))
+            all_fields[name.substr(rule->flag.size())].is_null() &&
+            !lerobot_value(type, name.substr(rule->flag.size())))
           break;
         plan.overrides.push_back(std::string(rule->target) + name.substr(rule->flag.size()) + "=" + flag.value);
         break;
@@ -518,8 +522,9 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
           if (count(flag) > 1) refuse(flag, rule->why);
         } else if (name == "--machine_rank") {
           if (whole_number(flag, 0) != 0)
-            refuse(flag, "lrhost runs one machine here; on node K of a multi-node job run `lrhost RECIPE --nnodes N "
-                         "--node-rank K --master-addr HOST --master-port P` (docs/multi_gpu.md#multi-node)");
+            refuse(flag,
+                   "lrhost runs one machine here; on node K of a multi-node job run `lrhost RECIPE --nnodes N "
+                   "--node-rank K --master-addr HOST --master-port P` (docs/multi_gpu.md#multi-node)");
         } else if (name == "--main_process_port") {
           plan.master_port = whole_number(flag, 0, 65535);
         } else if (name == "--dynamo_backend") {
@@ -599,25 +604,26 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
   if (!repo_ids.empty() && !push_to_hub_off)
     plan.warnings.push_back("--policy.repo_id=" + repo_ids.front() +
                             ": NOT UPLOADED. lerobot-train would push the trained policy to the Hub; lrhost never "
-                            "uploads. Upload it afterwards with `hf upload " + repo_ids.front() + " " +
-                            (plan.run_dir ? *plan.run_dir : std::string("<output_dir>")) +
+                            "uploads. Upload it afterwards with `hf upload " +
+                            repo_ids.front() + " " + (plan.run_dir ? *plan.run_dir : std::string("<output_dir>")) +
                             "/checkpoints/last/pretrained_model` (add --policy.push_to_hub=false to silence this)");
   if (plan.nproc && plan.gpus)
     throw ConfigError("lerobot-train: give --num_processes (or --nproc) or --gpus, not both");
   if (plan.nproc || plan.gpus) plan.all_gpus = false;      // --multi_gpu with a count: the count
   if (plan.nproc && *plan.nproc == 1) plan.nproc.reset();  // one process: no launcher needed
   if (plan.cuda_visible_devices && plan.device != "cpu") {
-    const int listed = static_cast<int>(std::count(plan.cuda_visible_devices->begin(), plan.cuda_visible_devices->end(), ',')) + 1;
+    const int listed =
+        static_cast<int>(std::count(plan.cuda_visible_devices->begin(), plan.cuda_visible_devices->end(), ',')) + 1;
     const int wanted = plan.gpus.value_or(plan.nproc.value_or(1));
     if (wanted > listed)
       throw ConfigError("lerobot-train: " + std::to_string(wanted) + " processes but gpu_ids " +
                             *plan.cuda_visible_devices + " names " + std::to_string(listed) + " GPU(s)",
-                        "one process per GPU: give --num_processes=" + std::to_string(listed) +
-                            " or list more GPUs");
+                        "one process per GPU: give --num_processes=" + std::to_string(listed) + " or list more GPUs");
   }
   if (plan.cuda_visible_devices)
-    plan.notes.push_back("gpu_ids " + *plan.cuda_visible_devices + ": the run sees only those GPUs (CUDA_VISIBLE_DEVICES=" +
-                         *plan.cuda_visible_devices + ", as accelerate sets it)");
+    plan.notes.push_back("gpu_ids " + *plan.cuda_visible_devices +
+                         ": the run sees only those GPUs (CUDA_VISIBLE_DEVICES=" + *plan.cuda_visible_devices +
+                         ", as accelerate sets it)");
   if (plan.master_port && !plan.nproc && !plan.gpus && !plan.all_gpus) {
     plan.notes.push_back("--main_process_port=" + std::to_string(*plan.master_port) +
                          ": one process needs no port; ignored");
@@ -636,14 +642,14 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
     // lerobot-train 0.6.1 takes accelerate's precision from the policy: dtype = "bfloat16" (pi0, pi05;
     // typed, or in the pretrained folder's config.json) trains under bf16 autocast
     // (lerobot_train.py:246-262) unless the command line says otherwise.
-    const bool bf16_policy =
-        typed("policy.dtype")
-            ? std::any_of(plan.overrides.begin(), plan.overrides.end(),
-                          [](const std::string& o) { return o == "policy.dtype=bfloat16"; }) ||
-                  std::any_of(passthrough.begin(), passthrough.end(),
-                              [](const std::string& o) { return o == "policy.dtype=bfloat16"; })
-            : pretrained_bf16;
-    if (bf16_policy && !typed("accelerator.mixed_precision")) plan.overrides.push_back("accelerator.mixed_precision=bf16");
+    const bool bf16_policy = typed("policy.dtype")
+                                 ? std::any_of(plan.overrides.begin(), plan.overrides.end(),
+                                               [](const std::string& o) { return o == "policy.dtype=bfloat16"; }) ||
+                                       std::any_of(passthrough.begin(), passthrough.end(),
+                                                   [](const std::string& o) { return o == "policy.dtype=bfloat16"; })
+                                 : pretrained_bf16;
+    if (bf16_policy && !typed("accelerator.mixed_precision"))
+      plan.overrides.push_back("accelerator.mixed_precision=bf16");
     if (pretrained.empty())
       for (const auto& field : lerobot_mapping(type).deviating_fields)
         if (!typed("policy." + field) && fields.contains(field))
@@ -660,7 +666,8 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
   // The same command rerun on its own output folder (a requeued job) continues it (lerobot_requeue.hpp).
   if (!plan.resume_from && !plan.overwrite && plan.run_dir)
     if (auto note = requeued_command_note(*plan.run_dir, plan.recipe, plan.overrides)) {
-      std::replace(plan.overrides.begin(), plan.overrides.end(), std::string("resume=false"), std::string("resume=auto"));
+      std::replace(plan.overrides.begin(), plan.overrides.end(), std::string("resume=false"),
+                   std::string("resume=auto"));
       plan.notes.push_back(*note);
     }
   return plan;
@@ -694,8 +701,9 @@ std::string lerobot_style_flag_hint(const std::string& argument) {
   // lrhost's own launch flags, which the front door takes too: the subcommand that refused one
   // launches nothing.
   if (flag == "--gpus" || flag == "--nproc" || flag == "--device" || flag == "--overwrite")
-    return flag + " is a launch option of `lrhost run`, `resume` and `eval`, not of this subcommand (`lrhost show` "
-                  "takes --nproc, --gpus, --nnodes and --device to plan for them)";
+    return flag +
+           " is a launch option of `lrhost run`, `resume` and `eval`, not of this subcommand (`lrhost show` "
+           "takes --nproc, --gpus, --nnodes and --device to plan for them)";
   const std::string front_door =
       "`lrhost lerobot-train " + argument + " ...` runs lerobot-train's command line as it is";
   if (rule->kind != Kind::config && rule->kind != Kind::prefix) return flag + " is a lerobot-train flag: " + front_door;

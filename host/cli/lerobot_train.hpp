@@ -27,8 +27,8 @@ struct LeRobotTrainPlan {
   std::optional<int> master_port;                    // --main_process_port (with several processes)
   bool dry_run = false;                              // --dry-run: print the lrhost command, run nothing
   bool verbose = false;
-  bool overwrite = false;              // --overwrite: a fresh run in a folder with checkpoints
-  bool all_gpus = false;               // --multi_gpu without a count: one rank per visible GPU
+  bool overwrite = false;  // --overwrite: a fresh run in a folder with checkpoints
+  bool all_gpus = false;   // --multi_gpu without a count: one rank per visible GPU
   // accelerate's config file (--config_file, else accelerate's saved default): the file and how each
   // of its keys maps (accelerate_config.hpp), printed before the run; empty without one.
   std::vector<std::string> accelerate_config;

@@ -3,16 +3,16 @@
 
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
 #include <cstdio>
 #include <cstdlib>
-#include <spdlog/spdlog.h>
 
 #include "host/accel/memory_plan.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
-#include "host/io/atomic_dir.hpp"
-#include "host/io/hf_cache.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/synthetic_push.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/hf_cache.hpp"
 #include "host/policy/activation_probe.hpp"
 #include "host/policy/policy_features.hpp"
 #include "host/policy/policy_spec.hpp"

@@ -13,8 +13,8 @@
 namespace lrhost::cli {
 
 struct ShownPlan {
-  std::string text;            // the table `lrhost show` prints
-  nlohmann::ordered_json json; // the same plan as data (accel::memory_plan_json)
+  std::string text;             // the table `lrhost show` prints
+  nlohmann::ordered_json json;  // the same plan as data (accel::memory_plan_json)
 };
 
 // The plan, or nullopt when the config names no policy type.

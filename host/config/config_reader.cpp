@@ -13,7 +13,8 @@ using util::ConfigError;
 ConfigReader::ConfigReader(const nlohmann::json& table, std::string where) : table_(table), where_(std::move(where)) {
   // An empty Lua table ({}) arrives as an empty list: no options.
   const bool empty_table = table_.is_array() && table_.empty();
-  if (!table_.is_object() && !table_.is_null() && !empty_table) throw ConfigError(where_ + ": options must be a table, got " + table_.dump());
+  if (!table_.is_object() && !table_.is_null() && !empty_table)
+    throw ConfigError(where_ + ": options must be a table, got " + table_.dump());
 }
 
 const nlohmann::json* ConfigReader::find(const std::string& key) {
@@ -49,7 +50,8 @@ int64_t ConfigReader::integer(const std::string& key, int64_t fallback) {
 
 int64_t ConfigReader::positive_integer(const std::string& key, int64_t fallback) {
   int64_t value = integer(key, fallback);
-  if (value <= 0) throw ConfigError(where_ + ": '" + key + "' must be a positive integer, got " + std::to_string(value));
+  if (value <= 0)
+    throw ConfigError(where_ + ": '" + key + "' must be a positive integer, got " + std::to_string(value));
   return value;
 }
 
@@ -104,7 +106,9 @@ std::vector<double> ConfigReader::number_list(const std::string& key, const std:
   return result;
 }
 
-void ConfigReader::allow(const std::string& key) { known_.insert(key); }
+void ConfigReader::allow(const std::string& key) {
+  known_.insert(key);
+}
 
 void ConfigReader::reject_unknown() const {
   if (!table_.is_object()) return;

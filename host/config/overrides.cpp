@@ -37,14 +37,14 @@ void collect_paths(const json& node, const std::string& prefix, std::vector<std:
 
 [[noreturn]] void unknown_key(const std::string& key, const json& root) {
   auto suggestions = suggest_keys(key, key_paths(root));
-  throw ConfigError("unknown config key '" + key + "'",
-                    suggestions.empty() ? "run `lrhost show RECIPE` to list the valid keys"
-                                        : "did you mean " + util::quoted_list(suggestions) + "?");
+  throw ConfigError("unknown config key '" + key + "'", suggestions.empty()
+                                                            ? "run `lrhost show RECIPE` to list the valid keys"
+                                                            : "did you mean " + util::quoted_list(suggestions) + "?");
 }
 
 [[noreturn]] void wrong_type(const std::string& key, const json& expected, const std::string& text) {
-  throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " (default " +
-                    expected.dump() + "), got '" + text + "'");
+  throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " (default " + expected.dump() +
+                    "), got '" + text + "'");
 }
 
 json parse_number(const std::string& key, const json& expected, const std::string& text) {
@@ -82,8 +82,9 @@ json convert(const std::string& key, const json& expected, const std::string& te
     if (schema.maps.count(key))
       throw ConfigError("config key '" + key + "' expects a map written as a JSON object, got '" + text + "'",
                         "example: " + key + "='{\"observation.images.top\": \"observation.images.camera1\"}'");
-    throw ConfigError("config key '" + key + "' expects a " + type_name(expected) + " written as JSON, got '" +
-                      text + "'", "example: " + key + "=" + expected.dump());
+    throw ConfigError(
+        "config key '" + key + "' expects a " + type_name(expected) + " written as JSON, got '" + text + "'",
+        "example: " + key + "=" + expected.dump());
   }
   return check_structured(key, expected, given, schema);
 }
@@ -113,8 +114,8 @@ json check_structured(const std::string& key, const json& expected, const json& 
     if (!expected.empty())
       for (const auto& element : given)
         if (std::string(type_name(element)) != type_name(expected.front()))
-          throw ConfigError("config key '" + key + "' expects a list of " + type_name(expected.front()) +
-                            "s, got " + given.dump());
+          throw ConfigError("config key '" + key + "' expects a list of " + type_name(expected.front()) + "s, got " +
+                            given.dump());
     return given;
   }
   if (expected.is_object()) {
@@ -167,15 +168,15 @@ nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Overri
       auto dot = override.key.find('.', start);
       std::string segment = override.key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       if (map_keys.count(walked))
-        throw ConfigError("config key '" + walked + "' is a map: give it whole, as a JSON object, not '" +
-                              override.key + "'",
-                          "example: " + walked + "='{\"" + override.key.substr(walked.size() + 1) + "\": \"" +
-                              override.value + "\"}'");
+        throw ConfigError(
+            "config key '" + walked + "' is a map: give it whole, as a JSON object, not '" + override.key + "'",
+            "example: " + walked + "='{\"" + override.key.substr(walked.size() + 1) + "\": \"" + override.value +
+                "\"}'");
       walked += (walked.empty() ? "" : ".") + segment;
       if (!expected->is_object() || !expected->contains(segment)) {
         if (!expected->is_object())
-          throw ConfigError("config key '" + walked.substr(0, walked.rfind('.')) + "' is a " +
-                            type_name(*expected) + ", it has no field '" + segment + "'");
+          throw ConfigError("config key '" + walked.substr(0, walked.rfind('.')) + "' is a " + type_name(*expected) +
+                            ", it has no field '" + segment + "'");
         unknown_key(override.key, root);
       }
       expected = &expected->at(segment);
@@ -189,7 +190,9 @@ nlohmann::json apply_overrides(nlohmann::json defaults, const std::vector<Overri
 }
 
 namespace {
-std::string last_component(const std::string& path) { return path.substr(path.rfind('.') + 1); }
+std::string last_component(const std::string& path) {
+  return path.substr(path.rfind('.') + 1);
+}
 
 // "optimizer.lr" -> "optimizer_lr": the same words whether nested or flattened into one name.
 std::string flattened(std::string path) {

@@ -19,7 +19,8 @@ BatchLoader::BatchLoader(std::shared_ptr<const LeRobotDataset> dataset, LoaderOp
         }
         return EpisodeSampler(ranges, options_.sampler);
       }()) {
-  if (options_.num_workers < 1) throw util::ConfigError("num_workers must be >= 1, got " + std::to_string(options_.num_workers));
+  if (options_.num_workers < 1)
+    throw util::ConfigError("num_workers must be >= 1, got " + std::to_string(options_.num_workers));
   if (options_.prefetch < 1) throw util::ConfigError("prefetch must be >= 1, got " + std::to_string(options_.prefetch));
   check_position(start);
   plan_next_ = start;
@@ -168,7 +169,8 @@ Batch BatchLoader::next() {
   for (auto& [key, tensor] : ready.batch) {
     torch::Tensor moved = tensor.to(options_.device, /*non_blocking=*/true);
     const FeatureSpec* feature = info.find_feature(key);
-    if (feature && feature->is_camera() && moved.scalar_type() == torch::kByte) moved = moved.to(torch::kFloat).div_(255.0);
+    if (feature && feature->is_camera() && moved.scalar_type() == torch::kByte)
+      moved = moved.to(torch::kFloat).div_(255.0);
     tensor = moved;
   }
   return std::move(ready.batch);

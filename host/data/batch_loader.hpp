@@ -29,9 +29,9 @@ namespace lrhost::data {
 struct LoaderOptions {
   SamplerOptions sampler;
   int num_workers = 2;
-  int prefetch = 4;                       // batches assembled ahead of the consumer
+  int prefetch = 4;  // batches assembled ahead of the consumer
   c10::Device device = c10::Device(c10::kCPU);
-  std::size_t video_cache_size = 8;       // open video files per worker
+  std::size_t video_cache_size = 8;  // open video files per worker
   std::optional<ImageTransforms> image_transforms;
 };
 
@@ -39,8 +39,8 @@ using Batch = std::map<std::string, torch::Tensor>;
 
 struct LoaderStats {
   int64_t batches = 0;
-  double wait_s = 0;                 // time next() spent waiting for a batch
-  int64_t resident_bytes = 0;        // bytes of batches assembled and not yet taken
+  double wait_s = 0;           // time next() spent waiting for a batch
+  int64_t resident_bytes = 0;  // bytes of batches assembled and not yet taken
   int64_t peak_resident_bytes = 0;
 };
 
@@ -78,8 +78,8 @@ class BatchLoader {
   };
 
   void worker_main();
-  bool claim(Job& job);   // next job in sequence order; false when stopping
-  void plan_epoch();      // appends the next epoch's (rest of) batches to the plan; needs the lock
+  bool claim(Job& job);  // next job in sequence order; false when stopping
+  void plan_epoch();     // appends the next epoch's (rest of) batches to the plan; needs the lock
   Batch assemble(const Job& job, ReadContext& context) const;
   void check_position(const SamplerPosition& start) const;
 
@@ -90,9 +90,9 @@ class BatchLoader {
   mutable std::mutex mutex_;
   std::condition_variable work_ready_, batch_ready_;
   std::deque<Job> plan_;
-  SamplerPosition plan_next_;        // where planning continues
-  int64_t next_sequence_ = 0;        // next job number to hand out
-  int64_t consumed_ = 0;             // jobs handed to next()
+  SamplerPosition plan_next_;  // where planning continues
+  int64_t next_sequence_ = 0;  // next job number to hand out
+  int64_t consumed_ = 0;       // jobs handed to next()
   std::map<int64_t, Ready> ready_;
   SamplerPosition position_;
   bool stopping_ = false;

@@ -17,8 +17,10 @@ FeatureType feature_type_of(const FeatureSpec& feature) {
 BatchNormalizer::BatchNormalizer(const DatasetInfo& info, DatasetStats stats,
                                  const std::map<std::string, std::string>& mapping, bool use_imagenet_stats)
     : stats_(std::move(stats)) {
-  const std::map<std::string, FeatureType> names{
-      {"VISUAL", FeatureType::Visual}, {"STATE", FeatureType::State}, {"ENV", FeatureType::Env}, {"ACTION", FeatureType::Action}};
+  const std::map<std::string, FeatureType> names{{"VISUAL", FeatureType::Visual},
+                                                 {"STATE", FeatureType::State},
+                                                 {"ENV", FeatureType::Env},
+                                                 {"ACTION", FeatureType::Action}};
   std::map<FeatureType, NormMode> by_type;
   for (const auto& [type, mode] : mapping) {
     auto found = names.find(type);

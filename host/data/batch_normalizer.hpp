@@ -28,7 +28,7 @@ class BatchNormalizer {
 
  private:
   DatasetStats stats_;
-  std::map<std::string, NormMode> modes_;   // features with stats and a non-identity mode
+  std::map<std::string, NormMode> modes_;  // features with stats and a non-identity mode
 };
 
 }  // namespace lrhost::data

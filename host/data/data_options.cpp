@@ -11,7 +11,9 @@ using nlohmann::json;
 
 namespace {
 // An empty Lua table arrives as an empty JSON array; it means "no options".
-json as_object(const json& table) { return table.is_array() && table.empty() ? json::object() : table; }
+json as_object(const json& table) {
+  return table.is_array() && table.empty() ? json::object() : table;
+}
 }  // namespace
 
 DatasetRequest dataset_request_from_json(const json& options) {
@@ -19,8 +21,9 @@ DatasetRequest dataset_request_from_json(const json& options) {
   config::ConfigReader reader(table, "lr.dataset.lerobot");
   DatasetRequest request;
   std::string root = reader.string("root", "");
-  if (root.empty()) throw util::ConfigError("lr.dataset.lerobot: 'root' is required (the folder holding meta/info.json)",
-                                            "lr.default_dataset() gives the built-in dataset's folder");
+  if (root.empty())
+    throw util::ConfigError("lr.dataset.lerobot: 'root' is required (the folder holding meta/info.json)",
+                            "lr.default_dataset() gives the built-in dataset's folder");
   request.root = root;
   request.options.tolerance_s = reader.number("tolerance_s", 1e-4);
   reader.allow("delta_timestamps");
@@ -32,7 +35,8 @@ DatasetRequest dataset_request_from_json(const json& options) {
       if (!list.is_array()) throw util::ConfigError("delta_timestamps['" + key + "'] must be a list of seconds");
       std::vector<double> seconds;
       for (const json& value : list) {
-        if (!value.is_number()) throw util::ConfigError("delta_timestamps['" + key + "'] must hold numbers, got " + value.dump());
+        if (!value.is_number())
+          throw util::ConfigError("delta_timestamps['" + key + "'] must hold numbers, got " + value.dump());
         seconds.push_back(value.get<double>());
       }
       request.options.delta_timestamps[key] = seconds;
@@ -43,12 +47,15 @@ DatasetRequest dataset_request_from_json(const json& options) {
     if (!table["keys"].is_array()) throw util::ConfigError("lr.dataset.lerobot: keys must be a list of feature names");
     request.options.keys.emplace();
     for (const json& key : table["keys"]) {
-      if (!key.is_string()) throw util::ConfigError("lr.dataset.lerobot: keys must hold feature names, got " + key.dump());
+      if (!key.is_string())
+        throw util::ConfigError("lr.dataset.lerobot: keys must hold feature names, got " + key.dump());
       request.options.keys->push_back(key.get<std::string>());
     }
   }
-  if (table.contains("episodes") && !table["episodes"].is_null()) request.options.episodes = reader.integer_list("episodes", {});
-  else reader.allow("episodes");
+  if (table.contains("episodes") && !table["episodes"].is_null())
+    request.options.episodes = reader.integer_list("episodes", {});
+  else
+    reader.allow("episodes");
   reader.reject_unknown();
   return request;
 }
@@ -76,7 +83,8 @@ ImageTransforms image_transforms_from_json(const json& options) {
           if (range.is_array() && range.size() == 2 && range[0].is_number() && range[1].is_number())
             transform.ranges[key] = {range[0].get<double>(), range[1].get<double>()};
           else
-            throw util::ConfigError("image_transforms.tfs." + name + ".kwargs." + key + " must be {lo, hi}, got " + range.dump());
+            throw util::ConfigError("image_transforms.tfs." + name + ".kwargs." + key + " must be {lo, hi}, got " +
+                                    range.dump());
         }
       }
       entry.reject_unknown();
@@ -123,7 +131,8 @@ LoaderRequest loader_request_from_json(const json& options, int rank, int world_
   request.options.video_cache_size = static_cast<std::size_t>(reader.positive_integer("video_cache", 8));
   request.options.device = device;
   reader.allow("image_transforms");
-  if (table.contains("image_transforms")) request.options.image_transforms = image_transforms_from_json(table["image_transforms"]);
+  if (table.contains("image_transforms"))
+    request.options.image_transforms = image_transforms_from_json(table["image_transforms"]);
   reader.allow("state");
   if (table.contains("state") && !table["state"].is_null())
     request.start = loader_position_from_json(table["state"], sampler, "loader.state");
@@ -139,10 +148,11 @@ SamplerPosition loader_position_from_json(const json& saved, const SamplerOption
   int64_t saved_batch = state.integer("batch_size", sampler.batch_size);
   int64_t saved_world = state.integer("world_size", sampler.world_size);
   if (saved_batch != sampler.batch_size || saved_world != sampler.world_size)
-    spdlog::warn("loader: resuming with batch_size {} x {} ranks, but the saved position came from batch_size {} x {} "
-                 "ranks; the run continues after the same samples, but batches are no longer identical "
-                 "(not sample-exact)",
-                 sampler.batch_size, sampler.world_size, saved_batch, saved_world);
+    spdlog::warn(
+        "loader: resuming with batch_size {} x {} ranks, but the saved position came from batch_size {} x {} "
+        "ranks; the run continues after the same samples, but batches are no longer identical "
+        "(not sample-exact)",
+        sampler.batch_size, sampler.world_size, saved_batch, saved_world);
   state.reject_unknown();
   return position;
 }

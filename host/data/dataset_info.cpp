@@ -16,10 +16,20 @@ namespace {
 using nlohmann::ordered_json;
 
 const std::vector<std::string>& known_top_level_keys() {
-  static const std::vector<std::string> keys{
-      "codebase_version", "robot_type", "total_episodes", "total_frames", "total_tasks", "chunks_size",
-      "data_files_size_in_mb", "video_files_size_in_mb", "fps", "splits", "data_path", "video_path",
-      "features", "tools"};
+  static const std::vector<std::string> keys{"codebase_version",
+                                             "robot_type",
+                                             "total_episodes",
+                                             "total_frames",
+                                             "total_tasks",
+                                             "chunks_size",
+                                             "data_files_size_in_mb",
+                                             "video_files_size_in_mb",
+                                             "fps",
+                                             "splits",
+                                             "data_path",
+                                             "video_path",
+                                             "features",
+                                             "tools"};
   return keys;
 }
 
@@ -33,7 +43,8 @@ template <typename T>
 T get_typed(const ordered_json& object, const std::string& key, const std::string& file, const char* expected) {
   const ordered_json& value = object.at(key);
   if constexpr (std::is_integral_v<T>)  // nlohmann would truncate 29.97 to 29 silently
-    if (!value.is_number_integer()) throw util::DataError(file + ": '" + key + "' must be " + expected + ", got " + value.dump());
+    if (!value.is_number_integer())
+      throw util::DataError(file + ": '" + key + "' must be " + expected + ", got " + value.dump());
   try {
     return value.get<T>();
   } catch (const ordered_json::exception&) {
@@ -44,10 +55,8 @@ T get_typed(const ordered_json& object, const std::string& key, const std::strin
 FeatureSpec parse_feature(const std::string& key, const ordered_json& spec, const std::string& file) {
   std::string where = file + ": feature '" + key + "'";
   if (!spec.is_object()) throw util::DataError(where + " must be an object with 'dtype' and 'shape'");
-  if (!spec.contains("dtype") || !spec["dtype"].is_string())
-    throw util::DataError(where + " has no string 'dtype'");
-  if (!spec.contains("shape") || !spec["shape"].is_array())
-    throw util::DataError(where + " has no 'shape' list");
+  if (!spec.contains("dtype") || !spec["dtype"].is_string()) throw util::DataError(where + " has no string 'dtype'");
+  if (!spec.contains("shape") || !spec["shape"].is_array()) throw util::DataError(where + " has no 'shape' list");
   FeatureSpec feature;
   feature.key = key;
   feature.dtype = spec["dtype"].get<std::string>();
@@ -154,10 +163,12 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
   if (std::sscanf(info.codebase_version.c_str(), "v%d.%d", &major, &minor) != 2)
     throw util::DataError(file + ": codebase_version '" + info.codebase_version + "' is not of the form vMAJOR.MINOR");
   if (major == 2 && minor < 1)
-    throw util::DataError(file + ": codebase_version " + info.codebase_version + " is too old (lrhost reads v2.1 and v3.x)",
-                          "convert it with LeRobot's convert_dataset_v20_to_v21, then v21_to_v30");
+    throw util::DataError(
+        file + ": codebase_version " + info.codebase_version + " is too old (lrhost reads v2.1 and v3.x)",
+        "convert it with LeRobot's convert_dataset_v20_to_v21, then v21_to_v30");
   if (major != 2 && major != 3)
-    throw util::DataError(file + ": codebase_version " + info.codebase_version + " is not supported (lrhost reads v2.1 and v3.x)");
+    throw util::DataError(file + ": codebase_version " + info.codebase_version +
+                          " is not supported (lrhost reads v2.1 and v3.x)");
   if (major == 3 && minor > 0)
     spdlog::warn("{}: codebase_version {} is newer than v3.0, which lrhost was written for; reading it as v3.0", file,
                  info.codebase_version);
@@ -175,8 +186,10 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
     info.video_path.reset();
   if (root.contains("robot_type") && !root["robot_type"].is_null())
     info.robot_type = get_typed<std::string>(root, "robot_type", file, "a string or null");
-  for (auto [key, target] : {std::pair{"total_episodes", &info.total_episodes}, {"total_frames", &info.total_frames},
-                             {"total_tasks", &info.total_tasks}, {"chunks_size", &info.chunks_size},
+  for (auto [key, target] : {std::pair{"total_episodes", &info.total_episodes},
+                             {"total_frames", &info.total_frames},
+                             {"total_tasks", &info.total_tasks},
+                             {"chunks_size", &info.chunks_size},
                              {"data_files_size_in_mb", &info.data_files_size_in_mb},
                              {"video_files_size_in_mb", &info.video_files_size_in_mb}}) {
     if (root.contains(key)) *target = get_typed<int64_t>(root, key, file, "an integer");
@@ -194,11 +207,11 @@ DatasetInfo DatasetInfo::read(const std::filesystem::path& path) {
     throw util::DataError(file + ": the dataset has video features but video_path is null");
 
   for (const auto& [key, value] : root.items()) {
-    bool known = std::find(known_top_level_keys().begin(), known_top_level_keys().end(), key) != known_top_level_keys().end();
+    bool known =
+        std::find(known_top_level_keys().begin(), known_top_level_keys().end(), key) != known_top_level_keys().end();
     if (known) continue;
     info.extra[key] = value;
-    if (!legacy_keys().count(key) || major != 2)
-      spdlog::warn("{}: ignoring unknown key '{}'", file, key);
+    if (!legacy_keys().count(key) || major != 2) spdlog::warn("{}: ignoring unknown key '{}'", file, key);
   }
   return info;
 }

@@ -20,8 +20,8 @@ struct FeatureSpec {
   std::string key;
   std::string dtype;             // as written: "float32", "video", "image", "string", ...
   std::vector<int64_t> shape;    // as written ([H, W, C] for cameras)
-  nlohmann::ordered_json names;          // null, a list, or a dict (LeRobot allows all three)
-  nlohmann::ordered_json info;           // video info block, when present
+  nlohmann::ordered_json names;  // null, a list, or a dict (LeRobot allows all three)
+  nlohmann::ordered_json info;   // video info block, when present
   FeatureKind kind = FeatureKind::Numeric;
   c10::ScalarType scalar_type = c10::kFloat;  // Numeric only
 
@@ -47,7 +47,8 @@ struct DatasetInfo {
   std::optional<std::string> video_path = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4";
   std::optional<std::string> robot_type;
   nlohmann::ordered_json splits = nlohmann::ordered_json::object();
-  nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // v2.1 keys we accept but do not use (total_chunks, ...)
+  nlohmann::ordered_json extra =
+      nlohmann::ordered_json::object();  // v2.1 keys we accept but do not use (total_chunks, ...)
 
   bool is_v2() const { return version_major == 2; }
   const FeatureSpec& feature(const std::string& key) const;  // DataError listing the features

@@ -220,7 +220,9 @@ DatasetMeta DatasetMeta::read_tables(const fs::path& root) {
   return meta;
 }
 
-void DatasetMeta::load_stats() { stats = read_stats(*this); }
+void DatasetMeta::load_stats() {
+  stats = read_stats(*this);
+}
 
 DatasetMeta DatasetMeta::read(const fs::path& root) {
   DatasetMeta meta = read_tables(root);
@@ -231,8 +233,8 @@ DatasetMeta DatasetMeta::read(const fs::path& root) {
 
 const Episode& DatasetMeta::episode(int64_t index) const {
   if (index < 0 || index >= static_cast<int64_t>(episodes.size()))
-    throw util::DataError("episode " + std::to_string(index) + " is out of range: " + root.string() + " has episodes 0.." +
-                          std::to_string(static_cast<int64_t>(episodes.size()) - 1));
+    throw util::DataError("episode " + std::to_string(index) + " is out of range: " + root.string() +
+                          " has episodes 0.." + std::to_string(static_cast<int64_t>(episodes.size()) - 1));
   return episodes[index];
 }
 

@@ -26,7 +26,7 @@ struct Episode {
   int64_t index = 0;
   int64_t length = 0;
   std::vector<std::string> tasks;
-  int64_t data_chunk = 0, data_file = 0;   // v3.0 data file; v2.1: episode chunk
+  int64_t data_chunk = 0, data_file = 0;  // v3.0 data file; v2.1: episode chunk
   int64_t from_index = 0, to_index = 0;   // half-open global frame range
   std::map<std::string, EpisodeVideo> videos;
 };
@@ -34,8 +34,8 @@ struct Episode {
 struct DatasetMeta {
   std::filesystem::path root;
   DatasetInfo info;
-  std::vector<Episode> episodes;     // ordered by episode index; episodes[i].index == i
-  std::vector<std::string> tasks;   // by task_index
+  std::vector<Episode> episodes;   // ordered by episode index; episodes[i].index == i
+  std::vector<std::string> tasks;  // by task_index
   std::optional<DatasetStats> stats;
 
   // Reads the tables and checks them against each other (DataError naming the first mismatch), then
@@ -48,7 +48,7 @@ struct DatasetMeta {
   std::vector<std::string> consistency_problems() const;
   void load_stats();  // meta/stats.json, or v2.1's aggregated episodes_stats.jsonl; none: nullopt
 
-  const Episode& episode(int64_t index) const;   // DataError naming the valid range
+  const Episode& episode(int64_t index) const;  // DataError naming the valid range
   std::filesystem::path data_file(const Episode& episode) const;
   std::filesystem::path video_file(const Episode& episode, const std::string& video_key) const;
   const std::string& task(int64_t task_index) const;

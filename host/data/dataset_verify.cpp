@@ -138,8 +138,8 @@ class Verifier {
       try {
         file = path_of(episode);
       } catch (const std::exception& error) {
-        problem(root_ / "meta" / "info.json", what + " of episode " + std::to_string(episode.index) + ": " +
-                                                   util::describe(error));
+        problem(root_ / "meta" / "info.json",
+                what + " of episode " + std::to_string(episode.index) + ": " + util::describe(error));
         continue;
       }
       auto [it, inserted] = position.emplace(file, groups.size());
@@ -154,8 +154,8 @@ class Verifier {
     int64_t rows = 0;
     for (const auto& [file, episodes] : groups) rows += check_data_file(file, episodes);
     if (rows != meta_.info.total_frames)
-      problem(root_ / "meta" / "info.json", fmt::format("says total_frames={} but the data files hold {} rows",
-                                                        meta_.info.total_frames, rows));
+      problem(root_ / "meta" / "info.json",
+              fmt::format("says total_frames={} but the data files hold {} rows", meta_.info.total_frames, rows));
   }
 
   // Returns the file's row count (0 when it cannot be read).
@@ -222,14 +222,15 @@ class Verifier {
         const int64_t* frame_index = frame_column.data_ptr<int64_t>() + first;
         for (int64_t k = 0; k < episode->length; ++k)
           if (frame_index[k] != k) {
-            episode_problem(file, "frame_index does not count 0..length-1 in order", "", episode->index, 1,
-                            fmt::format("frame_index is {} at frame {} (length {})", frame_index[k], k,
-                                        episode->length));
+            episode_problem(
+                file, "frame_index does not count 0..length-1 in order", "", episode->index, 1,
+                fmt::format("frame_index is {} at frame {} (length {})", frame_index[k], k, episode->length));
             break;
           }
       }
       if (auto found = columns.find("timestamp"); found != columns.end())
-        check_timestamps(file, *episode, found->second.to(torch::kDouble).narrow(0, first, episode->length).contiguous());
+        check_timestamps(file, *episode,
+                         found->second.to(torch::kDouble).narrow(0, first, episode->length).contiguous());
     }
   }
 
@@ -269,8 +270,9 @@ class Verifier {
         torch::Tensor image = decode_png(bytes.at(row), what);
         ++report_.images;
         if (image.sizes().vec() != expected) {
-          if (!bad++) first = fmt::format("{} is {}, info.json declares {}", what, shape_text(image.sizes().vec()),
-                                          shape_text(expected));
+          if (!bad++)
+            first = fmt::format("{} is {}, info.json declares {}", what, shape_text(image.sizes().vec()),
+                                shape_text(expected));
         }
       } catch (const std::exception& error) {
         if (!bad++) first = util::describe(error);
@@ -329,14 +331,13 @@ class Verifier {
       episode_problem(file,
                       fmt::format("camera '{}': from/to_timestamp lie outside the video (frames at {})", key,
                                   times.empty() ? "none" : fmt::format("{:.6f}..{:.6f} s", times.front(), last)),
-                      "", episode.index, 1,
-                      fmt::format("{:.6f}..{:.6f} s", video.from_timestamp, video.to_timestamp));
+                      "", episode.index, 1, fmt::format("{:.6f}..{:.6f} s", video.from_timestamp, video.to_timestamp));
     auto found = timestamps_.find(episode.index);
     int64_t missing = 0;
     std::string first;
     for (int64_t k = 0; k < episode.length; ++k) {
-      double query = video.from_timestamp +
-                     (found != timestamps_.end() ? found->second[static_cast<std::size_t>(k)] : k * period);
+      double query =
+          video.from_timestamp + (found != timestamps_.end() ? found->second[static_cast<std::size_t>(k)] : k * period);
       auto after = std::lower_bound(times.begin(), times.end(), query);
       double distance = std::numeric_limits<double>::infinity();
       double nearest = 0;
@@ -349,10 +350,9 @@ class Verifier {
                               : fmt::format("t={:.6f} s, nearest frame at t={:.6f} s", query, nearest);
     }
     if (missing)
-      episode_problem(file,
-                      fmt::format("camera '{}': frame times with no frame within tolerance_s={}", key,
-                                  options_.tolerance_s),
-                      "frame times", episode.index, missing, first);
+      episode_problem(
+          file, fmt::format("camera '{}': frame times with no frame within tolerance_s={}", key, options_.tolerance_s),
+          "frame times", episode.index, missing, first);
   }
 };
 

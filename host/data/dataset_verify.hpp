@@ -25,9 +25,9 @@ struct VerifyProblem {
 
 struct VerifyReport {
   int64_t parquet_files = 0, video_files = 0;  // files opened and scanned
-  int64_t rows = 0;                           // data rows read
-  int64_t video_frames = 0;                   // frames decoded from videos
-  int64_t images = 0;                         // PNG cells decoded
+  int64_t rows = 0;                            // data rows read
+  int64_t video_frames = 0;                    // frames decoded from videos
+  int64_t images = 0;                          // PNG cells decoded
   std::vector<VerifyProblem> problems;
   std::vector<std::string> notes;  // oddities that do not break reading (e.g. extra video frames)
   bool ok() const { return problems.empty(); }

@@ -54,15 +54,26 @@ ojson hf_feature(const FeatureSpec& feature) {
 
 // pandas metadata that makes `task` the index of meta/tasks.parquet, as DataFrame.to_parquet writes it.
 std::string pandas_task_metadata() {
-  ojson meta = {
-      {"index_columns", {"task"}},
-      {"column_indexes", {{{"name", nullptr}, {"field_name", nullptr}, {"pandas_type", "unicode"}, {"numpy_type", "object"},
-                           {"metadata", {{"encoding", "UTF-8"}}}}}},
-      {"columns",
-       {{{"name", "task_index"}, {"field_name", "task_index"}, {"pandas_type", "int64"}, {"numpy_type", "int64"}, {"metadata", nullptr}},
-        {{"name", "task"}, {"field_name", "task"}, {"pandas_type", "unicode"}, {"numpy_type", "object"}, {"metadata", nullptr}}}},
-      {"creator", {{"library", "lrhost"}, {"version", LRHOST_VERSION}}},
-      {"pandas_version", "2.2.3"}};
+  ojson meta = {{"index_columns", {"task"}},
+                {"column_indexes",
+                 {{{"name", nullptr},
+                   {"field_name", nullptr},
+                   {"pandas_type", "unicode"},
+                   {"numpy_type", "object"},
+                   {"metadata", {{"encoding", "UTF-8"}}}}}},
+                {"columns",
+                 {{{"name", "task_index"},
+                   {"field_name", "task_index"},
+                   {"pandas_type", "int64"},
+                   {"numpy_type", "int64"},
+                   {"metadata", nullptr}},
+                  {{"name", "task"},
+                   {"field_name", "task"},
+                   {"pandas_type", "unicode"},
+                   {"numpy_type", "object"},
+                   {"metadata", nullptr}}}},
+                {"creator", {{"library", "lrhost"}, {"version", LRHOST_VERSION}}},
+                {"pandas_version", "2.2.3"}};
   return meta.dump();
 }
 }  // namespace
@@ -103,7 +114,8 @@ struct DatasetWriter::State {
   int64_t video_limit() const { return options.video_file_bytes.value_or(options.video_files_size_in_mb * kMiB); }
 
   fs::path data_path(const FileSlot& slot) const {
-    return root / expand_path_template(info.data_path, {{"chunk_index", slot.chunk}, {"file_index", slot.file}}, "data_path");
+    return root /
+           expand_path_template(info.data_path, {{"chunk_index", slot.chunk}, {"file_index", slot.file}}, "data_path");
   }
   fs::path video_path(const std::string& key, const FileSlot& slot) const {
     return root / expand_path_template(*info.video_path,
@@ -130,7 +142,8 @@ DatasetWriter::DatasetWriter(const fs::path& root, int fps, std::vector<WriterFe
   std::set<std::string> seen;
   for (const WriterFeature& feature : features) {
     if (!seen.insert(feature.key).second) throw util::ConfigError("feature '" + feature.key + "' is given twice");
-    if (std::find(default_feature_keys().begin(), default_feature_keys().end(), feature.key) != default_feature_keys().end())
+    if (std::find(default_feature_keys().begin(), default_feature_keys().end(), feature.key) !=
+        default_feature_keys().end())
       throw util::ConfigError("feature '" + feature.key + "' is added by the writer itself; leave it out");
     FeatureSpec spec;
     spec.key = feature.key;
@@ -157,14 +170,17 @@ DatasetWriter::DatasetWriter(const fs::path& root, int fps, std::vector<WriterFe
     s.info.features.push_back(spec);
   };
   add_default("timestamp", "float32", torch::kFloat);
-  for (const char* key : {"frame_index", "episode_index", "index", "task_index"}) add_default(key, "int64", torch::kLong);
+  for (const char* key : {"frame_index", "episode_index", "index", "task_index"})
+    add_default(key, "int64", torch::kLong);
   if (s.info.keys_of(FeatureKind::Video).empty()) s.info.video_path.reset();
   fs::create_directories(root);
 }
 
 DatasetWriter::~DatasetWriter() = default;
 
-int64_t DatasetWriter::episodes_written() const { return static_cast<int64_t>(state_->episodes.size()); }
+int64_t DatasetWriter::episodes_written() const {
+  return static_cast<int64_t>(state_->episodes.size());
+}
 
 void DatasetWriter::add_episode(const EpisodeData& episode) {
   State& s = *state_;
@@ -184,8 +200,8 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
     std::vector<int64_t> got(value.sizes().begin() + (value.dim() ? 1 : 0), value.sizes().end());
     if (value.dim() == 0 || got != expected || value.scalar_type() != feature.scalar_type)
       throw util::DataError(where + ": feature '" + feature.key + "' must be " + feature.dtype + " [N, " +
-                            c10::str(c10::IntArrayRef(expected)) + "], got " + c10::toString(value.scalar_type()) + " " +
-                            c10::str(value.sizes()));
+                            c10::str(c10::IntArrayRef(expected)) + "], got " + c10::toString(value.scalar_type()) +
+                            " " + c10::str(value.sizes()));
     if (length >= 0 && value.size(0) != length)
       throw util::DataError(where + ": feature '" + feature.key + "' has " + std::to_string(value.size(0)) +
                             " frames, others have " + std::to_string(length));
@@ -205,7 +221,8 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
     auto [it, added] = s.task_index.emplace(task, static_cast<int64_t>(s.tasks.size()));
     if (added) s.tasks.push_back(task);
     task_index[frame] = it->second;
-    if (std::find(episode_tasks.begin(), episode_tasks.end(), task) == episode_tasks.end()) episode_tasks.push_back(task);
+    if (std::find(episode_tasks.begin(), episode_tasks.end(), task) == episode_tasks.end())
+      episode_tasks.push_back(task);
   }
   std::map<std::string, torch::Tensor> columns = episode.values;
   torch::Tensor frame_index = torch::arange(length, torch::kLong);
@@ -236,7 +253,8 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
     for (const FeatureSpec& feature : s.info.features)
       if (feature.kind != FeatureKind::Video) features[feature.key] = hf_feature(feature);
     ojson hf = {{"info", {{"features", features}}}};
-    s.data = std::make_unique<ParquetWriter>(file, std::vector<std::pair<std::string, std::string>>{{"huggingface", hf.dump()}});
+    s.data = std::make_unique<ParquetWriter>(
+        file, std::vector<std::pair<std::string, std::string>>{{"huggingface", hf.dump()}});
   }
   std::vector<ParquetColumn> parquet_columns;
   for (const FeatureSpec& feature : s.info.features) {
@@ -269,7 +287,7 @@ void DatasetWriter::add_episode(const EpisodeData& episode) {
       fs::path file = s.video_path(key, camera.slot);
       fs::create_directories(file.parent_path());
       camera.writer = std::make_unique<io::VideoWriter>(file, static_cast<int>(frames.size(2)),
-                                                    static_cast<int>(frames.size(1)), s.info.fps, s.options.video);
+                                                        static_cast<int>(frames.size(1)), s.info.fps, s.options.video);
       if (camera.first_file.empty()) camera.first_file = file;
     }
     double from = static_cast<double>(camera.frames_in_file) / s.info.fps;
@@ -303,11 +321,20 @@ void DatasetWriter::finish() {
     VideoStreamInfo probe = probe_video(camera.first_file);
     for (FeatureSpec& feature : s.info.features) {
       if (feature.key != key) continue;
-      feature.info = {{"video.height", probe.height}, {"video.width", probe.width}, {"video.codec", probe.codec},
-                      {"video.pix_fmt", probe.pix_fmt}, {"video.fps", s.info.fps}, {"video.channels", 3},
-                      {"has_audio", probe.has_audio}, {"video.g", s.options.video.gop}, {"video.crf", s.options.video.crf},
-                      {"video.preset", s.options.video.preset}, {"video.fast_decode", 0},
-                      {"video.video_backend", "pyav"}, {"video.extra_options", ojson::object()}, {"is_depth_map", false}};
+      feature.info = {{"video.height", probe.height},
+                      {"video.width", probe.width},
+                      {"video.codec", probe.codec},
+                      {"video.pix_fmt", probe.pix_fmt},
+                      {"video.fps", s.info.fps},
+                      {"video.channels", 3},
+                      {"has_audio", probe.has_audio},
+                      {"video.g", s.options.video.gop},
+                      {"video.crf", s.options.video.crf},
+                      {"video.preset", s.options.video.preset},
+                      {"video.fast_decode", 0},
+                      {"video.video_backend", "pyav"},
+                      {"video.extra_options", ojson::object()},
+                      {"is_depth_map", false}};
     }
     camera.writer.reset();
   }
@@ -333,9 +360,11 @@ void DatasetWriter::finish() {
     columns.push_back(int_column("dataset_to_index", [](const auto& e) { return e.to; }));
     for (const std::string& key : s.info.keys_of(FeatureKind::Video)) {
       std::string prefix = "videos/" + key + "/";
-      columns.push_back(int_column(prefix + "chunk_index", [&](const auto& e) { return e.videos.at(key).first.chunk; }));
+      columns.push_back(
+          int_column(prefix + "chunk_index", [&](const auto& e) { return e.videos.at(key).first.chunk; }));
       columns.push_back(int_column(prefix + "file_index", [&](const auto& e) { return e.videos.at(key).first.file; }));
-      torch::Tensor from = torch::empty({num_episodes}, torch::kDouble), to = torch::empty({num_episodes}, torch::kDouble);
+      torch::Tensor from = torch::empty({num_episodes}, torch::kDouble),
+                    to = torch::empty({num_episodes}, torch::kDouble);
       for (int64_t i = 0; i < num_episodes; ++i) {
         from[i] = s.episodes[i].videos.at(key).second.first;
         to[i] = s.episodes[i].videos.at(key).second.second;

@@ -23,9 +23,9 @@ namespace lrhost::data {
 
 struct WriterFeature {
   std::string key;
-  std::string dtype;                // numeric dtype name, "video" or "image"
-  std::vector<int64_t> shape;       // cameras: [H, W, 3]
-  nlohmann::ordered_json names;     // null by default; cameras get ["height","width","channels"]
+  std::string dtype;             // numeric dtype name, "video" or "image"
+  std::vector<int64_t> shape;    // cameras: [H, W, 3]
+  nlohmann::ordered_json names;  // null by default; cameras get ["height","width","channels"]
 };
 
 struct WriterOptions {
@@ -47,13 +47,14 @@ struct EpisodeData {
 class DatasetWriter {
  public:
   // `root` must not exist or be an empty folder (LeRobot refuses to overwrite too).
-  DatasetWriter(const std::filesystem::path& root, int fps, std::vector<WriterFeature> features, WriterOptions options = {});
+  DatasetWriter(const std::filesystem::path& root, int fps, std::vector<WriterFeature> features,
+                WriterOptions options = {});
   ~DatasetWriter();
   DatasetWriter(const DatasetWriter&) = delete;
   DatasetWriter& operator=(const DatasetWriter&) = delete;
 
   void add_episode(const EpisodeData& episode);
-  void finish();   // closes files, writes meta/; the dataset is complete after this returns
+  void finish();  // closes files, writes meta/; the dataset is complete after this returns
   int64_t episodes_written() const;
 
  private:

@@ -21,7 +21,8 @@ DeltaIndices resolve_delta_timestamps(const DeltaTimestamps& deltas, const Datas
     for (double delta : seconds) {
       // LeRobot's check_delta_timestamps: |d*fps - round(d*fps)| / fps <= tolerance_s.
       double scaled = delta * fps;
-      if (!(std::abs(scaled) < 1e12) || std::abs(scaled - std::nearbyint(scaled)) / fps > tolerance_s) outside.push_back(delta);
+      if (!(std::abs(scaled) < 1e12) || std::abs(scaled - std::nearbyint(scaled)) / fps > tolerance_s)
+        outside.push_back(delta);
       frames.push_back(static_cast<int64_t>(std::nearbyint(scaled)));
     }
     if (!outside.empty()) {

@@ -131,7 +131,8 @@ SamplerPosition EpisodeSampler::advance(SamplerPosition from, int64_t batches) c
   return position;
 }
 
-SamplerPosition EpisodeSampler::position_for_step(int64_t step, int64_t num_samples, int64_t batch_size, int world_size) {
+SamplerPosition EpisodeSampler::position_for_step(int64_t step, int64_t num_samples, int64_t batch_size,
+                                                  int world_size) {
   int64_t batches = (num_samples + batch_size - 1) / batch_size;
   int64_t per_epoch = (batches + world_size - 1) / world_size;
   return {step / per_epoch, std::min((step % per_epoch) * batch_size * world_size, num_samples)};

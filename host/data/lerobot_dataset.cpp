@@ -32,14 +32,16 @@ LeRobotDataset::LeRobotDataset(const fs::path& root, DatasetOptions options)
     std::set<int64_t> unique(options_.episodes->begin(), options_.episodes->end());
     for (int64_t episode : unique) meta_.episode(episode);  // DataError naming the valid range
     episodes_.assign(unique.begin(), unique.end());
-    if (episodes_.empty()) throw util::ConfigError("episodes is empty; give at least one episode index or leave it unset");
+    if (episodes_.empty())
+      throw util::ConfigError("episodes is empty; give at least one episode index or leave it unset");
   } else {
     for (const Episode& episode : meta_.episodes) episodes_.push_back(episode.index);
   }
   if (options_.keys) {
     for (const std::string& key : *options_.keys) meta_.info.feature(key);  // DataError listing the features
     for (const auto& [key, offsets] : delta_indices_)
-      if (!wanted(key)) throw util::ConfigError("delta_timestamps['" + key + "'] names a feature that 'keys' leaves out");
+      if (!wanted(key))
+        throw util::ConfigError("delta_timestamps['" + key + "'] names a feature that 'keys' leaves out");
   }
   load_rows();
 }
@@ -104,9 +106,10 @@ void LeRobotDataset::load_rows() {
         found = indices[row] == episode.from_index + (row - first) && episode_of_row[row] == episode_index;
       if (!found)
         throw util::DataError(file.string() + ": the 'index' column of episode " + std::to_string(episode_index) +
-                              " is not " + std::to_string(episode.from_index) + ".." + std::to_string(episode.to_index - 1) +
-                              " in contiguous rows, as meta/episodes says");
-      for (const auto& [key, column] : file_columns) episode_columns[episode_index][key] = column.narrow(0, first, count);
+                              " is not " + std::to_string(episode.from_index) + ".." +
+                              std::to_string(episode.to_index - 1) + " in contiguous rows, as meta/episodes says");
+      for (const auto& [key, column] : file_columns)
+        episode_columns[episode_index][key] = column.narrow(0, first, count);
       for (const auto& [key, bytes] : file_images) episode_images[episode_index][key] = {bytes, first};
     }
   }
@@ -141,9 +144,9 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
     for (int64_t row : local_rows) {
       const auto& segments = images_.at(key);
       // Segments are in row order: the last one starting at or before `row` holds it.
-      auto segment = std::prev(std::upper_bound(segments.begin(), segments.end(), row, [](int64_t r, const ImageSegment& s) {
-        return r < s.first_local_row;
-      }));
+      auto segment =
+          std::prev(std::upper_bound(segments.begin(), segments.end(), row,
+                                     [](int64_t r, const ImageSegment& s) { return r < s.first_local_row; }));
       int64_t column_row = segment->first_row_in_column + (row - segment->first_local_row);
       frames.push_back(decode_png(segment->bytes.at(column_row),
                                   "image column '" + key + "' episode " + std::to_string(episode_index)));
@@ -162,13 +165,15 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
     throw util::DataError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(),
                           error.hint());
   } catch (const util::IoError& error) {  // missing, truncated or undecodable file: say which episode/camera
-    throw util::IoError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(), error.hint());
+    throw util::IoError("episode " + std::to_string(episode_index) + ", camera '" + key + "': " + error.what(),
+                        error.hint());
   }
 }
 
 Sample LeRobotDataset::get(int64_t i, ReadContext& context) const {
   if (i < 0 || i >= num_frames_)
-    throw util::DataError("dataset index " + std::to_string(i) + " is out of range 0.." + std::to_string(num_frames_ - 1));
+    throw util::DataError("dataset index " + std::to_string(i) + " is out of range 0.." +
+                          std::to_string(num_frames_ - 1));
   Sample sample;
   const int64_t episode_index = columns_.at("episode_index").data_ptr<int64_t>()[i];
   const int64_t global_index = columns_.at("index").data_ptr<int64_t>()[i];

@@ -55,7 +55,7 @@ class LeRobotDataset {
   const DatasetMeta& meta() const { return meta_; }
   const DatasetOptions& options() const { return options_; }
   const DeltaIndices& delta_indices() const { return delta_indices_; }
-  int64_t size() const { return num_frames_; }                          // frames of the selected episodes
+  int64_t size() const { return num_frames_; }                               // frames of the selected episodes
   const std::vector<int64_t>& episode_indices() const { return episodes_; }  // selected, ascending
 
   // Item i (0 <= i < size(), in selected-episode order). DataError naming the index when out of range,
@@ -74,10 +74,10 @@ class LeRobotDataset {
   DatasetMeta meta_;
   DatasetOptions options_;
   DeltaIndices delta_indices_;
-  std::vector<int64_t> episodes_;                 // selected episode indices
-  std::vector<int64_t> first_row_of_episode_;     // by episode index; -1 when not selected
+  std::vector<int64_t> episodes_;              // selected episode indices
+  std::vector<int64_t> first_row_of_episode_;  // by episode index; -1 when not selected
   int64_t num_frames_ = 0;
-  std::map<std::string, torch::Tensor> columns_;  // numeric features incl. index/timestamp/...
+  std::map<std::string, torch::Tensor> columns_;             // numeric features incl. index/timestamp/...
   std::map<std::string, std::vector<ImageSegment>> images_;  // image features: one segment per selected episode
 };
 

@@ -51,7 +51,8 @@ std::string expand_path_template(const std::string& pattern, const std::map<std:
       std::string spec = colon == std::string::npos ? "" : field.substr(colon + 1);
       auto found = values.find(name);
       if (found == values.end())
-        throw util::DataError(what + ": path template '" + pattern + "' uses {" + name + "}, which LeRobot does not define here");
+        throw util::DataError(what + ": path template '" + pattern + "' uses {" + name +
+                              "}, which LeRobot does not define here");
       out += format_value(found->second, spec, name, pattern, what);
       i = close;
     } else if (c == '}') {

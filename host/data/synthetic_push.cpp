@@ -67,7 +67,8 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
     data.values["action"] = torch::from_blob(actions.data(), {length, 2}, torch::kFloat).clone();
     data.values["observation.images.top"] = torch::from_blob(top.data(), {length, size, size, 3}, torch::kByte).clone();
     if (options.second_camera)
-      data.values["observation.images.wrist"] = torch::from_blob(wrist.data(), {length, size, size, 3}, torch::kByte).clone();
+      data.values["observation.images.wrist"] =
+          torch::from_blob(wrist.data(), {length, size, size, 3}, torch::kByte).clone();
     // Two phrasings by goal side exercise the task table.
     data.tasks = {sim::task_instruction(w)};
     writer.add_episode(data);
@@ -99,7 +100,8 @@ fs::path default_dataset() {
       // tests that train on this dataset keep their amount of data.
       options.episodes = 200;
       write_synthetic_push(temporary, options);
-      if (fs::exists(root)) fs::rename(root, root.parent_path() / ("lrhost_push2d_v2.stale" + std::to_string(::getpid())));
+      if (fs::exists(root))
+        fs::rename(root, root.parent_path() / ("lrhost_push2d_v2.stale" + std::to_string(::getpid())));
       fs::rename(temporary, root);
     }
   } catch (...) {

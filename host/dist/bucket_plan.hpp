@@ -11,8 +11,8 @@
 namespace lrhost::dist {
 
 struct BucketCaps {
-  std::size_t first_bytes = 1u << 20;   // 1 MiB
-  std::size_t bytes = 25u << 20;        // 25 MiB
+  std::size_t first_bytes = 1u << 20;  // 1 MiB
+  std::size_t bytes = 25u << 20;       // 25 MiB
 };
 
 // Buckets as lists of parameter indices, in launch order.

@@ -28,9 +28,12 @@ namespace {
 
 c10d::ReduceOp to_c10d(ReduceOp op) {
   switch (op) {
-    case ReduceOp::max: return c10d::ReduceOp::MAX;
-    case ReduceOp::min: return c10d::ReduceOp::MIN;
-    default: return c10d::ReduceOp::SUM;
+    case ReduceOp::max:
+      return c10d::ReduceOp::MAX;
+    case ReduceOp::min:
+      return c10d::ReduceOp::MIN;
+    default:
+      return c10d::ReduceOp::SUM;
   }
 }
 
@@ -140,8 +143,9 @@ class C10dComm final : public Comm {
   std::shared_ptr<Comm> new_group(const std::string& tag, const std::vector<int>& ranks) override {
     auto position = std::find(ranks.begin(), ranks.end(), env_.rank);
     if (position == ranks.end() || !std::is_sorted(ranks.begin(), ranks.end()) || ranks.back() >= size())
-      throw util::ConfigError("new_group '" + tag + "': rank " + std::to_string(env_.rank) +
-                              " asked for a group it is not a member of, or the ranks are not ascending ranks of this job");
+      throw util::ConfigError(
+          "new_group '" + tag + "': rank " + std::to_string(env_.rank) +
+          " asked for a group it is not a member of, or the ranks are not ascending ranks of this job");
     if (ranks.size() == 1) return make_local_comm();
     RankEnv group_env = env_;
     group_env.rank = static_cast<int>(position - ranks.begin());

@@ -27,7 +27,8 @@ class LocalComm final : public Comm {
   }
   void broadcast(torch::Tensor&, int root) override {
     check_collective("broadcast");
-    if (root != 0) throw util::ConfigError("broadcast root " + std::to_string(root) + " does not exist in a 1-rank job");
+    if (root != 0)
+      throw util::ConfigError("broadcast root " + std::to_string(root) + " does not exist in a 1-rank job");
   }
   std::shared_ptr<CommWork> all_gather_into_async(torch::Tensor& out, const torch::Tensor& in) override {
     check_collective("all_gather");
@@ -47,7 +48,9 @@ class LocalComm final : public Comm {
 
 }  // namespace
 
-std::shared_ptr<Comm> make_local_comm() { return std::make_shared<LocalComm>(); }
+std::shared_ptr<Comm> make_local_comm() {
+  return std::make_shared<LocalComm>();
+}
 
 namespace {
 std::mutex process_comm_mutex;
@@ -81,7 +84,8 @@ void shutdown_process_comm() {
   if (!instance) return;
   instance->shutdown();
   if (instance.use_count() > 1)
-    spdlog::warn("process group: still referenced at shutdown ({} holders); it is torn down at exit", instance.use_count() - 1);
+    spdlog::warn("process group: still referenced at shutdown ({} holders); it is torn down at exit",
+                 instance.use_count() - 1);
 }
 
 }  // namespace lrhost::dist

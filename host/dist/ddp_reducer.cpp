@@ -38,7 +38,8 @@ DdpReducer::DdpReducer(std::vector<torch::Tensor> params, std::shared_ptr<Comm> 
     }
     bucket.flags_offset = offset;
     const auto& first = params_[bucket_params_[b].front()];
-    bucket.buffer = torch::zeros({offset + static_cast<int64_t>(bucket_params_[b].size())}, first.options().requires_grad(false));
+    bucket.buffer =
+        torch::zeros({offset + static_cast<int64_t>(bucket_params_[b].size())}, first.options().requires_grad(false));
     stats_.bytes_per_step += static_cast<std::size_t>(bucket.buffer.numel()) * bucket.buffer.element_size();
     buckets_.push_back(std::move(bucket));
   }
@@ -94,8 +95,10 @@ void DdpReducer::launch(std::size_t bucket_index) {
     const auto& p = params_[bucket_params_[bucket_index][slot]];
     auto view = bucket.buffer.narrow(0, bucket.offsets[slot], p.numel());
     bool has_grad = p.grad().defined();
-    if (has_grad) torch::mul_out(view, p.grad().reshape(-1), inverse_world);
-    else view.zero_();
+    if (has_grad)
+      torch::mul_out(view, p.grad().reshape(-1), inverse_world);
+    else
+      view.zero_();
     bucket.buffer[bucket.flags_offset + static_cast<int64_t>(slot)].fill_(has_grad ? 1.0 : 0.0);
   }
   bucket.work = comm_->all_reduce_async(bucket.buffer, ReduceOp::sum);
@@ -118,8 +121,10 @@ void DdpReducer::finalize() {
       bool used_anywhere = flags[static_cast<int64_t>(slot)].item<double>() > 0.5;
       if (!used_anywhere) continue;  // stays None, as in a single process
       auto averaged = bucket.buffer.narrow(0, bucket.offsets[slot], p.numel()).view(p.sizes());
-      if (p.grad().defined()) p.mutable_grad().copy_(averaged);
-      else p.mutable_grad() = averaged.clone();
+      if (p.grad().defined())
+        p.mutable_grad().copy_(averaged);
+      else
+        p.mutable_grad() = averaged.clone();
     }
   }
   ++stats_.synced_steps;

@@ -24,7 +24,7 @@ namespace lrhost::dist {
 
 struct DdpStats {
   std::size_t buckets = 0;
-  std::size_t bytes_per_step = 0;             // bytes all-reduced per synchronised backward
+  std::size_t bytes_per_step = 0;                 // bytes all-reduced per synchronised backward
   std::size_t last_launched_during_backward = 0;  // buckets launched before backward ended, last step
   std::size_t synced_steps = 0;
 };
@@ -47,17 +47,17 @@ class DdpReducer {
 
  private:
   struct Bucket {
-    torch::Tensor buffer;       // [sum of numels + one flag per parameter]
+    torch::Tensor buffer;  // [sum of numels + one flag per parameter]
     std::vector<int64_t> offsets;
     int64_t flags_offset = 0;
-    std::size_t pending = 0;    // gradients not yet ready this backward
+    std::size_t pending = 0;  // gradients not yet ready this backward
     std::shared_ptr<CommWork> work;
     bool launched = false;
   };
 
   void launch_ready_buckets();  // under mutex_
   void launch(std::size_t bucket_index);
-  void finalize();              // end of backward, engine callback
+  void finalize();  // end of backward, engine callback
   void reset_iteration();
 
   std::vector<torch::Tensor> params_;

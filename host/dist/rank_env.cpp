@@ -36,10 +36,11 @@ RankEnv rank_env_from_environment() {
   e.local_rank = env_int("LOCAL_RANK", e.rank % e.local_world_size, 0);
   e.node_rank = env_int("GROUP_RANK", e.rank / e.local_world_size, 0);
   if (e.rank >= e.world_size)
-    throw util::ConfigError("RANK=" + std::to_string(e.rank) + " is not below WORLD_SIZE=" + std::to_string(e.world_size));
+    throw util::ConfigError("RANK=" + std::to_string(e.rank) +
+                            " is not below WORLD_SIZE=" + std::to_string(e.world_size));
   if (e.local_rank >= e.local_world_size)
-    throw util::ConfigError("LOCAL_RANK=" + std::to_string(e.local_rank) + " is not below LOCAL_WORLD_SIZE=" +
-                            std::to_string(e.local_world_size));
+    throw util::ConfigError("LOCAL_RANK=" + std::to_string(e.local_rank) +
+                            " is not below LOCAL_WORLD_SIZE=" + std::to_string(e.local_world_size));
   e.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
   e.master_port = env_int("MASTER_PORT", 0, 0);
   if (e.world_size > 1 && e.master_port == 0)

@@ -34,7 +34,9 @@ FramePtr ref_frame(const AVFrame* source) {
   return frame;
 }
 
-std::string quoted(const std::filesystem::path& file) { return "'" + file.string() + "'"; }
+std::string quoted(const std::filesystem::path& file) {
+  return "'" + file.string() + "'";
+}
 
 std::string error_text(int code) {
   char buffer[AV_ERROR_MAX_STRING_SIZE] = {};

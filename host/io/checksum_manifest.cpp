@@ -58,8 +58,8 @@ using Select = std::function<bool(const std::string&)>;
 
 // `visited`: the manifests already verified (relative to the top folder), so that one naming itself or
 // an ancestor is reported once instead of being verified again at every level of nesting.
-void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check, std::set<std::string>& listed,
-                std::set<std::string>& visited, int depth, const Select& select) {
+void verify_one(const fs::path& manifest, const std::string& prefix, ManifestCheck& check,
+                std::set<std::string>& listed, std::set<std::string>& visited, int depth, const Select& select) {
   const std::string manifest_name = prefix + manifest.filename().string();
   ChecksumManifest parsed;
   try {
@@ -109,7 +109,8 @@ void verify_one(const fs::path& manifest, const std::string& prefix, ManifestChe
     }
     if (!visited.insert(prefix + nested).second) {
       check.mismatches.push_back(
-          {manifest_name, 0, 0, "malformed checksum manifest: names " + prefix + nested + ", which is already verified"});
+          {manifest_name, 0, 0,
+           "malformed checksum manifest: names " + prefix + nested + ", which is already verified"});
       continue;
     }
     std::error_code ec;
@@ -154,7 +155,8 @@ ChecksumManifest parse_checksum_manifest(const std::string& text) {
   ChecksumManifest manifest;
   manifest.chunk_bytes = json["chunk_bytes"].get<uint64_t>();
   for (const auto& [name, entry] : json["files"].items()) {
-    if (!is_inside_path(name)) throw util::DataError("\"files\" names " + name + ", not a path inside the manifest's folder");
+    if (!is_inside_path(name))
+      throw util::DataError("\"files\" names " + name + ", not a path inside the manifest's folder");
     if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
         !entry.contains("crc32c") || !entry["crc32c"].is_array())
       throw util::DataError("the entry of " + name + " is not {bytes, crc32c: [...]}");
@@ -187,7 +189,7 @@ ChecksumManifest parse_checksum_manifest(const std::string& text) {
 }
 
 std::vector<ChecksumMismatch> compare_checksums(const std::string& shown, const FileChecksums& expected,
-                                               const FileChecksums& actual, uint64_t chunk_bytes) {
+                                                const FileChecksums& actual, uint64_t chunk_bytes) {
   if (actual.bytes != expected.bytes)
     return {{shown, std::min(actual.bytes, expected.bytes), std::max(actual.bytes, expected.bytes),
              "is " + std::to_string(actual.bytes) + " bytes, the manifest says " + std::to_string(expected.bytes)}};
@@ -196,8 +198,9 @@ std::vector<ChecksumMismatch> compare_checksums(const std::string& shown, const 
   for (uint64_t i = 0; i < n_chunks; ++i)
     if (i >= actual.chunks.size() || actual.chunks[i] != expected.chunks[i]) {
       const uint64_t begin = i * chunk_bytes, end = std::min(expected.bytes, begin + chunk_bytes);
-      mismatches.push_back({shown, begin, end,
-                            "data does not match (chunk " + std::to_string(i) + " of " + std::to_string(n_chunks) + ")"});
+      mismatches.push_back(
+          {shown, begin, end,
+           "data does not match (chunk " + std::to_string(i) + " of " + std::to_string(n_chunks) + ")"});
     }
   return mismatches;
 }

@@ -43,7 +43,7 @@ FileChecksums checksums_of(const void* data, uint64_t size, uint64_t chunk_bytes
 struct ChecksumManifest {
   uint64_t chunk_bytes = kChecksumChunkBytes;
   std::map<std::string, FileChecksums> files;  // by path relative to the manifest's folder
-  std::vector<std::string> manifests;           // nested manifests, relative to the same folder
+  std::vector<std::string> manifests;          // nested manifests, relative to the same folder
 };
 // Parses `text` (the contents of a manifest); the error text says what is malformed.
 ChecksumManifest parse_checksum_manifest(const std::string& text);
@@ -58,22 +58,22 @@ void write_checksum_manifest(const std::filesystem::path& manifest, const std::v
 std::vector<std::string> list_files(const std::filesystem::path& root);
 
 struct ChecksumMismatch {
-  std::string file;            // relative to the top manifest's folder
+  std::string file;             // relative to the top manifest's folder
   uint64_t begin = 0, end = 0;  // the byte range that differs (a whole chunk); begin == end: n/a
-  std::string what;            // "data does not match", "missing", "is N bytes, the manifest says M"
+  std::string what;             // "data does not match", "missing", "is N bytes, the manifest says M"
 };
 // "pretrained_model/model.safetensors: bytes 0-8388607 (chunk 0 of 2): data does not match".
 std::string describe(const ChecksumMismatch& mismatch);
 // Where `actual` differs from `expected` (its size, or each differing chunk), as mismatches of `shown`.
 std::vector<ChecksumMismatch> compare_checksums(const std::string& shown, const FileChecksums& expected,
-                                               const FileChecksums& actual, uint64_t chunk_bytes);
+                                                const FileChecksums& actual, uint64_t chunk_bytes);
 
 struct ManifestCheck {
-  bool has_manifest = false;           // false: nothing was verified (no manifest file)
-  std::vector<std::string> verified;   // files whose every chunk matched
+  bool has_manifest = false;          // false: nothing was verified (no manifest file)
+  std::vector<std::string> verified;  // files whose every chunk matched
   std::vector<ChecksumMismatch> mismatches;
-  std::vector<std::string> unlisted;   // files under the folder no manifest lists (not an error)
-  uint64_t bytes = 0;                  // bytes read
+  std::vector<std::string> unlisted;  // files under the folder no manifest lists (not an error)
+  uint64_t bytes = 0;                 // bytes read
   bool ok() const { return has_manifest && mismatches.empty(); }
 };
 // Reads `manifest` (and the manifests it names) and checks every file it lists; `root` is its

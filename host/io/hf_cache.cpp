@@ -60,7 +60,8 @@ std::string content_revision(const std::vector<fs::path>& files) {
   std::string revision;
   for (uint32_t pass = 0; pass < 5; ++pass) {
     char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", util::crc32c_extend(util::crc32c(std::to_string(pass)), all.data(), all.size()));
+    std::snprintf(hex, sizeof hex, "%08x",
+                  util::crc32c_extend(util::crc32c(std::to_string(pass)), all.data(), all.size()));
     revision += hex;
   }
   return revision;
@@ -115,9 +116,10 @@ fs::path resolve_model_dir(const std::string& path_or_id, const std::string& wha
     try {
       install_into_hub_cache(asset, path_or_id);
     } catch (const std::exception& failure) {
-      spdlog::warn("{} = '{}': the shipped asset could not be put into the Hugging Face cache ({}), so LeRobot "
-                   "cannot resolve that id on this machine; lrhost uses {}",
-                   what, path_or_id, util::describe(failure), asset.string());
+      spdlog::warn(
+          "{} = '{}': the shipped asset could not be put into the Hugging Face cache ({}), so LeRobot "
+          "cannot resolve that id on this machine; lrhost uses {}",
+          what, path_or_id, util::describe(failure), asset.string());
     }
     return asset;
   }

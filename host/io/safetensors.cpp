@@ -25,11 +25,21 @@ namespace {
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // the reference implementation's limit
 
 const std::vector<std::pair<std::string, c10::ScalarType>>& dtype_table() {
-  static const std::vector<std::pair<std::string, c10::ScalarType>> table{
-      {"F64", c10::kDouble},       {"F32", c10::kFloat},   {"F16", c10::kHalf},   {"BF16", c10::kBFloat16},
-      {"I64", c10::kLong},         {"I32", c10::kInt},     {"I16", c10::kShort},  {"I8", c10::kChar},
-      {"U8", c10::kByte},          {"BOOL", c10::kBool},   {"U16", c10::kUInt16}, {"U32", c10::kUInt32},
-      {"U64", c10::kUInt64},       {"F8_E4M3", c10::kFloat8_e4m3fn}, {"F8_E5M2", c10::kFloat8_e5m2}};
+  static const std::vector<std::pair<std::string, c10::ScalarType>> table{{"F64", c10::kDouble},
+                                                                          {"F32", c10::kFloat},
+                                                                          {"F16", c10::kHalf},
+                                                                          {"BF16", c10::kBFloat16},
+                                                                          {"I64", c10::kLong},
+                                                                          {"I32", c10::kInt},
+                                                                          {"I16", c10::kShort},
+                                                                          {"I8", c10::kChar},
+                                                                          {"U8", c10::kByte},
+                                                                          {"BOOL", c10::kBool},
+                                                                          {"U16", c10::kUInt16},
+                                                                          {"U32", c10::kUInt32},
+                                                                          {"U64", c10::kUInt64},
+                                                                          {"F8_E4M3", c10::kFloat8_e4m3fn},
+                                                                          {"F8_E5M2", c10::kFloat8_e5m2}};
   return table;
 }
 
@@ -44,7 +54,8 @@ struct Mapping {
 
 SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::string& what,
                          const std::shared_ptr<Mapping>& mapping) {
-  if (size < 8) throw util::DataError(what + ": " + std::to_string(size) + " bytes is too short for a safetensors file");
+  if (size < 8)
+    throw util::DataError(what + ": " + std::to_string(size) + " bytes is too short for a safetensors file");
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | data[i];
   if (header_size > kMaxHeaderBytes || header_size > size - 8)
@@ -88,7 +99,9 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
       if (!dim.is_number_unsigned() || dim.get<uint64_t>() > (1ull << 40))
         throw util::DataError(where + ": shape " + spec["shape"].dump() + " must hold non-negative integers");
       entry.shape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
-      numel = entry.shape.back() == 0 ? 0 : (numel > (1ull << 62) / entry.shape.back() ? (1ull << 62) : numel * entry.shape.back());
+      numel = entry.shape.back() == 0
+                  ? 0
+                  : (numel > (1ull << 62) / entry.shape.back() ? (1ull << 62) : numel * entry.shape.back());
     }
     for (int i = 0; i < 2; ++i)
       if (!spec["data_offsets"][i].is_number_unsigned())
@@ -96,14 +109,15 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
     entry.begin = spec["data_offsets"][0].get<uint64_t>();
     entry.end = spec["data_offsets"][1].get<uint64_t>();
     if (entry.begin > entry.end || entry.end > buffer_size)
-      throw util::DataError(where + ": data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
-                            ") are outside the " + std::to_string(buffer_size) + "-byte data buffer");
+      throw util::DataError(where + ": data_offsets [" + std::to_string(entry.begin) + ", " +
+                            std::to_string(entry.end) + ") are outside the " + std::to_string(buffer_size) +
+                            "-byte data buffer");
     // Checked before multiplying: a shape whose byte size wraps around 2^64 (e.g. [2^31, 2^31] F64
     // with offsets [0, 0]) would otherwise pass as 0 bytes and reach the allocator.
     const uint64_t element = c10::elementSize(entry.type);
     if (numel > std::numeric_limits<uint64_t>::max() / element)
-      throw util::DataError(where + ": dtype " + spec["dtype"].get<std::string>() + " and shape " + spec["shape"].dump() +
-                            " need more than 2^64 bytes");
+      throw util::DataError(where + ": dtype " + spec["dtype"].get<std::string>() + " and shape " +
+                            spec["shape"].dump() + " need more than 2^64 bytes");
     uint64_t expected = numel * element;
     if (entry.end - entry.begin != expected)
       throw util::DataError(where + ": holds " + std::to_string(entry.end - entry.begin) + " bytes, but dtype " +
@@ -112,9 +126,8 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
     entries.push_back(std::move(entry));
   }
   // The tensors must tile the buffer exactly: no overlaps, no holes, nothing after the last one.
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t cursor = 0;
   for (const Entry& entry : entries) {
     if (entry.begin != cursor)
@@ -133,7 +146,8 @@ SafetensorsContent parse(const uint8_t* data, std::size_t size, const std::strin
     bool aligned = reinterpret_cast<uintptr_t>(start) % c10::elementSize(entry.type) == 0;
     if (mapping && aligned && entry.end > entry.begin) {
       // View the mapping (read-only pages: callers must not write in place; clone() to modify).
-      tensor = torch::from_blob(const_cast<uint8_t*>(start), entry.shape, [mapping](void*) {}, options);
+      tensor = torch::from_blob(
+          const_cast<uint8_t*>(start), entry.shape, [mapping](void*) {}, options);
     } else {
       tensor = torch::empty(entry.shape, options);
       if (entry.end > entry.begin) std::memcpy(tensor.data_ptr(), start, entry.end - entry.begin);
@@ -201,7 +215,8 @@ void write_safetensors(const fs::path& file, const std::vector<std::pair<std::st
   uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
     if (name.empty() || name == "__metadata__" || header.contains(name))
-      throw util::DataError("safetensors: tensor name '" + name + "' is empty, reserved or repeated (" + file.string() + ")");
+      throw util::DataError("safetensors: tensor name '" + name + "' is empty, reserved or repeated (" + file.string() +
+                            ")");
     torch::Tensor data = tensor.detach().to(torch::kCPU).contiguous();
     uint64_t bytes = data.nbytes();
     header[name] = {{"dtype", safetensors_dtype(data.scalar_type())},

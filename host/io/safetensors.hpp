@@ -19,7 +19,7 @@ namespace lrhost::io {
 struct SafetensorsContent {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;  // in file offset order
   std::map<std::string, std::string> metadata;
-  const torch::Tensor& at(const std::string& name) const;  // DataError naming the missing key
+  const torch::Tensor& at(const std::string& name) const;    // DataError naming the missing key
   const torch::Tensor* find(const std::string& name) const;  // nullptr when absent
 };
 

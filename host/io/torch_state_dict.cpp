@@ -53,9 +53,9 @@ Ref make(T value) {
 // torch.<Type>Storage -> dtype, for the storage types a state_dict uses.
 torch::ScalarType storage_dtype(const std::string& name) {
   static const std::map<std::string, torch::ScalarType> types = {
-      {"FloatStorage", torch::kFloat32}, {"DoubleStorage", torch::kFloat64}, {"HalfStorage", torch::kFloat16},
-      {"BFloat16Storage", torch::kBFloat16}, {"LongStorage", torch::kInt64}, {"IntStorage", torch::kInt32},
-      {"ShortStorage", torch::kInt16}, {"CharStorage", torch::kInt8}, {"ByteStorage", torch::kUInt8},
+      {"FloatStorage", torch::kFloat32},     {"DoubleStorage", torch::kFloat64}, {"HalfStorage", torch::kFloat16},
+      {"BFloat16Storage", torch::kBFloat16}, {"LongStorage", torch::kInt64},     {"IntStorage", torch::kInt32},
+      {"ShortStorage", torch::kInt16},       {"CharStorage", torch::kInt8},      {"ByteStorage", torch::kUInt8},
       {"BoolStorage", torch::kBool}};
   auto it = types.find(name);
   if (it == types.end()) throw util::DataError("unsupported storage type torch." + name);
@@ -71,37 +71,88 @@ class StateDictUnpickler {
     for (;;) {
       const auto op = static_cast<unsigned char>(byte());
       switch (op) {
-        case 0x80: byte(); break;  // PROTO n
-        case '(': marks_.push_back(stack_.size()); break;
-        case '.': return pop();  // STOP
-        case 'N': push(make(std::monostate{})); break;
-        case 0x88: push(make(true)); break;
-        case 0x89: push(make(false)); break;
-        case 'K': push(make<int64_t>(static_cast<unsigned char>(byte()))); break;
-        case 'M': push(make<int64_t>(little<uint16_t>())); break;
-        case 'J': push(make<int64_t>(little<int32_t>())); break;
-        case 0x8a: push(make<int64_t>(long1())); break;
-        case 'G': push(make(binfloat())); break;
-        case 'X': push(make(bytes(little<uint32_t>()))); break;
-        case 0x8c: push(make(bytes(static_cast<unsigned char>(byte())))); break;  // SHORT_BINUNICODE
+        case 0x80:
+          byte();
+          break;  // PROTO n
+        case '(':
+          marks_.push_back(stack_.size());
+          break;
+        case '.':
+          return pop();  // STOP
+        case 'N':
+          push(make(std::monostate{}));
+          break;
+        case 0x88:
+          push(make(true));
+          break;
+        case 0x89:
+          push(make(false));
+          break;
+        case 'K':
+          push(make<int64_t>(static_cast<unsigned char>(byte())));
+          break;
+        case 'M':
+          push(make<int64_t>(little<uint16_t>()));
+          break;
+        case 'J':
+          push(make<int64_t>(little<int32_t>()));
+          break;
+        case 0x8a:
+          push(make<int64_t>(long1()));
+          break;
+        case 'G':
+          push(make(binfloat()));
+          break;
+        case 'X':
+          push(make(bytes(little<uint32_t>())));
+          break;
+        case 0x8c:
+          push(make(bytes(static_cast<unsigned char>(byte()))));
+          break;  // SHORT_BINUNICODE
         case 'c': {
           std::string module = line(), name = line();
           push(make(Global{module, name}));
           break;
         }
-        case 'q': memo_[static_cast<unsigned char>(byte())] = top(); break;
-        case 'r': memo_[little<uint32_t>()] = top(); break;
-        case 'h': push(memo(static_cast<unsigned char>(byte()))); break;
-        case 'j': push(memo(little<uint32_t>())); break;
-        case ')': push(make(Tuple{})); break;
-        case 0x85: push(make(Tuple{take(1)})); break;
-        case 0x86: push(make(Tuple{take(2)})); break;
-        case 0x87: push(make(Tuple{take(3)})); break;
-        case 't': push(make(Tuple{take(stack_.size() - pop_mark())})); break;
-        case '}': push(make(Dict{})); break;
-        case 's': set_items(2); break;
-        case 'u': set_items(stack_.size() - pop_mark()); break;
-        case 'Q': push(persistent_load(pop())); break;
+        case 'q':
+          memo_[static_cast<unsigned char>(byte())] = top();
+          break;
+        case 'r':
+          memo_[little<uint32_t>()] = top();
+          break;
+        case 'h':
+          push(memo(static_cast<unsigned char>(byte())));
+          break;
+        case 'j':
+          push(memo(little<uint32_t>()));
+          break;
+        case ')':
+          push(make(Tuple{}));
+          break;
+        case 0x85:
+          push(make(Tuple{take(1)}));
+          break;
+        case 0x86:
+          push(make(Tuple{take(2)}));
+          break;
+        case 0x87:
+          push(make(Tuple{take(3)}));
+          break;
+        case 't':
+          push(make(Tuple{take(stack_.size() - pop_mark())}));
+          break;
+        case '}':
+          push(make(Dict{}));
+          break;
+        case 's':
+          set_items(2);
+          break;
+        case 'u':
+          set_items(stack_.size() - pop_mark());
+          break;
+        case 'Q':
+          push(persistent_load(pop()));
+          break;
         case 'R': {
           auto args = pop();
           auto callable = pop();
@@ -113,7 +164,8 @@ class StateDictUnpickler {
           if (!std::holds_alternative<Dict>(top()->v)) fail("BUILD on something other than an OrderedDict");
           break;
         }
-        default: fail("unsupported pickle opcode 0x" + hex(op));
+        default:
+          fail("unsupported pickle opcode 0x" + hex(op));
       }
     }
   }
@@ -233,7 +285,8 @@ class StateDictUnpickler {
       const std::string record = "data/" + *key;
       if (!archive_.hasRecord(record)) fail("no storage record " + record);
       const auto size = archive_.getRecord(record, storage.data_ptr(), needed);
-      if (size != needed) fail(record + " holds " + std::to_string(size) + " bytes, " + std::to_string(needed) + " expected");
+      if (size != needed)
+        fail(record + " holds " + std::to_string(size) + " bytes, " + std::to_string(needed) + " expected");
     }
     return make(Storage{storage});
   }
@@ -307,7 +360,8 @@ std::vector<std::pair<std::string, torch::Tensor>> read_torch_state_dict(const s
       const auto* name = std::get_if<std::string>(&key->v);
       const auto* tensor = std::get_if<torch::Tensor>(&value->v);
       if (!name || !tensor)
-        throw util::DataError(file.string() + ": expected a state_dict (a dict of name -> tensor), found another entry");
+        throw util::DataError(file.string() +
+                              ": expected a state_dict (a dict of name -> tensor), found another entry");
       entries.emplace_back(*name, *tensor);
     }
     return entries;

@@ -31,7 +31,9 @@ VerifiedReads::VerifiedReads(const fs::path& manifest) {
   active_scope = this;
 }
 
-VerifiedReads::~VerifiedReads() { active_scope = previous_; }
+VerifiedReads::~VerifiedReads() {
+  active_scope = previous_;
+}
 
 void VerifiedReads::add_manifest(const fs::path& manifest, const std::string& prefix, int depth) {
   const std::string shown = prefix + manifest.filename().string();
@@ -67,16 +69,17 @@ std::optional<std::string> VerifiedReads::first_missing_or_resized() const {
     const uint64_t size = fs::file_size(path, ec);
     if (ec) return describe({entry.shown, 0, 0, "cannot be read: " + ec.message()});
     if (size != entry.expected.bytes)
-      return describe({entry.shown, std::min(size, entry.expected.bytes), std::max(size, entry.expected.bytes),
-                       "is " + std::to_string(size) + " bytes, the manifest says " + std::to_string(entry.expected.bytes)});
+      return describe(
+          {entry.shown, std::min(size, entry.expected.bytes), std::max(size, entry.expected.bytes),
+           "is " + std::to_string(size) + " bytes, the manifest says " + std::to_string(entry.expected.bytes)});
   }
   return std::nullopt;
 }
 
 void VerifiedReads::check_bytes(const fs::path& key, const Entry& entry, const void* data, uint64_t size) {
   const auto start = std::chrono::steady_clock::now();
-  auto mismatches = compare_checksums(entry.shown, entry.expected, checksums_of(data, size, entry.chunk_bytes),
-                                      entry.chunk_bytes);
+  auto mismatches =
+      compare_checksums(entry.shown, entry.expected, checksums_of(data, size, entry.chunk_bytes), entry.chunk_bytes);
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!mismatches.empty()) {
     std::string text = describe(mismatches.front());

@@ -143,20 +143,22 @@ struct VideoWriter::Impl {
     const AVPixFmtDescriptor* descriptor = av_pix_fmt_desc_get(pix_fmt);
     int align_w = 1 << descriptor->log2_chroma_w, align_h = 1 << descriptor->log2_chroma_h;
     if (width <= 0 || height <= 0 || width % align_w != 0 || height % align_h != 0)
-      throw util::DataError(fmt::format("video {}: cannot encode {}x{} frames in {}", av::quoted(file), width, height,
-                                        options.pix_fmt),
-                            "width and height must be positive, and even for 4:2:0 pixel formats");
+      throw util::DataError(
+          fmt::format("video {}: cannot encode {}x{} frames in {}", av::quoted(file), width, height, options.pix_fmt),
+          "width and height must be positive, and even for 4:2:0 pixel formats");
 
     output.file = file;
     int result = avformat_alloc_output_context2(&output.context, nullptr, nullptr, file.c_str());
-    if (result < 0 || !output.context) result = avformat_alloc_output_context2(&output.context, nullptr, "mp4", file.c_str());
+    if (result < 0 || !output.context)
+      result = avformat_alloc_output_context2(&output.context, nullptr, "mp4", file.c_str());
     if (result < 0 || !output.context)
       throw util::IoError("cannot create a muxer for video " + av::quoted(file) + ": " + av::error_text(result));
 
     // The file first: a path that cannot be written fails before any encoder exists.
     if (!(output.context->oformat->flags & AVFMT_NOFILE)) {
       result = avio_open(&output.context->pb, file.c_str(), AVIO_FLAG_WRITE);
-      if (result < 0) throw util::IoError("cannot create video file " + av::quoted(file) + ": " + av::error_text(result));
+      if (result < 0)
+        throw util::IoError("cannot create video file " + av::quoted(file) + ": " + av::error_text(result));
       output.opened = true;
     }
 
@@ -166,7 +168,8 @@ struct VideoWriter::Impl {
       std::string second_failure;
       opened = open_encoder(options.fallback_codec, second_failure);
       if (!opened)
-        throw util::IoError("cannot encode video " + av::quoted(file) + ": " + first_failure + "; fallback: " + second_failure);
+        throw util::IoError("cannot encode video " + av::quoted(file) + ": " + first_failure +
+                            "; fallback: " + second_failure);
       spdlog::warn("video {}: {}; encoding with {} instead", av::quoted(file), first_failure, codec_name);
     }
     if (!opened) throw util::IoError("cannot encode video " + av::quoted(file) + ": " + first_failure);
@@ -176,13 +179,15 @@ struct VideoWriter::Impl {
     stream->time_base = encoder->time_base;
     stream->avg_frame_rate = encoder->framerate;
     result = avcodec_parameters_from_context(stream->codecpar, encoder.context);
-    if (result < 0) throw util::IoError("cannot set up the stream of video " + av::quoted(file) + ": " + av::error_text(result));
+    if (result < 0)
+      throw util::IoError("cannot set up the stream of video " + av::quoted(file) + ": " + av::error_text(result));
 
     AVDictionary* muxer_options = nullptr;
     av_dict_set(&muxer_options, "movflags", "faststart", 0);
     result = avformat_write_header(output.context, &muxer_options);
     av_dict_free(&muxer_options);
-    if (result < 0) throw util::IoError("cannot write the header of video " + av::quoted(file) + ": " + av::error_text(result));
+    if (result < 0)
+      throw util::IoError("cannot write the header of video " + av::quoted(file) + ": " + av::error_text(result));
 
     frame->format = pix_fmt;
     frame->width = width;
@@ -258,7 +263,8 @@ struct VideoWriter::Impl {
       av_packet_rescale_ts(packet.get(), encoder->time_base, stream->time_base);
       packet->stream_index = stream->index;
       result = av_interleaved_write_frame(output.context, packet.get());
-      if (result < 0) throw util::IoError("cannot write video file " + av::quoted(file) + ": " + av::error_text(result));
+      if (result < 0)
+        throw util::IoError("cannot write video file " + av::quoted(file) + ": " + av::error_text(result));
     }
   }
 
@@ -266,9 +272,9 @@ struct VideoWriter::Impl {
     if (finished) throw util::IoError("video " + av::quoted(file) + ": write() after finish()");
     if (image.dim() != 3 || image.size(0) != height || image.size(1) != width || image.size(2) != 3 ||
         image.scalar_type() != torch::kUInt8)
-      throw util::DataError(fmt::format("video {}: a frame must be uint8 [{},{},3] (H,W,RGB), got {} {}", av::quoted(file),
-                                        height, width, std::string(c10::toString(image.scalar_type())),
-                                        fmt::join(image.sizes(), "x")));
+      throw util::DataError(
+          fmt::format("video {}: a frame must be uint8 [{},{},3] (H,W,RGB), got {} {}", av::quoted(file), height, width,
+                      std::string(c10::toString(image.scalar_type())), fmt::join(image.sizes(), "x")));
     torch::Tensor rgb = image.to(torch::kCPU).contiguous();
     // The encoder may still hold the previous frame's buffers.
     int result = av_frame_make_writable(frame.get());
@@ -310,10 +316,20 @@ VideoWriter::VideoWriter(const fs::path& file, int width, int height, int fps, V
 
 VideoWriter::~VideoWriter() = default;  // Output removes the partial file unless finish() succeeded
 
-void VideoWriter::write(const torch::Tensor& frame_hwc_uint8) { impl_->write(frame_hwc_uint8); }
-void VideoWriter::finish() { impl_->finish(); }
-const std::string& VideoWriter::codec() const { return impl_->codec_name; }
-int64_t VideoWriter::frames_written() const { return impl_->written; }
-const fs::path& VideoWriter::path() const { return impl_->file; }
+void VideoWriter::write(const torch::Tensor& frame_hwc_uint8) {
+  impl_->write(frame_hwc_uint8);
+}
+void VideoWriter::finish() {
+  impl_->finish();
+}
+const std::string& VideoWriter::codec() const {
+  return impl_->codec_name;
+}
+int64_t VideoWriter::frames_written() const {
+  return impl_->written;
+}
+const fs::path& VideoWriter::path() const {
+  return impl_->file;
+}
 
 }  // namespace lrhost::io

@@ -14,14 +14,14 @@
 namespace lrhost::io {
 
 struct VideoWriterOptions {
-  std::string codec = "libsvtav1";        // encoder name; "av1" means libsvtav1 as in LeRobot
-  std::string fallback_codec = "libx264"; // used when `codec` is missing or refuses the settings
-  int gop = 2;                            // keyframe interval (LeRobot's g)
+  std::string codec = "libsvtav1";         // encoder name; "av1" means libsvtav1 as in LeRobot
+  std::string fallback_codec = "libx264";  // used when `codec` is missing or refuses the settings
+  int gop = 2;                             // keyframe interval (LeRobot's g)
   int crf = 30;
-  int preset = 12;                        // libsvtav1 preset (0 slowest … 13 fastest)
-  std::string x264_preset = "veryfast";   // preset of libx264/libx265
+  int preset = 12;                       // libsvtav1 preset (0 slowest … 13 fastest)
+  std::string x264_preset = "veryfast";  // preset of libx264/libx265
   std::string pix_fmt = "yuv420p";
-  int threads = 0;                        // encoder threads; 0 lets the encoder choose
+  int threads = 0;  // encoder threads; 0 lets the encoder choose
 };
 
 class VideoWriter {

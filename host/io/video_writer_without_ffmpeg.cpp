@@ -9,9 +9,9 @@ namespace lrhost::io {
 namespace {
 
 [[noreturn]] void unavailable(const std::string& what) {
-  throw util::NotImplemented("this lrhost was built without FFmpeg (LRHOST_WITH_FFMPEG=OFF): " + what +
-                                 " is unavailable",
-                             "build with FFmpeg's libav* (scripts/setup installs them) to read video or image columns");
+  throw util::NotImplemented(
+      "this lrhost was built without FFmpeg (LRHOST_WITH_FFMPEG=OFF): " + what + " is unavailable",
+      "build with FFmpeg's libav* (scripts/setup installs them) to read video or image columns");
 }
 
 }  // namespace
@@ -21,10 +21,20 @@ VideoWriter::VideoWriter(const std::filesystem::path& file, int, int, int, Video
   unavailable("writing video " + file.string());
 }
 VideoWriter::~VideoWriter() = default;
-void VideoWriter::write(const torch::Tensor&) { unavailable("writing video"); }
-void VideoWriter::finish() { unavailable("writing video"); }
-const std::string& VideoWriter::codec() const { unavailable("writing video"); }
-int64_t VideoWriter::frames_written() const { return 0; }
-const std::filesystem::path& VideoWriter::path() const { unavailable("writing video"); }
+void VideoWriter::write(const torch::Tensor&) {
+  unavailable("writing video");
+}
+void VideoWriter::finish() {
+  unavailable("writing video");
+}
+const std::string& VideoWriter::codec() const {
+  unavailable("writing video");
+}
+int64_t VideoWriter::frames_written() const {
+  return 0;
+}
+const std::filesystem::path& VideoWriter::path() const {
+  unavailable("writing video");
+}
 
 }  // namespace lrhost::io

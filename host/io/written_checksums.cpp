@@ -44,11 +44,17 @@ FileChecksums ChecksumStream::finish() {
   return sums;
 }
 
-WrittenChecksums::WrittenChecksums() : previous_(written_scope) { written_scope = this; }
+WrittenChecksums::WrittenChecksums() : previous_(written_scope) {
+  written_scope = this;
+}
 
-WrittenChecksums::~WrittenChecksums() { written_scope = previous_; }
+WrittenChecksums::~WrittenChecksums() {
+  written_scope = previous_;
+}
 
-bool WrittenChecksums::active() { return written_scope != nullptr; }
+bool WrittenChecksums::active() {
+  return written_scope != nullptr;
+}
 
 void WrittenChecksums::record(const fs::path& file, ChecksumStream& stream) {
   if (written_scope) written_scope->files_[written_key(file)] = {stream.chunk_bytes(), stream.finish()};

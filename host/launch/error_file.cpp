@@ -42,9 +42,14 @@ ErrorRecord error_record_for(const std::string& text) {
 }
 
 void write_error_file(const std::filesystem::path& path, const ErrorRecord& record) {
-  nlohmann::json json = {{"rank", record.rank},       {"host", record.host},           {"pid", record.pid},
-                         {"message", record.message}, {"traceback", record.traceback}, {"time", record.time},
-                         {"time_us", record.time_us},  {"consequence", record.consequence}};
+  nlohmann::json json = {{"rank", record.rank},
+                         {"host", record.host},
+                         {"pid", record.pid},
+                         {"message", record.message},
+                         {"traceback", record.traceback},
+                         {"time", record.time},
+                         {"time_us", record.time_us},
+                         {"consequence", record.consequence}};
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   // Same folder as the target, so the rename is atomic (same file system).

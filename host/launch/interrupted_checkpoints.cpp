@@ -68,9 +68,10 @@ std::string interrupted_checkpoint_lines(const fs::path& run_dir, bool save_abor
            " is incomplete (the next resume removes it), so that step was not saved\n";
   }
   if (save_aborted && scan.temporary.empty())
-    out += "lrhost:   the second signal stopped the ranks before their save-on-signal checkpoint was begun (or "
-           "just after it completed): unless the checkpoint below is that step's, the step in progress was not "
-           "saved\n";
+    out +=
+        "lrhost:   the second signal stopped the ranks before their save-on-signal checkpoint was begun (or "
+        "just after it completed): unless the checkpoint below is that step's, the step in progress was not "
+        "saved\n";
   if (scan.last_complete) {
     out += "lrhost:   newest complete checkpoint: " + scan.last_complete->string() + " (step " +
            leading_step(scan.last_complete->filename().string()) + "); the steps after it were not saved\n";

@@ -70,7 +70,8 @@ void check_launch_options(const LaunchOptions& options) {
 std::optional<std::string> oversubscription_warning(int nproc, const std::string& device, unsigned hardware_threads) {
   if (device != "cpu" || hardware_threads == 0 || static_cast<unsigned>(nproc) <= hardware_threads) return std::nullopt;
   return "--nproc " + std::to_string(nproc) + " starts " + std::to_string(nproc) + " CPU ranks but this machine has " +
-         std::to_string(hardware_threads) + " hardware thread(s): ranks will take turns on the cores and every "
+         std::to_string(hardware_threads) +
+         " hardware thread(s): ranks will take turns on the cores and every "
          "collective waits for the slowest";
 }
 

@@ -21,17 +21,17 @@
 #include "host/launch/failure_report.hpp"
 #include "host/launch/interrupted_checkpoints.hpp"
 #include "host/launch/interrupts.hpp"
-#include "host/launch/resume_hint.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/rank_environment.hpp"
+#include "host/launch/resume_hint.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
-#include "host/launch/unused_run_dir.hpp"
 #include "host/launch/run_lock.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/spawn.hpp"
 #include "host/launch/store_server.hpp"
 #include "host/launch/supervisor.hpp"
+#include "host/launch/unused_run_dir.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 
@@ -92,9 +92,9 @@ std::vector<RankProcess> start_ranks(const LaunchOptions& options, int master_po
 
 // What the launcher says and returns after a failed attempt.
 struct FailureSummary {
-  int rank = 0;          // the root cause
-  std::string message;   // its error, or how it exited
-  int exit_code = 1;     // the launcher's exit code if no restart follows
+  int rank = 0;         // the root cause
+  std::string message;  // its error, or how it exited
+  int exit_code = 1;    // the launcher's exit code if no restart follows
 };
 
 // Every rank's error file of this attempt: this node's (stale ones were removed before the attempt)
@@ -137,7 +137,7 @@ FailureSummary report_failure(const AttemptOutcome& outcome, const LaunchOptions
   // of the first rank that failed here.
   bool own_exit = process && process->status && !process->stop_signal;
   summary.exit_code = shell_exit_code(own_exit ? *process->status : *first.status);
-  summary.message = cause.error ? cause.error->message
+  summary.message = cause.error                  ? cause.error->message
                     : process && process->status ? describe_wait_status(*process->status)
                                                  : describe_wait_status(*first.status);
   return summary;
@@ -188,9 +188,9 @@ int launch(const LaunchOptions& options) {
         "starting {} {} rank(s) on {} (world size {}), store {}:{}, run dir {}{}", options.nproc, options.device,
         host_name(), options.world_size(), store_host, port, options.run_dir.string(),
         restart > 0 ? ", restart " + std::to_string(restart) + " of " + std::to_string(options.max_restarts) : "");
-    auto attempt_start_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+    auto attempt_start_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     auto outcome = supervise(start_ranks(options, port, restart, omp_threads), StopTiming{}, options.save_signals);
     ReportContext context{host_name(), options.run_dir, restart, options.max_restarts};
 

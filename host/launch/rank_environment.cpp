@@ -14,11 +14,23 @@ extern char** environ;
 namespace lrhost::launch {
 namespace {
 
-constexpr std::array<std::string_view, 17> kOwnedVariables{
-    "RANK",           "LOCAL_RANK",        "WORLD_SIZE",           "LOCAL_WORLD_SIZE",    "GROUP_RANK",
-    "MASTER_ADDR",    "MASTER_PORT",       "LRHOST_STORE_HOSTED",  "LRHOST_DEVICE",       "LRHOST_TIMEOUT_S",
-    "LRHOST_RUN_DIR", "LRHOST_ERROR_FILE", "LRHOST_RESTART_COUNT", "LRHOST_LAUNCHER_PID", "TORCHELASTIC_RUN_ID",
-    "LRHOST_OVERWRITE", "LRHOST_RENDEZVOUS_TIMEOUT_S"};
+constexpr std::array<std::string_view, 17> kOwnedVariables{"RANK",
+                                                           "LOCAL_RANK",
+                                                           "WORLD_SIZE",
+                                                           "LOCAL_WORLD_SIZE",
+                                                           "GROUP_RANK",
+                                                           "MASTER_ADDR",
+                                                           "MASTER_PORT",
+                                                           "LRHOST_STORE_HOSTED",
+                                                           "LRHOST_DEVICE",
+                                                           "LRHOST_TIMEOUT_S",
+                                                           "LRHOST_RUN_DIR",
+                                                           "LRHOST_ERROR_FILE",
+                                                           "LRHOST_RESTART_COUNT",
+                                                           "LRHOST_LAUNCHER_PID",
+                                                           "TORCHELASTIC_RUN_ID",
+                                                           "LRHOST_OVERWRITE",
+                                                           "LRHOST_RENDEZVOUS_TIMEOUT_S"};
 
 bool owned(std::string_view entry) {
   auto key = entry.substr(0, entry.find('='));

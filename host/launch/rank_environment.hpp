@@ -24,7 +24,7 @@ struct RankSpec {
   std::chrono::seconds rendezvous_timeout{120};  // read back by dist::wait_timing_from_environment()
   int restart_count = 0;
   long launcher_pid = 0;
-  bool overwrite = false;  // --overwrite: a fresh run may replace the output folder's checkpoints
+  bool overwrite = false;          // --overwrite: a fresh run may replace the output folder's checkpoints
   std::optional<int> omp_threads;  // OMP_NUM_THREADS, when the user did not set it
 };
 

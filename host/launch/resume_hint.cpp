@@ -49,9 +49,12 @@ void on_interrupt(int signal) {
 
 std::string resume_flags(const LaunchOptions& options, int threads) {
   const LaunchOptions defaults;
-  std::string flags = options.device == "cuda" ? "--gpus " + std::to_string(options.nproc)
-                                               : "--nproc " + std::to_string(options.nproc) + " --device " + options.device;
-  auto add = [&](const std::string& flag, const std::string& value) { flags += " " + flag + " " + util::shell_quoted(value); };
+  std::string flags = options.device == "cuda"
+                          ? "--gpus " + std::to_string(options.nproc)
+                          : "--nproc " + std::to_string(options.nproc) + " --device " + options.device;
+  auto add = [&](const std::string& flag, const std::string& value) {
+    flags += " " + flag + " " + util::shell_quoted(value);
+  };
   if (options.nnodes > 1) {
     add("--nnodes", std::to_string(options.nnodes));
     add("--node-rank", std::to_string(options.node_rank));

@@ -63,8 +63,9 @@ RunDirLock RunDirLock::acquire(const std::filesystem::path& run_dir, const std::
   // No O_CLOEXEC on purpose: the launcher's ranks inherit the descriptor, and with it the lock.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // NOLINT(android-cloexec-open)
   if (fd < 0)
-    throw util::IoError("could not open the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(errno),
-                        "choose another folder with " + role.choose);
+    throw util::IoError(
+        "could not open the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(errno),
+        "choose another folder with " + role.choose);
   int result = 0;
   do {
     result = flock(fd, LOCK_EX | LOCK_NB);
@@ -77,8 +78,9 @@ RunDirLock RunDirLock::acquire(const std::filesystem::path& run_dir, const std::
       throw util::ConfigError(role.noun + " '" + run_dir.string() + "' is in use by another job: " + holder +
                                   " holds its lock " + path.string(),
                               "wait for that job to finish or stop it, or choose another folder with " + role.choose);
-    throw util::IoError("could not lock the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(error),
-                        "choose a " + role.noun + " on a file system with flock support (" + role.choose + ")");
+    throw util::IoError(
+        "could not lock the " + role.noun + "'s lock file '" + path.string() + "': " + std::strerror(error),
+        "choose a " + role.noun + " on a file system with flock support (" + role.choose + ")");
   }
   RunDirLock lock(path, fd);
   write_holder(fd, path, role);

@@ -40,12 +40,14 @@ std::vector<int> parse_save_signals(const std::string& text, const std::string& 
   std::size_t start = 0;
   while (true) {
     std::size_t comma = whole.find(',', start);
-    std::string item = trimmed_upper(whole.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::string item =
+        trimmed_upper(whole.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     std::string bare = item.starts_with("SIG") ? item.substr(3) : item;
     auto found = std::find_if(std::begin(kAccepted), std::end(kAccepted),
                               [&](const auto& entry) { return bare == entry.first; });
     if (found == std::end(kAccepted))
-      throw util::ConfigError(option + " '" + text + "': " + (item.empty() ? "an empty signal name" : "'" + item + "'") +
+      throw util::ConfigError(option + " '" + text +
+                                  "': " + (item.empty() ? "an empty signal name" : "'" + item + "'") +
                                   " is not a signal it accepts",
                               "give " + accepted_list() + "; the default is " + kDefaultSaveSignals);
     if (std::find(signals.begin(), signals.end(), found->second) == signals.end()) signals.push_back(found->second);

@@ -70,8 +70,8 @@ bool exited_preempted(int status) {
 // had finished anyway; kPreemptedExitCode: it saved and stopped). A rank that died of the signal itself (its
 // recipe never asks acc:stop_requested, so the default action ended it) makes this an interrupt as
 // before; any other exit a failure; a new signal to the launcher an abort.
-void wait_for_preemption(std::vector<RankProcess>& ranks, int signal, const StopTiming& timing,
-                         Clock::time_point start, AttemptOutcome& outcome) {
+void wait_for_preemption(std::vector<RankProcess>& ranks, int signal, const StopTiming& timing, Clock::time_point start,
+                         AttemptOutcome& outcome) {
   int interrupts_seen = interrupt_count();
   if (signal != 0) send(ranks, signal);
   while (!all_exited(ranks)) {
@@ -114,7 +114,8 @@ void stop_ranks(std::vector<RankProcess>& ranks, int first_signal, const StopTim
   wait_until(ranks, Clock::now() + timing.kill_wait, attempt_start, timing, interrupt_count());
 }
 
-AttemptOutcome supervise(std::vector<RankProcess> ranks, const StopTiming& timing, const std::vector<int>& save_signals) {
+AttemptOutcome supervise(std::vector<RankProcess> ranks, const StopTiming& timing,
+                         const std::vector<int>& save_signals) {
   AttemptOutcome outcome;
   auto start = Clock::now();
   while (true) {

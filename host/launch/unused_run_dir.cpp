@@ -25,7 +25,9 @@ void mark_run_started() {
     std::ofstream(fs::path(run_dir) / kStartedMarker);  // the launcher sees that the run started
 }
 
-bool run_started() { return started.load(std::memory_order_relaxed); }
+bool run_started() {
+  return started.load(std::memory_order_relaxed);
+}
 
 bool holds_only_bookkeeping(const fs::path& run_dir) {
   std::error_code ec;
@@ -45,8 +47,10 @@ bool remove_unused_run_dir(const fs::path& run_dir) {
   // outputs/lrhost/ too when this leaves it empty (fs::remove leaves a folder with entries alone).
   std::error_code ec;
   fs::remove(run_dir.parent_path(), ec);
-  std::fprintf(stderr, "lrhost: removed the run folder %s: the run failed before it started, and it held only the "
-                       "log of the error above\n", run_dir.c_str());
+  std::fprintf(stderr,
+               "lrhost: removed the run folder %s: the run failed before it started, and it held only the "
+               "log of the error above\n",
+               run_dir.c_str());
   return true;
 }
 
@@ -64,7 +68,9 @@ UnusedRunDirCleanup& UnusedRunDirCleanup::operator=(UnusedRunDirCleanup&& other)
   return *this;
 }
 
-UnusedRunDirCleanup::~UnusedRunDirCleanup() { remove_if_unused(); }
+UnusedRunDirCleanup::~UnusedRunDirCleanup() {
+  remove_if_unused();
+}
 
 bool UnusedRunDirCleanup::remove_if_unused() {
   if (run_dir_.empty() || run_started()) return false;

@@ -19,7 +19,9 @@ EvalProgress::EvalProgress(EvalProgressOptions options) : options_(options) {
   rank_total_ = options_.episodes > options_.rank ? (options_.episodes - options_.rank + world - 1) / world : 0;
 }
 
-EvalProgress::~EvalProgress() { finish(); }
+EvalProgress::~EvalProgress() {
+  finish();
+}
 
 void EvalProgress::finish() {
   if (options_.draw_status_line) util::StatusLine::instance().clear();

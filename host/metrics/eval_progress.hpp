@@ -15,7 +15,7 @@
 namespace lrhost::metrics {
 
 struct EvalProgressOptions {
-  int64_t episodes = 0;           // of the whole evaluation, all ranks
+  int64_t episodes = 0;  // of the whole evaluation, all ranks
   int64_t rank = 0, world_size = 1;
   bool draw_status_line = false;  // rank 0 on a terminal
   bool log_lines = false;         // rank 0 off a terminal
@@ -43,7 +43,7 @@ class EvalProgress {
  private:
   EvalProgressOptions options_;
   Clock::time_point start_, last_draw_;
-  int64_t rank_total_ = 0;  // the episodes this rank plays
+  int64_t rank_total_ = 0;            // the episodes this rank plays
   int64_t done_ = 0, successes_ = 0;  // this rank's so far
   int64_t logged_tenths_ = 0;
 };

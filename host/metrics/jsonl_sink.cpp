@@ -35,8 +35,10 @@ void JsonlSink::open() {
       auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       bool keep = record.is_object() && record.contains("step") && record["step"].is_number_integer() &&
                   record["step"].get<int64_t>() < first_step_;
-      if (keep) kept.push_back(line);
-      else ++dropped;
+      if (keep)
+        kept.push_back(line);
+      else
+        ++dropped;
     }
     if (dropped > 0) {
       fs::path temporary = path_;
@@ -63,9 +65,12 @@ void JsonlSink::write(int64_t step, double wall_time, const std::map<std::string
   record["time"] = wall_time;
   for (const auto& [name, value] : metrics) {
     if (name == "step" || name == "time")
-      throw util::ConfigError("metric name '" + name + "' is reserved in " + path_.string() + " (the record's own field)");
-    if (std::isfinite(value)) record[name] = value;
-    else record[name] = nullptr;
+      throw util::ConfigError("metric name '" + name + "' is reserved in " + path_.string() +
+                              " (the record's own field)");
+    if (std::isfinite(value))
+      record[name] = value;
+    else
+      record[name] = nullptr;
   }
   std::string line = record.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)

@@ -1,7 +1,6 @@
 // TensorBoard sink: adapts the event-file writer to logged records; see tensorboard_sink.hpp.
 #include "host/metrics/tensorboard_sink.hpp"
 
-
 #include "host/metrics/tensorboard_writer.hpp"
 
 namespace lrhost::metrics {

@@ -29,7 +29,9 @@ TrainingMeter::TrainingMeter(TrainingMeterOptions options) : options_(std::move(
   last_step_ = options_.first_step - 1;
 }
 
-TrainingMeter::~TrainingMeter() { finish(); }
+TrainingMeter::~TrainingMeter() {
+  finish();
+}
 
 void TrainingMeter::finish() {
   if (options_.draw_status_line) status_line().clear();
@@ -87,7 +89,8 @@ std::map<std::string, double> TrainingMeter::take_window() {
     // This process's peak resident memory (Linux reports kilobytes); the loader's worker threads
     // are in it, so it is the figure that runs out on a CPU machine.
     rusage usage{};
-    if (::getrusage(RUSAGE_SELF, &usage) == 0) window["peak_rss_gib"] = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
+    if (::getrusage(RUSAGE_SELF, &usage) == 0)
+      window["peak_rss_gib"] = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
   }
   window_phases_.clear();
   window_steps_ = 0;
@@ -95,7 +98,9 @@ std::map<std::string, double> TrainingMeter::take_window() {
   return window;
 }
 
-double TrainingMeter::elapsed_s() const { return seconds_between(start_, Clock::now()); }
+double TrainingMeter::elapsed_s() const {
+  return seconds_between(start_, Clock::now());
+}
 
 double TrainingMeter::steps_per_s() const {
   double elapsed = elapsed_s();
@@ -109,14 +114,16 @@ double TrainingMeter::eta_s(int64_t step) const {
 }
 
 std::string TrainingMeter::progress_text(int64_t step) const {
-  double percent = options_.total_steps > 0 ? 100.0 * static_cast<double>(step) / static_cast<double>(options_.total_steps) : 0.0;
+  double percent =
+      options_.total_steps > 0 ? 100.0 * static_cast<double>(step) / static_cast<double>(options_.total_steps) : 0.0;
   double rate = steps_per_s();
   std::string text = fmt::format("step {}/{} ({:.1f}%) | {:.2f} steps/s", step, options_.total_steps, percent, rate);
   if (options_.samples_per_step > 0)
-    text += fmt::format(" | {:.1f} samples/s",
-                        rate * static_cast<double>(options_.samples_per_step * options_.world_size));
+    text +=
+        fmt::format(" | {:.1f} samples/s", rate * static_cast<double>(options_.samples_per_step * options_.world_size));
   double eta = eta_s(step);
-  text += " | elapsed " + format_duration(elapsed_s()) + " | ETA " + (eta < 0 ? std::string("?") : format_duration(eta));
+  text +=
+      " | elapsed " + format_duration(elapsed_s()) + " | ETA " + (eta < 0 ? std::string("?") : format_duration(eta));
   if (has_loss_) text += fmt::format(" | loss {:.4g}", last_loss_);
   return text;
 }

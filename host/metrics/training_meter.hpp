@@ -31,7 +31,7 @@ struct TrainingMeterOptions {
   int64_t world_size = 1;         // to show the job's samples/s on the status line
   bool draw_status_line = false;  // rank 0 on a terminal
   double redraw_interval_s = 0.25;
-  std::function<void()> synchronize;  // waits for the device, or empty
+  std::function<void()> synchronize;        // waits for the device, or empty
   util::StatusLine* status_line = nullptr;  // where to draw; null: the process's (tests draw elsewhere)
 };
 

@@ -6,10 +6,16 @@ namespace {
 thread_local bool deferring = false;
 }  // namespace
 
-DeferredInit::DeferredInit() : previous_(deferring) { deferring = true; }
-DeferredInit::~DeferredInit() { deferring = previous_; }
+DeferredInit::DeferredInit() : previous_(deferring) {
+  deferring = true;
+}
+DeferredInit::~DeferredInit() {
+  deferring = previous_;
+}
 
-bool deferring_init() { return deferring; }
+bool deferring_init() {
+  return deferring;
+}
 
 namespace {
 torch::Tensor released_like(const torch::Tensor& p, c10::ScalarType dtype) {

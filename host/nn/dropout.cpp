@@ -32,9 +32,8 @@ bool aten_uses_mkl_bernoulli() {
 }  // namespace
 
 bool draws_dropout_mask_in_bulk(const at::Tensor& input, double p, bool train) {
-  return bulk_switch().enabled() && train && p > 0.0 && p < 1.0 && input.defined() &&
-         input.device().is_cpu() && input.scalar_type() == at::kFloat && input.is_contiguous() && input.numel() > 0 &&
-         !aten_uses_mkl_bernoulli();
+  return bulk_switch().enabled() && train && p > 0.0 && p < 1.0 && input.defined() && input.device().is_cpu() &&
+         input.scalar_type() == at::kFloat && input.is_contiguous() && input.numel() > 0 && !aten_uses_mkl_bernoulli();
 }
 
 at::Tensor dropout(const at::Tensor& input, double p, bool train) {

@@ -68,8 +68,8 @@ bool uses_cpu_packed_linear(const torch::Tensor& weight, const torch::Tensor& in
   // go stale; a frozen one only changes by explicit loads (copy_, which bumps the version). And
   // oneDNN's operator has no backward, so the input must need no gradient either.
   const bool needs_graph = torch::GradMode::is_enabled() && input.requires_grad();
-  return packed_switch().enabled() && !weight.requires_grad() && !needs_graph &&
-         input.device().is_cpu() && weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
+  return packed_switch().enabled() && !weight.requires_grad() && !needs_graph && input.device().is_cpu() &&
+         weight.device().is_cpu() && input.scalar_type() == torch::kFloat32 &&
          weight.scalar_type() == torch::kFloat32 && input.numel() > 0 && at::globalContext().userEnabledMkldnn() &&
          onednn_ops().has_value();
 }

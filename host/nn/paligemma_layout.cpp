@@ -6,7 +6,9 @@ namespace {
 
 using Layout = std::vector<TensorLayout>;
 
-void add(Layout& out, const std::string& key, std::vector<int64_t> shape) { out.push_back({key, std::move(shape)}); }
+void add(Layout& out, const std::string& key, std::vector<int64_t> shape) {
+  out.push_back({key, std::move(shape)});
+}
 
 // A Gemma RMSNorm: weight [width] (used as 1 + w), or adaptive: dense [3·width, cond] + bias.
 void add_gemma_norm(Layout& out, const std::string& prefix, const GemmaConfig& c) {

@@ -19,7 +19,7 @@ namespace {
 
 struct Coefficients {
   float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float decay;          // Adam: weight_decay added to the gradient; AdamW: 1 - lr * weight_decay
+  float decay;  // Adam: weight_decay added to the gradient; AdamW: 1 - lr * weight_decay
   float sqrt_bias_correction2, eps, neg_step_size;
 };
 
@@ -33,8 +33,9 @@ bool can_fuse(const torch::Tensor& p) {
 // fp16: SmolVLA's expert), whose update it computes in fp32 and rounds once, where LibTorch's
 // per-operation step rounds every intermediate to the parameter's dtype.
 bool can_fuse_with_aten(const torch::Tensor& p) {
-  const bool dtype_ok = p.is_cuda() ? p.is_floating_point()
-                                    : p.is_cpu() && (p.scalar_type() == torch::kBFloat16 || p.scalar_type() == torch::kHalf);
+  const bool dtype_ok = p.is_cuda()
+                            ? p.is_floating_point()
+                            : p.is_cpu() && (p.scalar_type() == torch::kBFloat16 || p.scalar_type() == torch::kHalf);
   return dtype_ok && !p.is_sparse() && p.is_contiguous() && p.grad().scalar_type() == p.scalar_type() &&
          p.grad().device() == p.device() && !p.grad().is_sparse() && p.grad().is_contiguous();
 }
@@ -47,13 +48,15 @@ void update_scalar(float* p, const float* g, float* m, float* v, int64_t begin, 
     float grad = g[i];
     float param = p[i];
     if (weight_decay) {
-      if constexpr (Decoupled) param = param * c.decay;  // p.mul_(1 - lr * wd)
-      else grad = grad + c.decay * param;                 // grad.add(p, wd)
+      if constexpr (Decoupled)
+        param = param * c.decay;  // p.mul_(1 - lr * wd)
+      else
+        grad = grad + c.decay * param;  // grad.add(p, wd)
     }
-    float mean = m[i] * c.beta1 + c.one_minus_beta1 * grad;                 // exp_avg.mul_(b1).add_(g, 1 - b1)
-    float var = v[i] * c.beta2 + c.one_minus_beta2 * grad * grad;           // exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2)
-    float denom = std::sqrt(var) / c.sqrt_bias_correction2 + c.eps;        // (sqrt(v) / sqrt(bc2)).add_(eps)
-    p[i] = param + c.neg_step_size * (mean / denom);                         // p.addcdiv_(m, denom, -step_size)
+    float mean = m[i] * c.beta1 + c.one_minus_beta1 * grad;          // exp_avg.mul_(b1).add_(g, 1 - b1)
+    float var = v[i] * c.beta2 + c.one_minus_beta2 * grad * grad;    // exp_avg_sq.mul_(b2).addcmul_(g, g, 1 - b2)
+    float denom = std::sqrt(var) / c.sqrt_bias_correction2 + c.eps;  // (sqrt(v) / sqrt(bc2)).add_(eps)
+    p[i] = param + c.neg_step_size * (mean / denom);                 // p.addcdiv_(m, denom, -step_size)
     m[i] = mean;
     v[i] = var;
   }
@@ -76,11 +79,14 @@ void update(float* p, const float* g, float* m, float* v, int64_t n, const Coeff
       __m128 grad = _mm_loadu_ps(g + i);
       __m128 param = _mm_loadu_ps(p + i);
       if (weight_decay) {
-        if constexpr (Decoupled) param = _mm_mul_ps(param, decay);
-        else grad = _mm_add_ps(grad, _mm_mul_ps(decay, param));
+        if constexpr (Decoupled)
+          param = _mm_mul_ps(param, decay);
+        else
+          grad = _mm_add_ps(grad, _mm_mul_ps(decay, param));
       }
       __m128 mean = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(m + i), beta1), _mm_mul_ps(one_minus_beta1, grad));
-      __m128 var = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), beta2), _mm_mul_ps(_mm_mul_ps(one_minus_beta2, grad), grad));
+      __m128 var =
+          _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), beta2), _mm_mul_ps(_mm_mul_ps(one_minus_beta2, grad), grad));
       __m128 denom = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(var), sqrt_bias_correction2), eps);
       _mm_storeu_ps(p + i, _mm_add_ps(param, _mm_mul_ps(neg_step_size, _mm_div_ps(mean, denom))));
       _mm_storeu_ps(m + i, mean);
@@ -102,7 +108,8 @@ struct AtenBatch {
            const torch::Tensor& exp_avg_sq, int64_t step) {
     auto& step_tensor = step_tensors[step];
     if (!step_tensor.defined())
-      step_tensor = torch::full({}, static_cast<double>(step), torch::TensorOptions(torch::kFloat32).device(p.device()));
+      step_tensor =
+          torch::full({}, static_cast<double>(step), torch::TensorOptions(torch::kFloat32).device(p.device()));
     params.push_back(p);
     grads.push_back(grad);
     exp_avgs.push_back(exp_avg);
@@ -142,10 +149,12 @@ bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_d
     double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weight_decay = 0;
     if (decoupled_weight_decay) {
       const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
-      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(), weight_decay = o.weight_decay();
+      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(),
+      weight_decay = o.weight_decay();
     } else {
       const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
-      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(), weight_decay = o.weight_decay();
+      lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas()), eps = o.eps(),
+      weight_decay = o.weight_decay();
     }
     AtenBatch aten_batch;
     for (auto& p : group.params()) {
@@ -184,8 +193,8 @@ bool fused_adam_step(torch::optim::Optimizer& optimizer, bool decoupled_weight_d
       }
       float* data = p.data_ptr<float>();
       if (decoupled_weight_decay)
-        update<true>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(), c,
-                     weight_decay != 0);
+        update<true>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(),
+                     c, weight_decay != 0);
       else
         update<false>(data, grad.data_ptr<float>(), exp_avg.data_ptr<float>(), exp_avg_sq.data_ptr<float>(), p.numel(),
                       c, weight_decay != 0);

@@ -12,7 +12,8 @@ torch::optim::AdamParamState* GraphAdam::state_of(const torch::Tensor& p) {
   return static_cast<torch::optim::AdamParamState*>(found->second.get());
 }
 
-GraphAdam::GraphAdam(torch::optim::Optimizer& optimizer, bool decoupled) : optimizer_(optimizer), decoupled_(decoupled) {
+GraphAdam::GraphAdam(torch::optim::Optimizer& optimizer, bool decoupled)
+    : optimizer_(optimizer), decoupled_(decoupled) {
   for (std::size_t g = 0; g < optimizer_.param_groups().size(); ++g) {
     auto& torch_group = optimizer_.param_groups()[g];
     Group group;
@@ -22,8 +23,10 @@ GraphAdam::GraphAdam(torch::optim::Optimizer& optimizer, bool decoupled) : optim
       group.eps = o.eps(), group.weight_decay = o.weight_decay();
       if (o.amsgrad()) throw util::ConfigError("a CUDA graph step does not support amsgrad");
     };
-    if (decoupled) read(static_cast<const torch::optim::AdamWOptions&>(torch_group.options()));
-    else read(static_cast<const torch::optim::AdamOptions&>(torch_group.options()));
+    if (decoupled)
+      read(static_cast<const torch::optim::AdamWOptions&>(torch_group.options()));
+    else
+      read(static_cast<const torch::optim::AdamOptions&>(torch_group.options()));
     torch::Device device(torch::kCPU);
     for (const auto& p : torch_group.params()) {
       auto* state = state_of(p);

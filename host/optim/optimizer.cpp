@@ -98,7 +98,9 @@ void Optimizer::set_step_hooks(std::function<bool(Optimizer&)> before_step, std:
   allow_zero_grad_ = std::move(allow_zero_grad);
 }
 
-double Optimizer::clip_grad_norm(double max_norm) { return optim::clip_grad_norm(parameters(), max_norm); }
+double Optimizer::clip_grad_norm(double max_norm) {
+  return optim::clip_grad_norm(parameters(), max_norm);
+}
 
 void Optimizer::check_group(std::size_t group) const {
   if (group >= num_groups())
@@ -118,13 +120,14 @@ void Optimizer::set_lr(std::size_t group, double lr) {
 
 std::vector<torch::Tensor> Optimizer::parameters() const {
   std::vector<torch::Tensor> all;
-  for (const auto& group : torch_->param_groups())
-    all.insert(all.end(), group.params().begin(), group.params().end());
+  for (const auto& group : torch_->param_groups()) all.insert(all.end(), group.params().begin(), group.params().end());
   return all;
 }
 
 int64_t Optimizer::state_bytes() const {
-  auto bytes = [](const torch::Tensor& t) { return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0; };
+  auto bytes = [](const torch::Tensor& t) {
+    return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  };
   int64_t total = 0;
   for (const auto& [key, state] : torch_->state()) {
     if (const auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(state.get()))

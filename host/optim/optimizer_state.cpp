@@ -186,7 +186,8 @@ void save_optimizer_state(Optimizer& optimizer, const fs::path& dir, bool with_i
 
 // Checks optimizer_param_groups.json against the optimizer; returns the saved groups and the
 // optimizer's parameters in state-index order.
-static std::pair<ordered_json, std::vector<torch::Tensor>> check_param_groups(Optimizer& optimizer, const fs::path& dir) {
+static std::pair<ordered_json, std::vector<torch::Tensor>> check_param_groups(Optimizer& optimizer,
+                                                                              const fs::path& dir) {
   const fs::path groups_file = dir / kOptimizerParamGroupsFile;
   ordered_json saved = parse_json_file(groups_file);
   auto& torch_optimizer = optimizer.torch_optimizer();
@@ -215,7 +216,9 @@ static std::pair<ordered_json, std::vector<torch::Tensor>> check_param_groups(Op
   return {saved, params};
 }
 
-void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) { load_optimizer_state(optimizer, dir, {}); }
+void load_optimizer_state(Optimizer& optimizer, const fs::path& dir) {
+  load_optimizer_state(optimizer, dir, {});
+}
 
 void load_optimizer_state(Optimizer& optimizer, const fs::path& dir, const StatePart& part) {
   const fs::path state_file = dir / kOptimizerStateFile;
@@ -255,7 +258,8 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir, const State
   }
   for (std::size_t g = 0; g < groups.size(); ++g) apply_group(kind, groups[g].options(), saved[g]);
   torch_optimizer.state().clear();
-  for (const auto& [index, entries] : by_index) set_param_state(optimizer, params[static_cast<std::size_t>(index)], entries);
+  for (const auto& [index, entries] : by_index)
+    set_param_state(optimizer, params[static_cast<std::size_t>(index)], entries);
 }
 
 void load_optimizer_param_groups(Optimizer& optimizer, const fs::path& dir) {
@@ -264,7 +268,8 @@ void load_optimizer_param_groups(Optimizer& optimizer, const fs::path& dir) {
   for (std::size_t g = 0; g < groups.size(); ++g) apply_group(optimizer.kind(), groups[g].options(), saved[g]);
 }
 
-std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer, const torch::Tensor& param) {
+std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer,
+                                                                       const torch::Tensor& param) {
   auto& state = optimizer.torch_optimizer().state();
   auto found = state.find(param.unsafeGetTensorImpl());
   if (found == state.end()) return {};

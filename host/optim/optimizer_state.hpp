@@ -40,8 +40,8 @@ void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir
 // shards resuming a checkpoint written without FSDP): `part` turns a saved full state tensor (`name`
 // e.g. "exp_avg"; "step" is passed too) into the one `param` holds; the result is checked against
 // `param` as above.
-using StatePart = std::function<torch::Tensor(const torch::Tensor& param, const std::string& name,
-                                              const torch::Tensor& saved)>;
+using StatePart =
+    std::function<torch::Tensor(const torch::Tensor& param, const std::string& name, const torch::Tensor& saved)>;
 void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir, const StatePart& part);
 
 // Only the group checks and hyperparameters of load_optimizer_state (FSDP checkpoints keep the
@@ -49,7 +49,8 @@ void load_optimizer_state(Optimizer& optimizer, const std::filesystem::path& dir
 void load_optimizer_param_groups(Optimizer& optimizer, const std::filesystem::path& dir);
 // One parameter's state tensors by torch's names (Adam: step as a 0-d float32, exp_avg, exp_avg_sq,
 // max_exp_avg_sq when defined; SGD: momentum_buffer); empty when it has no state yet.
-std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer, const torch::Tensor& param);
+std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer& optimizer,
+                                                                       const torch::Tensor& param);
 // Checks one parameter's state tensors for an optimizer of `kind` before they are set: only torch's
 // names, Adam's step / exp_avg / exp_avg_sq present, step one number, the others shaped and typed
 // like the parameter. DataError "<file>: ..." naming the tensor as `key_prefix` + name and the
@@ -59,7 +60,8 @@ void check_param_state(const std::string& kind, const std::map<std::string, torc
                        const std::string& owner, const std::string& key_prefix);
 // Replaces one parameter's state from such tensors (copied to the parameter's device). The names
 // must have been checked (check_param_state).
-void set_param_state(Optimizer& optimizer, const torch::Tensor& param, const std::map<std::string, torch::Tensor>& entries);
+void set_param_state(Optimizer& optimizer, const torch::Tensor& param,
+                     const std::map<std::string, torch::Tensor>& entries);
 // Drops one parameter's state (it starts fresh at the next step, as in torch).
 void erase_param_state(Optimizer& optimizer, const torch::Tensor& param);
 

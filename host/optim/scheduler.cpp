@@ -31,8 +31,10 @@ ScheduleSpec ScheduleSpec::from_json(const nlohmann::json& table) {
       throw util::ConfigError("scheduler 'cosine_decay_with_warmup': 'decay_steps' must be positive, got " +
                               std::to_string(spec.decay_steps));
     if (!(spec.decay_lr_ratio >= 0))
-      throw util::ConfigError("scheduler 'cosine_decay_with_warmup': 'decay_lr_ratio' (decay_lr / peak_lr) must be "
-                              ">= 0, got " + std::to_string(spec.decay_lr_ratio));
+      throw util::ConfigError(
+          "scheduler 'cosine_decay_with_warmup': 'decay_lr_ratio' (decay_lr / peak_lr) must be "
+          ">= 0, got " +
+          std::to_string(spec.decay_lr_ratio));
     if (spec.total_steps <= 0)
       throw util::ConfigError("scheduler 'cosine_decay_with_warmup': 'total_steps' must be positive, got " +
                                   std::to_string(spec.total_steps),
@@ -43,9 +45,9 @@ ScheduleSpec ScheduleSpec::from_json(const nlohmann::json& table) {
   // A run shorter than its warmup is allowed (it only warms up), as in Hugging Face's get_scheduler;
   // a decaying schedule without its length is a mistake.
   if (decays && spec.total_steps <= 0)
-    throw util::ConfigError("scheduler '" + spec.kind + "': 'total_steps' must be positive, got " +
-                                std::to_string(spec.total_steps),
-                            "pass total_steps = cfg.steps");
+    throw util::ConfigError(
+        "scheduler '" + spec.kind + "': 'total_steps' must be positive, got " + std::to_string(spec.total_steps),
+        "pass total_steps = cfg.steps");
   return spec;
 }
 

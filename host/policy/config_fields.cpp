@@ -10,7 +10,11 @@
 namespace lrhost::policy {
 
 FieldReader::FieldReader(const nlohmann::json& table, std::string where, const PolicyFeatures& dataset)
-    : table_(table), where_(std::move(where)), dataset_(dataset), reader_(table, where_), fields_(reader_, table, where_) {}
+    : table_(table),
+      where_(std::move(where)),
+      dataset_(dataset),
+      reader_(table, where_),
+      fields_(reader_, table, where_) {}
 
 const nlohmann::json* FieldReader::value_of(const std::string& key, const void* member) {
   const auto* value = fields_.nullable(key);  // marks the key as known

@@ -45,7 +45,7 @@ struct FieldTraits {
   // The wording of the expected type in errors, when the member type's own is not precise enough.
   const char* expected = nullptr;
   // A feature list: the dataset's side used when the table gives none (&PolicyFeatures::inputs).
-  std::vector<PolicyFeature> PolicyFeatures::* dataset = nullptr;
+  std::vector<PolicyFeature> PolicyFeatures::*dataset = nullptr;
   // An AlwaysNull field: why a value other than null is refused (util::NotImplemented).
   const char* refusal = nullptr;
 };
@@ -187,7 +187,7 @@ nlohmann::ordered_json write_config_fields(const Config& config, const std::stri
 
 // The names of the fields in declared order: all, or those with a trait (e.g. shapes_weights).
 template <class Config>
-std::vector<std::string> config_field_names(bool FieldTraits::* only = nullptr) {
+std::vector<std::string> config_field_names(bool FieldTraits::*only = nullptr) {
   std::vector<std::string> names;
   const Config config{};
   Config::fields(config, [&](const std::string& key, const auto&, const FieldTraits& traits = {}) {

@@ -35,7 +35,9 @@ ForwardHooks* forward_hooks(const torch::nn::Module& module);
 bool register_hookable_module_type(const std::string& type);
 bool supports_forward_hooks(const std::string& type);
 
-inline void collect_outputs(const torch::Tensor& t, std::vector<torch::Tensor>& out) { out.push_back(t); }
+inline void collect_outputs(const torch::Tensor& t, std::vector<torch::Tensor>& out) {
+  out.push_back(t);
+}
 template <class... T>
 void collect_outputs(const std::tuple<T...>& tuple, std::vector<torch::Tensor>& out) {
   std::apply([&](const auto&... item) { (collect_outputs(item, out), ...); }, tuple);

@@ -107,8 +107,8 @@ torch::Tensor Policy::predict_action_chunk(const Batch&) {
 }
 
 nlohmann::ordered_json Policy::optimizer_preset() const {
-  return {{"type", "adamw"}, {"lr", 1e-3}, {"weight_decay", 1e-2}, {"betas", {0.9, 0.999}}, {"eps", 1e-8},
-          {"grad_clip_norm", 10.0}};
+  return {{"type", "adamw"},       {"lr", 1e-3},  {"weight_decay", 1e-2},
+          {"betas", {0.9, 0.999}}, {"eps", 1e-8}, {"grad_clip_norm", 10.0}};
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Policy::state_dict() const {

@@ -22,8 +22,8 @@ namespace lrhost::policy {
 using Batch = std::map<std::string, torch::Tensor>;
 
 struct PolicyOutput {
-  torch::Tensor loss;                           // scalar, the training objective
-  std::map<std::string, torch::Tensor> parts;   // loss parts and predictions, for logging
+  torch::Tensor loss;                          // scalar, the training objective
+  std::map<std::string, torch::Tensor> parts;  // loss parts and predictions, for logging
 };
 
 // One optimizer parameter group; unset fields inherit the optimizer's options.

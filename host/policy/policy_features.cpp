@@ -32,9 +32,11 @@ PolicyFeatures PolicyFeatures::from_dataset(const data::DatasetInfo& info) {
   return features;
 }
 
-std::vector<PolicyFeature> PolicyFeatures::list_from_json(const nlohmann::ordered_json& table, const std::string& what) {
+std::vector<PolicyFeature> PolicyFeatures::list_from_json(const nlohmann::ordered_json& table,
+                                                          const std::string& what) {
   static const std::set<std::string> types{"VISUAL", "STATE", "ENV", "ACTION"};
-  if (!table.is_object()) throw util::ConfigError(what + " must be an object {key: {type, shape}}, got " + table.dump());
+  if (!table.is_object())
+    throw util::ConfigError(what + " must be an object {key: {type, shape}}, got " + table.dump());
   std::vector<PolicyFeature> list;
   for (const auto& [key, value] : table.items()) {
     const std::string where = what + "." + key;
@@ -73,8 +75,12 @@ const PolicyFeature* find_in(const std::vector<PolicyFeature>& list, const std::
 }
 }  // namespace
 
-const PolicyFeature* PolicyFeatures::find_input(const std::string& key) const { return find_in(inputs, key); }
-const PolicyFeature* PolicyFeatures::find_output(const std::string& key) const { return find_in(outputs, key); }
+const PolicyFeature* PolicyFeatures::find_input(const std::string& key) const {
+  return find_in(inputs, key);
+}
+const PolicyFeature* PolicyFeatures::find_output(const std::string& key) const {
+  return find_in(outputs, key);
+}
 
 std::vector<PolicyFeature> PolicyFeatures::inputs_of_type(const std::string& type) const {
   std::vector<PolicyFeature> result;

@@ -15,8 +15,8 @@ namespace lrhost::policy {
 
 struct PolicyFeature {
   std::string key;
-  std::string type;              // "VISUAL" | "STATE" | "ENV" | "ACTION"
-  std::vector<int64_t> shape;    // [C, H, W] for VISUAL
+  std::string type;            // "VISUAL" | "STATE" | "ENV" | "ACTION"
+  std::vector<int64_t> shape;  // [C, H, W] for VISUAL
 
   int64_t numel() const;
   bool operator==(const PolicyFeature&) const = default;

@@ -28,8 +28,8 @@ struct LeRobotTrainMapping {
   // command line types it (ACT's pretrained_backbone_weights: torchvision's ImageNet weights, read
   // from the torch hub cache; the shipped recipes hold "" so that they run offline out of the box).
   std::vector<std::pair<std::string, std::string>> lerobot_values;
-  std::string optimizer_preset;               // LeRobot's get_optimizer_preset() type: "adamw", "adam"
-  std::string scheduler_preset;               // get_scheduler_preset() type; "" for none
+  std::string optimizer_preset;  // LeRobot's get_optimizer_preset() type: "adamw", "adam"
+  std::string scheduler_preset;  // get_scheduler_preset() type; "" for none
 };
 
 struct PolicySpec {

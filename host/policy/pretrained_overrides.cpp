@@ -83,10 +83,10 @@ PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const s
   const std::string type = config_json.value("type", std::string());
   const std::string recipe_type = recipe_policy.value("type", std::string());
   if (!recipe_type.empty() && type != recipe_type)
-    throw util::ConfigError("policy.pretrained_path = '" + path + "' is a '" + type + "' policy (" + where +
-                                "), and this recipe trains '" + recipe_type + "'",
-                            recipe_that_trains(type) + "; `lrhost lerobot-train --policy.path=" + path +
-                                "` picks it for you");
+    throw util::ConfigError(
+        "policy.pretrained_path = '" + path + "' is a '" + type + "' policy (" + where + "), and this recipe trains '" +
+            recipe_type + "'",
+        recipe_that_trains(type) + "; `lrhost lerobot-train --policy.path=" + path + "` picks it for you");
   const auto fields = default_policy_config_with_nulls(type);
   result.policy = json::object();
   for (const auto& [field, value] : recipe_policy.items()) {

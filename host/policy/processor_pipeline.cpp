@@ -6,12 +6,12 @@
 namespace lrhost::policy {
 
 ProcessorPipeline ProcessorPipeline::lerobot_default() {
-  return {{{"rename_observations_processor", ProcessorStepKind::rename},
-           {"to_batch_processor", ProcessorStepKind::to_batch},
-           {"device_processor", ProcessorStepKind::device},
-           {"normalizer_processor", ProcessorStepKind::normalizer}},
-          {{"unnormalizer_processor", ProcessorStepKind::unnormalizer},
-           {"device_processor", ProcessorStepKind::device}}};
+  return {
+      {{"rename_observations_processor", ProcessorStepKind::rename},
+       {"to_batch_processor", ProcessorStepKind::to_batch},
+       {"device_processor", ProcessorStepKind::device},
+       {"normalizer_processor", ProcessorStepKind::normalizer}},
+      {{"unnormalizer_processor", ProcessorStepKind::unnormalizer}, {"device_processor", ProcessorStepKind::device}}};
 }
 
 ProcessorPipeline ProcessorPipeline::with_language(const std::string& new_line_step) {
@@ -34,7 +34,8 @@ std::string ProcessorPipeline::names(const std::vector<ProcessorStep>& steps) {
   return out;
 }
 
-bool ProcessorPipeline::matches(const std::vector<ProcessorStep>& steps, const std::vector<std::string>& registry_names) {
+bool ProcessorPipeline::matches(const std::vector<ProcessorStep>& steps,
+                                const std::vector<std::string>& registry_names) {
   return std::equal(steps.begin(), steps.end(), registry_names.begin(), registry_names.end(),
                     [](const ProcessorStep& step, const std::string& name) { return step.registry_name == name; });
 }

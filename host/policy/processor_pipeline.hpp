@@ -12,13 +12,13 @@
 namespace lrhost::policy {
 
 enum class ProcessorStepKind {
-  rename,        // rename_observations_processor {rename_map}
-  to_batch,      // to_batch_processor {} (batches are already batched)
-  device,        // device_processor {device, float_dtype}
-  normalizer,    // normalizer_processor {eps, features, norm_map} + state file
-  unnormalizer,  // unnormalizer_processor, the same in the postprocessor
-  task_new_line, // <policy>_new_line_processor {}: "\n" appended to the task unless it ends with one
-  tokenizer,     // tokenizer_processor {max_length, task_key, padding_side, padding, truncation, tokenizer_name}
+  rename,         // rename_observations_processor {rename_map}
+  to_batch,       // to_batch_processor {} (batches are already batched)
+  device,         // device_processor {device, float_dtype}
+  normalizer,     // normalizer_processor {eps, features, norm_map} + state file
+  unnormalizer,   // unnormalizer_processor, the same in the postprocessor
+  task_new_line,  // <policy>_new_line_processor {}: "\n" appended to the task unless it ends with one
+  tokenizer,      // tokenizer_processor {max_length, task_key, padding_side, padding, truncation, tokenizer_name}
   // relative_actions_processor {enabled, exclude_joints, action_names}: only enabled = false (a no-op)
   relative_actions,
   absolute_actions,  // absolute_actions_processor {enabled}: only enabled = false (a no-op)

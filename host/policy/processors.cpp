@@ -7,8 +7,8 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
-#include "host/policy/rename_map.hpp"
 #include "host/policy/registry.hpp"
+#include "host/policy/rename_map.hpp"
 #include "host/policy/state_prompt.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
@@ -243,7 +243,8 @@ void check_disabled(const ordered_json& config, const std::string& where) {
 }
 
 bool string_list(const ordered_json& value) {
-  return value.is_array() && std::all_of(value.begin(), value.end(), [](const ordered_json& v) { return v.is_string(); });
+  return value.is_array() &&
+         std::all_of(value.begin(), value.end(), [](const ordered_json& v) { return v.is_string(); });
 }
 
 bool stats_equal(const data::DatasetStats& a, const data::DatasetStats& b) {
@@ -291,10 +292,11 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
                             ProcessorPipeline::names(pipeline.post) +
                             ") lacks a device step or the (un)normalizer step");
   if (pipeline.has_language() != language.has_value())
-    throw util::ConfigError(language ? "language settings given to a processor pipeline without a tokenizer step (" +
-                                           ProcessorPipeline::names(pipeline.pre) + ")"
-                                     : "the processor pipeline tokenizes the task (" +
-                                           ProcessorPipeline::names(pipeline.pre) + ") but no language settings were given");
+    throw util::ConfigError(language
+                                ? "language settings given to a processor pipeline without a tokenizer step (" +
+                                      ProcessorPipeline::names(pipeline.pre) + ")"
+                                : "the processor pipeline tokenizes the task (" +
+                                      ProcessorPipeline::names(pipeline.pre) + ") but no language settings were given");
   for (const auto& [type, mode] : norm_map) {
     if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end())
       throw util::ConfigError("normalization_mapping: unknown feature type '" + type +
@@ -315,9 +317,9 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
   return p;
 }
 
-PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const PolicyFeatures& fallback,
-                                              const data::DatasetStats& stats,
-                                              const std::vector<std::pair<std::string, std::string>>& norm_map_override) {
+PolicyProcessors PolicyProcessors::for_policy(
+    const Policy& policy, const PolicyFeatures& fallback, const data::DatasetStats& stats,
+    const std::vector<std::pair<std::string, std::string>>& norm_map_override) {
   PolicyFeatures features = policy.features();
   if (features.empty()) features = fallback;
   auto config = policy.config();
@@ -334,8 +336,10 @@ PolicyProcessors PolicyProcessors::for_policy(const Policy& policy, const Policy
   // the policy's (a partial table must not leave, say, the action unnormalized).
   for (const auto& [type, mode] : norm_map_override) {
     auto entry = std::find_if(norm_map.begin(), norm_map.end(), [&](const auto& e) { return e.first == type; });
-    if (entry != norm_map.end()) entry->second = mode;
-    else norm_map.emplace_back(type, mode);
+    if (entry != norm_map.end())
+      entry->second = mode;
+    else
+      norm_map.emplace_back(type, mode);
   }
   std::string device =
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
@@ -375,7 +379,9 @@ void PolicyProcessors::set_task_table(const std::vector<std::string>& tasks) con
   language_->set_task_table(texts);
 }
 
-Batch PolicyProcessors::normalize(const Batch& batch) const { return preprocess(batch, nullptr); }
+Batch PolicyProcessors::normalize(const Batch& batch) const {
+  return preprocess(batch, nullptr);
+}
 
 Batch PolicyProcessors::normalize(const Batch& batch, const std::vector<std::string>& tasks) const {
   if (!language_)
@@ -584,18 +590,20 @@ void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& 
         if (key == "exclude_joints" ? !string_list(value)
             : key == "action_names" ? !(value.is_null() || string_list(value))
                                     : key != "enabled")
-          throw util::DataError(where + ": " +
-                                (key == "exclude_joints" || key == "action_names"
-                                     ? "'" + key + "' must be a list of names" + (key == "action_names" ? " or null" : "") +
-                                           ", got " + value.dump()
-                                     : "unknown config key '" + key + "' (lrhost reads enabled, exclude_joints, action_names)"));
+          throw util::DataError(
+              where + ": " +
+              (key == "exclude_joints" || key == "action_names"
+                   ? "'" + key + "' must be a list of names" + (key == "action_names" ? " or null" : "") + ", got " +
+                         value.dump()
+                   : "unknown config key '" + key + "' (lrhost reads enabled, exclude_joints, action_names)"));
       }
       relative_config_ = config;
       return;
     case ProcessorStepKind::absolute_actions:
       check_disabled(config, where);
       for (const auto& [key, value] : config.items())
-        if (key != "enabled") throw util::DataError(where + ": unknown config key '" + key + "' (lrhost reads enabled)");
+        if (key != "enabled")
+          throw util::DataError(where + ": unknown config key '" + key + "' (lrhost reads enabled)");
       return;
     case ProcessorStepKind::state_prompt:
       // LeRobot writes {}; its fields are max_state_dim (unused by the step) and task_key.
@@ -646,8 +654,7 @@ bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
     return a.tokenizer_name == b.tokenizer_name && a.max_length == b.max_length && a.padding == b.padding;
   };
   return pipeline_ == other.pipeline_ && device_ == other.device_ && rename_map_ == other.rename_map_ &&
-         relative_config_ == other.relative_config_ &&
-         language_equal() &&
+         relative_config_ == other.relative_config_ && language_equal() &&
          steps_equal(normalizer_, other.normalizer_) && steps_equal(unnormalizer_, other.unnormalizer_);
 }
 

@@ -4,9 +4,9 @@
 // actions back. Which steps, in which order, is the policy's (its spec's ProcessorPipeline,
 // processor_pipeline.hpp); policies fed with language add new-line and tokenizer steps
 // (task_tokenizer.hpp), pi05 a state-prompt step after its normalizer (state_prompt.hpp); the
-// preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map: dataset name -> policy name);
-// to_batch and device change nothing here (batches are already batched and on the device), but every
-// step is kept so that policy_preprocessor.json / policy_postprocessor.json and their
+// preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map: dataset name -> policy
+// name); to_batch and device change nothing here (batches are already batched and on the device), but every step is
+// kept so that policy_preprocessor.json / policy_postprocessor.json and their
 // *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
 // LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
 #pragma once
@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,7 +126,8 @@ class PolicyProcessors {
   std::map<std::string, std::string> rename_map_;
   std::shared_ptr<TaskTokenizer> language_;
   // relative_actions_processor's config as written and read (enabled is always false here).
-  nlohmann::ordered_json relative_config_ = {{"enabled", false}, {"exclude_joints", {"gripper"}}, {"action_names", nullptr}};
+  nlohmann::ordered_json relative_config_ = {
+      {"enabled", false}, {"exclude_joints", {"gripper"}}, {"action_names", nullptr}};
 };
 
 inline constexpr const char* kPreprocessorFile = "policy_preprocessor.json";

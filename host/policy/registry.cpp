@@ -10,17 +10,29 @@
 namespace lrhost::policy {
 
 // Defined in each type's <type>_spec.cpp.
-namespace act { const PolicySpec& spec(); }
-namespace diffusion { const PolicySpec& spec(); }
-namespace mlp { const PolicySpec& spec(); }
-namespace pi0 { const PolicySpec& spec(); }
-namespace pi05 { const PolicySpec& spec(); }
-namespace smolvla { const PolicySpec& spec(); }
+namespace act {
+const PolicySpec& spec();
+}
+namespace diffusion {
+const PolicySpec& spec();
+}
+namespace mlp {
+const PolicySpec& spec();
+}
+namespace pi0 {
+const PolicySpec& spec();
+}
+namespace pi05 {
+const PolicySpec& spec();
+}
+namespace smolvla {
+const PolicySpec& spec();
+}
 
 const std::vector<const PolicySpec*>& policy_specs() {
   static const std::vector<const PolicySpec*> specs = [] {
-    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(), &pi0::spec(), &pi05::spec(),
-                                         &smolvla::spec()};
+    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(),
+                                       &pi0::spec(), &pi05::spec(),      &smolvla::spec()};
     std::sort(all.begin(), all.end(), [](const PolicySpec* a, const PolicySpec* b) { return a->type < b->type; });
     return all;
   }();
@@ -55,12 +67,13 @@ std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const Policy
 std::string recipe_that_trains(const std::string& type) {
   const auto* spec = find_policy_spec(type);
   if (spec == nullptr)
-    return "'" + type + "' is not a policy type lrhost has (registered: " + util::quoted_list(registered_policy_types()) +
-           ")";
+    return "'" + type +
+           "' is not a policy type lrhost has (registered: " + util::quoted_list(registered_policy_types()) + ")";
   if (spec->lerobot_train)
-    return "recipes/" + spec->lerobot_train->recipe + " trains '" + type + "' (or `lrhost lerobot-train --policy.type=" +
-           type + " ...`)";
-  return "no recipe under recipes/ trains '" + type + "' (recipes/examples/ has small ones): a recipe of your own builds it with lr.policy.defaults(\"" + type +
+    return "recipes/" + spec->lerobot_train->recipe + " trains '" + type +
+           "' (or `lrhost lerobot-train --policy.type=" + type + " ...`)";
+  return "no recipe under recipes/ trains '" + type +
+         "' (recipes/examples/ has small ones): a recipe of your own builds it with lr.policy.defaults(\"" + type +
          "\")";
 }
 

@@ -42,7 +42,8 @@ void check_rename_map_keys(const RenameMap& renames, const Batch& batch) {
   }
 }
 
-std::string suggested_rename_map(const RenameMap& renames, const std::string& batch_key, const std::string& policy_key) {
+std::string suggested_rename_map(const RenameMap& renames, const std::string& batch_key,
+                                 const std::string& policy_key) {
   RenameMap suggested = renames;
   std::string dataset_key = batch_key;
   for (const auto& [from, to] : renames)

@@ -12,7 +12,7 @@ namespace {
 // The characters Python's str.strip() removes (str.isspace): ASCII whitespace, the separators
 // \x1c-\x1f, and the Unicode spaces, as UTF-8.
 constexpr std::array<std::string_view, 19> kPythonSpaces{
-    " ",      "\t",     "\n",     "\r",     "\v",     "\f",     "\x1c",   "\x1d",   "\x1e",   "\x1f",
+    " ",      "\t",     "\n",     "\r",     "\v",     "\f",     "\x1c",   "\x1d",   "\x1e",  "\x1f",
     "\u0085", "\u00a0", "\u1680", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\u2000"};
 
 std::size_t space_prefix(std::string_view text) {

@@ -64,9 +64,10 @@ std::vector<std::string> TaskTokenizer::task_strings(const torch::Tensor& task_i
 
 LanguageTokens TaskTokenizer::tokenize_indices(const torch::Tensor& task_index) const {
   if (!has_task_table())
-    throw util::ConfigError("language tokenizer: the batch gives task_index but no task table was set",
-                            "build the policy with lr.policy.new(cfg, dataset), or call policy:set_tasks(dataset) (also "
-                            "after loading processors from a folder or a checkpoint: they carry no task table)");
+    throw util::ConfigError(
+        "language tokenizer: the batch gives task_index but no task table was set",
+        "build the policy with lr.policy.new(cfg, dataset), or call policy:set_tasks(dataset) (also "
+        "after loading processors from a folder or a checkpoint: they carry no task table)");
   auto index = task_index.to(torch::kCPU, torch::kLong).reshape({-1});
   const int64_t count = table_.tokens.size(0);
   if (index.numel() > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= count))

@@ -28,7 +28,11 @@ CpuTensorBytesMeter::CpuTensorBytesMeter()
 
 CpuTensorBytesMeter::~CpuTensorBytesMeter() = default;
 
-int64_t CpuTensorBytesMeter::net_bytes() const { return reporter_->net; }
-int64_t CpuTensorBytesMeter::peak_bytes() const { return reporter_->peak; }
+int64_t CpuTensorBytesMeter::net_bytes() const {
+  return reporter_->net;
+}
+int64_t CpuTensorBytesMeter::peak_bytes() const {
+  return reporter_->peak;
+}
 
 }  // namespace lrhost::policy

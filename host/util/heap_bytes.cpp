@@ -28,6 +28,8 @@ int64_t live_heap_bytes() {
   return static_cast<int64_t>(info.uordblks + info.hblkhd);
 }
 
-std::string_view heap_allocator_name() { return jemalloc_mallctl() != nullptr ? "jemalloc" : "glibc"; }
+std::string_view heap_allocator_name() {
+  return jemalloc_mallctl() != nullptr ? "jemalloc" : "glibc";
+}
 
 }  // namespace lrhost::util

@@ -37,11 +37,11 @@ class StatusLineAwareSink final : public spdlog::sinks::sink {
 void setup_logging(const LogOptions& options) {
   const std::string tag = options.tag.empty() ? "rank" + std::to_string(options.rank) : options.tag;
   const std::string pattern = "[%H:%M:%S.%e] [" + tag + "] [%^%l%$] %v";
-  spdlog::sink_ptr console = std::make_shared<StatusLineAwareSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  spdlog::sink_ptr console =
+      std::make_shared<StatusLineAwareSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   // The launcher tag counts as a main rank: its lines are the job's status.
   bool main_rank = options.rank == 0 || !options.tag.empty();
-  console->set_level(main_rank ? (options.verbose ? spdlog::level::debug : spdlog::level::info)
-                               : spdlog::level::warn);
+  console->set_level(main_rank ? (options.verbose ? spdlog::level::debug : spdlog::level::info) : spdlog::level::warn);
   std::vector<spdlog::sink_ptr> sinks{console};
   if (options.log_dir) {
     std::filesystem::create_directories(*options.log_dir);

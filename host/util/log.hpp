@@ -10,10 +10,10 @@ namespace lrhost::util {
 
 struct LogOptions {
   int rank = 0;
-  bool verbose = false;                  // debug level on the console
-  std::optional<std::string> log_dir;   // full per-rank log file when set
-  std::string tag;                       // replaces "rank<N>" in lines and the file name ("launcher")
-  std::optional<int> restart_count;      // shown in the log file's attempt header when known
+  bool verbose = false;                // debug level on the console
+  std::optional<std::string> log_dir;  // full per-rank log file when set
+  std::string tag;                     // replaces "rank<N>" in lines and the file name ("launcher")
+  std::optional<int> restart_count;    // shown in the log file's attempt header when known
 };
 
 void setup_logging(const LogOptions& options);

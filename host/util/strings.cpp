@@ -23,8 +23,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::vector<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates,
-                                 std::size_t limit) {
+std::vector<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates, std::size_t limit) {
   // A candidate is "near" when at most about a third of the word has to change, or when one
   // contains the other (e.g. 'lr' vs 'optimizer.lr').
   std::vector<std::pair<std::size_t, std::string>> scored;

@@ -12,18 +12,18 @@ namespace lrhost::util {
 namespace {
 const std::map<std::string, c10::ScalarType>& dtype_table() {
   static const std::map<std::string, c10::ScalarType> table{
-      {"float32", c10::kFloat}, {"float", c10::kFloat},   {"float64", c10::kDouble}, {"double", c10::kDouble},
-      {"float16", c10::kHalf},  {"half", c10::kHalf},     {"bfloat16", c10::kBFloat16}, {"int64", c10::kLong},
-      {"long", c10::kLong},     {"int32", c10::kInt},     {"int", c10::kInt},        {"int16", c10::kShort},
-      {"int8", c10::kChar},     {"uint8", c10::kByte},    {"bool", c10::kBool}};
+      {"float32", c10::kFloat}, {"float", c10::kFloat}, {"float64", c10::kDouble},    {"double", c10::kDouble},
+      {"float16", c10::kHalf},  {"half", c10::kHalf},   {"bfloat16", c10::kBFloat16}, {"int64", c10::kLong},
+      {"long", c10::kLong},     {"int32", c10::kInt},   {"int", c10::kInt},           {"int16", c10::kShort},
+      {"int8", c10::kChar},     {"uint8", c10::kByte},  {"bool", c10::kBool}};
   return table;
 }
 }  // namespace
 
 const std::vector<std::string>& dtype_names() {
-  static const std::vector<std::string> names{"float32", "float64", "float16", "bfloat16", "int64", "int32",
-                                              "int16",   "int8",    "uint8",   "bool",     "float", "double",
-                                              "half",    "long",    "int"};
+  static const std::vector<std::string> names{"float32", "float64", "float16", "bfloat16", "int64",
+                                              "int32",   "int16",   "int8",    "uint8",    "bool",
+                                              "float",   "double",  "half",    "long",     "int"};
   return names;
 }
 
@@ -36,17 +36,28 @@ c10::ScalarType parse_dtype(const std::string& name) {
 
 std::string dtype_name(c10::ScalarType type) {
   switch (type) {
-    case c10::kFloat: return "float32";
-    case c10::kDouble: return "float64";
-    case c10::kHalf: return "float16";
-    case c10::kBFloat16: return "bfloat16";
-    case c10::kLong: return "int64";
-    case c10::kInt: return "int32";
-    case c10::kShort: return "int16";
-    case c10::kChar: return "int8";
-    case c10::kByte: return "uint8";
-    case c10::kBool: return "bool";
-    default: return c10::toString(type);
+    case c10::kFloat:
+      return "float32";
+    case c10::kDouble:
+      return "float64";
+    case c10::kHalf:
+      return "float16";
+    case c10::kBFloat16:
+      return "bfloat16";
+    case c10::kLong:
+      return "int64";
+    case c10::kInt:
+      return "int32";
+    case c10::kShort:
+      return "int16";
+    case c10::kChar:
+      return "int8";
+    case c10::kByte:
+      return "uint8";
+    case c10::kBool:
+      return "bool";
+    default:
+      return c10::toString(type);
   }
 }
 
@@ -69,6 +80,8 @@ c10::Device parse_device(const std::string& name) {
   return device;
 }
 
-std::string device_name(const c10::Device& device) { return device.str(); }
+std::string device_name(const c10::Device& device) {
+  return device.str();
+}
 
 }  // namespace lrhost::util

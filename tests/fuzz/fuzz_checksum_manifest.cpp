@@ -78,10 +78,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     for (const auto& mismatch : check.mismatches) (void)io::describe(mismatch);
     if (verbose)
       std::fprintf(stderr, "fuzz: verify: %zu verified, %zu mismatches%s\n", check.verified.size(),
-                   check.mismatches.size(), check.mismatches.empty() ? "" : (": " + io::describe(check.mismatches[0])).c_str());
+                   check.mismatches.size(),
+                   check.mismatches.empty() ? "" : (": " + io::describe(check.mismatches[0])).c_str());
     // Split as two processes of `lrhost checkpoint verify` split it: the other share is listed, unread.
-    require_inside(io::verify_checksum_manifest(manifest, [](const std::string& file) { return file.rfind("sub/", 0) != 0; }));
-    require_inside(io::verify_checksum_manifest(manifest, [](const std::string& file) { return file.rfind("sub/", 0) == 0; }));
+    require_inside(
+        io::verify_checksum_manifest(manifest, [](const std::string& file) { return file.rfind("sub/", 0) != 0; }));
+    require_inside(
+        io::verify_checksum_manifest(manifest, [](const std::string& file) { return file.rfind("sub/", 0) == 0; }));
   });
   // Resuming: the scope reads the manifests up front (ChecksumError when malformed), then checks each
   // file as a reader hands over its bytes.

@@ -32,8 +32,10 @@ int main(int argc, char** argv) {
     auto tasks = io::read_json_file(argv[4], {}).get<std::vector<std::string>>();
     auto out = processors.normalize(batch, tasks);
     std::vector<std::pair<std::string, torch::Tensor>> result;
-    for (const char* key : {"observation.state", "action", "observation.language.tokens"}) result.emplace_back(key, out.at(key));
-    result.emplace_back("observation.language.attention_mask", out.at("observation.language.attention_mask").to(torch::kUInt8));
+    for (const char* key : {"observation.state", "action", "observation.language.tokens"})
+      result.emplace_back(key, out.at(key));
+    result.emplace_back("observation.language.attention_mask",
+                        out.at("observation.language.attention_mask").to(torch::kUInt8));
     result.emplace_back("unnormalized_action", processors.unnormalize(out.at("action")));
     const std::string prefix = argv[5];
     io::write_safetensors(prefix + ".safetensors", result);

@@ -96,8 +96,8 @@ TEST_CASE("policies say why their training step cannot be captured") {
   // LeRobot 0.6.1's default Diffusion does not crop; a random crop is drawn on the host.
   auto plain = create_policy({{"type", "diffusion"}, {"down_dims", {32, 64}}}, features_with_camera());
   CHECK_FALSE(plain->cuda_graph_blocker());
-  auto cropped = create_policy({{"type", "diffusion"}, {"down_dims", {32, 64}}, {"crop_shape", {84, 84}}},
-                               features_with_camera());
+  auto cropped =
+      create_policy({{"type", "diffusion"}, {"down_dims", {32, 64}}, {"crop_shape", {84, 84}}}, features_with_camera());
   REQUIRE(cropped->cuda_graph_blocker());
   CHECK(cropped->cuda_graph_blocker()->find("random crop") != std::string::npos);
   auto centered = create_policy(

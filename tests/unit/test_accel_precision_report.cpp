@@ -24,9 +24,11 @@ TEST_CASE("precision report: bf16 weights without autocast warn and name lerobot
 TEST_CASE("precision report: float32 weights and autocast runs are said without a warning") {
   auto plain = describe_precision({torch::kFloat32}, "no");
   CHECK_FALSE(plain.warn);
-  CHECK(plain.text == "policy weights float32, accelerator.mixed_precision=no: forward and backward in float32, no autocast");
+  CHECK(plain.text ==
+        "policy weights float32, accelerator.mixed_precision=no: forward and backward in float32, no autocast");
   auto bf16 = describe_precision({torch::kBFloat16}, "bf16");
   CHECK_FALSE(bf16.warn);
-  CHECK(bf16.text == "policy weights bfloat16, accelerator.mixed_precision=bf16: forward and backward under bf16 autocast");
+  CHECK(bf16.text ==
+        "policy weights bfloat16, accelerator.mixed_precision=bf16: forward and backward under bf16 autocast");
   CHECK(contains(describe_precision({torch::kFloat32}, "fp16").text, "fp16 autocast with loss scaling"));
 }

@@ -88,7 +88,8 @@ int64_t saved_tensor_bytes(lrhost::policy::Policy& policy, const lrhost::policy:
   for (const auto& t : saved) {
     if (!t.has_storage()) continue;
     const void* storage = t.storage().unsafeGetStorageImpl();
-    if (before.count(storage) == 0 && counted.insert(storage).second) bytes += static_cast<int64_t>(t.storage().nbytes());
+    if (before.count(storage) == 0 && counted.insert(storage).second)
+      bytes += static_cast<int64_t>(t.storage().nbytes());
   }
   return bytes;
 }
@@ -148,9 +149,15 @@ TEST_CASE("activation probe: ACT's example batch carries the action chunk, and t
   features.inputs.push_back({"observation.images.top", "VISUAL", {3, 64, 64}});
   features.inputs.push_back({"observation.state", "STATE", {6}});
   features.outputs.push_back({"action", "ACTION", {6}});
-  auto act = create_policy(json{{"type", "act"},         {"dim_model", 32},  {"n_heads", 4},
-                                {"dim_feedforward", 64}, {"latent_dim", 8},  {"chunk_size", 5},
-                                {"n_action_steps", 5},   {"n_encoder_layers", 1}, {"n_decoder_layers", 1},
+  auto act = create_policy(json{{"type", "act"},
+                                {"dim_model", 32},
+                                {"n_heads", 4},
+                                {"dim_feedforward", 64},
+                                {"latent_dim", 8},
+                                {"chunk_size", 5},
+                                {"n_action_steps", 5},
+                                {"n_encoder_layers", 1},
+                                {"n_decoder_layers", 1},
                                 {"n_vae_encoder_layers", 1}},
                            features);
   auto batch = example_batch(*act, 3);
@@ -169,28 +176,36 @@ TEST_CASE("activation probe: SmolVLA's figure agrees with the tensors autograd s
   lrhost::test::TempDir dir("activation_probe_smolvla");
   const auto vlm = dir / "vlm";
   std::filesystem::create_directories(vlm);
-  std::ofstream(vlm / "config.json")
-      << json{{"model_type", "smolvlm"},
-              {"scale_factor", 2},
-              {"text_config",
-               {{"model_type", "llama"}, {"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 4},
-                {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16}, {"rms_norm_eps", 1e-5},
-                {"vocab_size", 300}}},
-              {"vision_config",
-               {{"hidden_size", 32}, {"intermediate_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
-                {"image_size", 64}, {"patch_size", 16}}}}
-             .dump();
-  auto smolvla = create_policy(
-      json{{"type", "smolvla"},
-           {"vlm_model_name", vlm.string()},
-           {"input_features",
-            {{"observation.state", {{"type", "STATE"}, {"shape", {6}}}},
-             {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 48, 64}}}}}},
-           {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {6}}}}}},
-           {"chunk_size", 5},
-           {"n_action_steps", 3},
-           {"num_vlm_layers", 4},
-           {"resize_imgs_with_padding", {64, 64}}});
+  std::ofstream(vlm / "config.json") << json{
+      {"model_type", "smolvlm"},
+      {"scale_factor", 2},
+      {"text_config",
+       {{"model_type", "llama"},
+        {"hidden_size", 64},
+        {"intermediate_size", 128},
+        {"num_hidden_layers", 4},
+        {"num_attention_heads", 4},
+        {"num_key_value_heads", 2},
+        {"head_dim", 16},
+        {"rms_norm_eps", 1e-5},
+        {"vocab_size", 300}}},
+      {"vision_config",
+       {{"hidden_size", 32},
+        {"intermediate_size", 64},
+        {"num_hidden_layers", 2},
+        {"num_attention_heads", 2},
+        {"image_size", 64},
+        {"patch_size", 16}}}}.dump();
+  auto smolvla = create_policy(json{{"type", "smolvla"},
+                                    {"vlm_model_name", vlm.string()},
+                                    {"input_features",
+                                     {{"observation.state", {{"type", "STATE"}, {"shape", {6}}}},
+                                      {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 48, 64}}}}}},
+                                    {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {6}}}}}},
+                                    {"chunk_size", 5},
+                                    {"n_action_steps", 3},
+                                    {"num_vlm_layers", 4},
+                                    {"resize_imgs_with_padding", {64, 64}}});
   auto cost = measure_activations(*smolvla);
   check_within_a_quarter(cost.per_sample, saved_bytes_per_sample(*smolvla));
 }

@@ -35,7 +35,8 @@ AsyncSetup make_async_setup() {
   AsyncSetup s;
   s.policy = lrhost::policy::create_policy(kAsyncPolicy);
   s.optimizer = std::make_unique<lrhost::optim::Optimizer>(
-      "adamw", std::vector<lrhost::policy::ParamGroup>{{"all", s.policy->trainable_parameters(), std::nullopt, std::nullopt}},
+      "adamw",
+      std::vector<lrhost::policy::ParamGroup>{{"all", s.policy->trainable_parameters(), std::nullopt, std::nullopt}},
       json{{"lr", 1e-3}});
   lrhost::optim::ScheduleSpec spec;
   spec.kind = "cosine_with_warmup";
@@ -66,7 +67,6 @@ lrhost::ckpt::CheckpointOptions async_options(const fs::path& dir, bool async) {
 }
 
 }  // namespace
-
 
 TEST_CASE("async save: the same bytes as a synchronous save, while training changes the model") {
   TempDir sync_dir("async_sync"), async_dir("async_async");

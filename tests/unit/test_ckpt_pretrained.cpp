@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
+#include "host/io/atomic_dir.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/nn/deferred_init.hpp"
 #include "host/policy/processors.hpp"
@@ -17,8 +17,8 @@
 #include "test_support.hpp"
 
 using lrhost::test::contains;
-using lrhost::test::write_text;
 using lrhost::test::described_error;
+using lrhost::test::write_text;
 
 using lrhost::ckpt::load_pretrained;
 using lrhost::ckpt::save_pretrained;

@@ -16,9 +16,7 @@ namespace fs = std::filesystem;
 namespace ckpt = lrhost::ckpt;
 using lrhost::test::TempDir;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("recipe snapshot: taken once, written with its modules, checked for completeness") {
   TempDir dir("snapshot");
@@ -38,8 +36,8 @@ TEST_CASE("recipe snapshot: taken once, written with its modules, checked for co
   ckpt::write_recipe_snapshot(snapshot, pretrained);
   CHECK(lrhost::io::read_text_file(pretrained / ckpt::kRecipeCopyFile) == "require 'helper'\n");
   CHECK(lrhost::io::read_text_file(pretrained / "train_modules/helper.lua") == "return {v = 1}\n");
-  CHECK(fs::exists(pretrained / "train_modules/robots/scaling.lua"));   // module path from its name
-  CHECK(fs::exists(pretrained / "train_modules/robots/init.lua"));      // found as init.lua, kept so
+  CHECK(fs::exists(pretrained / "train_modules/robots/scaling.lua"));  // module path from its name
+  CHECK(fs::exists(pretrained / "train_modules/robots/init.lua"));     // found as init.lua, kept so
   auto launch = lrhost::io::read_json_file(pretrained / ckpt::kLaunchFile, "");
   CHECK(launch["overrides"] == nlohmann::ordered_json({"steps=5", "policy.dim_model=64"}));
   CHECK(launch["recipe_copy"] == ckpt::kRecipeCopyFile);

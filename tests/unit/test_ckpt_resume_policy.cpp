@@ -58,8 +58,8 @@ TEST_CASE("resume option text: auto, true, false, a folder; anything else is ref
   auto folder = ckpt::parse_resume_text(dir.path.string());
   REQUIRE(folder.path);
   CHECK((*folder.path == dir.path));
-  const std::string error = described_error<lrhost::util::ConfigError>(
-      [&] { ckpt::parse_resume_text((dir.path / "missing").string()); });
+  const std::string error =
+      described_error<lrhost::util::ConfigError>([&] { ckpt::parse_resume_text((dir.path / "missing").string()); });
   CHECK(contains(error, "is neither true, false, \"auto\" nor an existing checkpoint folder"));
   CHECK(contains(error, "missing"));
 }
@@ -202,11 +202,13 @@ TEST_CASE("resumed loader position: must match the checkpoint's sampler") {
   const nlohmann::json saved = {{"epoch", 1}, {"start_index", 40}};
   CHECK_NOTHROW(ckpt::check_loader_matches({{"epoch", 1}, {"start_index", 40}, {"seed", 3}}, saved));
   CHECK_NOTHROW(ckpt::check_loader_matches({{"epoch", 0}, {"start_index", 0}}, nullptr));  // no sampler saved
-  const std::string error = described_error<lrhost::util::ConfigError>(
-      [&] { ckpt::check_loader_matches({{"epoch", 0}, {"start_index", 0}}, saved); });
+  const std::string error = described_error<lrhost::util::ConfigError>([&] {
+    ckpt::check_loader_matches({{"epoch", 0}, {"start_index", 0}}, saved);
+  });
   CHECK(contains(error, "the loader starts at epoch 0, index 0, but the checkpoint stopped at epoch 1, index 40"));
   CHECK(contains(error, "ckpt:loader_state()"));
   // A loader state without the fields never matches by accident.
-  CHECK(contains(described_error<lrhost::util::ConfigError>([&] { ckpt::check_loader_matches(nlohmann::json::object(), saved); }),
-                 "the loader starts at epoch null, index null"));
+  CHECK(contains(
+      described_error<lrhost::util::ConfigError>([&] { ckpt::check_loader_matches(nlohmann::json::object(), saved); }),
+      "the loader starts at epoch null, index null"));
 }

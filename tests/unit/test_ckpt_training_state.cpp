@@ -7,19 +7,19 @@
 #include <fstream>
 #include <random>
 
-#include "host/io/atomic_dir.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
-#include "host/io/safetensors.hpp"
 #include "host/ckpt/training_state.hpp"
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
 using lrhost::test::contains;
-using lrhost::test::write_text;
 using lrhost::test::described_error;
 using lrhost::test::flip_bit;
+using lrhost::test::write_text;
 
 namespace fs = std::filesystem;
 using lrhost::test::TempDir;
@@ -198,8 +198,7 @@ TEST_CASE("the CPU generator state round trips through rng_state.safetensors") {
   auto content = lrhost::io::read_safetensors(dir / "rng_state.safetensors");
   CHECK((content.at("torch_rng_state").scalar_type() == torch::kUInt8));
   CHECK((content.at("torch_rng_state").dim() == 1));
-  lrhost::io::write_safetensors(dir / "rng_state.safetensors",
-                                  {{"torch_rng_state", torch::zeros({3}, torch::kUInt8)}});
+  lrhost::io::write_safetensors(dir / "rng_state.safetensors", {{"torch_rng_state", torch::zeros({3}, torch::kUInt8)}});
   CHECK(contains(described_error([&] { lrhost::ckpt::load_rng_state(dir.path); }), "rng_state.safetensors"));
 }
 
@@ -223,7 +222,8 @@ TEST_CASE("training_step.json: LeRobot's fields plus the sampler, and the old la
   CHECK((old.dp_world_size == 4));
   CHECK(old.sampler.is_null());
   write_text(dir / "training_step.json", "{\"step\": ");
-  CHECK(contains(described_error([&] { lrhost::ckpt::load_training_step(dir.path); }), "training_step.json: not valid JSON"));
+  CHECK(contains(described_error([&] { lrhost::ckpt::load_training_step(dir.path); }),
+                 "training_step.json: not valid JSON"));
   write_text(dir / "training_step.json", "{\"step\": \"ten\"}");
   CHECK(contains(described_error([&] { lrhost::ckpt::load_training_step(dir.path); }), "'step' must be an integer"));
 }
@@ -268,16 +268,14 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   train(a, 2, 1);
   auto first = manager.save(2, targets);
   CHECK((first == dir / "checkpoints" / "000002"));
-  for (const char* file :
-       {"pretrained_model/config.json", "pretrained_model/model.safetensors", "pretrained_model/train_config.json",
-        "training_state/optimizer_state.safetensors",
-        "training_state/optimizer_param_groups.json", "training_state/scheduler_state.json",
-        "training_state/rng_state.safetensors", "training_state/training_step.json"})
+  for (const char* file : {"pretrained_model/config.json", "pretrained_model/model.safetensors",
+                           "pretrained_model/train_config.json", "training_state/optimizer_state.safetensors",
+                           "training_state/optimizer_param_groups.json", "training_state/scheduler_state.json",
+                           "training_state/rng_state.safetensors", "training_state/training_step.json"})
     CHECK_MESSAGE(fs::exists(first / file), std::string(file));
   CHECK_FALSE(fs::exists(first / "pretrained_model/train_launch.json"));  // no recipe, no snapshot
-  CHECK(fs::read_symlink(dir / "checkpoints" / "last") == "000002");  // relative
-  CHECK(json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) ==
-        options.train_config);
+  CHECK(fs::read_symlink(dir / "checkpoints" / "last") == "000002");      // relative
+  CHECK(json::parse(lrhost::io::read_text_file(first / "pretrained_model/train_config.json")) == options.train_config);
   train(a, 2, 2);
   manager.save(4, targets);
   train(a, 2, 3);
@@ -340,7 +338,9 @@ TEST_CASE("checkpoint manager: layout, last link, keep_last, interrupted saves a
   // its checksums as it is read, or, without them, by the reader.
   write_text(third / "training_state" / "scheduler_state.json", "{");
   auto c = make_setup();
-  auto resume_third = [&] { resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr}, false); };
+  auto resume_third = [&] {
+    resumer.resume(third, {c.policy.get(), c.optimizer.get(), c.scheduler.get(), nullptr}, false);
+  };
   CHECK(contains(described_error(resume_third), "000006 is damaged: training_state/scheduler_state.json: bytes 1-"));
   fs::remove(third / "checksums.json");
   CHECK(contains(described_error(resume_third), "scheduler_state.json: not valid JSON"));
@@ -360,7 +360,8 @@ uint64_t tensor_data_offset(const fs::path& file) {
 
 }  // namespace
 
-TEST_CASE("checkpoint checksums: 100 single-bit flips in model and optimizer tensor data, 100 detected with the byte range") {
+TEST_CASE(
+    "checkpoint checksums: 100 single-bit flips in model and optimizer tensor data, 100 detected with the byte range") {
   TempDir dir("checksums");
   auto a = make_setup();
   lrhost::ckpt::CheckpointOptions options;

@@ -16,12 +16,14 @@
 using lrhost::test::write_text;
 
 namespace fs = std::filesystem;
-using nlohmann::ordered_json;
 using lrhost::test::TempDir;
+using nlohmann::ordered_json;
 
 namespace {
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -48,18 +50,18 @@ TEST_CASE("checkpoint info: leads with the training summary and names the recipe
   const fs::path step = dir / "checkpoints/000040";
   // config.json as LeRobot orders it: the publishing fields first.
   write_text(step / "pretrained_model/config.json",
-        R"({"type": "mlp", "push_to_hub": false, "repo_id": null, "private": null, "license": null,
+             R"({"type": "mlp", "push_to_hub": false, "repo_id": null, "private": null, "license": null,
             "device": "cpu", "use_amp": false, "hidden_dims": [8], "n_obs_steps": 1})");
   write_text(step / "pretrained_model/train_config.json",
-        R"({"push_to_hub": false, "license": "apache-2.0", "steps": 40, "batch_size": 4,
+             R"({"push_to_hub": false, "license": "apache-2.0", "steps": 40, "batch_size": 4,
             "optimizer": {"lr": 0.003}, "dataset": {"root": "/data/push"}, "resume": false})");
   write_text(step / "pretrained_model/train_launch.json",
-        R"({"recipe": "/home/me/recipes/train.lua", "overrides": ["steps=40"], "recipe_copy": "train_recipe.lua",
+             R"({"recipe": "/home/me/recipes/train.lua", "overrides": ["steps=40"], "recipe_copy": "train_recipe.lua",
             "modules": []})");
   write_text(step / "pretrained_model/train_recipe.lua", "-- copy\n");
   lrhost::io::write_safetensors(step / "pretrained_model/model.safetensors", {{"w", torch::zeros({2})}});
   write_text(step / "training_state/training_step.json",
-        R"({"step": 40, "dp_world_size": 1, "batch_size": 4, "grad_accum_steps": 1})");
+             R"({"step": 40, "dp_world_size": 1, "batch_size": 4, "grad_accum_steps": 1})");
 
   const std::string text = lrhost::cli::checkpoint_info(step);
   INFO(text);
@@ -79,7 +81,8 @@ TEST_CASE("checkpoint verify and info: verified, unverified without a manifest, 
   write_text(step / "pretrained_model/config.json", R"({"type": "mlp"})");
   lrhost::io::write_safetensors(step / "pretrained_model/model.safetensors", {{"w", torch::arange(100.0)}});
   write_text(step / "training_state/training_step.json", R"({"step": 40, "dp_world_size": 1, "batch_size": 4})");
-  lrhost::io::write_safetensors(step / "training_state/rng_state.safetensors", {{"torch_rng_state", torch::zeros({4})}});
+  lrhost::io::write_safetensors(step / "training_state/rng_state.safetensors",
+                                {{"torch_rng_state", torch::zeros({4})}});
   // As LeRobot writes them: no manifest, so unverified, not an error.
   std::ostringstream none;
   CHECK(lrhost::cli::verify_checkpoints(dir.path, none) == 0);

@@ -7,8 +7,8 @@
 
 #include "host/cli/lerobot_train.hpp"
 #include "host/policy/policy_defaults.hpp"
-#include "host/policy/registry.hpp"
 #include "host/policy/pretrained_overrides.hpp"
+#include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
@@ -83,21 +83,21 @@ TEST_CASE("lerobot-train: from scratch, values after a space, LeRobot's output f
   CHECK(plan_lerobot_train({"--policy.type=diffusion", "--dry-run"}).dry_run);
   // LeRobot's values with no lrhost counterpart: 0 loader processes, a null field, an env left off.
   auto lerobot_values = plan_lerobot_train({"--policy.type=act", "--num_workers=0", "--env_eval_freq=0",
-                                            "--policy.pretrained_backbone_weights=null", "--policy.temporal_ensemble_coeff=null",
-                                            "--policy.push_to_hub=false"});
+                                            "--policy.pretrained_backbone_weights=null",
+                                            "--policy.temporal_ensemble_coeff=null", "--policy.push_to_hub=false"});
   CHECK(has(lerobot_values.overrides, "num_workers=1"));
   CHECK(has(lerobot_values.overrides, "policy.push_to_hub=false"));  // recorded in config.json as LeRobot does
   // null asks for a random backbone where lerobot-train's default is ImageNet's: it is passed on,
   // and LeRobot's value is not added.
   CHECK(has(lerobot_values.overrides, "policy.pretrained_backbone_weights=null"));
-  CHECK(std::count_if(lerobot_values.overrides.begin(), lerobot_values.overrides.end(), [](const std::string& o) {
-          return o.starts_with("policy.pretrained_backbone_weights");
-        }) == 1);
+  CHECK(std::count_if(lerobot_values.overrides.begin(), lerobot_values.overrides.end(),
+                      [](const std::string& o) { return o.starts_with("policy.pretrained_backbone_weights"); }) == 1);
   // A null field that lerobot-train leaves null has nothing to set.
   CHECK(std::none_of(lerobot_values.overrides.begin(), lerobot_values.overrides.end(),
                      [](const std::string& o) { return o.starts_with("policy.temporal_ensemble_coeff"); }));
-  CHECK(has(lerobot_values.notes, "--num_workers=0: lrhost's loader workers are threads of each rank; 0 (LeRobot: "
-                                  "the main process) becomes 1"));
+  CHECK(has(lerobot_values.notes,
+            "--num_workers=0: lrhost's loader workers are threads of each rank; 0 (LeRobot: "
+            "the main process) becomes 1"));
   // What the command line leaves out is lerobot-train's default, not the shipped recipe's.
   CHECK(has(plan.overrides, "steps=100000"));
   CHECK(has(plan.overrides, "log_freq=200"));
@@ -310,17 +310,17 @@ TEST_CASE("lerobot-train: the guides' spellings (--policy=act, dash-less argumen
   CHECK(std::any_of(bare.notes.begin(), bare.notes.end(),
                     [](const std::string& n) { return n.find("wandb sync") != std::string::npos; }));
   // `$(which lerobot-train)` expanded to a path, or to nothing inside quotes, is skipped too.
-  CHECK(plan_lerobot_train({"/usr/local/bin/lerobot-train", "", "--policy=act", "--dataset.repo_id=lerobot/pusht",
-                            "--output_dir=o"}).overrides ==
-        typed.overrides);
+  CHECK(plan_lerobot_train(
+            {"/usr/local/bin/lerobot-train", "", "--policy=act", "--dataset.repo_id=lerobot/pusht", "--output_dir=o"})
+            .overrides == typed.overrides);
   CHECK(error_of({"train.py", "--policy=act"}).find("'train.py' is another training script") != std::string::npos);
   CHECK(error_of({"--policy=act", "-x"}).find("unexpected argument '-x'") != std::string::npos);
 }
 
 TEST_CASE("lerobot-train: accelerate's launch options that change nothing here, or map onto lrhost's") {
-  auto ported = plan_lerobot_train({"--num_processes=2", "--main_process_port=29501", "--num_machines=1",
-                                    "--machine_rank=0", "--dynamo_backend=NO", "--gpu_ids=all", "--policy=act",
-                                    "--output_dir=o"});
+  auto ported =
+      plan_lerobot_train({"--num_processes=2", "--main_process_port=29501", "--num_machines=1", "--machine_rank=0",
+                          "--dynamo_backend=NO", "--gpu_ids=all", "--policy=act", "--output_dir=o"});
   CHECK(ported.master_port == 29501);
   CHECK(!ported.cuda_visible_devices);
   CHECK(ported.equivalent_command().find("--nproc 2 --master-port 29501 --run-dir o") != std::string::npos);

@@ -15,8 +15,8 @@
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
-using nlohmann::ordered_json;
 using lrhost::test::TempDir;
+using nlohmann::ordered_json;
 
 namespace {
 
@@ -28,7 +28,8 @@ bool has_prefix(const std::vector<std::string>& list, const std::string& prefix)
 // writes them (draccus JSON).
 ordered_json train_config(const fs::path& root) {
   return ordered_json::parse(R"({
-    "dataset": {"repo_id": "local/push", "root": ")" + root.string() + R"(", "episodes": null},
+    "dataset": {"repo_id": "local/push", "root": ")" +
+                             root.string() + R"(", "episodes": null},
     "policy": {"type": "act"}, "output_dir": "outputs/train/x", "resume": false, "seed": 1000,
     "num_workers": 0, "batch_size": 2, "steps": 2, "log_freq": 1, "save_freq": 2,
     "optimizer": {"type": "adamw", "lr": 1e-05, "grad_clip_norm": 10.0}})");
@@ -54,13 +55,14 @@ TEST_CASE("lerobot resume: a lerobot-train run maps onto recipes/act_ddp.lua") {
   auto plan = lrhost::cli::plan_lerobot_resume(step, train, act_config());
   CHECK(fs::path(plan.recipe).filename() == "act_ddp.lua");
   CHECK(fs::exists(plan.recipe));
-  for (const char* expected : {"seed=1000", "steps=2", "batch_size=2", "log_freq=1", "save_freq=2",
-                               "optimizer.grad_clip_norm=10.0", "policy.chunk_size=20", "policy.dim_model=64",
-                               "policy.optimizer_lr=1e-05", "resume=true"})
+  for (const char* expected :
+       {"seed=1000", "steps=2", "batch_size=2", "log_freq=1", "save_freq=2", "optimizer.grad_clip_norm=10.0",
+        "policy.chunk_size=20", "policy.dim_model=64", "policy.optimizer_lr=1e-05", "resume=true"})
     CHECK_MESSAGE(lrhost::test::contains(plan.overrides, expected), expected);
   CHECK(lrhost::test::contains(plan.overrides, "dataset.root=" + (dir / "data").string()));
   CHECK(lrhost::test::contains(plan.overrides, "output_dir=" + (dir / "run").string()));
-  CHECK(lrhost::test::contains(plan.overrides, R"(policy.normalization_mapping={"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MEAN_STD"})"));
+  CHECK(lrhost::test::contains(
+      plan.overrides, R"(policy.normalization_mapping={"VISUAL":"MEAN_STD","STATE":"MEAN_STD","ACTION":"MEAN_STD"})"));
   // Not carried: process counts, devices, hub fields, and nulls (the recipe's defaults stand).
   for (const char* absent : {"num_workers=", "policy.device=", "policy.push_to_hub=", "policy.repo_id=",
                              "policy.pretrained_backbone_weights="})
@@ -101,7 +103,8 @@ TEST_CASE("resume plan: a checkpoint with neither a recipe snapshot nor LeRobot'
   write(step / "pretrained_model/train_config.json", R"({"steps": 3, "resume": false})");
   lrhost::io::write_safetensors(step / "pretrained_model/model.safetensors", {{"w", torch::zeros({2})}});
   write(step / "training_state/training_step.json", R"({"step": 3})");
-  lrhost::io::write_safetensors(step / "training_state/rng_state.safetensors", {{"torch_rng_state", torch::zeros({4}, torch::kUInt8)}});
+  lrhost::io::write_safetensors(step / "training_state/rng_state.safetensors",
+                                {{"torch_rng_state", torch::zeros({4}, torch::kUInt8)}});
   try {
     lrhost::cli::plan_resume(step);
     FAIL("plan_resume accepted a checkpoint without a recipe copy");

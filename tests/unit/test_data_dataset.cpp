@@ -95,10 +95,18 @@ int64_t episode_from(int e) {
   for (int i = 0; i < e; ++i) from += kLengths[i];
   return from;
 }
-float state_value(int e, int k, int j) { return static_cast<float>(e * 100 + k) + 0.25f * j; }
-float action_value(int e, int k, int j) { return -static_cast<float>(e * 100 + k) - 0.5f * j; }
-float grid_value(int e, int k, int i) { return static_cast<float>(e * 1000 + k * 10 + i); }
-int64_t counter_value(int e, int k) { return e * 1000 + k; }
+float state_value(int e, int k, int j) {
+  return static_cast<float>(e * 100 + k) + 0.25f * j;
+}
+float action_value(int e, int k, int j) {
+  return -static_cast<float>(e * 100 + k) - 0.5f * j;
+}
+float grid_value(int e, int k, int i) {
+  return static_cast<float>(e * 1000 + k * 10 + i);
+}
+int64_t counter_value(int e, int k) {
+  return e * 1000 + k;
+}
 // Episode 0: task 0; 1: task 1; 2: task 0; 3: per frame, task 0 on even and task 2 on odd frames.
 int64_t task_of(int e, int k) {
   if (e == 1) return 1;
@@ -106,7 +114,9 @@ int64_t task_of(int e, int k) {
   return 0;
 }
 // Video frame: one flat colour per (e, k); red steps by 12 per frame, green by 40 per episode.
-std::array<int, 3> cam_colour(int e, int k) { return {10 + 12 * k, 30 + 40 * e, 200 - 15 * k}; }
+std::array<int, 3> cam_colour(int e, int k) {
+  return {10 + 12 * k, 30 + 40 * e, 200 - 15 * k};
+}
 torch::Tensor cam_frame_chw(int e, int k) {
   auto c = cam_colour(e, k);
   return torch::tensor({c[0], c[1], c[2]}, torch::kUInt8).view({3, 1, 1}).expand({3, kCam, kCam}).contiguous();
@@ -178,7 +188,9 @@ std::pair<int, int> locate(int64_t index) {
   return {};
 }
 
-std::vector<int64_t> shape_of(const torch::Tensor& t) { return t.sizes().vec(); }
+std::vector<int64_t> shape_of(const torch::Tensor& t) {
+  return t.sizes().vec();
+}
 
 // Largest |decoded - written| over a video frame.
 int max_diff(const torch::Tensor& decoded, const torch::Tensor& written) {
@@ -259,19 +271,20 @@ void rewrite_episode_timestamps(const fs::path& root, const std::vector<std::str
   std::vector<ParquetColumn> columns;
   {
     ParquetReader reader(file);
-    for (const char* name : {"episode_index", "length", "data/chunk_index", "data/file_index", "dataset_from_index",
-                             "dataset_to_index"})
+    for (const char* name :
+         {"episode_index", "length", "data/chunk_index", "data/file_index", "dataset_from_index", "dataset_to_index"})
       columns.push_back(ParquetColumn::tensor(name, reader.read_tensor_cast(name, torch::kLong).contiguous()));
     columns.push_back(ParquetColumn::string_list("tasks", reader.read_string_lists("tasks")));
     for (const std::string& key : video_keys) {
       std::string prefix = "videos/" + key + "/";
       for (const char* name : {"chunk_index", "file_index"})
-        columns.push_back(ParquetColumn::tensor(prefix + name, reader.read_tensor_cast(prefix + name, torch::kLong).contiguous()));
+        columns.push_back(
+            ParquetColumn::tensor(prefix + name, reader.read_tensor_cast(prefix + name, torch::kLong).contiguous()));
       torch::Tensor from = reader.read_tensor_cast(prefix + "from_timestamp", torch::kDouble).clone();
       edit(key, from);
       columns.push_back(ParquetColumn::tensor(prefix + "from_timestamp", from.contiguous()));
-      columns.push_back(ParquetColumn::tensor(prefix + "to_timestamp",
-                                              reader.read_tensor_cast(prefix + "to_timestamp", torch::kDouble).contiguous()));
+      columns.push_back(ParquetColumn::tensor(
+          prefix + "to_timestamp", reader.read_tensor_cast(prefix + "to_timestamp", torch::kDouble).contiguous()));
     }
   }
   fs::remove(file);
@@ -396,8 +409,7 @@ TEST_CASE("dataset: round trip across data/video files and chunks (rollover)") {
     CHECK(video.file_index == e % 2);
     CHECK(video.from_timestamp == 0.0);  // each episode starts its own file
     CHECK(video.to_timestamp == static_cast<double>(kLengths[e]) / kFps);
-    CHECK(meta.video_file(episode, kVideoKey) == root / "videos" / kVideoKey /
-                                                     ("chunk-00" + std::to_string(e / 2)) /
+    CHECK(meta.video_file(episode, kVideoKey) == root / "videos" / kVideoKey / ("chunk-00" + std::to_string(e / 2)) /
                                                      ("file-00" + std::to_string(e % 2) + ".mp4"));
   }
   check_all_items(dataset, true, true);
@@ -485,10 +497,8 @@ TEST_CASE("dataset: delta windows") {
   TempDir tmp;
   fs::path root = write_test_dataset(tmp.path / "ds");
   DatasetOptions options;
-  options.delta_timestamps = {{"action", {-0.2, -0.1, 0.0, 0.1, 0.3}},
-                              {kVideoKey, {-0.1, 0.0}},
-                              {kImageKey, {0.0, 0.2}},
-                              {"counter", {-0.1}}};
+  options.delta_timestamps = {
+      {"action", {-0.2, -0.1, 0.0, 0.1, 0.3}}, {kVideoKey, {-0.1, 0.0}}, {kImageKey, {0.0, 0.2}}, {"counter", {-0.1}}};
   LeRobotDataset dataset(root, options);
   CHECK(dataset.delta_indices().at("action") == std::vector<int64_t>{-2, -1, 0, 1, 3});
   CHECK(dataset.delta_indices().at(kVideoKey) == std::vector<int64_t>{-1, 0});
@@ -560,8 +570,9 @@ TEST_CASE("dataset: delta windows") {
   CHECK(resolve_delta_timestamps({{"action", {0.10000001, -0.29999999}}}, info, 1e-4).at("action") ==
         std::vector<int64_t>{1, -3});
   // not multiples of 1/fps: ConfigError naming the key and the offending offsets only
-  std::string message = error_of<util::ConfigError>(
-      [&] { resolve_delta_timestamps({{"action", {0.0, 0.05, 0.1, 0.27}}}, info, 1e-4); });
+  std::string message = error_of<util::ConfigError>([&] {
+    resolve_delta_timestamps({{"action", {0.0, 0.05, 0.1, 0.27}}}, info, 1e-4);
+  });
   CHECK_HAS(message, "delta_timestamps['action']");
   CHECK_HAS(message, "0.05");
   CHECK_HAS(message, "0.27");
@@ -577,7 +588,9 @@ TEST_CASE("dataset: delta windows") {
   // NaN, infinite and absurd offsets are refused, not turned into INT64_MIN frame offsets
   for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1e300}) {
     CAPTURE(bad);
-    CHECK_HAS(error_of<util::ConfigError>([&] { resolve_delta_timestamps({{"action", {0.0, bad}}}, info, 1e-4); }),
+    CHECK_HAS(error_of<util::ConfigError>([&] {
+                resolve_delta_timestamps({{"action", {0.0, bad}}}, info, 1e-4);
+              }),
               "delta_timestamps['action']");
   }
   // unknown key: error listing the features
@@ -623,7 +636,8 @@ TEST_CASE("dataset: info.json fields") {
   CHECK(info.robot_type == std::optional<std::string>("test_arm"));
   CHECK(info.splits == ojson{{"train", "0:4"}});
   CHECK(info.data_path == "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet");
-  CHECK(info.video_path == std::optional<std::string>("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"));
+  CHECK(info.video_path ==
+        std::optional<std::string>("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"));
   std::vector<std::string> keys;
   for (const auto& feature : info.features) keys.push_back(feature.key);
   CHECK(keys == std::vector<std::string>{"observation.state", "action", "grid", "counter", kVideoKey, kImageKey,
@@ -680,7 +694,8 @@ TEST_CASE("dataset: info.json fields") {
 
   CHECK_HAS(error_of<util::DataError>([&] { info.feature("nope"); }), "observation.state");
   CHECK(info.find_feature("nope") == nullptr);
-  CHECK(default_feature_keys() == std::vector<std::string>{"timestamp", "frame_index", "episode_index", "index", "task_index"});
+  CHECK(default_feature_keys() ==
+        std::vector<std::string>{"timestamp", "frame_index", "episode_index", "index", "task_index"});
 
   // unknown top-level keys: a warning naming the key, not an error; minor version above 3.0 warns too
   edit_info(root, [](ojson& j) {
@@ -811,7 +826,8 @@ TEST_CASE("dataset: metadata errors name the file and what was expected") {
 }
 
 TEST_CASE("dataset: path templates") {
-  std::map<std::string, TemplateValue> values{{"chunk_index", 7LL}, {"file_index", 1234LL}, {"video_key", std::string("cam")}};
+  std::map<std::string, TemplateValue> values{
+      {"chunk_index", 7LL}, {"file_index", 1234LL}, {"video_key", std::string("cam")}};
   CHECK(expand_path_template("data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet", values, "t") ==
         "data/chunk-007/file-1234.parquet");
   CHECK(expand_path_template("videos/{video_key}/{chunk_index}-{file_index:d}", values, "t") == "videos/cam/7-1234");
@@ -819,7 +835,8 @@ TEST_CASE("dataset: path templates") {
   CHECK(expand_path_template("plain", values, "t") == "plain");
   CHECK(expand_path_template("episode_{chunk_index:010d}", values, "t") == "episode_0000000007");
 
-  std::string message = error_of<util::DataError>([&] { expand_path_template("a/{unknown}/b", values, "the data path"); });
+  std::string message =
+      error_of<util::DataError>([&] { expand_path_template("a/{unknown}/b", values, "the data path"); });
   CHECK_HAS(message, "the data path");
   CHECK_HAS(message, "{unknown}");
   CHECK_HAS(message, "a/{unknown}/b");
@@ -947,7 +964,9 @@ TEST_CASE("dataset: writer refuses bad input") {
             "already exists and is not empty");
   CHECK_HAS(error_of<util::ConfigError>([&] { DatasetWriter w(tmp.path / "a", 0, test_features(false, false)); }),
             "fps must be positive");
-  CHECK_HAS(error_of<util::ConfigError>([&] { DatasetWriter w(tmp.path / "b", kFps, {{"index", "int64", {1}, nullptr}}); }),
+  CHECK_HAS(error_of<util::ConfigError>([&] {
+              DatasetWriter w(tmp.path / "b", kFps, {{"index", "int64", {1}, nullptr}});
+            }),
             "added by the writer");
   CHECK_HAS(error_of<util::ConfigError>([&] {
               DatasetWriter w(tmp.path / "c", kFps, {{"a", "float32", {1}, nullptr}, {"a", "float32", {1}, nullptr}});
@@ -975,7 +994,9 @@ namespace {
 // A v2.1 dataset built from parts: one parquet and one mp4 per episode, chunks_size 1 (so episode 1
 // lives in chunk-001), meta/*.jsonl and info.json with total_chunks/total_videos, no stats.json.
 const std::vector<int64_t> kV21Lengths{4, 6};
-float v21_state(int e, int k, int j) { return static_cast<float>(e * 10 + k) + 0.5f * j; }
+float v21_state(int e, int k, int j) {
+  return static_cast<float>(e * 10 + k) + 0.5f * j;
+}
 
 void write_v21(const fs::path& root, int video_frames_of_episode1 = 6) {
   const int64_t total = kV21Lengths[0] + kV21Lengths[1];
@@ -1006,8 +1027,9 @@ void write_v21(const fs::path& root, int video_frames_of_episode1 = 6) {
         {"index", {{"dtype", "int64"}, {"shape", ojson::array({1})}, {"names", nullptr}}},
         {"task_index", {{"dtype", "int64"}, {"shape", ojson::array({1})}, {"names", nullptr}}}}}};
   write_text(root / "meta" / "info.json", info.dump(4));
-  write_text(root / "meta" / "tasks.jsonl",
-             "{\"task_index\": 0, \"task\": \"open the drawer\"}\n{\"task_index\": 1, \"task\": \"close the drawer\"}\n");
+  write_text(
+      root / "meta" / "tasks.jsonl",
+      "{\"task_index\": 0, \"task\": \"open the drawer\"}\n{\"task_index\": 1, \"task\": \"close the drawer\"}\n");
   write_text(root / "meta" / "episodes.jsonl",
              "{\"episode_index\": 0, \"tasks\": [\"open the drawer\"], \"length\": 4}\n"
              "{\"episode_index\": 1, \"tasks\": [\"close the drawer\"], \"length\": 6}\n");
@@ -1042,7 +1064,8 @@ void write_v21(const fs::path& root, int video_frames_of_episode1 = 6) {
     writer.write_row_group(columns);
     writer.close();
 
-    fs::path video = root / ("videos/chunk-00" + std::to_string(e)) / kVideoKey / ("episode_00000" + std::to_string(e) + ".mp4");
+    fs::path video =
+        root / ("videos/chunk-00" + std::to_string(e)) / kVideoKey / ("episode_00000" + std::to_string(e) + ".mp4");
     fs::create_directories(video.parent_path());
     io::VideoWriterOptions options;
     options.codec = "libx264";
@@ -1074,8 +1097,7 @@ TEST_CASE("dataset: v2.1 per-episode files") {
   CHECK(meta.episodes[1].to_index == 10);
   CHECK(meta.episodes[1].tasks == std::vector<std::string>{"close the drawer"});
   CHECK(meta.data_file(meta.episodes[1]) == root / "data/chunk-001/episode_000001.parquet");
-  CHECK(meta.video_file(meta.episodes[1], kVideoKey) ==
-        root / "videos/chunk-001" / kVideoKey / "episode_000001.mp4");
+  CHECK(meta.video_file(meta.episodes[1], kVideoKey) == root / "videos/chunk-001" / kVideoKey / "episode_000001.mp4");
   CHECK(meta.episodes[1].videos.at(kVideoKey).from_timestamp == 0.0);  // each v2.1 video starts at 0
 
   REQUIRE(dataset.size() == 10);
@@ -1155,8 +1177,9 @@ TEST_CASE("dataset: v2.1 errors") {
     message = error_of<util::DataError>([&] { LeRobotDataset bad(root); });
     CHECK_HAS(message, "tasks.jsonl");
     CHECK_HAS(message, "no 'task'");
-    write_text(root / "meta" / "tasks.jsonl",
-               "{\"task_index\": 0, \"task\": \"open the drawer\"}\n{\"task_index\": 1, \"task\": \"close the drawer\"}\n");
+    write_text(
+        root / "meta" / "tasks.jsonl",
+        "{\"task_index\": 0, \"task\": \"open the drawer\"}\n{\"task_index\": 1, \"task\": \"close the drawer\"}\n");
     // an episode naming a task that is not in tasks.jsonl
     write_text(root / "meta" / "episodes.jsonl",
                "{\"episode_index\": 0, \"tasks\": [\"open the drawer\"], \"length\": 4}\n"
@@ -1254,8 +1277,10 @@ TEST_CASE("dataset: default_dataset is created once in LRHOST_CACHE") {
     bool had;
     std::string value;
     ~Restore() {
-      if (had) setenv("LRHOST_CACHE", value.c_str(), 1);
-      else unsetenv("LRHOST_CACHE");
+      if (had)
+        setenv("LRHOST_CACHE", value.c_str(), 1);
+      else
+        unsetenv("LRHOST_CACHE");
     }
   } restore{previous != nullptr, saved};
 
@@ -1277,7 +1302,6 @@ TEST_CASE("dataset: default_dataset is created once in LRHOST_CACHE") {
   CHECK(dataset.meta().info.total_episodes == 200);
   CHECK(dataset.size() == 3458);
 }
-
 
 // --- dataset verify -------------------------------------------------------------------------------
 namespace {
@@ -1373,8 +1397,9 @@ TEST_CASE("dataset: verify on v2.1 and on the synthetic task") {
   report = verify_dataset(tmp.path / "short");
   std::string text = problems_text(report);
   CHECK_HAS(text, "episode_000001.mp4: 4 frames decode, but its episodes (1) have 6 frames");
-  CHECK_HAS(text, "camera '" + std::string(kVideoKey) + "': frame times with no frame within tolerance_s=0.0001: "
-                  "episode 1 (2 frame times in 1 episode)");
+  CHECK_HAS(text, "camera '" + std::string(kVideoKey) +
+                      "': frame times with no frame within tolerance_s=0.0001: "
+                      "episode 1 (2 frame times in 1 episode)");
 
   SyntheticPushOptions options;
   options.episodes = 3;

@@ -101,8 +101,10 @@ TEST_CASE("sharding across 1-4 ranks covers every sample once per epoch with eve
       // Padding only repeats samples; without it every sample appears exactly once.
       int64_t total = 0;
       for (auto n : batches_per_rank) total += n;
-      if (world == 1) CHECK(seen.size() == 25);
-      else CHECK(seen.size() == static_cast<std::size_t>(total * batch));
+      if (world == 1)
+        CHECK(seen.size() == 25);
+      else
+        CHECK(seen.size() == static_cast<std::size_t>(total * batch));
       CHECK(seen.size() - 25 < static_cast<std::size_t>(world * batch));
     }
   }

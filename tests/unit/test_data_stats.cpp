@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "host/cli/dataset_command.hpp"
 #include "host/data/stats/feature_stats.hpp"
 #include "host/data/stats/normalizer.hpp"
 #include "host/data/stats/quantile_augment.hpp"
 #include "host/data/synthetic_push.hpp"
-#include "host/cli/dataset_command.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 

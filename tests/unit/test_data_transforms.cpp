@@ -372,6 +372,6 @@ TEST_CASE("image_transforms from a recipe table keep LeRobot's listing order of 
         {"zoom", {{"type", "Identity"}}},
         {"blur", {{"type", "Identity"}}}}}};
   const auto transforms = lrhost::data::image_transforms_from_json(table);
-  CHECK(transforms.active_names() == std::vector<std::string>{"brightness", "contrast", "saturation", "hue",
-                                                              "sharpness", "affine", "blur", "zoom"});
+  CHECK(transforms.active_names() ==
+        std::vector<std::string>{"brightness", "contrast", "saturation", "hue", "sharpness", "affine", "blur", "zoom"});
 }

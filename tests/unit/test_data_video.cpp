@@ -168,9 +168,13 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
 
 }  // namespace
 
-TEST_CASE("video round trip with libsvtav1 (AV1 decoded by dav1d)") { check_round_trip("libsvtav1", "av1"); }
+TEST_CASE("video round trip with libsvtav1 (AV1 decoded by dav1d)") {
+  check_round_trip("libsvtav1", "av1");
+}
 
-TEST_CASE("video round trip with libx264 (B-frames, edit list)") { check_round_trip("libx264", "h264"); }
+TEST_CASE("video round trip with libx264 (B-frames, edit list)") {
+  check_round_trip("libx264", "h264");
+}
 
 TEST_CASE("VideoWriter falls back to libx264 when SVT-AV1 refuses the size") {
   TempDir dir;
@@ -245,13 +249,13 @@ TEST_CASE("VideoReaderCache keeps the most recently used readers") {
   CHECK(reader_a->path() == a);
   VideoReader* reader_b = &cache.get(b);
   CHECK(cache.size() == 2);
-  CHECK(&cache.get(a) == reader_a);      // hit; a is now the most recent
+  CHECK(&cache.get(a) == reader_a);                         // hit; a is now the most recent
   CHECK(&cache.get(dir.path / "." / "a.mp4") == reader_a);  // same file, other spelling
-  VideoReader* reader_c = &cache.get(c);  // evicts b, the least recently used
+  VideoReader* reader_c = &cache.get(c);                    // evicts b, the least recently used
   CHECK(cache.size() == 2);
   CHECK(&cache.get(a) == reader_a);
   CHECK(&cache.get(c) == reader_c);
-  CHECK(cache.get(b).path() == b);        // reopened, evicting a
+  CHECK(cache.get(b).path() == b);  // reopened, evicting a
   (void)reader_b;
   CHECK(cache.size() == 2);
   CHECK_THROWS_AS(cache.get(dir.path / "missing.mp4"), util::IoError);
@@ -329,8 +333,7 @@ TEST_CASE("PNG round trips are exact") {
 }
 
 TEST_CASE("garbage PNG bytes raise IoError naming the source") {
-  CHECK_THROWS_WITH_AS(decode_png("hello world", "images/x row 3"),
-                       doctest::Contains("images/x row 3"), util::IoError);
+  CHECK_THROWS_WITH_AS(decode_png("hello world", "images/x row 3"), doctest::Contains("images/x row 3"), util::IoError);
   CHECK_THROWS_AS(decode_png("", "empty"), util::IoError);
   std::string bytes = encode_png(torch::full({8, 8, 3}, 77, torch::kUInt8));
   CHECK_THROWS_AS(decode_png(bytes.substr(0, 40), "truncated"), util::IoError);

@@ -76,14 +76,16 @@ TEST_CASE("rank environment: defaults, torchrun variables, and errors naming the
   }
   {
     EnvVar a("WORLD_SIZE", "two");
-    CHECK_THROWS_WITH_AS(rank_env_from_environment(), "environment variable WORLD_SIZE='two' is not a valid integer >= 1",
+    CHECK_THROWS_WITH_AS(rank_env_from_environment(),
+                         "environment variable WORLD_SIZE='two' is not a valid integer >= 1",
                          lrhost::util::ConfigError);
   }
 }
 
 TEST_CASE("buckets follow reverse parameter order with a small first bucket") {
   // 4 float params of 100, 100, 100, 1000 elements (400/400/400/4000 bytes).
-  std::vector<torch::Tensor> params{torch::zeros({100}), torch::zeros({100}), torch::zeros({100}), torch::zeros({1000})};
+  std::vector<torch::Tensor> params{torch::zeros({100}), torch::zeros({100}), torch::zeros({100}),
+                                    torch::zeros({1000})};
   auto buckets = plan_buckets(params, BucketCaps{500, 1000});
   // reverse: p3 (4000 B) alone exceeds the first cap -> bucket 0 = {3}; then {2, 1} (800 B <= 1000); {0}
   REQUIRE(buckets.size() == 3);

@@ -77,7 +77,8 @@ TEST_CASE("fsdp layout: shard_of and unshard round-trip for every group size, pa
         CHECK(shard.sizes().vec() == spec.shard_shape());
         auto [begin, end] = spec.row_range(r);
         auto rows = shard.reshape({spec.rows_per_rank, spec.row_numel});
-        if (end - begin < spec.rows_per_rank) CHECK(rows.narrow(0, end - begin, spec.rows_per_rank - (end - begin)).abs().sum().item<float>() == 0);
+        if (end - begin < spec.rows_per_rank)
+          CHECK(rows.narrow(0, end - begin, spec.rows_per_rank - (end - begin)).abs().sum().item<float>() == 0);
         shards.push_back(shard);
       }
       CHECK((torch::equal(unshard(spec, shards), full)));
@@ -86,7 +87,8 @@ TEST_CASE("fsdp layout: shard_of and unshard round-trip for every group size, pa
 }
 
 TEST_CASE("fsdp layout: a unit's flat shard concatenates its parameters' shards") {
-  auto unit = make_unit_layout("layers.0", "MlpLinear", {{"layers.0.weight", torch::zeros({7, 5})}, {"layers.0.bias", torch::zeros({7})}}, 3);
+  auto unit = make_unit_layout("layers.0", "MlpLinear",
+                               {{"layers.0.weight", torch::zeros({7, 5})}, {"layers.0.bias", torch::zeros({7})}}, 3);
   CHECK(unit.numel() == 42);
   CHECK(unit.shard_numel() == 3 * 5 + 3);
   CHECK(unit.shard_offsets() == std::vector<int64_t>{0, 15});

@@ -99,7 +99,7 @@ TEST_CASE("fsdp plan: three-way group, ZeRO-2 selected, bf16 gathers, SGD state"
   auto zero2 = strategy(plan, "zero-2");
   CHECK(zero2.parameter_bytes == 4 * shard);  // fp32 master shards even under bf16
   CHECK(zero2.gradient_bytes == 4 * shard);
-  CHECK(zero2.optimizer_bytes == 4 * shard);  // SGD momentum: one buffer
+  CHECK(zero2.optimizer_bytes == 4 * shard);   // SGD momentum: one buffer
   CHECK(zero2.peak_gathered_bytes == 2 * 89);  // bf16
   CHECK(strategy(plan, "zero-3").peak_gathered_bytes == 2 * 2 * 42);
 

@@ -20,9 +20,9 @@
 
 namespace fs = std::filesystem;
 using lrhost::test::contains;
-using lrhost::test::TempDir;
 using lrhost::test::described_error;
 using lrhost::test::flip_bit;
+using lrhost::test::TempDir;
 
 namespace {
 
@@ -82,7 +82,8 @@ TEST_CASE("checksum manifest: chunks name the byte range; sizes, missing files a
   CHECK(contains(lrhost::io::describe(check.mismatches[0]), "malformed checksum manifest"));
 }
 
-TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100 bit flips in shard data, 100 detected") {
+TEST_CASE(
+    "checksum manifest: per-rank shard manifests named by the top one; 100 bit flips in shard data, 100 detected") {
   TempDir dir("manifest_shards");
   const std::string shards = "training_state/fsdp_shards/";
   // Each "rank" checksums its own shard file in its own manifest; the top manifest covers the rest.
@@ -111,11 +112,10 @@ TEST_CASE("checksum manifest: per-rank shard manifests named by the top one; 100
     flip_bit(file, offset, bit);
     check = lrhost::io::verify_checksum_manifest(dir / "checksums.json");
     const uint64_t begin = offset / 1024 * 1024, end = std::min<uint64_t>(begin + 1024, 3000) - 1;
-    if (check.mismatches.size() == 1 &&
-        lrhost::io::describe(check.mismatches[0])
-                .rfind(shards + "rank_" + std::to_string(r) + ".safetensors: bytes " + std::to_string(begin) + "-" +
-                           std::to_string(end),
-                       0) == 0)
+    if (check.mismatches.size() == 1 && lrhost::io::describe(check.mismatches[0])
+                                                .rfind(shards + "rank_" + std::to_string(r) + ".safetensors: bytes " +
+                                                           std::to_string(begin) + "-" + std::to_string(end),
+                                                       0) == 0)
       ++detected;
     flip_bit(file, offset, bit);
   }
@@ -154,11 +154,11 @@ TEST_CASE("checksum manifest: paths outside the folder and a manifest naming its
   };
   const std::string a_entry = "{\"bytes\": 100, \"crc32c\": [\"" + std::string(a_crc) + "\"]}";
   REQUIRE(lrhost::io::parse_checksum_manifest(manifest("\"a.bin\": " + a_entry, "")).files.count("a.bin"));
-  for (const std::string name : {"../outside.bin", "/etc/hostname", "./a.bin", "sub//a.bin", "sub/", "", "sub/../a.bin"}) {
+  for (const std::string name :
+       {"../outside.bin", "/etc/hostname", "./a.bin", "sub//a.bin", "sub/", "", "sub/../a.bin"}) {
     CAPTURE(name);
-    CHECK(contains(described_error<lrhost::util::DataError>([&] {
-                     lrhost::io::parse_checksum_manifest(manifest("\"" + name + "\": " + a_entry, ""));
-                   }),
+    CHECK(contains(described_error<lrhost::util::DataError>(
+                       [&] { lrhost::io::parse_checksum_manifest(manifest("\"" + name + "\": " + a_entry, "")); }),
                    "not a path inside the manifest's folder"));
     CHECK(contains(described_error<lrhost::util::DataError>(
                        [&] { lrhost::io::parse_checksum_manifest(manifest("", "\"" + name + "\"")); }),
@@ -169,7 +169,8 @@ TEST_CASE("checksum manifest: paths outside the folder and a manifest naming its
                  "names x.json twice"));
   // "algorithm" not a string: a DataError, not nlohmann's type_error (also found by the fuzzer).
   CHECK(contains(described_error<lrhost::util::DataError>([&] {
-                   lrhost::io::parse_checksum_manifest("{\"format\": 1, \"algorithm\": [], \"chunk_bytes\": 1, \"files\": {}}");
+                   lrhost::io::parse_checksum_manifest(
+                       "{\"format\": 1, \"algorithm\": [], \"chunk_bytes\": 1, \"files\": {}}");
                  }),
                  "expected {algorithm: \"crc32c\", chunk_bytes, files}"));
   // The whole verification: the out-of-folder file (same bytes, same CRC) is neither verified nor read.
@@ -179,8 +180,9 @@ TEST_CASE("checksum manifest: paths outside the folder and a manifest naming its
   CHECK((check.bytes == 0));
   REQUIRE((check.mismatches.size() == 1));
   CHECK(contains(lrhost::io::describe(check.mismatches[0]), "checksums.json: malformed checksum manifest"));
-  CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "ckpt/checksums.json"); }),
-                 "not a path inside the manifest's folder"));
+  CHECK(contains(
+      described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "ckpt/checksums.json"); }),
+      "not a path inside the manifest's folder"));
   // Twelve spellings of itself: rejected at once.
   std::string aliases = "\"checksums.json\"";
   for (int k = 1; k < 12; ++k) aliases += ", \"." + std::string(k, '/') + "checksums.json\"";
@@ -202,7 +204,8 @@ TEST_CASE("checksum manifest: paths outside the folder and a manifest naming its
   check = lrhost::io::verify_checksum_manifest(dir / "ckpt/checksums.json");
   CHECK((check.verified == std::vector<std::string>{"a.bin", "sub/b.bin"}));
   REQUIRE((check.mismatches.size() == 1));
-  CHECK(contains(lrhost::io::describe(check.mismatches[0]), "sub/b.json: malformed checksum manifest: names sub/b.json"));
+  CHECK(
+      contains(lrhost::io::describe(check.mismatches[0]), "sub/b.json: malformed checksum manifest: names sub/b.json"));
 }
 
 TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's write equals reading it back") {
@@ -223,7 +226,8 @@ TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's w
   {
     lrhost::io::WrittenChecksums scope;
     lrhost::io::write_safetensors(file, {{"x", torch::arange(int64_t{2600000}, torch::kFloat32)}});
-    auto recorded = lrhost::io::WrittenChecksums::find(dir.path / "." / "t.safetensors", lrhost::io::kChecksumChunkBytes);
+    auto recorded =
+        lrhost::io::WrittenChecksums::find(dir.path / "." / "t.safetensors", lrhost::io::kChecksumChunkBytes);
     REQUIRE(recorded);
     auto read_back = lrhost::io::file_checksums(file);
     CHECK(recorded->bytes == read_back.bytes);
@@ -240,7 +244,8 @@ TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's w
   CHECK(lrhost::io::verify_checksum_manifest(dir / "sums.json").ok());
 }
 
-TEST_CASE("verified reads: listed files are checked as they are read, counted by their sizes; mismatches and bad manifests") {
+TEST_CASE(
+    "verified reads: listed files are checked as they are read, counted by their sizes; mismatches and bad manifests") {
   TempDir dir("verified_reads");
   lrhost::io::write_safetensors(dir / "model.safetensors", {{"w", torch::arange(3000, torch::kFloat32)}});
   write_bytes(dir / "state/step.json", "{\"step\": 4}");
@@ -261,8 +266,9 @@ TEST_CASE("verified reads: listed files are checked as they are read, counted by
   flip_bit(dir / "model.safetensors", 5000, 1);
   {
     lrhost::io::VerifiedReads verified(dir / "checksums.json");
-    CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::read_safetensors(dir / "model.safetensors"); }),
-                   "model.safetensors: bytes 4096-8191 data does not match (chunk 1 of"));
+    CHECK(contains(
+        described_error<lrhost::io::ChecksumError>([&] { lrhost::io::read_safetensors(dir / "model.safetensors"); }),
+        "model.safetensors: bytes 4096-8191 data does not match (chunk 1 of"));
   }
   // Outside a scope nothing is checked.
   CHECK_NOTHROW(lrhost::io::read_safetensors(dir / "model.safetensors"));
@@ -273,6 +279,7 @@ TEST_CASE("verified reads: listed files are checked as they are read, counted by
                  "state/step.json: bytes 2-10 is 2 bytes, the manifest says 11"));
   CHECK_FALSE(lrhost::io::VerifiedReads(dir / "none.json").has_manifest());
   write_bytes(dir / "checksums.json", "{\"algorithm\": \"crc32c\"}");
-  CHECK(contains(described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "checksums.json"); }),
-                 "checksums.json: malformed checksum manifest"));
+  CHECK(contains(
+      described_error<lrhost::io::ChecksumError>([&] { lrhost::io::VerifiedReads bad(dir / "checksums.json"); }),
+      "checksums.json: malformed checksum manifest"));
 }

@@ -11,8 +11,8 @@
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
-#include "host/util/shipped_paths.hpp"
 #include "host/util/error.hpp"
+#include "host/util/shipped_paths.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -24,12 +24,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:
@@ -126,7 +130,8 @@ TEST_CASE("lerobot datasets: a repo id resolves where LeRobot keeps datasets, ne
     CHECK(homes[1] == dir / "hf" / "lerobot");
     CHECK(homes[2] == dir / "user" / ".cache" / "huggingface" / "lerobot");
     fs::create_directories(dir / "hf" / "lerobot" / "user" / "so100");
-    CHECK(lrhost::io::resolve_lerobot_dataset("user/so100", "dataset.repo_id") == dir / "hf" / "lerobot" / "user" / "so100");
+    CHECK(lrhost::io::resolve_lerobot_dataset("user/so100", "dataset.repo_id") ==
+          dir / "hf" / "lerobot" / "user" / "so100");
     fs::create_directories(dir / "lerobot" / "user" / "so100");  // the first home wins
     CHECK(lrhost::io::resolve_lerobot_dataset("user/so100", "dataset.repo_id") == dir / "lerobot" / "user" / "so100");
   }

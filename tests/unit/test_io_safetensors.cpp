@@ -99,18 +99,28 @@ TEST_CASE("each malformed-file rule gives an error that says what is wrong") {
   CHECK(parse_error(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8)).find("does not fit") != std::string::npos);
   CHECK(parse_error(raw_file("{not json", "")).find("not valid JSON") != std::string::npos);
   CHECK(parse_error(raw_file("[1,2]", "")).find("JSON object") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F31","shape":[2],"data_offsets":[0,8]}})", eight)).find("unknown dtype 'F31'") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight)).find("non-negative") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,16]}})", eight)).find("outside") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[8,0]}})", eight)).find("outside") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight)).find("need 12") != std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F31","shape":[2],"data_offsets":[0,8]}})", eight))
+            .find("unknown dtype 'F31'") != std::string::npos);
+  CHECK(
+      parse_error(raw_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", eight)).find("non-negative") !=
+      std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,16]}})", eight)).find("outside") !=
+        std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[8,0]}})", eight)).find("outside") !=
+        std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", eight)).find("need 12") !=
+        std::string::npos);
   // A byte size that wraps around 2^64 to 0 is refused, not allocated.
   CHECK(parse_error(raw_file(R"({"a":{"dtype":"F64","shape":[2147483648,2147483648],"data_offsets":[0,0]}})", ""))
             .find("need more than 2^64 bytes") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,8]},"b":{)" + f32 + R"(,"data_offsets":[4,12]}})",
-                             eight + "1234")).find("overlapping") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[4,12]}})", eight + "1234")).find("gap") != std::string::npos);
-  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,8]}})", eight + "x")).find("after the last tensor") != std::string::npos);
+  CHECK(
+      parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,8]},"b":{)" + f32 + R"(,"data_offsets":[4,12]}})",
+                           eight + "1234"))
+          .find("overlapping") != std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[4,12]}})", eight + "1234")).find("gap") !=
+        std::string::npos);
+  CHECK(parse_error(raw_file(R"({"a":{)" + f32 + R"(,"data_offsets":[0,8]}})", eight + "x"))
+            .find("after the last tensor") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"__metadata__":{"k":1}})", "")).find("must be a string") != std::string::npos);
   CHECK(parse_error(raw_file(R"({"a":{"dtype":"F32"}})", "")).find("needs string 'dtype'") != std::string::npos);
   // A valid hand-made file parses.
@@ -124,9 +134,10 @@ TEST_CASE("each malformed-file rule gives an error that says what is wrong") {
 TEST_CASE("fuzz: thousands of mutated files parse or fail cleanly") {
   TempDir dir("safetensors_fuzz");
   fs::path file = dir / "seed.safetensors";
-  write_safetensors(file,
-                    {{"w", torch::randn({4, 3})}, {"b", torch::arange(5, torch::kLong)}, {"h", torch::ones({2}, torch::kBFloat16)}},
-                    {{"format", "pt"}});
+  write_safetensors(
+      file,
+      {{"w", torch::randn({4, 3})}, {"b", torch::arange(5, torch::kLong)}, {"h", torch::ones({2}, torch::kBFloat16)}},
+      {{"format", "pt"}});
   const std::string seed = read_bytes(file);
   std::mt19937 rng(1234);
   int parsed = 0, rejected = 0;
@@ -134,7 +145,8 @@ TEST_CASE("fuzz: thousands of mutated files parse or fail cleanly") {
     std::string bytes = seed;
     switch (round % 4) {
       case 0:  // flip a few bytes anywhere (header length, JSON, data)
-        for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+        for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k)
+          bytes[rng() % bytes.size()] = static_cast<char>(rng());
         break;
       case 1:  // truncate
         bytes.resize(rng() % bytes.size());

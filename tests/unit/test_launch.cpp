@@ -20,8 +20,8 @@
 #include "host/launch/rank_environment.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/launch/root_cause.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/run_dir.hpp"
+#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/util/error.hpp"
 #include "test_support.hpp"
@@ -161,16 +161,20 @@ TEST_CASE("rank environment") {
   for (const auto& entry : env) {
     auto eq = entry.find('=');
     std::string key = entry.substr(0, eq);
-    if (const char* old = std::getenv(key.c_str())) saved.push_back(key + "=" + old);
-    else saved.push_back(key);
+    if (const char* old = std::getenv(key.c_str()))
+      saved.push_back(key + "=" + old);
+    else
+      saved.push_back(key);
     setenv(key.c_str(), entry.substr(eq + 1).c_str(), 1);
   }
   auto read = lrhost::dist::rank_env_from_environment();
   auto timing = lrhost::dist::wait_timing_from_environment();
   for (const auto& entry : saved) {
     auto eq = entry.find('=');
-    if (eq == std::string::npos) unsetenv(entry.c_str());
-    else setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
+    if (eq == std::string::npos)
+      unsetenv(entry.c_str());
+    else
+      setenv(entry.substr(0, eq).c_str(), entry.substr(eq + 1).c_str(), 1);
   }
   const auto& p = spec.placement;
   CHECK(read.rank == p.rank);
@@ -219,8 +223,9 @@ TEST_CASE("error file round trip") {
   CHECK(record.message == "train.lua:6: boom \"quoted\"");
   CHECK(record.pid == static_cast<long>(getpid()));
   CHECK(record.time.size() == 20);  // 2025-03-01T14:05:09Z
-  auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+  auto now_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   CHECK(record.time_us > now_us - 10'000'000);
   CHECK(record.time_us <= now_us);
   CHECK_FALSE(record.consequence);
@@ -271,15 +276,23 @@ TEST_CASE("errors caused by a peer going away are consequences, everything else 
 namespace {
 
 ErrorRecord record(int rank, std::int64_t time_us, bool consequence, const std::string& message = "m") {
-  return {.rank = rank, .host = "h", .pid = 100 + rank, .message = message, .traceback = message,
-          .time = "", .time_us = time_us, .consequence = consequence};
+  return {.rank = rank,
+          .host = "h",
+          .pid = 100 + rank,
+          .message = message,
+          .traceback = message,
+          .time = "",
+          .time_us = time_us,
+          .consequence = consequence};
 }
 
 AttemptOutcome failed_outcome(std::vector<int> statuses, std::size_t first_failure) {
   AttemptOutcome outcome;
   for (std::size_t i = 0; i < statuses.size(); ++i)
-    outcome.ranks.push_back({.rank = static_cast<int>(i), .local_rank = static_cast<int>(i),
-                             .pid = 100 + static_cast<int>(i), .status = statuses[i],
+    outcome.ranks.push_back({.rank = static_cast<int>(i),
+                             .local_rank = static_cast<int>(i),
+                             .pid = 100 + static_cast<int>(i),
+                             .status = statuses[i],
                              .runtime = std::chrono::duration<double>(1.0 + 0.1 * static_cast<double>(i))});
   outcome.first_failure = first_failure;
   return outcome;
@@ -371,12 +384,21 @@ TEST_CASE("failure report names the cause first, then consequences and every oth
                    {.rank = 3, .local_rank = 3, .pid = 103, .status = term_status, .stop_signal = SIGTERM}};
   outcome.first_failure = 0;
   ReportContext context{"node7", "/runs/x", 0, 0};
-  ErrorRecord error{.rank = 1, .host = "node7", .pid = 101, .message = "r.lua:3: boom",
-                    .traceback = "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk", .time = "",
+  ErrorRecord error{.rank = 1,
+                    .host = "node7",
+                    .pid = 101,
+                    .message = "r.lua:3: boom",
+                    .traceback = "r.lua:3: boom\nstack traceback:\n\tr.lua:3: in main chunk",
+                    .time = "",
                     .time_us = 20};
-  ErrorRecord echo{.rank = 0, .host = "node7", .pid = 100,
-                   .message = "r.lua:9: collective failed: Connection closed by peer", .traceback = "", .time = "",
-                   .time_us = 10, .consequence = true};
+  ErrorRecord echo{.rank = 0,
+                   .host = "node7",
+                   .pid = 100,
+                   .message = "r.lua:9: collective failed: Connection closed by peer",
+                   .traceback = "",
+                   .time = "",
+                   .time_us = 10,
+                   .consequence = true};
   auto cause = choose_root_cause(outcome, {echo, error});
   auto report = failure_report(outcome, context, cause);
   CHECK(report.find("rank 1 failed first") != std::string::npos);
@@ -405,7 +427,10 @@ TEST_CASE("failure report names the cause first, then consequences and every oth
 TEST_CASE("interrupt report: ends with the command that continues the run, once a checkpoint recorded it") {
   AttemptOutcome outcome;
   outcome.interrupted_by = SIGINT;
-  outcome.ranks = {{.rank = 0, .local_rank = 0, .pid = 100, .status = status_of_child([] { raise(SIGINT); }),
+  outcome.ranks = {{.rank = 0,
+                    .local_rank = 0,
+                    .pid = 100,
+                    .status = status_of_child([] { raise(SIGINT); }),
                     .stop_signal = SIGINT}};
   const std::filesystem::path run = temporary_folder("resume_hint");
   std::filesystem::create_directories(run);
@@ -520,8 +545,7 @@ TEST_CASE("wait report: a rendezvous timeout names the missing node and the comm
 
 TEST_CASE("wait report: a collective timeout names the ranks that never reached it") {
   using namespace lrhost::dist;
-  CHECK(laggards_text(2, {{1, 1}}) ==
-        "rank 1 never reached it (rank 1 is at collective #1 of this group, this is #2)");
+  CHECK(laggards_text(2, {{1, 1}}) == "rank 1 never reached it (rank 1 is at collective #1 of this group, this is #2)");
   auto two = laggards_text(5, {{1, 5}, {2, 3}, {3, std::nullopt}});
   CHECK(two.starts_with("ranks 2-3 never reached it"));
   CHECK(two.find("rank 3 has not published") != std::string::npos);
@@ -539,7 +563,8 @@ TEST_CASE("--save-on-signal: names with or without SIG, any case, none, repeats 
     CHECK_MESSAGE(contains(lrhost::test::described_error([&] { parse_save_signals(bad); }),
                            "--save-on-signal '" + std::string(bad) + "'"),
                   bad);
-  CHECK(contains(lrhost::test::described_error([&] { parse_save_signals("KILL"); }), "'KILL' is not a signal it accepts"));
+  CHECK(contains(lrhost::test::described_error([&] { parse_save_signals("KILL"); }),
+                 "'KILL' is not a signal it accepts"));
   CHECK(contains(lrhost::test::described_error([&] { parse_save_signals("KILL"); }), "the default is TERM,USR1"));
   // The variable the ranks read: unset means the default; a bad value names the variable.
   ::unsetenv(kSaveOnSignalVariable);
@@ -547,6 +572,7 @@ TEST_CASE("--save-on-signal: names with or without SIG, any case, none, repeats 
   ::setenv(kSaveOnSignalVariable, "usr2", 1);
   CHECK((save_signals_from_environment() == std::vector<int>{SIGUSR2}));
   ::setenv(kSaveOnSignalVariable, "nope", 1);
-  CHECK(contains(lrhost::test::described_error([] { save_signals_from_environment(); }), "$LRHOST_SAVE_ON_SIGNAL 'nope'"));
+  CHECK(contains(lrhost::test::described_error([] { save_signals_from_environment(); }),
+                 "$LRHOST_SAVE_ON_SIGNAL 'nope'"));
   ::unsetenv(kSaveOnSignalVariable);
 }

@@ -1,6 +1,6 @@
 // Unit tests of host/metrics and the status line: reduction rules, the training meter's windows and
-// progress text, the evaluation progress text, metrics.jsonl (resume without duplicated steps, partial lines, errors) and the
-// fan-out of a logged record.
+// progress text, the evaluation progress text, metrics.jsonl (resume without duplicated steps, partial lines, errors)
+// and the fan-out of a logged record.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -176,7 +176,8 @@ TEST_CASE("metrics: the status line redraws in place, stays one line and steps a
   line.redraw_after_log();
   line.clear();
   std::string out = read_all(file);
-  CHECK(out == "\r\033[Kstep 1/10\r\033[Kstep 2/10 and a text\r\033[Ka log record\n\r\033[Kstep 2/10 and a text\r\033[K");
+  CHECK(out ==
+        "\r\033[Kstep 1/10\r\033[Kstep 2/10 and a text\r\033[Ka log record\n\r\033[Kstep 2/10 and a text\r\033[K");
   CHECK(out.find("longer") == std::string::npos);  // cut to 20 columns: never wraps
   std::fclose(file);
 
@@ -207,8 +208,8 @@ TEST_CASE("metrics: metrics.jsonl holds one flushed record per logged step") {
   REQUIRE(records.size() == 2);
   CHECK(records[1]["loss"].is_null());  // JSON has no NaN
   CHECK(records[1]["grdn"].is_null());
-  CHECK_THROWS_WITH_AS(sink.write(150, 0, {{"step", 1}}),
-                       doctest::Contains("metric name 'step' is reserved in"), lrhost::util::ConfigError);
+  CHECK_THROWS_WITH_AS(sink.write(150, 0, {{"step", 1}}), doctest::Contains("metric name 'step' is reserved in"),
+                       lrhost::util::ConfigError);
 }
 
 TEST_CASE("metrics: a resumed run continues metrics.jsonl without duplicated steps") {

@@ -86,12 +86,12 @@ TEST_CASE("nn::dropout drops about p of the elements and scales the rest by 1 / 
 TEST_CASE("nn::dropout falls back to at::dropout where it would not draw the same stream") {
   BulkDropoutSetting on(true);
   const auto x = torch::randn({64, 32});
-  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x.t(), 0.1, true));                     // not contiguous
-  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x.to(torch::kFloat64), 0.1, true));      // another dtype
+  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x.t(), 0.1, true));                  // not contiguous
+  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x.to(torch::kFloat64), 0.1, true));  // another dtype
   CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x.to(torch::kBFloat16), 0.1, true));
   CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x, 0.0, true));
   CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x, 1.0, true));
-  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x, 0.1, false));                         // eval
+  CHECK_FALSE(nn::draws_dropout_mask_in_bulk(x, 0.1, false));  // eval
   CHECK_FALSE(nn::draws_dropout_mask_in_bulk(torch::empty({0}), 0.1, true));
   auto aten = [](const torch::Tensor& t, double q, bool train) { return at::dropout(t, q, train); };
   check_same(run(nn::dropout, x.t(), 0.2, 5), run(aten, x.t(), 0.2, 5));

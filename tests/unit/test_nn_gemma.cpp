@@ -336,7 +336,8 @@ TEST_CASE("paligemma_with_expert_layout lists exactly the modules' weights (tiny
     nn::GemmaModel expert_model(expert, /*with_embeddings=*/false);
     std::vector<nn::TensorLayout> built;
     for (const auto& row : nn::weight_table(*vlm, "paligemma.model.")) built.push_back({row.key, row.shape});
-    for (const auto& row : nn::weight_table(*expert_model, "gemma_expert.model.")) built.push_back({row.key, row.shape});
+    for (const auto& row : nn::weight_table(*expert_model, "gemma_expert.model."))
+      built.push_back({row.key, row.shape});
     built.push_back({"paligemma.lm_head.weight", {17, 32}});
     built.push_back({"gemma_expert.lm_head.weight", {17, 24}});
     CHECK((sorted_layout(nn::paligemma_with_expert_layout(config, expert)) == sorted_layout(built)));
@@ -348,12 +349,16 @@ TEST_CASE("paligemma_with_expert_layout at full size: LeRobot's 778 (pi0) / 813 
   // paligemma_with_expert and are listed here; the rest is the layout.
   const auto vlm = nn::PaliGemmaConfig::so400m_gemma_2b();
   auto expert = nn::GemmaConfig::gemma_300m();
-  const std::vector<nn::TensorLayout> pi0_heads{
-      {"state_proj.weight", {1024, 32}},           {"state_proj.bias", {1024}},
-      {"action_in_proj.weight", {1024, 32}},       {"action_in_proj.bias", {1024}},
-      {"action_out_proj.weight", {32, 1024}},      {"action_out_proj.bias", {32}},
-      {"action_time_mlp_in.weight", {1024, 2048}}, {"action_time_mlp_in.bias", {1024}},
-      {"action_time_mlp_out.weight", {1024, 1024}}, {"action_time_mlp_out.bias", {1024}}};
+  const std::vector<nn::TensorLayout> pi0_heads{{"state_proj.weight", {1024, 32}},
+                                                {"state_proj.bias", {1024}},
+                                                {"action_in_proj.weight", {1024, 32}},
+                                                {"action_in_proj.bias", {1024}},
+                                                {"action_out_proj.weight", {32, 1024}},
+                                                {"action_out_proj.bias", {32}},
+                                                {"action_time_mlp_in.weight", {1024, 2048}},
+                                                {"action_time_mlp_in.bias", {1024}},
+                                                {"action_time_mlp_out.weight", {1024, 1024}},
+                                                {"action_time_mlp_out.bias", {1024}}};
   const std::vector<nn::TensorLayout> pi05_heads{
       {"action_in_proj.weight", {1024, 32}},  {"action_in_proj.bias", {1024}},
       {"action_out_proj.weight", {32, 1024}}, {"action_out_proj.bias", {32}},

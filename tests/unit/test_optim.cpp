@@ -19,9 +19,15 @@ using nlohmann::json;
 
 namespace {
 // One scalar parameter p = value with gradient `grad`.
-torch::Tensor param(double value) { return torch::full({1}, value, torch::dtype(torch::kFloat64).requires_grad(true)); }
-void set_grad(torch::Tensor& p, double grad) { p.mutable_grad() = torch::full({1}, grad, torch::kFloat64); }
-std::vector<ParamGroup> group_of(torch::Tensor p) { return {ParamGroup{"g", {p}, {}, {}}}; }
+torch::Tensor param(double value) {
+  return torch::full({1}, value, torch::dtype(torch::kFloat64).requires_grad(true));
+}
+void set_grad(torch::Tensor& p, double grad) {
+  p.mutable_grad() = torch::full({1}, grad, torch::kFloat64);
+}
+std::vector<ParamGroup> group_of(torch::Tensor p) {
+  return {ParamGroup{"g", {p}, {}, {}}};
+}
 }  // namespace
 
 TEST_CASE("SGD with momentum matches the hand-computed trajectory") {
@@ -125,8 +131,8 @@ TEST_CASE("the scheduler sets every group's lr from its initial lr, once per ste
   auto a = param(1.0), b = param(1.0);
   std::vector<ParamGroup> groups{{"a", {a}, 1.0, {}}, {"b", {b}, 0.1, {}}};
   Optimizer opt("sgd", groups, json{{"lr", 1.0}});
-  LrScheduler scheduler(opt, ScheduleSpec::from_json({{"type", "linear_with_warmup"}, {"warmup_steps", 2},
-                                                      {"total_steps", 6}}));
+  LrScheduler scheduler(
+      opt, ScheduleSpec::from_json({{"type", "linear_with_warmup"}, {"warmup_steps", 2}, {"total_steps", 6}}));
   CHECK(opt.lr(0) == 0.0);  // factor(0) applied at construction, as LambdaLR does
   scheduler.step();
   CHECK(opt.lr(0) == doctest::Approx(0.5));
@@ -180,13 +186,15 @@ TEST_CASE("fused Adam and AdamW steps equal LibTorch's, state included") {
     // Same op order as LibTorch's kernels; allow a last-bit difference from vectorized rounding.
     CHECK(torch::allclose(a, a_ref, 1e-6, 1e-7));
     CHECK(torch::allclose(b, b_ref, 1e-6, 1e-7));
-    auto& state = static_cast<torch::optim::AdamParamState&>(*fused.torch_optimizer().state().at(a.unsafeGetTensorImpl()));
+    auto& state =
+        static_cast<torch::optim::AdamParamState&>(*fused.torch_optimizer().state().at(a.unsafeGetTensorImpl()));
     auto& state_ref = static_cast<torch::optim::AdamParamState&>(*reference->state().at(a_ref.unsafeGetTensorImpl()));
     CHECK(state.step() == state_ref.step());
     // Moments of size ~1 differ by at most 2 ulp (LibTorch's vectorized kernels round differently).
     CHECK(torch::allclose(state.exp_avg(), state_ref.exp_avg(), 1e-6, 1e-6));
     CHECK(torch::allclose(state.exp_avg_sq(), state_ref.exp_avg_sq(), 1e-6, 1e-6));
-    auto& state_b = static_cast<torch::optim::AdamParamState&>(*fused.torch_optimizer().state().at(b.unsafeGetTensorImpl()));
+    auto& state_b =
+        static_cast<torch::optim::AdamParamState&>(*fused.torch_optimizer().state().at(b.unsafeGetTensorImpl()));
     CHECK(state_b.step() == 3);
   }
 }
@@ -224,8 +232,8 @@ TEST_CASE("fused bf16 Adam/AdamW on CPU: as close to fp32 as LibTorch's bf16 ste
     CHECK(error(fused_p) <= error(plain_p));
     // Within a few bf16 ulps (2^-8 relative) of LibTorch's bf16 trajectory.
     CHECK(torch::allclose(fused_p.to(torch::kFloat32), plain_p.to(torch::kFloat32), 2e-2, 1e-2));
-    auto& state = static_cast<torch::optim::AdamParamState&>(
-        *fused.torch_optimizer().state().at(fused_p.unsafeGetTensorImpl()));
+    auto& state =
+        static_cast<torch::optim::AdamParamState&>(*fused.torch_optimizer().state().at(fused_p.unsafeGetTensorImpl()));
     CHECK(state.step() == 5);
     CHECK((state.exp_avg().scalar_type() == torch::kBFloat16));
     CHECK((state.exp_avg_sq().scalar_type() == torch::kBFloat16));
@@ -234,7 +242,8 @@ TEST_CASE("fused bf16 Adam/AdamW on CPU: as close to fp32 as LibTorch's bf16 ste
 
 TEST_CASE("the fused option is read and checked") {
   auto p = torch::randn({3}).requires_grad_(true);
-  CHECK(Optimizer("adamw", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", false}}).fused() == false);
+  CHECK(Optimizer("adamw", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", false}}).fused() ==
+        false);
   CHECK(Optimizer("adam", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json::object()).fused());
   CHECK_THROWS_WITH_AS(Optimizer("adamw", {ParamGroup{"g", {p}, std::nullopt, std::nullopt}}, json{{"fused", "yes"}}),
                        doctest::Contains("'fused' must be"), lrhost::util::ConfigError);
@@ -258,7 +267,8 @@ TEST_CASE("fused fp32 CPU step: the SIMD and scalar paths agree bit for bit") {
     for (int step = 0; step < 3; ++step) {
       auto grad = torch::randn({64});
       whole.mutable_grad() = grad.clone();
-      for (int64_t i = 0; i < 64; ++i) pieces[static_cast<std::size_t>(i)].mutable_grad() = grad[i].reshape({1}).clone();
+      for (int64_t i = 0; i < 64; ++i)
+        pieces[static_cast<std::size_t>(i)].mutable_grad() = grad[i].reshape({1}).clone();
       simd.step();
       scalar.step();
     }

@@ -9,8 +9,8 @@
 
 #include <cmath>
 #include <limits>
-#include <numbers>
 #include <map>
+#include <numbers>
 #include <set>
 
 #include "host/io/safetensors.hpp"
@@ -773,14 +773,16 @@ TEST_CASE("act loads backbone weights from a torchvision resnet18 safetensors fi
   // LeRobot's default, torchvision's weight name: the torch.save file in the torch hub cache.
   lrhost::test::ScopedEnv torch_home("TORCH_HOME", (dir / "torch").string());
   const auto hub_file = dir / "torch/hub/checkpoints/resnet18-f37072fd.pth";
-  auto missing = error_of<lrhost::util::IoError>(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}));
+  auto missing =
+      error_of<lrhost::util::IoError>(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}));
   CHECK(contains(missing, hub_file.string()));
   CHECK(contains(missing, "policy.pretrained_backbone_weights=null"));
   c10::Dict<std::string, torch::Tensor> dict;
   for (const auto& [key, tensor] : tensors) dict.insert(key, tensor);
   auto bytes = torch::pickle_save(dict);
   lrhost::test::write_text(hub_file, std::string(bytes.begin(), bytes.end()));
-  auto imagenet = make_act(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}), make_features(6, 0, 1, 4));
+  auto imagenet =
+      make_act(tiny({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}), make_features(6, 0, 1, 4));
   for (const auto& [key, tensor] : imagenet->state_dict())
     if (key.rfind("model.backbone.", 0) == 0) CHECK(torch::equal(tensor, state[key]));
   CHECK(imagenet->config()["pretrained_backbone_weights"] == "ResNet18_Weights.IMAGENET1K_V1");

@@ -27,8 +27,8 @@ std::vector<std::pair<std::string, torch::Tensor>> write_resnet18_pth(const fs::
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : source->named_parameters()) tensors.emplace_back(item.key(), item.value().detach().clone());
   for (const auto& item : source->named_buffers())
-    tensors.emplace_back(item.key(), item.value().is_floating_point() ? torch::rand_like(item.value()) + 0.5
-                                                                      : item.value().clone());
+    tensors.emplace_back(
+        item.key(), item.value().is_floating_point() ? torch::rand_like(item.value()) + 0.5 : item.value().clone());
   tensors.emplace_back("fc.weight", torch::randn({1000, 512}));
   for (const auto& [key, tensor] : tensors) dict.insert(key, tensor);
   auto bytes = torch::pickle_save(dict);
@@ -72,8 +72,8 @@ TEST_CASE("torchvision weight names resolve in the hub cache; a missing file say
   }
   CHECK_THROWS_WITH_AS(resolve_backbone_weights("ResNet34_Weights.IMAGENET1K_V1"),
                        doctest::Contains("not a torchvision weight lrhost knows"), lrhost::util::ConfigError);
-  CHECK_THROWS_WITH_AS(resolve_backbone_weights((dir / "nowhere.safetensors").string()),
-                       doctest::Contains("no file"), lrhost::util::IoError);
+  CHECK_THROWS_WITH_AS(resolve_backbone_weights((dir / "nowhere.safetensors").string()), doctest::Contains("no file"),
+                       lrhost::util::IoError);
 
   fs::create_directories(expected.parent_path());
   write_resnet18_pth(expected);
@@ -104,7 +104,8 @@ TEST_CASE("a torch.save zip .pth loads into the trunk, named or numbered") {
 
 TEST_CASE("a legacy, corrupt or foreign backbone file is a clear error naming it") {
   lrhost::test::TempDir dir("pth_bad");
-  lrhost::test::write_text(dir / "legacy.pth", std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 14));
+  lrhost::test::write_text(dir / "legacy.pth",
+                           std::string("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.", 14));
   CHECK_THROWS_WITH_AS(lrhost::io::read_torch_state_dict(dir / "legacy.pth"),
                        doctest::Contains("legacy (pre-PyTorch-1.6, non-zip) format"), lrhost::util::DataError);
   try {
@@ -125,8 +126,8 @@ TEST_CASE("a legacy, corrupt or foreign backbone file is a clear error naming it
                        doctest::Contains("list.pth: data.pkl at byte"), lrhost::util::DataError);
   auto number = torch::pickle_save(torch::IValue(int64_t{7}));
   lrhost::test::write_text(dir / "number.pth", std::string(number.begin(), number.end()));
-  CHECK_THROWS_WITH_AS(lrhost::io::read_torch_state_dict(dir / "number.pth"), doctest::Contains("expected a state_dict"),
-                       lrhost::util::DataError);
+  CHECK_THROWS_WITH_AS(lrhost::io::read_torch_state_dict(dir / "number.pth"),
+                       doctest::Contains("expected a state_dict"), lrhost::util::DataError);
   lrhost::test::write_text(dir / "weights.bin", "x");
   ResNet18 trunk;
   CHECK_THROWS_WITH_AS(trunk->load_torchvision_weights((dir / "weights.bin").string()),

@@ -375,9 +375,10 @@ TEST_CASE("config fields: MLP round trips with non-default values, keys in decla
   CHECK(differing_values(x.to_json(), MlpConfig{}.to_json()) == 8);
   CHECK(MlpConfig::from_json(json::parse(x.to_json().dump()), {}) == x);
   CHECK((keys_of(x.to_json()) == typed_names<MlpConfig>(true)));
-  CHECK(lrhost::test::contains(
-      lrhost::test::described_error<lrhost::util::ConfigError>([] { MlpConfig::from_json({{"type", "act"}}, {}); }),
-      "'type' must be \"mlp\""));
+  CHECK(lrhost::test::contains(lrhost::test::described_error<lrhost::util::ConfigError>([] {
+                                 MlpConfig::from_json({{"type", "act"}}, {});
+                               }),
+                               "'type' must be \"mlp\""));
 }
 
 }  // namespace config_fields_test

@@ -361,7 +361,8 @@ TEST_CASE("diffusion config: LeRobot's validation and lrhost's limits fail loudl
   has({{"n_action_steps", 8}}, "must be <= horizon - n_obs_steps + 1 = 7");
   has({{"beta_schedule", "cosine"}}, "'beta_schedule' must be one of");
   has({{"beta_schedule", "sigmoid"}, {"noise_scheduler_type", "DDIM"}}, "for the DDIM scheduler");
-  has({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}}, "can't replace BatchNorm in a pretrained model");
+  has({{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
+      "can't replace BatchNorm in a pretrained model");
   has({{"pretrained_backbone_weights", "/some/file.safetensors"}}, "can't replace BatchNorm in a pretrained model");
   has({{"gradient_checkpointing", true}}, "'gradient_checkpointing' = true is not implemented");
   has({{"optimizer_betas", {0.9}}}, "'optimizer_betas' must be two numbers");

@@ -56,8 +56,8 @@ TEST_CASE("mlp dims come from dataset features when not configured") {
 
 TEST_CASE("mlp forward gives the MSE loss of its prediction") {
   torch::manual_seed(0);
-  auto policy = create_policy({{"type", "mlp"}, {"input_dim", 3}, {"output_dim", 2}, {"input_key", "x"},
-                               {"target_key", "y"}});
+  auto policy =
+      create_policy({{"type", "mlp"}, {"input_dim", 3}, {"output_dim", 2}, {"input_key", "x"}, {"target_key", "y"}});
   Batch batch{{"x", torch::randn({5, 3})}, {"y", torch::randn({5, 2})}};
   auto out = policy->forward(batch);
   auto expected = (out.parts.at("prediction") - batch["y"]).pow(2).mean();

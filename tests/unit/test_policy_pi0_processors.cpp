@@ -16,9 +16,9 @@
 #include "host/util/error.hpp"
 #include "test_support.hpp"
 
+using lrhost::policy::Batch;
 using nlohmann::json;
 using nlohmann::ordered_json;
-using lrhost::policy::Batch;
 
 namespace {
 
@@ -71,16 +71,18 @@ TEST_CASE("pi0/pi05 configs: type errors name the key; LeRobot's checks; unimple
   CHECK(lrhost::test::error_of<ConfigError>([] {
           PI0Config::from_json({{"paligemma_variant", "gemma_7b"}});
         }).find("paligemma_variant") != std::string::npos);
-  CHECK(lrhost::test::error_of<ConfigError>([] { PI0Config::from_json({{"dtype", "float16"}}); }).find("dtype") !=
-        std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([] {
+          PI0Config::from_json({{"dtype", "float16"}});
+        }).find("dtype") != std::string::npos);
   CHECK(lrhost::test::error_of<ConfigError>([] {
           PI0Config::from_json({{"n_action_steps", 60}});
         }).find("cannot be greater than 'chunk_size'") != std::string::npos);
   CHECK(lrhost::test::error_of<ConfigError>([] {
           PI0Config::from_json({{"relative_exclude_joints", {1, 2}}});
         }).find("relative_exclude_joints") != std::string::npos);
-  CHECK(lrhost::test::error_of<ConfigError>([] { PI0Config::from_json({{"unknown_field", 1}}); })
-            .find("unknown_field") != std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([] {
+          PI0Config::from_json({{"unknown_field", 1}});
+        }).find("unknown_field") != std::string::npos);
   CHECK(lrhost::test::error_of<lrhost::util::NotImplemented>([] {
           PI0Config::from_json({{"use_relative_actions", true}});
         }).find("use_relative_actions") != std::string::npos);
@@ -100,8 +102,8 @@ TEST_CASE("pi05 state prompt: numpy.digitize's bins (NaN -> 255, below -1 -> -1)
   auto expected = torch::tensor({-1, 0, 127, 128, 128, 192, 255, 254, 255, 255, 255, -1, 255}, torch::kLong);
   CHECK(torch::equal(lrhost::policy::state_bins(x), expected));
   CHECK(lrhost::policy::clean_task_text("  push_the block\nnow \u00a0") == "push the block now");
-  auto prompts = lrhost::policy::state_prompts({"push the block 10 cm left"},
-                                               torch::tensor({{-0.7f, 0.4f, -1.2f, 1.5f, -1.0f}}));
+  auto prompts =
+      lrhost::policy::state_prompts({"push the block 10 cm left"}, torch::tensor({{-0.7f, 0.4f, -1.2f, 1.5f, -1.0f}}));
   CHECK(prompts[0] == "Task: push the block 10 cm left, State: 38 179 -1 255 0;\nAction: ");
 }
 
@@ -146,8 +148,8 @@ TEST_CASE("processors: pi0 and pi05 pipelines write LeRobot's steps, round trip,
       // QUANTILES before the prompt: state (0, 2) -> (0, 0) -> bins 128 128; (1, 4) -> (1, 1) -> 255 255.
       CHECK(torch::allclose(out.at("observation.state"), torch::tensor({{0.0f, 0.0f}, {1.0f, 1.0f}})));
       lrhost::policy::TaskTokenizer tokenizer({vlm.string(), vlm, 200, "max_length"});
-      auto expected = tokenizer.tokenize({"Task: push the block, State: 128 128;\nAction: ",
-                                          "Task: stack, State: 255 255;\nAction: "});
+      auto expected = tokenizer.tokenize(
+          {"Task: push the block, State: 128 128;\nAction: ", "Task: stack, State: 255 255;\nAction: "});
       CHECK(torch::equal(out.at("observation.language.tokens"), expected.tokens));
       CHECK(torch::equal(out.at("observation.language.attention_mask"), expected.attention_mask));
     } else {
@@ -164,8 +166,8 @@ TEST_CASE("processors: pi0 and pi05 pipelines write LeRobot's steps, round trip,
     // enabled = true is refused, naming the file and the key.
     pre["steps"][pi05 ? 2 : 5]["config"]["enabled"] = true;
     lrhost::io::write_file_atomic(dir / "policy_preprocessor.json", pre.dump(2));
-    auto refused = lrhost::test::error_of<lrhost::util::NotImplemented>(
-        [&] { lrhost::policy::PolicyProcessors::load(dir.path); });
+    auto refused =
+        lrhost::test::error_of<lrhost::util::NotImplemented>([&] { lrhost::policy::PolicyProcessors::load(dir.path); });
     CHECK(refused.find("policy_preprocessor.json") != std::string::npos);
     CHECK(refused.find("'enabled' = true") != std::string::npos);
   }

@@ -51,7 +51,7 @@ json tiny_table(const std::string& type, const std::string& dtype, const std::st
 }
 
 std::shared_ptr<lrhost::policy::pi_common::PiPolicy> build(const json& table,
-                                                            std::optional<PiGeometry> geometry = std::nullopt) {
+                                                           std::optional<PiGeometry> geometry = std::nullopt) {
   if (table["type"] == "pi0")
     return std::make_shared<lrhost::policy::pi0::PI0Policy>(lrhost::policy::pi0::PI0Config::from_json(table),
                                                             std::move(geometry));
@@ -59,7 +59,9 @@ std::shared_ptr<lrhost::policy::pi_common::PiPolicy> build(const json& table,
                                                             std::move(geometry));
 }
 
-PiVariant variant_of(const json& table) { return table["type"] == "pi0" ? PiVariant::pi0 : PiVariant::pi05; }
+PiVariant variant_of(const json& table) {
+  return table["type"] == "pi0" ? PiVariant::pi0 : PiVariant::pi05;
+}
 
 using Described = std::map<std::string, std::tuple<std::vector<int64_t>, c10::ScalarType, bool>>;
 
@@ -124,8 +126,10 @@ TEST_CASE("pi plan: the planned description is the built policy, parameter by pa
         for (const auto& unit : plan.units) {
           int64_t bytes = 0;
           for (const auto& p : unit.params) bytes += p.numel() * 2;  // gathered in bf16 (plan_config)
-          if (unit.module_type == "root") root += bytes;
-          else pairs[lrhost::policy::pi_common::layer_pair_of(unit.name)] += bytes;
+          if (unit.module_type == "root")
+            root += bytes;
+          else
+            pairs[lrhost::policy::pi_common::layer_pair_of(unit.name)] += bytes;
         }
         for (const auto& [name, bytes] : pairs) pair = std::max(pair, bytes);
         CHECK(pairs.size() == 2 + 2);  // two layer pairs and two SigLIP layers
@@ -142,8 +146,9 @@ TEST_CASE("pi plan: activations extrapolated from 1-2 layer models equal a measu
     auto table = tiny_table("pi05", "float32", "none");
     table["gradient_checkpointing"] = checkpointing;
     auto policy = build(table);
-    const auto planned = lrhost::policy::pi_common::plan_pi_policy(
-        PiVariant::pi05, policy->pi_config(), policy->geometry(), [&](const PiGeometry& small) { return build(table, small); });
+    const auto planned =
+        lrhost::policy::pi_common::plan_pi_policy(PiVariant::pi05, policy->pi_config(), policy->geometry(),
+                                                  [&](const PiGeometry& small) { return build(table, small); });
     auto batch = [&](int64_t size) {
       Batch b{{"observation.state", torch::zeros({size, 3})},
               {"observation.images.top", torch::zeros({size, 3, 32, 32})},
@@ -173,8 +178,9 @@ TEST_CASE("pi plan: LeRobot's geometry gives LeRobot's counts and memory (pi0.md
     auto at_32 = table;
     at_32["max_state_dim"] = 32;
     at_32["max_action_dim"] = 32;
-    const auto config32 = type == "pi0" ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(at_32))
-                                        : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(at_32));
+    const auto config32 = type == "pi0"
+                              ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(at_32))
+                              : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(at_32));
     const auto full = lrhost::policy::pi_common::plan_pi_parameters(
         variant, config32, lrhost::policy::pi_common::pi_geometry_of(config32, variant));
     const auto plan = lrhost::accel::make_memory_plan(full, plan_config(1), 1);

@@ -206,7 +206,7 @@ TEST_CASE("broken processor files give errors naming the file and the problem") 
 
   fresh();
   lrhost::io::write_safetensors(dir / "policy_preprocessor_step_3_normalizer_processor.safetensors",
-                                  {{"nodot", torch::zeros({2})}});
+                                {{"nodot", torch::zeros({2})}});
   CHECK(load_error(dir.path).find("tensor 'nodot' is not named '<feature>.<stat>'") != std::string::npos);
 }
 

@@ -19,7 +19,9 @@ using lrhost::policy::ProcessorStepKind;
 
 namespace {
 
-bool has_key(const nlohmann::ordered_json& object, const std::string& key) { return object.contains(key); }
+bool has_key(const nlohmann::ordered_json& object, const std::string& key) {
+  return object.contains(key);
+}
 
 }  // namespace
 
@@ -69,11 +71,13 @@ TEST_CASE("registry: a policy built from a spec reports the spec's type and wrap
   auto mlp = lrhost::policy::create_policy({{"type", "mlp"}, {"input_dim", 3}, {"output_dim", 2}});
   CHECK(mlp->type() == "mlp");
   CHECK(mlp->fsdp_wrap_module_types() == lrhost::policy::policy_spec("mlp").fsdp_wrap_module_types);
-  auto unknown = lrhost::test::error_of<lrhost::util::ConfigError>(
-      [] { lrhost::policy::create_policy({{"type", "pi9"}}); });
+  auto unknown = lrhost::test::error_of<lrhost::util::ConfigError>([] {
+    lrhost::policy::create_policy({{"type", "pi9"}});
+  });
   CHECK(unknown.find("unknown policy type 'pi9'") != std::string::npos);
-  CHECK(lrhost::test::described_error<lrhost::util::ConfigError>([] { lrhost::policy::policy_spec("pi9"); })
-            .find("'act'") != std::string::npos);
+  CHECK(lrhost::test::described_error<lrhost::util::ConfigError>([] {
+          lrhost::policy::policy_spec("pi9");
+        }).find("'act'") != std::string::npos);
   CHECK(lrhost::policy::find_policy_spec("pi9") == nullptr);
   CHECK(lrhost::policy::default_policy_config("act").value("type", "") == "act");
 }
@@ -82,8 +86,9 @@ TEST_CASE("processor pipelines: the language pipeline's order and state file nam
   const auto pipeline = ProcessorPipeline::with_language("x_new_line_processor");
   std::vector<std::string> names;
   for (const auto& step : pipeline.pre) names.push_back(step.registry_name);
-  CHECK((names == std::vector<std::string>{"rename_observations_processor", "to_batch_processor", "x_new_line_processor",
-                                           "tokenizer_processor", "device_processor", "normalizer_processor"}));
+  CHECK(
+      (names == std::vector<std::string>{"rename_observations_processor", "to_batch_processor", "x_new_line_processor",
+                                         "tokenizer_processor", "device_processor", "normalizer_processor"}));
   CHECK(ProcessorPipeline::matches(pipeline.pre, names));
   names.pop_back();
   CHECK_FALSE(ProcessorPipeline::matches(pipeline.pre, names));
@@ -97,9 +102,8 @@ TEST_CASE("processors: build refuses language settings and pipelines that do not
   features.inputs.push_back({"observation.state", "STATE", {2}});
   features.outputs.push_back({"action", "ACTION", {2}});
   const std::vector<std::pair<std::string, std::string>> map{{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}};
-  auto no_tokenizer = lrhost::test::error_of<lrhost::util::ConfigError>([&] {
-    lrhost::policy::PolicyProcessors::build(features, map, {}, "cpu", lrhost::policy::LanguageSettings{});
-  });
+  auto no_tokenizer = lrhost::test::error_of<lrhost::util::ConfigError>(
+      [&] { lrhost::policy::PolicyProcessors::build(features, map, {}, "cpu", lrhost::policy::LanguageSettings{}); });
   CHECK(no_tokenizer.find("without a tokenizer step") != std::string::npos);
   auto no_language = lrhost::test::error_of<lrhost::util::ConfigError>([&] {
     lrhost::policy::PolicyProcessors::build(features, map, {}, "cpu", std::nullopt,
@@ -131,8 +135,8 @@ TEST_CASE("processors: files are read with the registered pipeline their steps n
   auto pre = lrhost::io::read_json_file(dir / lrhost::policy::kPreprocessorFile, {});
   pre["steps"][2]["registry_name"] = "pi9_state_processor";
   lrhost::io::write_file_atomic(dir / lrhost::policy::kPreprocessorFile, pre.dump(2));
-  auto error = lrhost::test::described_error<lrhost::util::DataError>(
-      [&] { lrhost::policy::PolicyProcessors::load(dir.path); });
+  auto error =
+      lrhost::test::described_error<lrhost::util::DataError>([&] { lrhost::policy::PolicyProcessors::load(dir.path); });
   CHECK(error.find("step 2 is 'pi9_state_processor', expected 'device_processor'") != std::string::npos);
   CHECK(error.find("'smolvla'") != std::string::npos);
 }

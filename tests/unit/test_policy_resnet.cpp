@@ -101,7 +101,8 @@ TEST_CASE("resnet18 loads torchvision-named weights into either naming scheme") 
   CHECK(torch::allclose(frozen->forward(x), source->forward(x), 1e-4, 1e-5));
 
   ResNet18 group_norm(ResNet18Options{NormKind::GroupNorm, true});
-  CHECK_THROWS_WITH_AS(group_norm->load_torchvision_weights(file), doctest::Contains("GroupNorm"), lrhost::util::ConfigError);
+  CHECK_THROWS_WITH_AS(group_norm->load_torchvision_weights(file), doctest::Contains("GroupNorm"),
+                       lrhost::util::ConfigError);
 
   tensors.erase(tensors.begin());  // drop conv1.weight
   lrhost::io::write_safetensors(file, tensors);

@@ -365,8 +365,9 @@ TEST_CASE("smolvla: fewer expert layers than VLM layers pair every other VLM lay
   CHECK(policy->predict_action_chunk(batch).sizes() == torch::IntArrayRef({2, 5, 6}));
   // With cross-attention every other layer, self-attention VLM layer 2 would meet cross-attention
   // expert layer 1: LeRobot builds it and fails in forward; lrhost refuses it up front.
-  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { tiny_policy(vlm, {{"num_expert_layers", 2}}); })
-            .find("cannot run") != std::string::npos);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          tiny_policy(vlm, {{"num_expert_layers", 2}});
+        }).find("cannot run") != std::string::npos);
 }
 
 TEST_CASE("scheduler: cosine_decay_with_warmup is LeRobot's, shrunk for runs shorter than decay_steps") {
@@ -466,7 +467,8 @@ TEST_CASE("processors: SmolVLA's pipeline files (language steps, normalizer at s
                   "are 'observation.position'") != std::string::npos);
 }
 
-TEST_CASE("vision feature cache: computes once, shares across openings, rebuilds for other weights, refuses bad input") {
+TEST_CASE(
+    "vision feature cache: computes once, shares across openings, rebuilds for other weights, refuses bad input") {
   lrhost::test::TempDir dir("vision_cache");
   smolvla::VisionCacheLayout layout;
   layout.num_frames = 10;
@@ -500,8 +502,9 @@ TEST_CASE("vision feature cache: computes once, shares across openings, rebuilds
             cache.lookup(top, torch::tensor({10}), torch::kCPU, torch::kFloat, compute);
           }).find("outside 0..9") != std::string::npos);
     CHECK(lrhost::test::error_of<DataError>([&] {
-            cache.lookup(top, torch::tensor({5}), torch::kCPU, torch::kFloat,
-                         [](const torch::Tensor&) { return torch::zeros({1, 4, 2}); });
+            cache.lookup(top, torch::tensor({5}), torch::kCPU, torch::kFloat, [](const torch::Tensor&) {
+              return torch::zeros({1, 4, 2});
+            });
           }).find("do not match") != std::string::npos);
     CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
             cache.lookup("observation.images.side", torch::tensor({0}), torch::kCPU, torch::kFloat, compute);
@@ -532,10 +535,10 @@ TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refu
   REQUIRE_FALSE(vlm.empty());
   lrhost::test::TempDir dir("smolvla_bad_processors");
   const auto features = state_action_features();
-  auto processors = lrhost::policy::PolicyProcessors::build(
-      features, {{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, {}, "cpu",
-      lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"},
-      lrhost::policy::policy_spec("smolvla").processors);
+  auto processors =
+      lrhost::policy::PolicyProcessors::build(features, {{"STATE", "MEAN_STD"}, {"ACTION", "MEAN_STD"}}, {}, "cpu",
+                                              lrhost::policy::LanguageSettings{vlm.string(), vlm, 8, "longest"},
+                                              lrhost::policy::policy_spec("smolvla").processors);
   processors.save(dir.path);
   auto pre = lrhost::io::read_json_file(dir / "policy_preprocessor.json", {});
   auto with = [&](const std::string& key, const nlohmann::ordered_json& value) {
@@ -551,8 +554,9 @@ TEST_CASE("processors: a tokenizer step lrhost does not run the same way is refu
   auto missing = pre;
   missing["steps"][3]["config"].erase("tokenizer_name");
   lrhost::io::write_file_atomic(dir / "policy_preprocessor.json", missing.dump(2));
-  CHECK(lrhost::test::error_of<lrhost::util::DataError>([&] { lrhost::policy::PolicyProcessors::load(dir.path); })
-            .find("no 'tokenizer_name'") != std::string::npos);
+  CHECK(lrhost::test::error_of<lrhost::util::DataError>([&] {
+          lrhost::policy::PolicyProcessors::load(dir.path);
+        }).find("no 'tokenizer_name'") != std::string::npos);
 }
 
 TEST_CASE("smolvla: the activation probe's example batch carries language tokens, and each sample costs memory") {
@@ -613,12 +617,14 @@ TEST_CASE("smolvla: the vision cache through Policy's training capabilities (pre
   // The run's facts are required and the cache's own refusals still apply.
   auto missing = context;
   missing.num_frames = 0;
-  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { base.prepare_training(missing); })
-            .find("frame count") != std::string::npos);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          base.prepare_training(missing);
+        }).find("frame count") != std::string::npos);
   auto augmented = context;
   augmented.augmentation = true;
-  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] { base.prepare_training(augmented); })
-            .find("augmented frames differ every epoch") != std::string::npos);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          base.prepare_training(augmented);
+        }).find("augmented frames differ every epoch") != std::string::npos);
 }
 
 namespace {
@@ -704,4 +710,3 @@ TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per samp
   CHECK(off.per_sample - on.per_sample >= 10 * kept);
   CHECK(on.per_sample < off.per_sample);
 }
-

@@ -17,7 +17,8 @@ using lrhost::util::ConfigError;
 
 namespace {
 Batch dataset_batch() {
-  return {{"observation.images.top", torch::zeros({1})}, {"observation.state", torch::zeros({1})},
+  return {{"observation.images.top", torch::zeros({1})},
+          {"observation.state", torch::zeros({1})},
           {"action", torch::zeros({1})}};
 }
 }  // namespace
@@ -26,18 +27,22 @@ TEST_CASE("rename_map: every key must be in the batch") {
   CHECK_NOTHROW(check_rename_map_keys({{"observation.images.top", "observation.images.camera1"}}, dataset_batch()));
   CHECK_NOTHROW(check_rename_map_keys({}, dataset_batch()));
 
-  auto typo = error_of<ConfigError>(
-      [] { check_rename_map_keys({{"observation.images.tpo", "observation.images.camera1"}}, dataset_batch()); });
-  CHECK(contains(typo, "rename_map: key 'observation.images.tpo' (-> 'observation.images.camera1') matches no key of "
-                       "the batch, whose keys are 'action', 'observation.images.top', 'observation.state'"));
+  auto typo = error_of<ConfigError>([] {
+    check_rename_map_keys({{"observation.images.tpo", "observation.images.camera1"}}, dataset_batch());
+  });
+  CHECK(contains(typo,
+                 "rename_map: key 'observation.images.tpo' (-> 'observation.images.camera1') matches no key of "
+                 "the batch, whose keys are 'action', 'observation.images.top', 'observation.state'"));
   CHECK(contains(typo, "{\"dataset key\": \"policy key\"}"));
 
   // Policy key -> dataset key, the wrong way round: the hint gives the entry reversed, as JSON.
-  auto reversed = error_of<ConfigError>(
-      [] { check_rename_map_keys({{"observation.images.camera1", "observation.images.top"}}, dataset_batch()); });
+  auto reversed = error_of<ConfigError>([] {
+    check_rename_map_keys({{"observation.images.camera1", "observation.images.top"}}, dataset_batch());
+  });
   CHECK(contains(reversed, "'observation.images.top' is in the batch: the entry looks reversed"));
-  CHECK(contains(reversed, "rename_map='{\"observation.images.top\": \"observation.images.camera1\"}' "
-                           "(lerobot-train: --rename_map='{\"observation.images.top\": \"observation.images.camera1\"}')"));
+  CHECK(contains(reversed,
+                 "rename_map='{\"observation.images.top\": \"observation.images.camera1\"}' "
+                 "(lerobot-train: --rename_map='{\"observation.images.top\": \"observation.images.camera1\"}')"));
 }
 
 TEST_CASE("rename_map: a suggestion maps the dataset key onto the policy's, in command-line JSON") {

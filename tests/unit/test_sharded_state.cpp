@@ -12,9 +12,9 @@
 #include <map>
 #include <memory>
 
+#include "host/ckpt/sharded_state.hpp"
 #include "host/io/atomic_dir.hpp"
 #include "host/io/safetensors.hpp"
-#include "host/ckpt/sharded_state.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/optimizer_state.hpp"
 #include "host/util/error.hpp"
@@ -36,9 +36,9 @@ struct Model : torch::nn::Module {
   torch::nn::Linear enc{nullptr}, head{nullptr};
   torch::Tensor temperature;
   Model() {
-    enc = register_module("enc", torch::nn::Linear(3, 5));                                        // [5,3], [5]
+    enc = register_module("enc", torch::nn::Linear(3, 5));                                          // [5,3], [5]
     head = register_module("head", torch::nn::Linear(torch::nn::LinearOptions(4, 2).bias(false)));  // [2,4]
-    temperature = register_parameter("temperature", torch::tensor(1.5));                           // 0-d
+    temperature = register_parameter("temperature", torch::tensor(1.5));                            // 0-d
   }
 };
 
@@ -87,8 +87,8 @@ std::vector<Rank> make_ranks(int size, const Tensors& full, const std::string& k
         auto p = rank.param(spec.name);
         p.set_data(full.empty() ? torch::zeros(spec.shard_shape()) : fsdp::shard_of(spec, full.at(spec.name), r));
       }
-    rank.optimizer = std::make_unique<Optimizer>(kind, std::vector<ParamGroup>{{"all", rank.model->parameters(), {}, {}}},
-                                                 options_of(kind));
+    rank.optimizer = std::make_unique<Optimizer>(
+        kind, std::vector<ParamGroup>{{"all", rank.model->parameters(), {}, {}}}, options_of(kind));
   }
   return ranks;
 }
@@ -242,9 +242,7 @@ TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the m
   };
   // Rank 1 of 2 holds enc.weight rows [3, 5): saved ranks 1 ([2, 4)) and 2 ([4, 5)).
   auto target = make_ranks(2, {}, "adamw");
-  auto load = [&] {
-    ckpt::load_rank_shards(dir.path, target[1].view, target[1].lookup(), target[1].optimizer.get());
-  };
+  auto load = [&] { ckpt::load_rank_shards(dir.path, target[1].view, target[1].lookup(), target[1].optimizer.get()); };
   auto untouched = [&] {
     for (auto& p : target[1].model->parameters()) CHECK((torch::equal(p, torch::zeros_like(p))));
     CHECK(target[1].optimizer->torch_optimizer().state().empty());

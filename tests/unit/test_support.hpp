@@ -60,7 +60,9 @@ std::string described_error(const std::function<void()>& body) {
   return "";
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 inline bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
 }
@@ -106,12 +108,16 @@ struct ScopedEnv {
   std::optional<std::string> saved;
   ScopedEnv(std::string variable, const std::optional<std::string>& value) : name(std::move(variable)) {
     if (const char* old = std::getenv(name.c_str())) saved = old;
-    if (value) setenv(name.c_str(), value->c_str(), 1);
-    else unsetenv(name.c_str());
+    if (value)
+      setenv(name.c_str(), value->c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
   ~ScopedEnv() {
-    if (saved) setenv(name.c_str(), saved->c_str(), 1);
-    else unsetenv(name.c_str());
+    if (saved)
+      setenv(name.c_str(), saved->c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -123,7 +129,8 @@ struct ScopedEnv {
 inline std::filesystem::path fixture_path(const std::string& folder, const std::string& name) {
   namespace fs = std::filesystem;
   std::vector<fs::path> candidates;
-  if (const char* fixtures = std::getenv("LRHOST_TEST_FIXTURES")) candidates.push_back(fs::path(fixtures) / folder / name);
+  if (const char* fixtures = std::getenv("LRHOST_TEST_FIXTURES"))
+    candidates.push_back(fs::path(fixtures) / folder / name);
   candidates.push_back(fs::current_path() / "tests" / "fixtures" / folder / name);
   for (const auto& candidate : candidates)
     if (fs::exists(candidate)) return candidate;

@@ -32,7 +32,6 @@ bool is_quantile_name(const std::string& name) {
          std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-
 // numpy's pairwise_sum (used when a reduction runs along one contiguous column): blocks of up to
 // 128 summed with eight interleaved accumulators, larger ranges split in halves at a multiple of 8.
 template <class T>

@@ -51,7 +51,8 @@ bool has_quantile_stats(const DatasetStats& stats) {
   return false;
 }
 
-DatasetStats compute_dataset_quantile_stats(const fs::path& root, const std::function<void(int64_t, int64_t)>& progress) {
+DatasetStats compute_dataset_quantile_stats(const fs::path& root,
+                                            const std::function<void(int64_t, int64_t)>& progress) {
   LeRobotDataset dataset(root);
   const DatasetMeta& meta = dataset.meta();
   const torch::Tensor episode_column = dataset.column("episode_index").to(torch::kInt64).contiguous();

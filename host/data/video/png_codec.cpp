@@ -56,7 +56,8 @@ Layout layout_of(const AVFrame* frame) {
 torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
   io::av::install_log_forwarding();
   if (bytes.size() < kPngSignature.size() || bytes.substr(0, kPngSignature.size()) != kPngSignature)
-    throw util::IoError(what + ": not a PNG image (" + std::to_string(bytes.size()) + " bytes without the PNG signature)");
+    throw util::IoError(what + ": not a PNG image (" + std::to_string(bytes.size()) +
+                        " bytes without the PNG signature)");
   const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_PNG);
   if (!codec) throw util::IoError(what + ": this FFmpeg build has no PNG decoder");
   io::av::CodecContextPtr decoder = io::av::make_codec_context(codec);
@@ -91,11 +92,12 @@ torch::Tensor decode_png(std::string_view bytes, const std::string& what) {
   const int row_bytes = width * layout.channels;
   if (frame->format == layout.format) {
     for (int y = 0; y < height; ++y)
-      std::memcpy(target + static_cast<std::ptrdiff_t>(y) * row_bytes, frame->data[0] + static_cast<std::ptrdiff_t>(y) * frame->linesize[0],
+      std::memcpy(target + static_cast<std::ptrdiff_t>(y) * row_bytes,
+                  frame->data[0] + static_cast<std::ptrdiff_t>(y) * frame->linesize[0],
                   static_cast<std::size_t>(row_bytes));
   } else {
-    io::av::SwsPtr sws(sws_getContext(width, height, static_cast<AVPixelFormat>(frame->format), width, height, layout.format,
-                                  SWS_POINT, nullptr, nullptr, nullptr));
+    io::av::SwsPtr sws(sws_getContext(width, height, static_cast<AVPixelFormat>(frame->format), width, height,
+                                      layout.format, SWS_POINT, nullptr, nullptr, nullptr));
     if (!sws) throw util::IoError(what + ": cannot convert the PNG's pixel format to 8 bits");
     uint8_t* planes[4] = {target, nullptr, nullptr, nullptr};
     int strides[4] = {row_bytes, 0, 0, 0};
@@ -136,8 +138,8 @@ std::string encode_png(const torch::Tensor& hwc_uint8) {
   const uint8_t* source = image.data_ptr<uint8_t>();
   const int row_bytes = width * channels;
   for (int y = 0; y < height; ++y)
-    std::memcpy(frame->data[0] + static_cast<std::ptrdiff_t>(y) * frame->linesize[0], source + static_cast<std::ptrdiff_t>(y) * row_bytes,
-                static_cast<std::size_t>(row_bytes));
+    std::memcpy(frame->data[0] + static_cast<std::ptrdiff_t>(y) * frame->linesize[0],
+                source + static_cast<std::ptrdiff_t>(y) * row_bytes, static_cast<std::size_t>(row_bytes));
   frame->pts = 0;
 
   io::av::PacketPtr packet = io::av::make_packet();

@@ -48,7 +48,9 @@ int first_video_stream(const AVFormatContext* format, const fs::path& file) {
   throw util::IoError("no video stream in " + io::av::quoted(file));
 }
 
-bool valid(AVRational rate) { return rate.num > 0 && rate.den > 0; }
+bool valid(AVRational rate) {
+  return rate.num > 0 && rate.den > 0;
+}
 
 VideoStreamInfo make_info(const AVFormatContext* format, int index) {
   const AVStream* stream = format->streams[index];
@@ -97,9 +99,9 @@ struct VideoReader::Impl {
 
   // The most recent decoded frames, contiguous in output order, ending at the decode position.
   std::deque<Decoded> retained;
-  bool at_start = false;   // retained.front() is the first frame of the stream
-  bool flushing = false;   // the demuxer hit the end; the decoder is being drained
-  bool drained = false;    // the decoder gave its last frame
+  bool at_start = false;  // retained.front() is the first frame of the stream
+  bool flushing = false;  // the demuxer hit the end; the decoder is being drained
+  bool drained = false;   // the decoder gave its last frame
   int64_t last_read_dts = std::numeric_limits<int64_t>::min();
   int64_t frame_ticks = 1;  // one frame period in stream time_base units
   int64_t seek_count = 0, decoded_count = 0;
@@ -138,13 +140,15 @@ struct VideoReader::Impl {
                           "this FFmpeg build lacks a decoder for it; re-encode the video (e.g. to AV1 or H.264)");
     decoder = io::av::make_codec_context(codec);
     int result = avcodec_parameters_to_context(decoder.get(), parameters);
-    if (result < 0) throw util::IoError("cannot set up the decoder of video " + io::av::quoted(file) + ": " + io::av::error_text(result));
+    if (result < 0)
+      throw util::IoError("cannot set up the decoder of video " + io::av::quoted(file) + ": " +
+                          io::av::error_text(result));
     decoder->pkt_timebase = stream->time_base;
     decoder->thread_count = std::max(1, options.decoder_threads);
     result = avcodec_open2(decoder.get(), codec, nullptr);
     if (result < 0)
-      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + io::av::quoted(file) + ": " +
-                          io::av::error_text(result));
+      throw util::IoError("cannot open the " + std::string(codec->name) + " decoder for video " + io::av::quoted(file) +
+                          ": " + io::av::error_text(result));
   }
 
   // Query time → stream ticks, rounding a value that is an integer up to float noise to it.
@@ -216,8 +220,10 @@ struct VideoReader::Impl {
         av_packet_unref(packet.get());
         continue;
       }
-      if (packet->dts != AV_NOPTS_VALUE) last_read_dts = packet->dts;
-      else if (packet->pts != AV_NOPTS_VALUE) last_read_dts = packet->pts;
+      if (packet->dts != AV_NOPTS_VALUE)
+        last_read_dts = packet->dts;
+      else if (packet->pts != AV_NOPTS_VALUE)
+        last_read_dts = packet->pts;
       result = avcodec_send_packet(decoder.get(), packet.get());
       av_packet_unref(packet.get());
       if (result < 0 && result != AVERROR(EAGAIN))
@@ -265,9 +271,9 @@ struct VideoReader::Impl {
   void to_rgb(const AVFrame* source, torch::Tensor& chw) {
     const int width = info.width, height = info.height;
     SwsKey key{source->format, source->width, source->height, source->colorspace, source->color_range};
-    SwsContext* context = sws_getCachedContext(sws.release(), source->width, source->height,
-                                               static_cast<AVPixelFormat>(source->format), width, height,
-                                               AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
+    SwsContext* context =
+        sws_getCachedContext(sws.release(), source->width, source->height, static_cast<AVPixelFormat>(source->format),
+                             width, height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
     sws.reset(context);
     if (!context) {
       const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(source->format));
@@ -302,10 +308,12 @@ struct VideoReader::Impl {
 
   torch::Tensor frames_at(std::span<const double> times, double tolerance_s, std::vector<double>* found_times) {
     if (!(tolerance_s >= 0))
-      throw util::DataError(fmt::format("video {}: tolerance_s must be >= 0, got {}", io::av::quoted(file), tolerance_s));
+      throw util::DataError(
+          fmt::format("video {}: tolerance_s must be >= 0, got {}", io::av::quoted(file), tolerance_s));
     for (double t : times)
       if (!std::isfinite(t) || std::abs(t) > 1e9)
-        throw util::DataError(fmt::format("video {}: query time {} is not a valid time in seconds", io::av::quoted(file), t));
+        throw util::DataError(
+            fmt::format("video {}: query time {} is not a valid time in seconds", io::av::quoted(file), t));
     std::vector<double> queries(times.begin(), times.end());
     std::sort(queries.begin(), queries.end());
     queries.erase(std::unique(queries.begin(), queries.end()), queries.end());
@@ -335,7 +343,8 @@ struct VideoReader::Impl {
         consider(decoded->frame.get(), decoded->time);
       }
       if (next < queries.size() && !previous)
-        throw util::IoError("no frame could be decoded from video " + io::av::quoted(file), "the file may be corrupt or truncated");
+        throw util::IoError("no frame could be decoded from video " + io::av::quoted(file),
+                            "the file may be corrupt or truncated");
       for (; next < queries.size(); ++next) chosen[next] = Decoded{io::av::ref_frame(previous.get()), previous_time};
 
       for (std::size_t i = 0; i < queries.size(); ++i) {
@@ -350,8 +359,8 @@ struct VideoReader::Impl {
       }
     }
 
-    torch::Tensor unique_frames = torch::empty({static_cast<int64_t>(queries.size()), 3, info.height, info.width},
-                                               torch::kUInt8);
+    torch::Tensor unique_frames =
+        torch::empty({static_cast<int64_t>(queries.size()), 3, info.height, info.width}, torch::kUInt8);
     for (std::size_t i = 0; i < queries.size(); ++i) {
       torch::Tensor slot = unique_frames[static_cast<int64_t>(i)];
       to_rgb(chosen[i].frame.get(), slot);
@@ -376,10 +385,18 @@ VideoReader::~VideoReader() = default;
 VideoReader::VideoReader(VideoReader&&) noexcept = default;
 VideoReader& VideoReader::operator=(VideoReader&&) noexcept = default;
 
-const VideoStreamInfo& VideoReader::info() const { return impl_->info; }
-const fs::path& VideoReader::path() const { return impl_->file; }
-int64_t VideoReader::seeks() const { return impl_->seek_count; }
-int64_t VideoReader::frames_decoded() const { return impl_->decoded_count; }
+const VideoStreamInfo& VideoReader::info() const {
+  return impl_->info;
+}
+const fs::path& VideoReader::path() const {
+  return impl_->file;
+}
+int64_t VideoReader::seeks() const {
+  return impl_->seek_count;
+}
+int64_t VideoReader::frames_decoded() const {
+  return impl_->decoded_count;
+}
 
 VideoReader::Scan VideoReader::scan_all_frames() {
   Scan scan;

@@ -22,9 +22,9 @@ struct VideoStreamInfo {
   std::string codec;    // canonical codec name, e.g. "av1", "h264", "hevc"
   std::string pix_fmt;  // e.g. "yuv420p"
   int width = 0, height = 0;
-  double fps = 0;             // the stream's frame rate (r_frame_rate, else average)
-  double duration_s = 0;      // stream duration, else container duration
-  int64_t frame_count = 0;    // from the container; estimated from duration × fps when it has none
+  double fps = 0;           // the stream's frame rate (r_frame_rate, else average)
+  double duration_s = 0;    // stream duration, else container duration
+  int64_t frame_count = 0;  // from the container; estimated from duration × fps when it has none
   bool has_audio = false;
 };
 

@@ -26,8 +26,12 @@ VideoReader& VideoReaderCache::get(const std::filesystem::path& file) {
   return *entries_.front().second;
 }
 
-std::size_t VideoReaderCache::size() const { return entries_.size(); }
-std::size_t VideoReaderCache::capacity() const { return capacity_; }
+std::size_t VideoReaderCache::size() const {
+  return entries_.size();
+}
+std::size_t VideoReaderCache::capacity() const {
+  return capacity_;
+}
 
 void VideoReaderCache::clear() {
   index_.clear();

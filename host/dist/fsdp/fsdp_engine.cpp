@@ -303,14 +303,20 @@ FsdpEngine::FsdpEngine(policy::Policy& policy, FsdpOptions options, std::shared_
 
 FsdpEngine::~FsdpEngine() = default;
 
-double FsdpEngine::clip_grad_norm(double max_norm) { return impl_->clip_grad_norm(max_norm); }
+double FsdpEngine::clip_grad_norm(double max_norm) {
+  return impl_->clip_grad_norm(max_norm);
+}
 std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict(bool keep) {
   return impl_->full_state_dict(keep);
 }
 void FsdpEngine::load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
   impl_->load_full_state_dict(state);
 }
-torch::Tensor FsdpEngine::local_shard(const std::string& param_name) const { return impl_->local_shard(param_name); }
-FsdpMemory FsdpEngine::memory() const { return impl_->memory(); }
+torch::Tensor FsdpEngine::local_shard(const std::string& param_name) const {
+  return impl_->local_shard(param_name);
+}
+FsdpMemory FsdpEngine::memory() const {
+  return impl_->memory();
+}
 
 }  // namespace lrhost::dist::fsdp

@@ -4,8 +4,8 @@
 // steps, so the optimizer, its state and gradient clipping see only shards. Frozen parameters are
 // only gathered and resharded: no gradient, reduction or optimizer state; they are freed once the
 // gradients of the unit's inputs are computed (or at the end of backward). Around each unit's
-// forward (hooks from forward_hooks.hpp): pre-forward, one flat all-gather of the unit's shards into per-parameter unsharded tensors that
-// the parameters point at; post-forward, ZeRO-3 (reshard_after_forward) frees them and registers
+// forward (hooks from forward_hooks.hpp): pre-forward, one flat all-gather of the unit's shards into per-parameter
+// unsharded tensors that the parameters point at; post-forward, ZeRO-3 (reshard_after_forward) frees them and registers
 // pre-backward hooks on the outputs that gather again, ZeRO-2 keeps them; when the unit's
 // gradients are complete, one flat fp32 reduce-scatter (averaged over all data-parallel ranks,
 // then all-reduced across replicas for hybrid sharding) leaves the shard gradient on the
@@ -29,10 +29,10 @@
 namespace lrhost::dist::fsdp {
 
 struct FsdpOptions {
-  int shard_size = 1;                        // ranks per shard group (parallelism.dp_shard)
-  int replicate_size = 1;                    // shard groups (parallelism.dp_replicate)
-  bool reshard_after_forward = true;         // true: ZeRO-3 / FULL_SHARD; false: ZeRO-2 / SHARD_GRAD_OP
-  std::vector<std::string> wrap_modules;     // empty: the policy's declared unit types
+  int shard_size = 1;                          // ranks per shard group (parallelism.dp_shard)
+  int replicate_size = 1;                      // shard groups (parallelism.dp_replicate)
+  bool reshard_after_forward = true;           // true: ZeRO-3 / FULL_SHARD; false: ZeRO-2 / SHARD_GRAD_OP
+  std::vector<std::string> wrap_modules;       // empty: the policy's declared unit types
   std::optional<c10::ScalarType> param_dtype;  // dtype of gathered parameters (bf16 mixed precision)
   // Where shards and gathered parameters live; unset: the parameters' own device. Set when the
   // parameters still view a checkpoint file on the CPU (only each rank's rows are copied over).

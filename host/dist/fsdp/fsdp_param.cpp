@@ -36,8 +36,12 @@ FsdpParam::FsdpParam(const ParamShardSpec& spec, torch::Tensor param, const torc
   param_.set_data(shard_);
 }
 
-void FsdpParam::allocate_unsharded() { allocate_storage(padded_); }
-void FsdpParam::free_unsharded() { free_storage(padded_); }
+void FsdpParam::allocate_unsharded() {
+  allocate_storage(padded_);
+}
+void FsdpParam::free_unsharded() {
+  free_storage(padded_);
+}
 
 void FsdpParam::stash_shard_grad() {
   auto& grad = param_.mutable_grad();

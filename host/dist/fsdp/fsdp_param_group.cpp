@@ -27,8 +27,8 @@ FsdpParamGroup::FsdpParamGroup(const WrapUnit& unit, const ParamGroupSpec& group
       throw util::ConfigError("FSDP: parameter '" + spec.name + "' is not floating point");
     if (param.device() != first.device())
       throw util::ConfigError("FSDP: unit '" + layout_.name + "' has parameters on two devices ('" + spec.name +
-                              "' is on " + param.device().str() + ", '" + layout_.params[0].name + "' on " +
-                              first.device().str() + ")",
+                                  "' is on " + param.device().str() + ", '" + layout_.params[0].name + "' on " +
+                                  first.device().str() + ")",
                               "move the whole policy to one device before acc:prepare");
     const torch::Tensor values = values_of ? values_of(param) : torch::Tensor();
     params_.emplace_back(spec, param, values.defined() ? values : param, flat_shard_, offsets_[i], comms_.shard_rank,

@@ -8,8 +8,8 @@
 // A frozen group is only gathered and resharded: it has no gradients to reduce. The engine
 // (fsdp_engine.cpp) decides when each runs and in which order across groups.
 #pragma once
-#include <functional>
 #include <torch/torch.h>
+#include <functional>
 
 #include <cstddef>
 #include <memory>

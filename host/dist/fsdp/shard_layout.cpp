@@ -56,7 +56,8 @@ UnitLayout make_unit_layout(const std::string& name, const std::string& module_t
                             const std::vector<std::pair<std::string, torch::Tensor>>& params, int shard_size,
                             bool frozen) {
   UnitLayout layout{name, module_type, shard_size, {}, frozen};
-  for (const auto& [param_name, param] : params) layout.params.push_back(make_param_spec(param_name, param, shard_size));
+  for (const auto& [param_name, param] : params)
+    layout.params.push_back(make_param_spec(param_name, param, shard_size));
   return layout;
 }
 

@@ -15,12 +15,12 @@
 namespace lrhost::dist::fsdp {
 
 struct ParamShardSpec {
-  std::string name;             // dotted state_dict key
-  std::vector<int64_t> shape;   // global (unsharded) shape
+  std::string name;            // dotted state_dict key
+  std::vector<int64_t> shape;  // global (unsharded) shape
   c10::ScalarType dtype = c10::ScalarType::Float;
-  int64_t rows = 1;             // shape[0], or 1 for a 0-d parameter
-  int64_t row_numel = 1;        // elements per row
-  int64_t rows_per_rank = 1;    // ceil(rows / shard_size)
+  int64_t rows = 1;           // shape[0], or 1 for a 0-d parameter
+  int64_t row_numel = 1;      // elements per row
+  int64_t rows_per_rank = 1;  // ceil(rows / shard_size)
 
   int64_t numel() const { return rows * row_numel; }
   int64_t shard_numel() const { return rows_per_rank * row_numel; }
@@ -33,11 +33,11 @@ struct ParamShardSpec {
 // One parameter group of a wrap unit (wrap_units.hpp: trainable or frozen, one dtype); a unit with
 // both, or with several dtypes, has one layout per group under the same name.
 struct UnitLayout {
-  std::string name;  // module path of the wrap unit ("model.encoder.layers.0"), or "root"
+  std::string name;         // module path of the wrap unit ("model.encoder.layers.0"), or "root"
   std::string module_type;  // e.g. "ACTEncoderLayer"; "root" for the root unit
   int shard_size = 1;
   std::vector<ParamShardSpec> params;  // of one dtype
-  bool frozen = false;  // no gradients, reduction or optimizer state (requires_grad = false)
+  bool frozen = false;                 // no gradients, reduction or optimizer state (requires_grad = false)
 
   int64_t numel() const;        // unpadded elements of all parameters
   int64_t shard_numel() const;  // elements of one rank's flat shard

@@ -24,21 +24,23 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
   for (const auto& item : policy.named_modules("", /*include_self=*/false))
     present.insert(policy::module_type_name(*item.value()));
   if (types.empty())
-    throw util::ConfigError("FSDP: policy '" + policy.type() + "' declares no wrap-unit module types and the recipe names none",
-                            "set accelerator.fsdp.wrap_modules to module types of this policy (" + joined(present) +
-                                "); a root-only wrap would shard nothing per layer, so it is not done silently");
+    throw util::ConfigError(
+        "FSDP: policy '" + policy.type() + "' declares no wrap-unit module types and the recipe names none",
+        "set accelerator.fsdp.wrap_modules to module types of this policy (" + joined(present) +
+            "); a root-only wrap would shard nothing per layer, so it is not done silently");
   for (const auto& type : types) {
     if (!present.count(type))
-      throw util::ConfigError("accelerator.fsdp.wrap_modules: '" + type + "' matches no module of policy '" +
-                                  policy.type() + "'",
-                              "its module types are: " + joined(present));
+      throw util::ConfigError(
+          "accelerator.fsdp.wrap_modules: '" + type + "' matches no module of policy '" + policy.type() + "'",
+          "its module types are: " + joined(present));
     if (!policy::supports_forward_hooks(type))
-      throw util::ConfigError("accelerator.fsdp.wrap_modules: module type '" + type +
-                                  "' cannot be an FSDP unit: its forward runs no FSDP hooks",
-                              "policy '" + policy.type() + "' declares these unit types: " + [&] {
-                                auto declared = policy.fsdp_wrap_module_types();
-                                return joined(std::set<std::string>(declared.begin(), declared.end()));
-                              }());
+      throw util::ConfigError(
+          "accelerator.fsdp.wrap_modules: module type '" + type +
+              "' cannot be an FSDP unit: its forward runs no FSDP hooks",
+          "policy '" + policy.type() + "' declares these unit types: " + [&] {
+            auto declared = policy.fsdp_wrap_module_types();
+            return joined(std::set<std::string>(declared.begin(), declared.end()));
+          }());
   }
   std::set<std::string> wanted(types.begin(), types.end());
 
@@ -62,8 +64,7 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
   }
   WrapUnit root{"", "root", &policy, {}};
   for (const auto& param : policy.named_parameters())
-    if (!claimed.count(param.value().unsafeGetTensorImpl()))
-      root.params.emplace_back(param.key(), param.value());
+    if (!claimed.count(param.value().unsafeGetTensorImpl())) root.params.emplace_back(param.key(), param.value());
   if (!root.params.empty()) units.push_back(std::move(root));
   return units;
 }

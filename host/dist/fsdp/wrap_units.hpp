@@ -17,8 +17,8 @@
 namespace lrhost::dist::fsdp {
 
 struct WrapUnit {
-  std::string path;                 // module path ("model.encoder.layers.0"); "" for the root unit
-  std::string module_type;          // "ACTEncoderLayer"; "root" for the root unit
+  std::string path;                     // module path ("model.encoder.layers.0"); "" for the root unit
+  std::string module_type;              // "ACTEncoderLayer"; "root" for the root unit
   torch::nn::Module* module = nullptr;  // the policy itself for the root unit
   std::vector<std::pair<std::string, torch::Tensor>> params;  // all, by state_dict key, module order
 };

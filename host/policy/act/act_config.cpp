@@ -90,7 +90,9 @@ void ACTConfig::validate() const {
     throw util::NotImplemented(where + ": 'replace_final_stride_with_dilation' = true is not implemented");
 }
 
-nlohmann::ordered_json ACTConfig::to_json() const { return write_config_fields(*this, "act"); }
+nlohmann::ordered_json ACTConfig::to_json() const {
+  return write_config_fields(*this, "act");
+}
 
 const std::vector<std::string>& ACTConfig::weight_shape_fields() {
   static const std::vector<std::string> fields = config_field_names<ACTConfig>(&FieldTraits::shapes_weights);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/act/act_attention.hpp"
 #include "host/nn/dropout.hpp"
+#include "host/policy/act/act_attention.hpp"
 #include "host/policy/act/act_config.hpp"
 
 namespace lrhost::policy::act {

@@ -84,7 +84,8 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
     // Tokens [cls, (robot state), actions...], batch-first here, sequence-first for the encoder.
     std::vector<torch::Tensor> tokens{vae_encoder_cls_embed_->weight.unsqueeze(0).expand({batch_size, 1, -1})};
     if (robot_state_)
-      tokens.push_back(nn::apply_linear(vae_encoder_robot_state_input_proj_, input(batch, "observation.state")).unsqueeze(1));
+      tokens.push_back(
+          nn::apply_linear(vae_encoder_robot_state_input_proj_, input(batch, "observation.state")).unsqueeze(1));
     tokens.push_back(nn::apply_linear(vae_encoder_action_input_proj_, actions));
     auto vae_input = torch::cat(tokens, 1);
     auto pos_embed = vae_encoder_pos_enc_.clone().detach();
@@ -109,7 +110,8 @@ ACTOutput ACTImpl::forward(const std::map<std::string, torch::Tensor>& batch,
   std::vector<torch::Tensor> pos{encoder_1d_feature_pos_embed_->weight.unsqueeze(1)};
   if (robot_state_)
     tokens.push_back(nn::apply_linear(encoder_robot_state_input_proj_, input(batch, "observation.state")).unsqueeze(0));
-  if (env_state_) tokens.push_back(nn::apply_linear(encoder_env_state_input_proj_, input(batch, env_state_->key)).unsqueeze(0));
+  if (env_state_)
+    tokens.push_back(nn::apply_linear(encoder_env_state_input_proj_, input(batch, env_state_->key)).unsqueeze(0));
   for (const auto& image : images) {
     auto features = backbone_->forward(image);
     auto cam_pos = sinusoid_for(features);

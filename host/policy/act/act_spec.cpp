@@ -15,11 +15,12 @@ const PolicySpec& spec() {
       .processors = ProcessorPipeline::lerobot_default(),
       .fsdp_wrap_module_types = {"ACTEncoderLayer", "ACTDecoderLayer"},
       .fsdp_lerobot_classes = {{"ACTEncoderLayer", "ACTEncoderLayer"}, {"ACTDecoderLayer", "ACTDecoderLayer"}},
-      .lerobot_train = LeRobotTrainMapping{.recipe = "act_ddp.lua",
-                                           .deviating_fields = {"chunk_size", "n_action_steps"},
-                                           .lerobot_values = {{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
-                                           .optimizer_preset = "adamw",
-                                           .scheduler_preset = ""},
+      .lerobot_train =
+          LeRobotTrainMapping{.recipe = "act_ddp.lua",
+                              .deviating_fields = {"chunk_size", "n_action_steps"},
+                              .lerobot_values = {{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
+                              .optimizer_preset = "adamw",
+                              .scheduler_preset = ""},
   };
   return entry;
 }

@@ -127,8 +127,7 @@ std::vector<torch::Tensor> PaliGemmaWithExpertImpl::run_pair(int64_t index, cons
   auto attended = nn::gemma_attend(query, key, value, rope, mask);
   const int64_t prefix_length = prefix.size(1);
   const bool last = index + 1 == static_cast<int64_t>(language_model()->layers->size());
-  auto prefix_out =
-      last ? torch::Tensor() : vlm_layer->finish(prefix, attended.slice(1, 0, prefix_length), a.gate);
+  auto prefix_out = last ? torch::Tensor() : vlm_layer->finish(prefix, attended.slice(1, 0, prefix_length), a.gate);
   auto suffix_out = expert_layer->finish(suffix, attended.slice(1, prefix_length), b.gate, cond);
   return {prefix_out, suffix_out};
 }
@@ -199,7 +198,7 @@ torch::Tensor PaliGemmaWithExpertImpl::forward_suffix(const torch::Tensor& suffi
     throw util::DataError("PaliGemmaWithExpert: the prefix cache has " + std::to_string(cache.keys.size()) +
                           " layers, the expert " + std::to_string(depth));
   auto h = expert->layer(0)->self_attn->q_proj->weight.scalar_type() == torch::kBFloat16 ? suffix.to(torch::kBFloat16)
-                                                                                       : suffix;
+                                                                                         : suffix;
   // The expert's own rotary embedding (same base and width as the VLM's).
   const auto rope = expert->rope_tables(positions, h.scalar_type());
   for (std::size_t i = 0; i < depth; ++i) {

@@ -23,7 +23,8 @@ void complete_pi_features(Config& c) {
     if (!has(c.input_features, key))
       c.input_features.push_back({key, "VISUAL", {3, c.image_resolution[0], c.image_resolution[1]}});
   }
-  if (!has(c.input_features, "observation.state")) c.input_features.push_back({"observation.state", "STATE", {c.max_state_dim}});
+  if (!has(c.input_features, "observation.state"))
+    c.input_features.push_back({"observation.state", "STATE", {c.max_state_dim}});
   if (!has(c.output_features, "action")) c.output_features.push_back({"action", "ACTION", {c.max_action_dim}});
 }
 
@@ -54,20 +55,23 @@ void validate_pi_config(const Config& c, const std::string& where) {
   // The relative/absolute action steps need the state of the preprocessor call in the postprocessor
   // (LeRobot's AbsoluteActionsProcessorStep reads the relative step's cached state): not built yet.
   if (c.use_relative_actions)
-    throw util::NotImplemented(where + ": 'use_relative_actions' = true (relative_actions_processor) is not implemented "
+    throw util::NotImplemented(where +
+                               ": 'use_relative_actions' = true (relative_actions_processor) is not implemented "
                                "in lrhost; use false");
   if (c.compile_model)
     throw util::NotImplemented(where + ": 'compile_model' = true (torch.compile) is not implemented in lrhost");
   for (const auto* feature : {c.robot_state_feature(), c.action_feature()})
     if (feature && feature->shape.size() != 1)
       fail("'" + feature->key + "' must be a vector feature (shape [n]), got " + nlohmann::json(feature->shape).dump());
-  if (const auto* state = c.robot_state_feature(); state && state->shape.size() == 1 && state->shape[0] > c.max_state_dim)
-    fail("'observation.state' has " + std::to_string(state->shape[0]) + " dimensions, more than 'max_state_dim' = " +
-             std::to_string(c.max_state_dim),
+  if (const auto* state = c.robot_state_feature();
+      state && state->shape.size() == 1 && state->shape[0] > c.max_state_dim)
+    fail("'observation.state' has " + std::to_string(state->shape[0]) +
+             " dimensions, more than 'max_state_dim' = " + std::to_string(c.max_state_dim),
          "LeRobot pads the state to max_state_dim and never truncates; raise max_state_dim");
-  if (const auto* action = c.action_feature(); action && action->shape.size() == 1 && action->shape[0] > c.max_action_dim)
-    fail("'action' has " + std::to_string(action->shape[0]) + " dimensions, more than 'max_action_dim' = " +
-             std::to_string(c.max_action_dim),
+  if (const auto* action = c.action_feature();
+      action && action->shape.size() == 1 && action->shape[0] > c.max_action_dim)
+    fail("'action' has " + std::to_string(action->shape[0]) +
+             " dimensions, more than 'max_action_dim' = " + std::to_string(c.max_action_dim),
          "LeRobot pads actions to max_action_dim and never truncates; raise max_action_dim");
 }
 

@@ -88,7 +88,8 @@ struct PiConfigFields : PretrainedConfigFields {
     f("rtc_config", c.rtc_config, {.refusal = "real-time chunking is not implemented in lrhost; use null"});
     f("image_resolution", c.image_resolution, {.shapes_weights = true, .length = 2, .expected = "[height, width]"});
     f("empty_cameras", c.empty_cameras);
-    if (tokenizer_length_at == TokenizerLengthAt::after_empty_cameras) f("tokenizer_max_length", c.tokenizer_max_length);
+    if (tokenizer_length_at == TokenizerLengthAt::after_empty_cameras)
+      f("tokenizer_max_length", c.tokenizer_max_length);
     f("normalization_mapping", c.normalization_mapping);
     f("gradient_checkpointing", c.gradient_checkpointing);
     f("compile_model", c.compile_model);

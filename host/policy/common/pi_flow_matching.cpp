@@ -66,8 +66,7 @@ PiFlowMatchingImpl::Suffix PiFlowMatchingImpl::embed_suffix(const torch::Tensor&
                                                             const torch::Tensor& noisy_actions,
                                                             const torch::Tensor& time) {
   const int64_t width = action_in_proj->weight.size(0);
-  auto time_embedding =
-      common::sinusoidal_time_embedding(time, width, min_period_, max_period_).to(time.scalar_type());
+  auto time_embedding = common::sinusoidal_time_embedding(time, width, min_period_, max_period_).to(time.scalar_type());
   auto action = nn::apply_linear(action_in_proj, noisy_actions);
   const int64_t batch = action.size(0);
   const auto device = action.device();

@@ -42,7 +42,7 @@ class PiFlowMatchingImpl : public torch::nn::Module {
   PaliGemmaWithExpert paligemma_with_expert{nullptr};
   torch::nn::Linear action_in_proj{nullptr}, action_out_proj{nullptr};
   torch::nn::Linear state_proj{nullptr}, action_time_mlp_in{nullptr}, action_time_mlp_out{nullptr};  // pi0
-  torch::nn::Linear time_mlp_in{nullptr}, time_mlp_out{nullptr};                                      // pi05
+  torch::nn::Linear time_mlp_in{nullptr}, time_mlp_out{nullptr};                                     // pi05
 
  private:
   struct Prefix {

@@ -19,7 +19,8 @@ nn::GemmaConfig variant_config(const std::string& variant, const std::string& wh
 }
 
 fs::path geometry_file(const std::string& geometry) {
-  fs::path path = geometry.starts_with(util::kShippedAssetPrefix) ? util::shipped_asset_dir(geometry) : fs::path(geometry);
+  fs::path path =
+      geometry.starts_with(util::kShippedAssetPrefix) ? util::shipped_asset_dir(geometry) : fs::path(geometry);
   if (fs::is_directory(path)) path /= kGeometryFile;
   return path;
 }
@@ -115,7 +116,8 @@ PiGeometry pi_geometry(const std::string& paligemma_variant, const std::string& 
   const auto& v = g.paligemma.text;
   if (v.num_hidden_layers != g.expert.num_hidden_layers || v.num_attention_heads != g.expert.num_attention_heads ||
       v.num_key_value_heads != g.expert.num_key_value_heads || v.head_dim != g.expert.head_dim)
-    throw util::ConfigError(where + ": the VLM and the action expert must have the same num_hidden_layers, "
+    throw util::ConfigError(where +
+                            ": the VLM and the action expert must have the same num_hidden_layers, "
                             "num_attention_heads, num_key_value_heads and head_dim (their attention is joint)");
   if (g.paligemma.vision.image_size % g.paligemma.vision.patch_size != 0)
     throw util::ConfigError(where + ": image_resolution " + std::to_string(image_size) +

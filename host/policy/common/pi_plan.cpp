@@ -12,13 +12,15 @@ namespace {
 const std::string kModel = "model.";
 const std::string kWithExpert = "model.paligemma_with_expert.";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // LeRobot's to_bfloat16_for_selected_params: these names stay fp32, the rest of PaliGemmaWithExpert
 // goes bf16 (the same substring rules; "model.norm" also matches "language_model.norm").
 bool stays_fp32(const std::string& key) {
-  for (const char* part : {"vision_tower", "multi_modal_projector", "input_layernorm", "post_attention_layernorm",
-                           "model.norm"})
+  for (const char* part :
+       {"vision_tower", "multi_modal_projector", "input_layernorm", "post_attention_layernorm", "model.norm"})
     if (contains(key, part)) return true;
   return false;
 }
@@ -27,8 +29,8 @@ bool stays_fp32(const std::string& key) {
 bool trainable(const std::string& key, const PiConfigFields& config, int64_t last_vlm_layer) {
   if (contains(key, "lm_head.") || key.starts_with("paligemma.model.language_model.norm.")) return false;
   const std::string last = "paligemma.model.language_model.layers." + std::to_string(last_vlm_layer) + ".";
-  if (key.starts_with(last) && (contains(key, "self_attn.o_proj.") || contains(key, ".mlp.") ||
-                                contains(key, "post_attention_layernorm.")))
+  if (key.starts_with(last) &&
+      (contains(key, "self_attn.o_proj.") || contains(key, ".mlp.") || contains(key, "post_attention_layernorm.")))
     return false;
   if (config.freeze_vision_encoder && contains(key, "vision_tower.")) return false;
   if (config.train_expert_only && key.starts_with("paligemma.")) return false;
@@ -124,10 +126,11 @@ PlannedPolicy plan_pi_policy(PiVariant variant, const PiConfigFields& config, co
   const auto per_vision_layer = measure(1, 2) - base;
   planned.activation_bytes_per_sample = base + (geometry.paligemma.text.num_hidden_layers - 1) * per_pair +
                                         (geometry.paligemma.vision.num_hidden_layers - 1) * per_vision_layer;
-  planned.activation_note = "measured on CPU: training forwards at batch 1 and 2 of full-width models with 1-2 layer "
-                            "pairs and 1-2 SigLIP layers, extrapolated to " +
-                            std::to_string(geometry.paligemma.text.num_hidden_layers) + " pairs and " +
-                            std::to_string(geometry.paligemma.vision.num_hidden_layers) + " SigLIP layers";
+  planned.activation_note =
+      "measured on CPU: training forwards at batch 1 and 2 of full-width models with 1-2 layer "
+      "pairs and 1-2 SigLIP layers, extrapolated to " +
+      std::to_string(geometry.paligemma.text.num_hidden_layers) + " pairs and " +
+      std::to_string(geometry.paligemma.vision.num_hidden_layers) + " SigLIP layers";
   spdlog::debug("pi plan: activations {} base + {} per layer pair + {} per SigLIP layer, bytes per sample", base,
                 per_pair, per_vision_layer);
   return planned;

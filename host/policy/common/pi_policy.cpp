@@ -22,7 +22,9 @@ const std::string kEmptyCameraPrefix = "observation.images.empty_camera_";
 constexpr const char* kLanguageTokens = "observation.language.tokens";
 constexpr const char* kLanguageMask = "observation.language.attention_mask";
 
-std::string type_name(PiVariant variant) { return variant == PiVariant::pi0 ? "pi0" : "pi05"; }
+std::string type_name(PiVariant variant) {
+  return variant == PiVariant::pi0 ? "pi0" : "pi05";
+}
 
 // LeRobot's pad_vector: zero-pad the last dimension, never truncate.
 torch::Tensor pad_last_dim(const torch::Tensor& x, int64_t size) {
@@ -42,8 +44,10 @@ PiPolicy::PiPolicy(PiVariant variant, PiConfigFields config, std::optional<PiGeo
       config_(std::move(config)),
       geometry_(geometry ? std::move(*geometry) : pi_geometry_of(config_, variant)) {
   if (config_.image_resolution[0] != config_.image_resolution[1])
-    throw util::ConfigError("policy '" + type_name(variant) + "': 'image_resolution' must be square (PaliGemma's "
-                            "SigLIP), got " + nlohmann::json(config_.image_resolution).dump());
+    throw util::ConfigError("policy '" + type_name(variant) +
+                            "': 'image_resolution' must be square (PaliGemma's "
+                            "SigLIP), got " +
+                            nlohmann::json(config_.image_resolution).dump());
   model_ = register_module("model", PiFlowMatching(variant, config_, geometry_));
   reset();
 }
@@ -74,12 +78,12 @@ PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
     if (std::none_of(cameras.begin(), cameras.end(), [&](const PolicyFeature& f) { return f.key == key; })) {
       std::string names;
       for (const auto& c : cameras) names += (names.empty() ? "'" : ", '") + c.key + "'";
-      throw util::ConfigError(type + " policy: the batch has camera '" + key +
-                                  "', which is not one of the policy's cameras (" + names + ")",
-                              "map dataset cameras onto the policy's with rename_map, e.g. " +
-                                  suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key,
-                                                       cameras.front().key) +
-                                  ", or drop it from the batch");
+      throw util::ConfigError(
+          type + " policy: the batch has camera '" + key + "', which is not one of the policy's cameras (" + names +
+              ")",
+          "map dataset cameras onto the policy's with rename_map, e.g. " +
+              suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key, cameras.front().key) +
+              ", or drop it from the batch");
     }
   }
   PiInputs inputs;
@@ -102,9 +106,10 @@ PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
   // camera (not an empty_camera_<i>) missing is said once, since a misnamed key looks the same.
   for (const auto& key : missing) {
     if (!key.starts_with(kEmptyCameraPrefix) && warned_missing_cameras_.insert(key).second)
-      spdlog::warn("{} policy: camera '{}' is not in the batch: it is fed as an empty camera (all -1, masked out), "
-                   "as LeRobot does; map a dataset camera onto it with rename_map if it should see one",
-                   type, key);
+      spdlog::warn(
+          "{} policy: camera '{}' is not in the batch: it is fed as an empty camera (all -1, masked out), "
+          "as LeRobot does; map a dataset camera onto it with rename_map if it should see one",
+          type, key);
     inputs.images.push_back(torch::full_like(inputs.images.back(), -1.0));
     inputs.image_masks.push_back(torch::zeros_like(inputs.image_masks.back()));
   }
@@ -130,15 +135,15 @@ PolicyOutput PiPolicy::forward(const Batch& batch) {
   auto actions = pad_last_dim(require_input(batch, "action", type), config_.max_action_dim);
   // LeRobot's order: the noise first (device generator), then the time (CPU generator).
   auto noise_entry = batch.find("noise");
-  auto noise = noise_entry != batch.end() ? noise_entry->second : common::sample_noise(actions.sizes(), actions.device());
+  auto noise =
+      noise_entry != batch.end() ? noise_entry->second : common::sample_noise(actions.sizes(), actions.device());
   auto time_entry = batch.find("time");
-  auto time = time_entry != batch.end()
-                  ? time_entry->second
-                  : common::sample_time_beta(actions.size(0), actions.device(),
-                                             {.alpha = config_.time_sampling_beta_alpha,
-                                              .beta = config_.time_sampling_beta_beta,
-                                              .scale = config_.time_sampling_scale,
-                                              .offset = config_.time_sampling_offset});
+  auto time = time_entry != batch.end() ? time_entry->second
+                                        : common::sample_time_beta(actions.size(0), actions.device(),
+                                                                   {.alpha = config_.time_sampling_beta_alpha,
+                                                                    .beta = config_.time_sampling_beta_beta,
+                                                                    .scale = config_.time_sampling_scale,
+                                                                    .offset = config_.time_sampling_offset});
   auto losses = model_->forward(inputs, actions, noise, time);
   losses = losses.slice(-1, 0, config_.action_feature()->shape[0]);
   // A plain mean: LeRobot 0.6.1's pi0/pi05 do not mask padded action steps (action_is_pad is ignored).
@@ -153,10 +158,10 @@ torch::Tensor PiPolicy::predict_action_chunk(const Batch& batch) {
   auto inputs = prepare_inputs(batch);
   const auto device = inputs.images.front().device();
   auto noise_entry = batch.find("noise");
-  auto noise = noise_entry != batch.end()
-                   ? noise_entry->second
-                   : common::sample_noise({inputs.images.front().size(0), config_.chunk_size, config_.max_action_dim},
-                                          device);
+  auto noise =
+      noise_entry != batch.end()
+          ? noise_entry->second
+          : common::sample_noise({inputs.images.front().size(0), config_.chunk_size, config_.max_action_dim}, device);
   auto actions = model_->sample_actions(inputs, noise);
   return actions.slice(-1, 0, config_.action_feature()->shape[0]);
 }
@@ -185,8 +190,12 @@ nlohmann::ordered_json pi_scheduler_preset(const PiConfigFields& config) {
           {"decay_lr_ratio", config.scheduler_decay_lr / config.optimizer_lr}};
 }
 
-nlohmann::ordered_json PiPolicy::optimizer_preset() const { return pi_optimizer_preset(config_); }
-nlohmann::ordered_json PiPolicy::scheduler_preset() const { return pi_scheduler_preset(config_); }
+nlohmann::ordered_json PiPolicy::optimizer_preset() const {
+  return pi_optimizer_preset(config_);
+}
+nlohmann::ordered_json PiPolicy::scheduler_preset() const {
+  return pi_scheduler_preset(config_);
+}
 
 std::map<std::string, std::string> PiPolicy::normalization_mapping() const {
   return {config_.normalization_mapping.begin(), config_.normalization_mapping.end()};
@@ -236,12 +245,14 @@ std::vector<std::string> PiPolicy::adapt_pretrained_tensors(
     if (key != before) ++renames;
     out.emplace_back(key, tensor);
   }
-  if (unprefixed > 0) notes.push_back(std::to_string(unprefixed) + " key(s) without the 'model.' prefix (openpi's layout): prefixed");
+  if (unprefixed > 0)
+    notes.push_back(std::to_string(unprefixed) + " key(s) without the 'model.' prefix (openpi's layout): prefixed");
   if (renames > 0)
-    notes.push_back(std::to_string(renames) + " key(s) renamed to " + type_name(variant_) + "'s time MLP names (" +
-                    (variant_ == PiVariant::pi0 ? "time_mlp_* -> action_time_mlp_*" : "action_time_mlp_* -> time_mlp_*") +
-                    ")");
-  if (dropped > 0) notes.push_back(std::to_string(dropped) + " state_proj tensor(s) dropped: pi05 has no state projection");
+    notes.push_back(
+        std::to_string(renames) + " key(s) renamed to " + type_name(variant_) + "'s time MLP names (" +
+        (variant_ == PiVariant::pi0 ? "time_mlp_* -> action_time_mlp_*" : "action_time_mlp_* -> time_mlp_*") + ")");
+  if (dropped > 0)
+    notes.push_back(std::to_string(dropped) + " state_proj tensor(s) dropped: pi05 has no state projection");
   auto find = [&](const std::string& key) {
     return std::find_if(out.begin(), out.end(), [&](const auto& entry) { return entry.first == key; });
   };

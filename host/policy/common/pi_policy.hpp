@@ -15,10 +15,10 @@
 #include <set>
 #include <string>
 
+#include "host/policy/action_queue.hpp"
 #include "host/policy/common/pi_config_fields.hpp"
 #include "host/policy/common/pi_flow_matching.hpp"
 #include "host/policy/common/pi_geometry.hpp"
-#include "host/policy/action_queue.hpp"
 #include "host/policy/policy.hpp"
 
 namespace lrhost::policy::pi_common {

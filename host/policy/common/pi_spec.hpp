@@ -28,23 +28,23 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
       .processors = std::move(processors),
       .fsdp_wrap_module_types = {"GemmaDecoderLayer", "SiglipEncoderLayer"},
       // transformers' classes in LeRobot's PaliGemma + Gemma expert.
-      .fsdp_lerobot_classes = {{"GemmaDecoderLayer", "GemmaDecoderLayer"}, {"SiglipEncoderLayer", "SiglipEncoderLayer"}},
+      .fsdp_lerobot_classes = {{"GemmaDecoderLayer", "GemmaDecoderLayer"},
+                               {"SiglipEncoderLayer", "SiglipEncoderLayer"}},
       .fsdp_gather_group = layer_pair_of,
-      .lerobot_train = LeRobotTrainMapping{.recipe = type + ".lua",
-                                           .deviating_fields = {"geometry", "tokenizer_name", "image_resolution",
-                                                                "chunk_size", "n_action_steps", "tokenizer_max_length",
-                                                                "scheduler_warmup_steps"},
-                                           .optimizer_preset = "adamw",
-                                           .scheduler_preset = "cosine_decay_with_warmup"},
+      .lerobot_train =
+          LeRobotTrainMapping{.recipe = type + ".lua",
+                              .deviating_fields = {"geometry", "tokenizer_name", "image_resolution", "chunk_size",
+                                                   "n_action_steps", "tokenizer_max_length", "scheduler_warmup_steps"},
+                              .optimizer_preset = "adamw",
+                              .scheduler_preset = "cosine_decay_with_warmup"},
       // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
       .plan_without_building = [variant](const nlohmann::json& config,
                                          const PolicyFeatures& features) -> std::optional<PlannedPolicy> {
         auto parsed = Config::from_json(config, features);
         auto geometry = pi_geometry_of(parsed, variant);
         if (geometry.custom) return std::nullopt;
-        return plan_pi_policy(variant, parsed, geometry, [&](const PiGeometry& small) {
-          return std::make_shared<PolicyType>(parsed, small);
-        });
+        return plan_pi_policy(variant, parsed, geometry,
+                              [&](const PiGeometry& small) { return std::make_shared<PolicyType>(parsed, small); });
       },
   };
 }

@@ -157,7 +157,9 @@ void DiffusionConfig::validate() const {
                                "set gradient_checkpointing = false (it only trades memory for compute)");
 }
 
-nlohmann::ordered_json DiffusionConfig::to_json() const { return write_config_fields(*this, "diffusion"); }
+nlohmann::ordered_json DiffusionConfig::to_json() const {
+  return write_config_fields(*this, "diffusion");
+}
 
 const std::vector<std::string>& DiffusionConfig::weight_shape_fields() {
   static const std::vector<std::string> fields = config_field_names<DiffusionConfig>(&FieldTraits::shapes_weights);

@@ -16,11 +16,12 @@ const PolicySpec& spec() {
       .fsdp_wrap_module_types = {"DiffusionConditionalResidualBlock1d"},
       .fsdp_lerobot_classes = {{"DiffusionConditionalResidualBlock1d", "DiffusionConditionalResidualBlock1d"}},
       // (the recipe's num_inference_steps = 100 is what LeRobot's null means)
-      .lerobot_train = LeRobotTrainMapping{.recipe = "diffusion_ddp.lua",
-                                           .deviating_fields = {"horizon", "n_action_steps"},
-                                           .lerobot_values = {{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
-                                           .optimizer_preset = "adam",
-                                           .scheduler_preset = "diffuser"},
+      .lerobot_train =
+          LeRobotTrainMapping{.recipe = "diffusion_ddp.lua",
+                              .deviating_fields = {"horizon", "n_action_steps"},
+                              .lerobot_values = {{"pretrained_backbone_weights", "ResNet18_Weights.IMAGENET1K_V1"}},
+                              .optimizer_preset = "adam",
+                              .scheduler_preset = "diffuser"},
   };
   return entry;
 }

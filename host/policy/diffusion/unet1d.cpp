@@ -4,13 +4,14 @@
 #include <cmath>
 #include <utility>
 
-#include "host/policy/forward_hooks.hpp"
 #include "host/policy/diffusion/diffusion_config.hpp"
+#include "host/policy/forward_hooks.hpp"
 
 namespace lrhost::policy::diffusion {
 
 // FSDP may wrap these: their forward runs hooked_forward.
-[[maybe_unused]] const bool kDiffusionConditionalResidualBlock1dHookable = policy::register_hookable_module_type("DiffusionConditionalResidualBlock1d");
+[[maybe_unused]] const bool kDiffusionConditionalResidualBlock1dHookable =
+    policy::register_hookable_module_type("DiffusionConditionalResidualBlock1d");
 
 torch::Tensor DiffusionSinusoidalPosEmbImpl::forward(const torch::Tensor& x) {
   const int64_t half_dim = dim_ / 2;
@@ -71,9 +72,9 @@ DiffusionConditionalUnet1dImpl::DiffusionConditionalUnet1dImpl(const DiffusionCo
   // of a call's arguments is up to the compiler.
   torch::nn::Linear step_in(embed, embed * 4);
   torch::nn::Linear step_out(embed * 4, embed);
-  diffusion_step_encoder_ = register_module(
-      "diffusion_step_encoder",
-      torch::nn::Sequential(DiffusionSinusoidalPosEmb(embed), step_in, torch::nn::Mish(), step_out));
+  diffusion_step_encoder_ =
+      register_module("diffusion_step_encoder",
+                      torch::nn::Sequential(DiffusionSinusoidalPosEmb(embed), step_in, torch::nn::Mish(), step_out));
 
   const int64_t cond_dim = embed + global_cond_dim;
   auto residual = [&](int64_t in, int64_t out) {

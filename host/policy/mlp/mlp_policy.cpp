@@ -8,7 +8,9 @@ namespace lrhost::policy {
 
 namespace {
 // The feature's flat size, or 0 when the dataset does not provide it.
-int64_t feature_size(const PolicyFeature* feature) { return feature ? feature->numel() : 0; }
+int64_t feature_size(const PolicyFeature* feature) {
+  return feature ? feature->numel() : 0;
+}
 
 // A Linear layer that FSDP can wrap (its forward runs the unit hooks). Same parameters, names and
 // initialisation as torch::nn::Linear, so checkpoints and seeds are unchanged.
@@ -44,15 +46,20 @@ MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures
   return c;
 }
 
-nlohmann::ordered_json MlpConfig::to_json() const { return write_config_fields(*this, "mlp"); }
+nlohmann::ordered_json MlpConfig::to_json() const {
+  return write_config_fields(*this, "mlp");
+}
 
 MlpPolicy::MlpPolicy(MlpConfig config) : config_(std::move(config)) {
   int64_t width = config_.input_dim;
   for (auto hidden : config_.hidden_dims) {
     layers_->push_back(MlpLinear(width, hidden));
-    if (config_.activation == "relu") layers_->push_back(torch::nn::ReLU());
-    else if (config_.activation == "gelu") layers_->push_back(torch::nn::GELU());
-    else layers_->push_back(torch::nn::Tanh());
+    if (config_.activation == "relu")
+      layers_->push_back(torch::nn::ReLU());
+    else if (config_.activation == "gelu")
+      layers_->push_back(torch::nn::GELU());
+    else
+      layers_->push_back(torch::nn::Tanh());
     if (config_.dropout > 0) layers_->push_back(torch::nn::Dropout(config_.dropout));
     width = hidden;
   }
@@ -64,12 +71,15 @@ torch::Tensor MlpPolicy::predict(const Batch& batch) {
   const auto& input = require_input(batch, config_.input_key, "mlp");
   auto x = input.flatten(1).to(torch::kFloat32);
   if (x.size(1) != config_.input_dim)
-    throw util::ConfigError("mlp policy: '" + config_.input_key + "' has " + std::to_string(x.size(1)) +
-                            " features per sample, the policy expects input_dim = " + std::to_string(config_.input_dim));
+    throw util::ConfigError(
+        "mlp policy: '" + config_.input_key + "' has " + std::to_string(x.size(1)) +
+        " features per sample, the policy expects input_dim = " + std::to_string(config_.input_dim));
   return layers_->forward(x);
 }
 
-torch::Tensor MlpPolicy::select_action(const Batch& batch) { return predict(batch); }
+torch::Tensor MlpPolicy::select_action(const Batch& batch) {
+  return predict(batch);
+}
 
 PolicyOutput MlpPolicy::forward(const Batch& batch) {
   const auto& target = require_input(batch, config_.target_key, "mlp");

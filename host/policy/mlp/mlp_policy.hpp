@@ -15,7 +15,7 @@ struct MlpConfig {
   std::vector<int64_t> hidden_dims{256, 256};
   std::string activation = "relu";  // relu | gelu | tanh
   double dropout = 0.0;
-  std::string loss = "mse";         // mse | l1
+  std::string loss = "mse";  // mse | l1
 
   // Every field once, in config.json's order (config_fields.hpp).
   template <class Self, class F>

@@ -9,9 +9,13 @@ PI0Config PI0Config::from_json(const nlohmann::json& table, const PolicyFeatures
   return pi_common::read_pi_config<PI0Config>(table, "pi0", dataset_features);
 }
 
-void PI0Config::validate() const { pi_common::validate_pi_config(*this, "policy 'pi0'"); }
+void PI0Config::validate() const {
+  pi_common::validate_pi_config(*this, "policy 'pi0'");
+}
 
-nlohmann::ordered_json PI0Config::to_json() const { return write_config_fields(*this, "pi0"); }
+nlohmann::ordered_json PI0Config::to_json() const {
+  return write_config_fields(*this, "pi0");
+}
 
 nlohmann::ordered_json PI0Config::to_recipe_json() const {
   return write_config_fields(*this, "pi0", /*with_lrhost_only=*/true);

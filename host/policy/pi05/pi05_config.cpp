@@ -9,9 +9,13 @@ PI05Config PI05Config::from_json(const nlohmann::json& table, const PolicyFeatur
   return pi_common::read_pi_config<PI05Config>(table, "pi05", dataset_features);
 }
 
-void PI05Config::validate() const { pi_common::validate_pi_config(*this, "policy 'pi05'"); }
+void PI05Config::validate() const {
+  pi_common::validate_pi_config(*this, "policy 'pi05'");
+}
 
-nlohmann::ordered_json PI05Config::to_json() const { return write_config_fields(*this, "pi05"); }
+nlohmann::ordered_json PI05Config::to_json() const {
+  return write_config_fields(*this, "pi05");
+}
 
 nlohmann::ordered_json PI05Config::to_recipe_json() const {
   return write_config_fields(*this, "pi05", /*with_lrhost_only=*/true);

@@ -107,7 +107,9 @@ void SmolVLAConfig::validate() const {
       fail("camera '" + camera.key + "' must have shape [3, H, W], got " + nlohmann::json(camera.shape).dump());
 }
 
-nlohmann::ordered_json SmolVLAConfig::to_json() const { return write_config_fields(*this, "smolvla"); }
+nlohmann::ordered_json SmolVLAConfig::to_json() const {
+  return write_config_fields(*this, "smolvla");
+}
 
 nlohmann::ordered_json SmolVLAConfig::to_recipe_json() const {
   return write_config_fields(*this, "smolvla", /*with_lrhost_only=*/true);

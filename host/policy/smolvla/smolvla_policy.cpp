@@ -104,9 +104,10 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
     throw util::ConfigError("policy 'smolvla': cache_vision_features needs a frozen vision tower",
                             "set freeze_vision_encoder=true or policy.cache_vision_features=false");
   if (is_sharded())
-    throw util::ConfigError("policy 'smolvla': the vision feature cache on an FSDP-sharded policy: the cache fingerprints "
-                            "the vision tower's weights, and each rank holds only a shard of them",
-                            "call policy:prepare_training before acc:prepare");
+    throw util::ConfigError(
+        "policy 'smolvla': the vision feature cache on an FSDP-sharded policy: the cache fingerprints "
+        "the vision tower's weights, and each rank holds only a shard of them",
+        "call policy:prepare_training before acc:prepare");
   auto& vlm = *model_->vlm_with_expert->vlm->model;
   std::vector<torch::Tensor> weights;
   for (const auto& p : vlm.vision_model->parameters()) weights.push_back(p);
@@ -156,12 +157,12 @@ PrefixInputs SmolVLAPolicy::prepare_inputs(const Batch& batch) {
     if (!known) {
       std::string names;
       for (const auto& c : cameras) names += (names.empty() ? "'" : ", '") + c.key + "'";
-      throw util::ConfigError("smolvla policy: the batch has camera '" + key +
-                                  "', which is not one of the policy's cameras (" + names + ")",
-                              "map dataset cameras onto the policy's with rename_map, e.g. " +
-                                  suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key,
-                                                       cameras.front().key) +
-                                  ", or drop it from the batch");
+      throw util::ConfigError(
+          "smolvla policy: the batch has camera '" + key + "', which is not one of the policy's cameras (" + names +
+              ")",
+          "map dataset cameras onto the policy's with rename_map, e.g. " +
+              suggested_rename_map(processors() ? processors()->rename_map() : RenameMap{}, key, cameras.front().key) +
+              ", or drop it from the batch");
     }
   }
   // The vision feature cache serves training batches (which carry the frame index); inference

@@ -117,9 +117,8 @@ VisionFeatureCache::VisionFeatureCache(fs::path dir, VisionCacheLayout layout, i
     std::snprintf(message, sizeof message,
                   "vision feature cache: %zu camera(s) x %lld frames x %lld bytes = %.2f GiB exceeds its bound of "
                   "%.2f GiB",
-                  layout_.cameras.size(), static_cast<long long>(layout_.num_frames),
-                  static_cast<long long>(bytes), total / (1 << 30),
-                  static_cast<double>(max_bytes) / (1 << 30));
+                  layout_.cameras.size(), static_cast<long long>(layout_.num_frames), static_cast<long long>(bytes),
+                  total / (1 << 30), static_cast<double>(max_bytes) / (1 << 30));
     throw util::ConfigError(message, "raise policy.vision_cache_max_gib, or set policy.cache_vision_features=false");
   }
   std::error_code error;

@@ -66,9 +66,12 @@ fs::path resolve_backbone_weights(const std::string& value) {
   const fs::path path = torch_hub_dir() / "checkpoints" / file;
   if (!fs::exists(path))
     throw util::IoError(
-        "pretrained_backbone_weights: '" + value + "' names torchvision's ImageNet weights, which lrhost reads from "
-            "the torch hub cache and never downloads; there is no '" + path.string() + "'",
-        "put torchvision's " + std::string(file) + " there (searched as torch.hub.get_dir() does: $TORCH_HOME/hub, "
+        "pretrained_backbone_weights: '" + value +
+            "' names torchvision's ImageNet weights, which lrhost reads from "
+            "the torch hub cache and never downloads; there is no '" +
+            path.string() + "'",
+        "put torchvision's " + std::string(file) +
+            " there (searched as torch.hub.get_dir() does: $TORCH_HOME/hub, "
             "else $XDG_CACHE_HOME/torch/hub, else ~/.cache/torch/hub, then checkpoints/): on a machine with network, "
             "python -c \"import torchvision; torchvision.models.resnet18(weights='IMAGENET1K_V1')\" downloads it into "
             "that machine's cache; or give a local .safetensors/.pth file, or "

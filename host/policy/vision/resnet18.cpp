@@ -126,15 +126,18 @@ torch::Tensor ResNet18Impl::forward(const torch::Tensor& x) {
 
 void ResNet18Impl::load_torchvision_weights(const std::string& weights) {
   if (options_.norm == NormKind::GroupNorm)
-    throw util::ConfigError("pretrained backbone weights are batch-norm weights; they cannot initialise a GroupNorm "
-                            "backbone ('" + weights + "')",
-                            "set use_group_norm = false, or pretrained_backbone_weights = null");
+    throw util::ConfigError(
+        "pretrained backbone weights are batch-norm weights; they cannot initialise a GroupNorm "
+        "backbone ('" +
+            weights + "')",
+        "set use_group_norm = false, or pretrained_backbone_weights = null");
   const auto file = resolve_backbone_weights(weights);
   const auto entries = read_backbone_state_dict(file);
   std::map<std::string, const torch::Tensor*> content;
   for (const auto& [name, tensor] : entries) content[name] = &tensor;
   // torchvision name of a child of this trunk: our names, with numbered children mapped back.
-  static const char* torchvision_children[] = {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"};
+  static const char* torchvision_children[] = {"conv1",  "bn1",    "relu",   "maxpool",
+                                               "layer1", "layer2", "layer3", "layer4"};
   auto torchvision_key = [&](const std::string& key) {
     if (!options_.numbered_children) return key;
     auto dot = key.find('.');
@@ -147,7 +150,8 @@ void ResNet18Impl::load_torchvision_weights(const std::string& weights) {
     auto found = content.find(source_key);
     const torch::Tensor* source = found == content.end() ? nullptr : found->second;
     if (!source)
-      throw util::DataError(file.string() + ": no tensor '" + source_key + "' (expected a torchvision resnet18 state_dict)");
+      throw util::DataError(file.string() + ": no tensor '" + source_key +
+                            "' (expected a torchvision resnet18 state_dict)");
     if (source->sizes() != target.sizes())
       throw util::DataError(file.string() + ": '" + source_key + "' has shape " + c10::str(source->sizes()) +
                             ", resnet18 needs " + c10::str(target.sizes()));
