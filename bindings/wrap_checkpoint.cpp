@@ -1,14 +1,16 @@
 // Lua binding of training checkpoints and raw safetensors files:
 //   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, keep_last =,
-//                 resume = false|true|"auto"|path, config =, total_steps =, async =}) -> Checkpoint
+//                 resume = false|true|"auto"|path, config =, total_steps =, async =, save_freq =,
+//                 save_checkpoint =}) -> Checkpoint (save_freq, save_checkpoint and total_steps default
+//                 to the config keys save_freq, save_checkpoint and steps)
 //     methods: resume() -> step (restores model, optimizer, scheduler, RNG and the loader position
 //     in one call, once everything is built; 0 when starting fresh), resume_step() (the step
 //     restored, LeRobot's `step`: the loop runs resume_step() + 1 .. steps), save(step) -> step
-//     folder, last_dir() -> folder or nil, loader_state() -> table or nil, track_loader(loader),
-//     dir() -> the checkpoints folder, resumed_from() -> folder or nil, wait() (async = true: waits
-//     for the save in flight and raises its failure; the run calls it before it ends),
-//     copied_bytes() -> bytes the last async save copied to host memory on this rank,
-//     resume_command() -> the `lrhost resume OUTPUT_DIR` line that continues the run
+//     folder, is_save_step(step) -> whether the loop saves after that step (the one save rule), last_dir() -> folder or
+//     nil, loader_state() -> table or nil, track_loader(loader), dir() -> the checkpoints folder, resumed_from() ->
+//     folder or nil, wait() (async = true: waits for the save in flight and raises its failure; the run calls it before
+//     it ends), copied_bytes() -> bytes the last async save copied to host memory on this rank, resume_command() -> the
+//     `lrhost resume OUTPUT_DIR` line that continues the run
 //   lr.save_safetensors(path, {name = Tensor}, [{key = "value"}]) and
 //   lr.load_safetensors(path) -> {name = Tensor}, {metadata}
 // Nothing is restored when the Checkpoint is built, so the order in which the checkpoint and the
@@ -121,6 +123,8 @@ int w_checkpoint(lua_State* L) {
     ckpt::CheckpointOptions options;
     options.output_dir = output_dir;
     std::optional<nlohmann::json> config;
+    std::optional<int64_t> save_freq;
+    std::optional<bool> save_checkpoint;
     if (!lua_isnoneornil(L, 2)) {
       lx_check_table(L, 2, "checkpoint options {policy =, optimizer =, scheduler =, loader =, acc =, ...}");
       lua_pushnil(L);
@@ -144,6 +148,10 @@ int w_checkpoint(lua_State* L) {
             options.total_steps = lx_check_integer(L, value);
           else if (key == "async")
             options.async = lx_check_boolean(L, value);
+          else if (key == "save_freq")
+            save_freq = lx_check_integer(L, value);
+          else if (key == "save_checkpoint")
+            save_checkpoint = lx_check_boolean(L, value);
           else if (key == "config")
             config = lx_to_json(L, value, 2, "config");
           else if (key == "resume") {
@@ -162,7 +170,7 @@ int w_checkpoint(lua_State* L) {
             lua_pop(L, 2);
             throw LxArgError(2, "unknown option '" + key +
                                     "' (valid: policy, optimizer, scheduler, loader, acc, keep_last, "
-                                    "resume, config, total_steps, async)");
+                                    "resume, config, total_steps, async, save_freq, save_checkpoint)");
           }
         } catch (const LxArgError& error) {
           // Checks of a field name the field, not its temporary stack slot.
@@ -180,6 +188,10 @@ int w_checkpoint(lua_State* L) {
     handle->total_steps_source = options.total_steps != 0 ? "lr.checkpoint's total_steps" : "config key 'steps'";
     if (options.total_steps == 0) options.total_steps = integer_at(options.train_config, {"steps"}, 0);
     handle->total_steps = options.total_steps;
+    options.save_freq = save_freq.value_or(integer_at(options.train_config, {"save_freq"}, 0));
+    if (options.save_freq < 0) throw LxArgError(2, "save_freq must be >= 0 (0 saves only at total_steps)");
+    const nlohmann::json* save_key = find_path(options.train_config, {"save_checkpoint"});
+    options.save_checkpoint = save_checkpoint.value_or(!(save_key && save_key->is_boolean()) || save_key->get<bool>());
     handle->records_resume_hint = options.train_config.contains("resume") && !context.request.recipe_path.empty() &&
                                   (!handle->acc || handle->acc->is_main_process());
     if (!context.request.recipe_path.empty())
@@ -263,6 +275,14 @@ int w_save(lua_State* L) {
       launch::note_checkpoints_dir(h.manager->checkpoints_dir());
     }
     lua_pushstring(L, dir.c_str());
+    return 1;
+  });
+}
+
+// ckpt:is_save_step(step) -> whether the loop saves after `step` (save_freq, total_steps, save_checkpoint).
+int w_is_save_step(lua_State* L) {
+  return lx_guard(L, "Checkpoint:is_save_step", [&] {
+    lua_pushboolean(L, check_checkpoint(L, 1).manager->is_save_step(lx_check_integer(L, 2)));
     return 1;
   });
 }
@@ -389,6 +409,7 @@ void open_checkpoint(lua_State* L, int module) {
                               {"resume_step", w_resume_step},
                               {"resumed_from", w_resumed_from},
                               {"save", w_save},
+                              {"is_save_step", w_is_save_step},
                               {"wait", w_wait},
                               {"copied_bytes", w_copied_bytes},
                               {"last_dir", w_last_dir},

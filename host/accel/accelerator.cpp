@@ -12,6 +12,7 @@
 
 #include "host/accel/precision_report.hpp"
 #include "host/config/config_reader.hpp"
+#include "host/dist/dp_layout.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
@@ -187,11 +188,7 @@ AcceleratorConfig AcceleratorConfig::resolved_for(int64_t world) const {
   if (result.dp_replicate == -1) result.dp_replicate = result.dp_shard > 0 ? world / result.dp_shard : 0;
   // dp_shard = 1 with the default dp_replicate = 1 is plain DDP over every rank.
   if (result.dp_shard == 1 && dp_replicate == 1) result.dp_replicate = world;
-  if (result.dp_shard < 1 || result.dp_shard * result.dp_replicate != world)
-    throw util::ConfigError("parallelism: dp_shard (" + std::to_string(dp_shard) + ") x dp_replicate (" +
-                                std::to_string(dp_replicate) + ") must equal the number of ranks (" +
-                                std::to_string(world) + ")",
-                            "use -1 for one of them to take every rank the other leaves, or change --nproc/--gpus");
+  dist::check_dp_layout(result.dp_shard, result.dp_replicate, world, dp_shard, dp_replicate);
   return result;
 }
 

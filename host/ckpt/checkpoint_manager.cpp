@@ -280,6 +280,11 @@ void CheckpointManager::apply_retention(const fs::path& keep) {
   }
 }
 
+bool CheckpointManager::is_save_step(int64_t step) const {
+  if (!options_.save_checkpoint) return false;
+  return (options_.save_freq > 0 && step % options_.save_freq == 0) || step == options_.total_steps;
+}
+
 fs::path CheckpointManager::save(int64_t step, const CheckpointTargets& targets) {
   if (step < 0) throw util::ConfigError("checkpoint: step must be >= 0, got " + std::to_string(step));
   wait();  // at most one save in flight; the previous one's failure fails this save
@@ -540,7 +545,7 @@ void check_saved_policy_type(const fs::path& step_dir, const std::string& traine
   if (!path_exists(config_file)) return;
   std::string saved_type;
   try {
-    saved_type = read_config_json(step_dir / kPretrainedDir).value("type", std::string());
+    saved_type = policy::read_config_json(step_dir / kPretrainedDir).value("type", std::string());
   } catch (const util::Error&) {
     return;
   }

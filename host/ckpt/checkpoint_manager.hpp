@@ -76,6 +76,10 @@ struct CheckpointOptions {
   int64_t batch_size = 0, grad_accum_steps = 1, dp_replicate = 1, dp_shard = 1;
   // Saves return after the snapshot; a background writer writes the folder (see the top).
   bool async = false;
+  // When the training loop saves (is_save_step): every save_freq steps (0: never on a schedule) and
+  // at total_steps, unless save_checkpoint is false (the recipe keys of the same names).
+  int64_t save_freq = 0;
+  bool save_checkpoint = true;
 };
 
 class CheckpointManager {
@@ -99,6 +103,9 @@ class CheckpointManager {
   // thrown on every rank. Collective when async (every rank calls it); nothing to do otherwise.
   void wait();
   bool async() const { return options_.async; }
+  // The one save rule, torchtitan's checkpointer.save(step, last_step) "is it due": `step` is a
+  // multiple of save_freq or the last step, and saving is on (CheckpointOptions).
+  bool is_save_step(int64_t step) const;
   // The bytes of tensors the last asynchronous save copied into host memory on this rank (what
   // `lrhost show` plans as the checkpoint's host copy); 0 before one.
   int64_t copied_bytes() const { return copied_bytes_; }

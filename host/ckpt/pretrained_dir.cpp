@@ -10,7 +10,6 @@
 #include <tuple>
 
 #include "host/io/atomic_dir.hpp"
-#include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/nn/deferred_init.hpp"
 #include "host/policy/policy_defaults.hpp"
@@ -69,14 +68,6 @@ void save_pretrained(const policy::Policy& policy, const fs::path& dir,
   save_pretrained_files(policy, dir);
   sort_pretrained_state(entries);
   io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
-}
-
-nlohmann::ordered_json read_config_json(const fs::path& dir) {
-  const fs::path file = dir / kConfigFile;
-  auto config = io::read_json_file(file, "the file is corrupt or truncated; save the policy again");
-  if (!config.is_object() || !config.contains("type") || !config["type"].is_string())
-    throw util::DataError(file.string() + ": expected a policy config object with a string \"type\"");
-  return config;
 }
 
 namespace {
@@ -156,31 +147,9 @@ LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, b
   return load_tensors(policy, model_file, strict, io::MapMode::read_only);
 }
 
-fs::path resolve_pretrained_dir(const fs::path& path_or_id) {
-  std::error_code ec;
-  // A hub id ("lerobot/smolvla_base") is looked up in the local Hugging Face cache, never downloaded.
-  const fs::path dir = !fs::is_directory(path_or_id, ec) && io::looks_like_hub_id(path_or_id.string())
-                           ? io::resolve_model_dir(path_or_id.string(), "pretrained policy")
-                           : path_or_id;
-  if (!fs::is_directory(dir, ec))
-    throw util::IoError(dir.string() + ": no such folder",
-                        "give a folder written by save_pretrained (config.json, "
-                        "model.safetensors)");
-  return dir;
-}
-
-nlohmann::ordered_json read_policy_config(const fs::path& dir) {
-  auto config = read_config_json(dir);
-  // A pi0/pi05 geometry other than LeRobot's travels as geometry.json next to config.json
-  // (policy/common/pi_geometry.hpp); the config field `geometry` names it.
-  if (fs::exists(dir / kGeometryFile) && !config.contains("geometry"))
-    config["geometry"] = (dir / kGeometryFile).string();
-  return config;
-}
-
 PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes, const DatasetFeatures& dataset) {
   const std::string where = (dir / kConfigFile).string();
-  auto config = policy::apply_policy_changes(read_policy_config(dir), changes, where);
+  auto config = policy::apply_policy_changes(policy::read_policy_config(dir), changes, where);
   PretrainedBuildInputs inputs;
   std::optional<policy::PolicyFeatures> from_dataset;
   try {
@@ -215,45 +184,25 @@ PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& ch
   return inputs;
 }
 
-namespace {
-
-// A type whose geometry travels beside config.json (pi0/pi05: its config has lrhost's `geometry`
-// field) built from a folder without geometry.json was built at LeRobot's full geometry, which the
-// folder's other fields (image_resolution 32 of lrhost/pi_tiny) then contradict: the message must say
-// the file is missing rather than only which check the full geometry failed.
-std::optional<std::string> missing_geometry_note(const fs::path& dir, const nlohmann::json& config) {
-  std::error_code ec;
-  const bool geometry_named = config.contains("geometry") && config["geometry"] != "";
-  if (fs::exists(dir / kGeometryFile, ec) || geometry_named) return std::nullopt;
-  const std::string type = config.value("type", std::string());
-  if (policy::find_policy_spec(type) == nullptr || !policy::default_policy_config(type).contains("geometry"))
-    return std::nullopt;
-  return (dir / kGeometryFile).string() + " is missing, so the '" + type +
-         "' policy was built at LeRobot's geometry (PaliGemma Gemma-2B, Gemma-300M expert, SigLIP patch 14)";
-}
-
-}  // namespace
-
 std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlohmann::json& changes,
                                                   const DatasetFeatures& dataset) {
   auto inputs = build_inputs(dir, changes, dataset);
   try {
     return policy::create_policy(inputs.config, inputs.features);
   } catch (const util::Error& error) {
-    if (auto note = missing_geometry_note(dir, inputs.config))
-      throw util::ConfigError(*note + ", and " + (dir / kConfigFile).string() + " does not fit it: " + error.what(),
-                              "a folder lrhost saved from another geometry (e.g. lrhost/pi_tiny) holds " +
-                                  std::string(kGeometryFile) +
-                                  " next to config.json: the VLM, action expert and vision tower sizes (widths, "
-                                  "layer and head counts, patch size) that LeRobot's config.json cannot say; copy it "
-                                  "back from the checkpoint the folder came from, or give policy.geometry=FILE");
+    const auto* spec = policy::find_policy_spec(inputs.config.value("type", std::string()));
+    if (spec && spec->missing_pretrained_extras)
+      if (auto missing = spec->missing_pretrained_extras(dir, inputs.config))
+        throw util::ConfigError(
+            missing->first + ", and " + (dir / kConfigFile).string() + " does not fit it: " + error.what(),
+            missing->second);
     throw util::ConfigError((dir / kConfigFile).string() + ": " + error.what(), error.hint());
   }
 }
 
 std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
                                                 WeightLoading loading, const DatasetFeatures& dataset) {
-  const fs::path dir = resolve_pretrained_dir(path_or_id);
+  const fs::path dir = policy::resolve_pretrained_dir(path_or_id);
   std::shared_ptr<policy::Policy> policy;
   if (loading == WeightLoading::file_backed) {
     // Built block by block onto the meta device, then pointed at the file's pages.

@@ -14,14 +14,12 @@
 #include <vector>
 
 #include "host/policy/policy.hpp"
+#include "host/policy/pretrained_folder.hpp"
 
 namespace lrhost::ckpt {
 
-inline constexpr const char* kConfigFile = "config.json";
-inline constexpr const char* kModelFile = "model.safetensors";
-// A policy's layer geometry when its config.json cannot say it (pi0/pi05 models other than LeRobot's
-// fixed size): read into the config's `geometry` field when the folder is loaded.
-inline constexpr const char* kGeometryFile = "geometry.json";
+using policy::kConfigFile;
+using policy::kModelFile;
 
 // Writes config.json, model.safetensors and the processors (when set) into `dir` (created when
 // missing). Each file is written atomically; checkpoints make the whole folder atomic. For a policy
@@ -36,12 +34,6 @@ void save_pretrained(const policy::Policy& policy, const std::filesystem::path& 
 void sort_pretrained_state(std::vector<std::pair<std::string, torch::Tensor>>& state);
 void save_pretrained_files(const policy::Policy& policy, const std::filesystem::path& dir);
 
-// config.json of `dir` as an ordered object (DataError naming the file when unreadable or invalid).
-nlohmann::ordered_json read_config_json(const std::filesystem::path& dir);
-// The policy config the folder holds: config.json plus what travels beside it (geometry.json, as the
-// `geometry` field).
-nlohmann::ordered_json read_policy_config(const std::filesystem::path& dir);
-
 struct LoadReport {
   std::vector<std::string> missing;     // in the policy, not in the file (kept at their init values)
   std::vector<std::string> unexpected;  // in the file, not in the policy (ignored)
@@ -52,13 +44,11 @@ struct LoadReport {
 // or dtype mismatch is always a DataError naming the key, both shapes/dtypes and the file.
 LoadReport load_state_dict(policy::Policy& policy, const std::filesystem::path& model_file, bool strict = true);
 
-// A pretrained folder, or the cached snapshot of a hub id; IoError when neither exists.
-std::filesystem::path resolve_pretrained_dir(const std::filesystem::path& path_or_id);
 // The policy config.json describes, with its initial weights (nothing read from model.safetensors);
 // ConfigError naming config.json when it does not build. `changes` (a recipe's policy table made by
 // policy::pretrained_policy_table) go on top of config.json: fine-tuning with other settings.
 // What build_from_config builds from: config.json with `changes` on top (features taken out, as
-// create_policy wants them; geometry.json named), not yet validated by the policy type.
+// create_policy wants them; the type's extra files named), not yet validated by the policy type.
 struct PretrainedBuildInputs {
   nlohmann::json config;
   policy::PolicyFeatures features;

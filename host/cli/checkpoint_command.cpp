@@ -86,7 +86,7 @@ std::optional<std::string> first_scalar(const ordered_json& config,
 }
 
 void describe_pretrained(std::ostream& out, const fs::path& dir) {
-  auto config = ckpt::read_config_json(dir);
+  auto config = policy::read_config_json(dir);
   auto model = io::read_safetensors(dir / ckpt::kModelFile);
   int64_t numel = 0;
   for (const auto& [name, tensor] : model.tensors) numel += tensor.numel();
@@ -377,7 +377,7 @@ ResumePlan plan_resume(const fs::path& checkpoint) {
   if (!path_exists(pretrained / ckpt::kLaunchFile) && path_exists(pretrained / ckpt::kTrainConfigFile)) {
     auto train = read_json(pretrained / ckpt::kTrainConfigFile);
     if (is_lerobot_train_config(train)) {
-      auto lerobot = plan_lerobot_resume(plan.step_dir, train, ckpt::read_config_json(pretrained));
+      auto lerobot = plan_lerobot_resume(plan.step_dir, train, policy::read_config_json(pretrained));
       plan.recipe = lerobot.recipe;
       plan.overrides = lerobot.overrides;
       plan.warnings = lerobot.warnings;

@@ -452,7 +452,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
                       "continue that run, add --resume=true");
   } else {
     if (!pretrained.empty()) {
-      auto config = ckpt::read_config_json(ckpt::resolve_pretrained_dir(pretrained));
+      auto config = policy::read_config_json(policy::resolve_pretrained_dir(pretrained));
       std::string folder_type = config.value("type", std::string());
       if (!type.empty() && type != folder_type)
         throw ConfigError("lerobot-train: --policy.type=" + type + " but --policy.path=" + pretrained + " is a '" +
@@ -594,7 +594,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
     // A resumed run's type is its checkpoint's.
     std::string policy_type = type;
     if (policy_type.empty() && plan.resume_from)
-      policy_type = ckpt::read_config_json(*plan.resume_from / "pretrained_model").value("type", std::string());
+      policy_type = policy::read_config_json(*plan.resume_from / "pretrained_model").value("type", std::string());
     apply_accelerate_config(plan, config_file.empty() ? *default_config : fs::path(config_file), !config_file.empty(),
                             policy_type, flags, passthrough);
   }

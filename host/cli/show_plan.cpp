@@ -48,7 +48,7 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
       !policy_config["pretrained_path"].get<std::string>().empty()) {
     // Features config.json leaves empty are the dataset's, as training takes them.
-    const auto dir = ckpt::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>());
+    const auto dir = policy::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>());
     auto inputs = ckpt::build_inputs(dir, policy_config, dataset_features);
     config_file = (dir / ckpt::kConfigFile).string();
     table = std::move(inputs.config);

@@ -237,6 +237,14 @@ FileChecksums file_checksums(const fs::path& file, uint64_t chunk_bytes) {
   return stream.finish();
 }
 
+std::string manifest_key(const fs::path& file) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(file, ec);
+  if (ec) return file.lexically_normal().string();
+  fs::path key = fs::weakly_canonical(absolute, ec);
+  return (ec ? absolute.lexically_normal() : key).string();
+}
+
 std::vector<std::string> list_files(const fs::path& root) {
   std::vector<std::string> files;
   std::error_code ec;

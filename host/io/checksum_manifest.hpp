@@ -54,6 +54,11 @@ void write_checksum_manifest(const std::filesystem::path& manifest, const std::v
                              const std::vector<std::string>& manifests = {},
                              uint64_t chunk_bytes = kChecksumChunkBytes);
 
+// The one key by which a file is looked up among checksums (those a manifest lists, those computed
+// while writing): absolute, normalized, symlinks resolved (weakly_canonical: the file need not exist
+// yet), so "out/./a", "a" from inside out/ and a symlinked out/ all name the same entry.
+std::string manifest_key(const std::filesystem::path& file);
+
 // Every regular file under `root`, relative and '/'-separated, sorted.
 std::vector<std::string> list_files(const std::filesystem::path& root);
 

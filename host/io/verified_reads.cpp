@@ -13,12 +13,6 @@ namespace {
 
 thread_local VerifiedReads* active_scope = nullptr;
 
-fs::path key_of(const fs::path& file) {
-  std::error_code ec;
-  fs::path key = fs::weakly_canonical(fs::absolute(file, ec), ec);
-  return ec ? file.lexically_normal() : key;
-}
-
 }  // namespace
 
 VerifiedReads::VerifiedReads(const fs::path& manifest) {
@@ -42,7 +36,7 @@ void VerifiedReads::add_manifest(const fs::path& manifest, const std::string& pr
   // The top one is read outside any scope (this one is not installed yet).
   const std::string text = read_text_file(manifest);
   if (depth > 0) {
-    auto it = entries_.find(key_of(manifest));
+    auto it = entries_.find(manifest_key(manifest));
     if (it != entries_.end()) check_bytes(it->first, it->second, text.data(), text.size());
   }
   ChecksumManifest parsed;
@@ -53,7 +47,7 @@ void VerifiedReads::add_manifest(const fs::path& manifest, const std::string& pr
   }
   const fs::path root = manifest.parent_path();
   for (auto& [name, sums] : parsed.files)
-    entries_[key_of(root / name)] = Entry{prefix + name, std::move(sums), parsed.chunk_bytes};
+    entries_[manifest_key(root / name)] = Entry{prefix + name, std::move(sums), parsed.chunk_bytes};
   for (const auto& nested : parsed.manifests) {
     const fs::path path = root / nested;
     if (!fs::is_regular_file(path)) throw ChecksumError(prefix + nested + ": missing (named by " + shown + ")");
@@ -76,7 +70,7 @@ std::optional<std::string> VerifiedReads::first_missing_or_resized() const {
   return std::nullopt;
 }
 
-void VerifiedReads::check_bytes(const fs::path& key, const Entry& entry, const void* data, uint64_t size) {
+void VerifiedReads::check_bytes(const std::string& key, const Entry& entry, const void* data, uint64_t size) {
   const auto start = std::chrono::steady_clock::now();
   auto mismatches =
       compare_checksums(entry.shown, entry.expected, checksums_of(data, size, entry.chunk_bytes), entry.chunk_bytes);
@@ -92,7 +86,7 @@ void VerifiedReads::check_bytes(const fs::path& key, const Entry& entry, const v
 void VerifiedReads::check(const fs::path& file, const void* data, uint64_t size) {
   VerifiedReads* scope = active_scope;
   if (!scope) return;
-  const fs::path key = key_of(file);
+  const std::string key = manifest_key(file);
   auto it = scope->entries_.find(key);
   if (it == scope->entries_.end() || scope->verified_.count(key)) return;
   scope->check_bytes(key, it->second, data, size);

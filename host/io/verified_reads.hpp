@@ -57,11 +57,11 @@ class VerifiedReads {
     uint64_t chunk_bytes = 0;
   };
   void add_manifest(const std::filesystem::path& manifest, const std::string& prefix, int depth);
-  void check_bytes(const std::filesystem::path& key, const Entry& entry, const void* data, uint64_t size);
+  void check_bytes(const std::string& key, const Entry& entry, const void* data, uint64_t size);
 
   bool has_manifest_ = false;
-  std::map<std::filesystem::path, Entry> entries_;  // by canonical path
-  std::set<std::filesystem::path> verified_;
+  std::map<std::string, Entry> entries_;  // by manifest_key
+  std::set<std::string> verified_;        // by manifest_key
   uint64_t bytes_ = 0;
   double seconds_ = 0;
   VerifiedReads* previous_ = nullptr;

@@ -12,13 +12,6 @@ namespace {
 
 thread_local WrittenChecksums* written_scope = nullptr;
 
-// The writer and the manifest may spell the same file differently (relative, "a/./b").
-std::string written_key(const fs::path& file) {
-  std::error_code ec;
-  fs::path absolute = fs::absolute(file, ec);
-  return (ec ? file : absolute).lexically_normal().string();
-}
-
 }  // namespace
 
 void ChecksumStream::add(const void* data, std::size_t size) {
@@ -57,12 +50,12 @@ bool WrittenChecksums::active() {
 }
 
 void WrittenChecksums::record(const fs::path& file, ChecksumStream& stream) {
-  if (written_scope) written_scope->files_[written_key(file)] = {stream.chunk_bytes(), stream.finish()};
+  if (written_scope) written_scope->files_[manifest_key(file)] = {stream.chunk_bytes(), stream.finish()};
 }
 
 std::optional<FileChecksums> WrittenChecksums::find(const fs::path& file, uint64_t chunk_bytes) {
   if (!written_scope) return std::nullopt;
-  auto found = written_scope->files_.find(written_key(file));
+  auto found = written_scope->files_.find(manifest_key(file));
   if (found == written_scope->files_.end() || found->second.chunk_bytes != chunk_bytes) return std::nullopt;
   return found->second.sums;
 }

@@ -6,9 +6,13 @@
 
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/deferred_init.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 
 namespace lrhost::nn {
+
+// FSDP may wrap the encoder layers (pi0/pi05): each runs inside its own hooked_forward.
+[[maybe_unused]] const bool kSiglipEncoderLayerHookable = register_hookable_module_type("SiglipEncoderLayer");
 
 SiglipMLPImpl::SiglipMLPImpl(const SiglipVisionConfig& config)
     : gelu_approximate_(config.hidden_act == "gelu" ? "none" : "tanh") {
@@ -60,7 +64,9 @@ torch::Tensor SiglipEncoderImpl::forward(torch::Tensor hidden_states) {
       };
       return checkpoint(body, {hidden_states}, trainable_parameters({layer.get()}))[0];
     };
-    hidden_states = layer_runner ? layer_runner(*layer, hidden_states, run) : run();
+    // Between the layer's hooks (forward_hooks.hpp), checkpoint included: FSDP gathers a layer that
+    // is a unit (pi0/pi05) before its step and keeps it gathered for the recompute in backward.
+    hidden_states = hooked_forward(*layer, {hidden_states}, run);
   }
   return hidden_states;
 }

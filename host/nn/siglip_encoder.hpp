@@ -5,8 +5,6 @@
 #pragma once
 #include <torch/torch.h>
 
-#include <functional>
-
 #include "host/nn/siglip_attention.hpp"
 #include "host/nn/siglip_config.hpp"
 
@@ -45,12 +43,6 @@ class SiglipEncoderImpl : public torch::nn::Module {
   // Training forwards keep only each layer's input and recompute the layer in backward
   // (activation_checkpoint.hpp); no effect outside grad mode.
   bool gradient_checkpointing = false;
-  // Runs one layer's step (`run`, which reads `input`): set by a model that makes the layers FSDP
-  // units (pi0/pi05 run each step between the layer's hooks, checkpoint included, so a recompute
-  // happens while the layer is gathered). Unset: the step runs directly.
-  using LayerRunner = std::function<torch::Tensor(torch::nn::Module& layer, const torch::Tensor& input,
-                                                  const std::function<torch::Tensor()>& run)>;
-  LayerRunner layer_runner;
 };
 TORCH_MODULE(SiglipEncoder);
 

@@ -18,7 +18,7 @@ std::tuple<double, double> read_betas(config::ConfigReader& reader, const std::s
 }
 
 template <class Options>
-std::unique_ptr<Options> group_options(const Options& base, const policy::ParamGroup& group) {
+std::unique_ptr<Options> group_options(const Options& base, const ParamGroup& group) {
   auto options = std::make_unique<Options>(base);
   if (group.lr) options->lr(*group.lr);
   if (group.weight_decay) options->weight_decay(*group.weight_decay);
@@ -26,7 +26,7 @@ std::unique_ptr<Options> group_options(const Options& base, const policy::ParamG
 }
 
 template <class TorchOptimizer, class Options>
-std::unique_ptr<torch::optim::Optimizer> build(const Options& base, std::vector<policy::ParamGroup>& groups) {
+std::unique_ptr<torch::optim::Optimizer> build(const Options& base, std::vector<ParamGroup>& groups) {
   std::vector<torch::optim::OptimizerParamGroup> torch_groups;
   for (auto& group : groups) torch_groups.emplace_back(group.params, group_options(base, group));
   return std::make_unique<TorchOptimizer>(std::move(torch_groups), base);
@@ -34,7 +34,7 @@ std::unique_ptr<torch::optim::Optimizer> build(const Options& base, std::vector<
 
 }  // namespace
 
-Optimizer::Optimizer(const std::string& kind, std::vector<policy::ParamGroup> groups, const nlohmann::json& options,
+Optimizer::Optimizer(const std::string& kind, std::vector<ParamGroup> groups, const nlohmann::json& options,
                      const std::vector<std::string>& ignored_keys)
     : kind_(kind) {
   const std::string where = "optimizer '" + kind + "'";

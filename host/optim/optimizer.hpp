@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/policy.hpp"
+#include "host/optim/param_group.hpp"
 
 namespace lrhost::optim {
 
@@ -19,7 +19,7 @@ class Optimizer {
  public:
   // kind: "adamw" | "adam" | "sgd". `options` holds lr, weight_decay, betas, eps, momentum, ...;
   // keys that only the training loop reads (e.g. grad_clip_norm) may be listed in `ignored_keys`.
-  Optimizer(const std::string& kind, std::vector<policy::ParamGroup> groups, const nlohmann::json& options,
+  Optimizer(const std::string& kind, std::vector<ParamGroup> groups, const nlohmann::json& options,
             const std::vector<std::string>& ignored_keys = {"grad_clip_norm"});
 
   // Applies one update unless the step hook declines; returns whether it did. First waits for

@@ -1,7 +1,7 @@
 // Shared parts of the policy interface.
 #include "host/policy/policy.hpp"
 
-#include "host/policy/forward_hooks.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 
@@ -39,7 +39,7 @@ PolicyOutput Policy::run(const Batch& batch) {
   PolicyOutput out;
   {
     nn::AutocastGuard autocast(autocast_);
-    out = hooked_forward(*this, [&] { return forward(batch); });
+    out = nn::hooked_forward(*this, [&] { return forward(batch); });
   }
   if (out.loss.defined() && out.loss.scalar_type() != torch::kFloat32) out.loss = out.loss.to(torch::kFloat32);
   return out;
@@ -49,14 +49,14 @@ torch::Tensor Policy::run_select_action(const Batch& batch) {
   materialize_file_casts();
   torch::NoGradGuard no_grad;
   nn::AutocastGuard autocast(inference_autocast());
-  return hooked_forward(*this, [&] { return select_action(batch); });
+  return nn::hooked_forward(*this, [&] { return select_action(batch); });
 }
 
 torch::Tensor Policy::run_predict_action_chunk(const Batch& batch) {
   materialize_file_casts();
   torch::NoGradGuard no_grad;
   nn::AutocastGuard autocast(inference_autocast());
-  return hooked_forward(*this, [&] { return predict_action_chunk(batch); });
+  return nn::hooked_forward(*this, [&] { return predict_action_chunk(batch); });
 }
 
 std::optional<nn::AutocastSpec> Policy::inference_autocast() const {

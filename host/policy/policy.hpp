@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host/nn/autocast.hpp"
+#include "host/optim/param_group.hpp"
 #include "host/policy/policy_features.hpp"
 
 namespace lrhost::policy {
@@ -26,13 +27,7 @@ struct PolicyOutput {
   std::map<std::string, torch::Tensor> parts;  // loss parts and predictions, for logging
 };
 
-// One optimizer parameter group; unset fields inherit the optimizer's options.
-struct ParamGroup {
-  std::string name;
-  std::vector<torch::Tensor> params;
-  std::optional<double> lr;
-  std::optional<double> weight_decay;
-};
+using optim::ParamGroup;
 
 class PolicyProcessors;
 

@@ -4,6 +4,7 @@
 // command line maps onto it. The registry (registry.hpp) lists the specs; defaults, processors,
 // pretrained overrides, FSDP and the lerobot-train mapping read them instead of naming types.
 #pragma once
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -52,6 +53,15 @@ struct PolicySpec {
   // unit's module path belongs to; unset, each unit alone. The plan's peak of gathered parameters
   // counts a group's units together.
   std::function<std::string(const std::string& unit_path)> fsdp_gather_group;
+  // The reading twin of Policy::pretrained_extra_files: names in a pretrained folder's config what
+  // the type's files beside config.json hold (pi0/pi05: `geometry` = the folder's geometry.json).
+  // Unset: config.json is the whole config.
+  std::function<void(const std::filesystem::path& dir, nlohmann::ordered_json& config)> read_pretrained_extras;
+  // Why a folder's config did not build when one of those files is missing (pi0/pi05 without
+  // geometry.json is built at LeRobot's full size): {what is missing, how to fix it}, or nullopt.
+  std::function<std::optional<std::pair<std::string, std::string>>(const std::filesystem::path& dir,
+                                                                   const nlohmann::json& config)>
+      missing_pretrained_extras;
   // Unset for lrhost-only types that lerobot-train does not know.
   std::optional<LeRobotTrainMapping> lerobot_train;
   // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/overrides.hpp"
 #include "host/policy/policy_defaults.hpp"
+#include "host/policy/pretrained_folder.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 
@@ -77,9 +77,9 @@ std::set<std::string> explicit_policy_fields(const std::vector<std::string>& ove
 PretrainedPolicyTable pretrained_policy_table(const json& recipe_policy, const std::set<std::string>& explicit_fields) {
   PretrainedPolicyTable result;
   const std::string path = recipe_policy.at("pretrained_path").get<std::string>();
-  result.dir = ckpt::resolve_pretrained_dir(path);
-  const auto config_json = ckpt::read_policy_config(result.dir);
-  const std::string where = (result.dir / ckpt::kConfigFile).string();
+  result.dir = policy::resolve_pretrained_dir(path);
+  const auto config_json = policy::read_policy_config(result.dir);
+  const std::string where = (result.dir / kConfigFile).string();
   const std::string type = config_json.value("type", std::string());
   const std::string recipe_type = recipe_policy.value("type", std::string());
   if (!recipe_type.empty() && type != recipe_type)

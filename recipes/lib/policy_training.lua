@@ -348,7 +348,8 @@ function M.build(lr, cfg)
   run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
                                              loader = run.loader, config = cfg, total_steps = cfg.steps,
                                              keep_last = cfg.keep_last, resume = cfg.resume,
-                                             async = cfg.save_async })
+                                             async = cfg.save_async, save_freq = cfg.save_freq,
+                                             save_checkpoint = cfg.save_checkpoint })
   -- Everything is built: restore model, optimizer, scheduler, RNG and loader position in one call.
   run.first = run.ckpt:resume() + 1
   -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
@@ -411,10 +412,7 @@ end
 -- divergence guard then names. With save_async, save returns after copying the state to host memory;
 -- waiting for the previous save's writer happens inside it, so it is part of checkpoint_s.
 function M.save(run, step)
-  local cfg = run.cfg
-  if not (cfg.save_checkpoint and ((cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps)) then
-    return
-  end
+  if not run.ckpt:is_save_step(step) then return end
   run.acc:guard_context { checkpoint = run.ckpt:save(step) }
   run.meter:mark("checkpoint")
 end
@@ -443,9 +441,7 @@ function M.preempt_if_requested(run, step)
   local cfg, lr = run.cfg, run.lr
   local message
   if cfg.save_checkpoint then
-    -- M.save's rule: did it save this step already?
-    local saved = (cfg.save_freq > 0 and step % cfg.save_freq == 0) or step == cfg.steps
-    if not saved then run.ckpt:save(step) end
+    if not run.ckpt:is_save_step(step) then run.ckpt:save(step) end  -- unless M.save just did
     run.ckpt:wait()  -- with save_async, the job must not exit before that checkpoint is complete
     local dir = run.ckpt:last_dir()
     message = string.format("preempted at step %d (signal %s): checkpoint saved to %s; continue with `%s` or "

@@ -117,6 +117,40 @@ print("ok: lerobot-train defaults", config["policy"]["type"])
 PY
 done
 
+# 4b. The front door's list of the fields where a shipped recipe differs from LeRobot (each spec's
+#     deviating_fields and lerobot_values) is exactly where `lrhost show` finds the recipe differing:
+#     a field missing from the list would train the recipe's tiny value, a field listed in vain would
+#     hide a drift. Every type lerobot-train maps.
+for type in act diffusion smolvla pi0 pi05; do
+  lrhost lerobot-train --policy.type=$type --dry-run > /dev/null 2> "$work/list_$type.log"
+  line=$(grep -A1 "maps to:" "$work/list_$type.log" | tail -1)
+  eval "set -- ${line#*lrhost }"
+  recipe=$1; shift
+  listed=()
+  for argument in "$@"; do case "$argument" in policy.*=*) listed+=("$argument");; esac; done
+  lrhost show --json "$recipe" > "$work/recipe_$type.json" 2> "$work/recipe_$type.log" \
+    || { cat "$work/recipe_$type.log" >&2; fail "show of $recipe failed"; }
+  lrhost "$(dirname "$0")/cases/policy_defaults.lua" type=$type > "$work/lerobot_$type.json" 2>/dev/null
+  python3 - "$work/recipe_$type.json" "$work/lerobot_$type.json" "${listed[@]}" <<'PY'
+import json, sys
+policy = json.load(open(sys.argv[1]))["config"]["policy"]
+defaults = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+def value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # strings are typed bare
+typed = {a[len("policy."):a.index("=")]: value(a[a.index("=") + 1:]) for a in sys.argv[3:]}
+# The front door resets a deviating field to lrhost's LeRobot default (deviating_fields), or gives a
+# value lrhost's config leaves null (lerobot_values: ACT's ImageNet backbone), which is not a default.
+listed = {k for k, v in typed.items() if v == defaults.get(k)}
+# pretrained_path: "" in a recipe (a Lua table cannot hold null) is LeRobot's None.
+differ = {k for k, v in defaults.items() if k != "pretrained_path" and policy.get(k) != v}
+assert differ == listed, f"{policy['type']}: recipe differs from LeRobot in {sorted(differ)}, the front door lists {sorted(listed)}"
+print("ok: deviation list", policy["type"], sorted(listed))
+PY
+done
+
 # 5. A LeRobot-style flag on the normal path, and a dataset that is not on this machine.
 set +e
 lrhost "$recipes/act_ddp.lua" --batch_size=4 > "$work/hint.log" 2>&1; code=$?

@@ -7,6 +7,7 @@
 
 #include "host/dist/bucket_plan.hpp"
 #include "host/dist/ddp_reducer.hpp"
+#include "host/dist/dp_layout.hpp"
 #include "host/dist/rank_env.hpp"
 #include "host/util/error.hpp"
 
@@ -128,4 +129,17 @@ TEST_CASE("the reducer averages gradients, overlaps with backward, and leaves un
   x.matmul(w1).relu().matmul(w2).sum().backward();
   CHECK(comm->launches == 3);
   CHECK(torch::allclose(w2.grad(), 2 * w2_ref.grad(), 1e-5, 1e-6));
+}
+
+TEST_CASE("dp layout: dp_shard x dp_replicate must be every rank, named as the recipe gave them") {
+  CHECK_NOTHROW(check_dp_layout(4, 2, 8));
+  CHECK_NOTHROW(check_dp_layout(1, 3, 3));
+  CHECK_THROWS_WITH_AS(check_dp_layout(2, 1, 3),
+                       doctest::Contains("dp_shard (2) x dp_replicate (1) must equal the number of ranks (3)"),
+                       lrhost::util::ConfigError);
+  CHECK_THROWS_AS(check_dp_layout(0, 3, 0), lrhost::util::ConfigError);
+  CHECK_THROWS_AS(check_dp_layout(3, 0, 0), lrhost::util::ConfigError);
+  // The resolved values fail, the given ones are named: -1 stays -1 in the message.
+  CHECK_THROWS_WITH_AS(check_dp_layout(1, 3, 4, 1, -1), doctest::Contains("dp_shard (1) x dp_replicate (-1)"),
+                       lrhost::util::ConfigError);
 }

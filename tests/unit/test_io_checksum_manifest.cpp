@@ -244,6 +244,27 @@ TEST_CASE("written checksums: a stream in pieces equals one pass, and a file's w
   CHECK(lrhost::io::verify_checksum_manifest(dir / "sums.json").ok());
 }
 
+TEST_CASE("manifest key: one key for every spelling of a file, through a symlinked folder too, written and read") {
+  TempDir dir("manifest_key");
+  fs::create_directories(dir / "real");
+  fs::create_directory_symlink(dir / "real", dir / "link");
+  using lrhost::io::manifest_key;
+  const std::string key = manifest_key(dir / "real" / "t.safetensors");  // not written yet
+  CHECK(manifest_key(dir / "real" / "." / "t.safetensors") == key);
+  CHECK(manifest_key(dir / "link" / "t.safetensors") == key);
+  CHECK(manifest_key(dir / "link" / ".." / "real" / "t.safetensors") == key);
+  CHECK(manifest_key(dir / "real" / "u.safetensors") != key);
+  // Written through the link, found through the real folder and the other way round; and a manifest
+  // written in the symlinked folder checks the reads made through the real one.
+  lrhost::io::WrittenChecksums scope;
+  lrhost::io::write_safetensors(dir / "link" / "t.safetensors", {{"x", torch::arange(10, torch::kFloat32)}});
+  CHECK(lrhost::io::WrittenChecksums::find(dir / "real" / "t.safetensors", lrhost::io::kChecksumChunkBytes));
+  lrhost::io::write_checksum_manifest(dir / "link" / "sums.json", {"t.safetensors"});
+  lrhost::io::VerifiedReads verified(dir / "link" / "sums.json");
+  lrhost::io::read_safetensors(dir / "real" / "t.safetensors");
+  CHECK(verified.files_verified() == 1);
+}
+
 TEST_CASE(
     "verified reads: listed files are checked as they are read, counted by their sizes; mismatches and bad manifests") {
   TempDir dir("verified_reads");

@@ -5,18 +5,14 @@
 #include <optional>
 #include <string>
 
-#include "host/util/error.hpp"
+#include "host/dist/dp_layout.hpp"
 
 namespace lrhost::dist::fsdp {
 
 FsdpComms make_fsdp_comms(std::shared_ptr<Comm> world, int shard_size, int replicate_size) {
   const int world_size = world->size(), rank = world->rank();
   const int shard = shard_size, replicate = replicate_size;
-  if (shard < 1 || replicate < 1 || shard * replicate != world_size)
-    throw util::ConfigError("FSDP: parallelism.dp_shard (" + std::to_string(shard) + ") x parallelism.dp_replicate (" +
-                                std::to_string(replicate) + ") must equal the number of ranks (" +
-                                std::to_string(world_size) + ")",
-                            "set dp_shard = -1 to use all ranks that dp_replicate leaves");
+  check_dp_layout(shard, replicate, world_size);
   FsdpComms comms;
   comms.shard_size = shard;
   comms.replicate_size = replicate;

@@ -16,7 +16,7 @@
 #include "host/dist/fsdp/fsdp_param_group.hpp"
 #include "host/dist/fsdp/fsdp_state_dict.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
-#include "host/policy/forward_hooks.hpp"
+#include "host/nn/forward_hooks.hpp"
 
 namespace lrhost::dist::fsdp {
 
@@ -44,7 +44,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
             [&policy](const torch::Tensor& param) { return policy.take_file_cast(param); }));
         view_.units.push_back(groups_.back()->layout());
       }
-      policy::set_forward_hooks(*wrap.module, std::make_shared<UnitHooks>(this, unit_groups));
+      nn::set_forward_hooks(*wrap.module, std::make_shared<UnitHooks>(this, unit_groups));
       hooked_modules_.push_back(wrap.module);
     }
     for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -60,7 +60,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
 
   ~Impl() override {
     policy_.set_sharded_state_source(nullptr);
-    for (auto* module : hooked_modules_) policy::set_forward_hooks(*module, nullptr);
+    for (auto* module : hooked_modules_) nn::set_forward_hooks(*module, nullptr);
     for (auto& group : groups_)
       if (!group->frozen())
         for (const auto& p : group->params()) torch::autograd::impl::post_acc_grad_hooks(p.param()).reset();
@@ -68,7 +68,7 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
 
   // --- forward / backward hooks -------------------------------------------------------------
   // One module's hooks drive all of its parameter groups (trainable / frozen, per dtype).
-  struct UnitHooks final : policy::ForwardHooks {
+  struct UnitHooks final : nn::ForwardHooks {
     UnitHooks(Impl* impl, std::vector<std::size_t> groups) : impl(impl), groups(std::move(groups)) {}
     void pre_forward() override { impl->pre_forward(groups); }
     void post_forward(const std::vector<torch::Tensor>& inputs, const std::vector<torch::Tensor>& outputs) override {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "host/policy/forward_hooks.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::dist::fsdp {
@@ -33,7 +33,7 @@ std::vector<WrapUnit> find_wrap_units(policy::Policy& policy, const std::vector<
       throw util::ConfigError(
           "accelerator.fsdp.wrap_modules: '" + type + "' matches no module of policy '" + policy.type() + "'",
           "its module types are: " + joined(present));
-    if (!policy::supports_forward_hooks(type))
+    if (!nn::supports_forward_hooks(type))
       throw util::ConfigError(
           "accelerator.fsdp.wrap_modules: module type '" + type +
               "' cannot be an FSDP unit: its forward runs no FSDP hooks",

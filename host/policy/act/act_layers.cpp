@@ -2,15 +2,15 @@
 // connection is taken in the post-norm and pre-norm variants).
 #include "host/policy/act/act_layers.hpp"
 
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
-#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::act {
 
 // FSDP may wrap these: their forward runs hooked_forward.
-[[maybe_unused]] const bool kACTEncoderLayerHookable = policy::register_hookable_module_type("ACTEncoderLayer");
-[[maybe_unused]] const bool kACTDecoderLayerHookable = policy::register_hookable_module_type("ACTDecoderLayer");
+[[maybe_unused]] const bool kACTEncoderLayerHookable = nn::register_hookable_module_type("ACTEncoderLayer");
+[[maybe_unused]] const bool kACTDecoderLayerHookable = nn::register_hookable_module_type("ACTDecoderLayer");
 namespace {
 
 torch::nn::LayerNorm layer_norm(int64_t dim) {
@@ -42,7 +42,7 @@ ACTEncoderLayerImpl::ACTEncoderLayerImpl(const ACTConfig& config)
 
 torch::Tensor ACTEncoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& pos_embed,
                                            const torch::Tensor& key_padding_mask) {
-  return policy::hooked_forward(*this, [&] {
+  return nn::hooked_forward(*this, [&] {
     auto skip = x;
     if (pre_norm_) x = norm1_->forward(x);
     auto qk = with_pos(x, pos_embed);
@@ -77,7 +77,7 @@ ACTDecoderLayerImpl::ACTDecoderLayerImpl(const ACTConfig& config)
 torch::Tensor ACTDecoderLayerImpl::forward(torch::Tensor x, const torch::Tensor& encoder_out,
                                            const torch::Tensor& decoder_pos_embed,
                                            const torch::Tensor& encoder_pos_embed) {
-  return policy::hooked_forward(*this, [&] {
+  return nn::hooked_forward(*this, [&] {
     auto skip = x;
     if (pre_norm_) x = norm1_->forward(x);
     auto qk = with_pos(x, decoder_pos_embed);

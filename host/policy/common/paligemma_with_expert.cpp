@@ -4,16 +4,15 @@
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/attention_core.hpp"
 #include "host/nn/deferred_init.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/rotary_embedding.hpp"
-#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::pi_common {
 
-// FSDP may wrap the decoder layers (run in pairs inside both layers' hooked_forward) and SigLIP's
-// encoder layers (each run inside its hooked_forward through the encoder's layer_runner).
-[[maybe_unused]] const bool kGemmaDecoderLayerHookable = policy::register_hookable_module_type("GemmaDecoderLayer");
-[[maybe_unused]] const bool kSiglipEncoderLayerHookable = policy::register_hookable_module_type("SiglipEncoderLayer");
+// FSDP may wrap the decoder layers: the joint layer loop runs each pair inside both layers'
+// hooked_forward (SigLIP's encoder layers run their own, host/nn/siglip_encoder.cpp).
+[[maybe_unused]] const bool kGemmaDecoderLayerHookable = nn::register_hookable_module_type("GemmaDecoderLayer");
 
 namespace {
 
@@ -83,10 +82,6 @@ PaliGemmaWithExpertImpl::PaliGemmaWithExpertImpl(const PiGeometry& geometry, con
   auto encoder = vlm()->vision_tower->vision_model->encoder;
   encoder->gradient_checkpointing =
       options.gradient_checkpointing && !options.freeze_vision_encoder && !options.train_expert_only;
-  encoder->layer_runner = [](torch::nn::Module& layer, const torch::Tensor& input,
-                             const std::function<torch::Tensor()>& run) {
-    return policy::hooked_forward(layer, {input}, run);
-  };
   train(is_training());
 }
 
@@ -157,8 +152,8 @@ torch::Tensor PaliGemmaWithExpertImpl::forward(const torch::Tensor& prefix_in, c
     // the streams as the inputs whose gradients end the pair's backward).
     std::vector<torch::Tensor> streams{prefix, suffix};
     if (cond.defined()) streams.push_back(cond);
-    auto result = policy::hooked_forward(*vlm_layer, streams,
-                                         [&] { return policy::hooked_forward(*expert_layer, streams, step); });
+    auto result =
+        nn::hooked_forward(*vlm_layer, streams, [&] { return nn::hooked_forward(*expert_layer, streams, step); });
     prefix = result[0];
     suffix = result[1];
   }
@@ -175,7 +170,7 @@ PiPrefixCache PaliGemmaWithExpertImpl::fill_cache(const torch::Tensor& prefix, c
   const std::size_t depth = lm->layers->size();
   for (std::size_t i = 0; i < depth; ++i) {
     auto layer = lm->layer(i);
-    h = policy::hooked_forward(*layer, {h}, [&] {
+    h = nn::hooked_forward(*layer, {h}, [&] {
       auto in = layer->begin(h);
       auto key = nn::apply_rotary_pos_emb(in.qkv.key, rope);
       cache.keys.push_back(key);
@@ -203,7 +198,7 @@ torch::Tensor PaliGemmaWithExpertImpl::forward_suffix(const torch::Tensor& suffi
   const auto rope = expert->rope_tables(positions, h.scalar_type());
   for (std::size_t i = 0; i < depth; ++i) {
     auto layer = expert->layer(i);
-    h = policy::hooked_forward(*layer, {h}, [&] {
+    h = nn::hooked_forward(*layer, {h}, [&] {
       auto in = layer->begin(h, cond);
       auto query = nn::apply_rotary_pos_emb(in.qkv.query, rope);
       // DynamicCache.update: the cached prefix first, then this step's suffix keys/values.

@@ -16,7 +16,7 @@
 //
 // FSDP units are the decoder layers of a pair, gathered together (the joint attention needs both): the
 // pair's computation runs inside both layers' hooked_forward. SigLIP's encoder layers are units of
-// their own (run inside their hooks by the encoder's layer_runner). With gradient checkpointing, each
+// their own (each runs inside its own hooks, host/nn/siglip_encoder.cpp). With gradient checkpointing, each
 // pair is recomputed in backward (nn::checkpoint inside the pair's hooks, so FSDP's pre-backward
 // gather happens before the recompute), and each SigLIP layer too while the tower trains.
 #pragma once

@@ -140,4 +140,25 @@ nlohmann::ordered_json geometry_to_json(const PiGeometry& geometry) {
             {"patch_size", vision.patch_size}}}};
 }
 
+void name_folder_geometry(const fs::path& dir, nlohmann::ordered_json& config) {
+  std::error_code ec;
+  if (fs::exists(dir / kGeometryFile, ec) && !config.contains("geometry"))
+    config["geometry"] = (dir / kGeometryFile).string();
+}
+
+std::optional<std::pair<std::string, std::string>> missing_folder_geometry(const fs::path& dir,
+                                                                           const nlohmann::json& config) {
+  std::error_code ec;
+  const bool geometry_named = config.contains("geometry") && config["geometry"] != "";
+  if (fs::exists(dir / kGeometryFile, ec) || geometry_named) return std::nullopt;
+  return std::pair{(dir / kGeometryFile).string() + " is missing, so the '" + config.value("type", std::string()) +
+                       "' policy was built at LeRobot's geometry (PaliGemma Gemma-2B, Gemma-300M expert, SigLIP "
+                       "patch 14)",
+                   std::string("a folder lrhost saved from another geometry (e.g. lrhost/pi_tiny) holds ") +
+                       kGeometryFile +
+                       " next to config.json: the VLM, action expert and vision tower sizes (widths, layer and head "
+                       "counts, patch size) that LeRobot's config.json cannot say; copy it back from the checkpoint "
+                       "the folder came from, or give policy.geometry=FILE"};
+}
+
 }  // namespace lrhost::policy::pi_common

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "host/nn/gemma_config.hpp"
 #include "host/nn/paligemma_config.hpp"
@@ -42,5 +43,13 @@ PiGeometry pi_geometry(const std::string& paligemma_variant, const std::string& 
 
 // The geometry JSON of a custom geometry (what save_pretrained writes as geometry.json).
 nlohmann::ordered_json geometry_to_json(const PiGeometry& geometry);
+
+// The pretrained-folder side of geometry.json (PolicySpec::read_pretrained_extras and
+// missing_pretrained_extras): a folder's geometry.json becomes the config's `geometry` (unless the
+// config names one); a config that names none, in a folder without the file, was built at LeRobot's
+// full geometry, which a tiny folder's other fields contradict: that is said as {note, hint}.
+void name_folder_geometry(const std::filesystem::path& dir, nlohmann::ordered_json& config);
+std::optional<std::pair<std::string, std::string>> missing_folder_geometry(const std::filesystem::path& dir,
+                                                                           const nlohmann::json& config);
 
 }  // namespace lrhost::policy::pi_common

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "host/policy/common/paligemma_with_expert.hpp"
+#include "host/policy/common/pi_geometry.hpp"
 #include "host/policy/common/pi_plan.hpp"
 #include "host/policy/policy_spec.hpp"
 
@@ -31,6 +32,8 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
       .fsdp_lerobot_classes = {{"GemmaDecoderLayer", "GemmaDecoderLayer"},
                                {"SiglipEncoderLayer", "SiglipEncoderLayer"}},
       .fsdp_gather_group = layer_pair_of,
+      .read_pretrained_extras = name_folder_geometry,
+      .missing_pretrained_extras = missing_folder_geometry,
       .lerobot_train =
           LeRobotTrainMapping{.recipe = type + ".lua",
                               .deviating_fields = {"geometry", "tokenizer_name", "image_resolution", "chunk_size",

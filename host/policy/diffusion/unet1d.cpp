@@ -4,14 +4,14 @@
 #include <cmath>
 #include <utility>
 
+#include "host/nn/forward_hooks.hpp"
 #include "host/policy/diffusion/diffusion_config.hpp"
-#include "host/policy/forward_hooks.hpp"
 
 namespace lrhost::policy::diffusion {
 
 // FSDP may wrap these: their forward runs hooked_forward.
 [[maybe_unused]] const bool kDiffusionConditionalResidualBlock1dHookable =
-    policy::register_hookable_module_type("DiffusionConditionalResidualBlock1d");
+    nn::register_hookable_module_type("DiffusionConditionalResidualBlock1d");
 
 torch::Tensor DiffusionSinusoidalPosEmbImpl::forward(const torch::Tensor& x) {
   const int64_t half_dim = dim_ / 2;
@@ -50,7 +50,7 @@ DiffusionConditionalResidualBlock1dImpl::DiffusionConditionalResidualBlock1dImpl
 }
 
 torch::Tensor DiffusionConditionalResidualBlock1dImpl::forward(const torch::Tensor& x, const torch::Tensor& cond) {
-  return policy::hooked_forward(*this, [&] {
+  return nn::hooked_forward(*this, [&] {
     auto out = conv1_->forward(x);
     auto cond_embed = cond_encoder_->forward(cond).unsqueeze(-1);  // (B, cond_channels, 1)
     if (use_film_scale_modulation_) {

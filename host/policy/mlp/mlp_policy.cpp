@@ -1,7 +1,7 @@
 // MLP policy: config parsing, layer construction and the regression loss.
 #include "host/policy/mlp/mlp_policy.hpp"
 
-#include "host/policy/forward_hooks.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -18,12 +18,12 @@ class MlpLinearImpl : public torch::nn::LinearImpl {
  public:
   using torch::nn::LinearImpl::LinearImpl;
   torch::Tensor forward(const torch::Tensor& input) {
-    return hooked_forward(*this, [&] { return torch::nn::LinearImpl::forward(input); });
+    return nn::hooked_forward(*this, [&] { return torch::nn::LinearImpl::forward(input); });
   }
 };
 TORCH_MODULE(MlpLinear);
 
-[[maybe_unused]] const bool kMlpLinearHookable = register_hookable_module_type("MlpLinear");
+[[maybe_unused]] const bool kMlpLinearHookable = nn::register_hookable_module_type("MlpLinear");
 }  // namespace
 
 MlpConfig MlpConfig::from_json(const nlohmann::json& table, const PolicyFeatures& features) {

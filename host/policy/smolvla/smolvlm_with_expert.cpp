@@ -7,9 +7,9 @@
 
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/attention_core.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 #include "host/nn/rotary_embedding.hpp"
-#include "host/policy/forward_hooks.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::smolvla {
@@ -17,8 +17,8 @@ namespace lrhost::policy::smolvla {
 // FSDP may wrap the decoder layers: SmolVLA's layer loop runs each layer index (the VLM layer and its
 // paired expert layer) inside both layers' hooked_forward, although it calls their parts directly.
 // The vision tower is a unit too: image embedding runs inside its hooked_forward.
-[[maybe_unused]] const bool kLlamaDecoderLayerHookable = policy::register_hookable_module_type("LlamaDecoderLayer");
-[[maybe_unused]] const bool kSiglipVisionHookable = policy::register_hookable_module_type("SiglipVisionTransformer");
+[[maybe_unused]] const bool kLlamaDecoderLayerHookable = nn::register_hookable_module_type("LlamaDecoderLayer");
+[[maybe_unused]] const bool kSiglipVisionHookable = nn::register_hookable_module_type("SiglipVisionTransformer");
 
 namespace {
 
@@ -131,7 +131,7 @@ void SmolVLMWithExpertImpl::train(bool on) {
 }
 
 torch::Tensor SmolVLMWithExpertImpl::embed_image(const torch::Tensor& image) {
-  return policy::hooked_forward(*vlm->model->vision_model, {image}, [&] { return vlm->model->embed_image(image); });
+  return nn::hooked_forward(*vlm->model->vision_model, {image}, [&] { return vlm->model->embed_image(image); });
 }
 
 torch::Tensor SmolVLMWithExpertImpl::embed_language_tokens(const torch::Tensor& tokens) {
@@ -292,8 +292,8 @@ std::pair<torch::Tensor, torch::Tensor> SmolVLMWithExpertImpl::run_layers(torch:
     // Both layers' hooks (FSDP: gather before, reshard after, pre-backward hooks on the outputs, and
     // the streams as the inputs whose gradients end the layers' backward).
     const std::vector<torch::Tensor> streams{prefix, suffix};
-    auto result = policy::hooked_forward(
-        *layers[0], streams, [&] { return layers[1] ? policy::hooked_forward(*layers[1], streams, step) : step(); });
+    auto result = nn::hooked_forward(
+        *layers[0], streams, [&] { return layers[1] ? nn::hooked_forward(*layers[1], streams, step) : step(); });
     prefix = result[0];
     suffix = result[1];
   }

@@ -1,11 +1,11 @@
 // The per-instance forward-hook table and the set of module types whose forward runs it.
-#include "host/policy/forward_hooks.hpp"
+#include "host/nn/forward_hooks.hpp"
 
 #include <mutex>
 #include <set>
 #include <unordered_map>
 
-namespace lrhost::policy {
+namespace lrhost::nn {
 namespace {
 
 struct HookTable {
@@ -51,4 +51,4 @@ bool supports_forward_hooks(const std::string& type) {
   return t.hookable_types.count(type) > 0;
 }
 
-}  // namespace lrhost::policy
+}  // namespace lrhost::nn

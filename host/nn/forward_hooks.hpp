@@ -1,11 +1,11 @@
-// Forward hooks on module instances, the C++ stand-in for PyTorch's module hooks (LibTorch modules
-// have none). FSDP (host/dist/fsdp) installs hooks on its wrap units and on the policy (root unit):
-// pre_forward gathers the unit's parameters, post_forward may reshard them and registers
-// pre-backward hooks on the outputs and, for frozen parameters, hooks on the inputs' gradients
-// that tell when the unit's backward is over. A module type takes part by running its forward body through
-// hooked_forward(*this, ...) and registering its type name with register_hookable_module_type, so
-// FSDP can refuse to wrap a type whose forward would never call it. Without installed hooks,
-// hooked_forward costs one hash lookup.
+// Forward hooks on module instances, the C++ stand-in for PyTorch's nn.Module hooks (LibTorch modules
+// have none); like PyTorch's, they belong to the module layer, so any nn layer can run its own. FSDP (host/dist/fsdp)
+// installs hooks on its wrap units and on the policy (root unit): pre_forward gathers the unit's parameters,
+// post_forward may reshard them and registers pre-backward hooks on the outputs and, for frozen parameters, hooks on
+// the inputs' gradients that tell when the unit's backward is over. A module type takes part by running its forward
+// body through hooked_forward(*this, ...) and registering its type name with register_hookable_module_type, so FSDP can
+// refuse to wrap a type whose forward would never call it. Without installed hooks, hooked_forward costs one hash
+// lookup.
 #pragma once
 #include <torch/torch.h>
 
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace lrhost::policy {
+namespace lrhost::nn {
 
 class ForwardHooks {
  public:
@@ -65,4 +65,4 @@ auto hooked_forward(const torch::nn::Module& module, Body&& body) -> decltype(bo
   return hooked_forward(module, {}, std::forward<Body>(body));
 }
 
-}  // namespace lrhost::policy
+}  // namespace lrhost::nn
