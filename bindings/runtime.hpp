@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host/util/error.hpp"
+#include "host/util/name_table.hpp"
 
 namespace lrhost::bindings {
 
@@ -104,6 +105,36 @@ std::optional<std::string> lx_opt_string(lua_State* L, int index);
 std::optional<bool> lx_opt_boolean(lua_State* L, int index);
 // A string that must be one of `valid`.
 std::string lx_check_enum(lua_State* L, int index, const std::vector<std::string>& valid);
+// The enum value named by the string at `index`, with the table's names in the error.
+template <class Enum, std::size_t N>
+Enum lx_check_enum(lua_State* L, int index, const util::NameTable<Enum, N>& names) {
+  const char* text = lua_type(L, index) == LUA_TSTRING ? lua_tostring(L, index) : nullptr;
+  if (text)
+    if (auto value = names.find(text)) return *value;
+  throw LxArgError(index, "expected one of " + names.choices() + ", got " +
+                              (text ? "'" + std::string(text) + "'" : lx_typename(L, index)));
+}
+// The one reader of a Lua options table: calls `read(key, value_index)` for each entry of the table
+// at `index` (option names are strings); `read` checks the value at value_index and throws
+// LxArgError(index, ...) for an unknown key. An LxArgError about the value itself comes back naming
+// the option ("policy: expected Policy, got Optimizer"), not its temporary stack slot.
+template <class Read>
+void lx_for_each_option(lua_State* L, int index, Read&& read) {
+  if (index < 0) index = lua_gettop(L) + index + 1;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    const int value = lua_gettop(L);
+    if (lua_type(L, -2) != LUA_TSTRING)
+      throw LxArgError(index, "option names must be strings, got " + lx_typename(L, -2));
+    const std::string key = lua_tostring(L, -2);
+    try {
+      read(key, value);
+    } catch (const LxArgError& error) {
+      throw LxArgError(index, error.index() == index ? error.what() : key + ": " + error.what());
+    }
+    lua_settop(L, value - 1);  // keeps the key for lua_next
+  }
+}
 // Field `key` of the table at `index` (nil when absent), pushed on the stack; returns its Lua type.
 int lx_get_field(lua_State* L, int index, const char* key);
 

@@ -45,8 +45,7 @@ accel::Accelerator& check_accelerator(lua_State* L, int index) {
 
 dist::ReduceOp check_op(lua_State* L, int index) {
   if (lua_isnoneornil(L, index)) return dist::ReduceOp::sum;
-  auto name = lx_check_enum(L, index, {"sum", "mean", "max", "min"});
-  return name == "max" ? dist::ReduceOp::max : name == "min" ? dist::ReduceOp::min : dist::ReduceOp::sum;
+  return lx_check_enum(L, index, dist::kReduceOpNames);
 }
 
 // A Lua number or a Tensor as a tensor on the accelerator's device; `was_number` tells which.
@@ -81,7 +80,8 @@ int w_accelerator(lua_State* L) {
     auto acc = std::make_shared<accel::Accelerator>(dist::rank_env_from_environment(),
                                                     accel::AcceleratorConfig::from_recipe_config(config));
     spdlog::info("accelerator: rank {}/{} on {} ({}), mixed precision '{}', {}", acc->rank(), acc->world_size(),
-                 acc->device().str(), acc->comm().backend_name(), acc->config().mixed_precision, acc->strategy());
+                 acc->device().str(), acc->comm().backend_name(),
+                 accel::kMixedPrecisionNames.name(acc->config().mixed_precision), acc->strategy());
     if (acc->config().batch_size > 0) spdlog::info("{}", acc->batch_semantics());
     lx_push(L, acc);
     return 1;
@@ -109,13 +109,13 @@ int w_properties(lua_State* L) {
     else if (key == "sync_gradients")
       lua_pushboolean(L, acc.sync_gradients());
     else if (key == "mixed_precision")
-      lua_pushstring(L, acc.config().mixed_precision.c_str());
+      lua_pushstring(L, accel::kMixedPrecisionNames.name(acc.config().mixed_precision));
     else if (key == "strategy")
       lua_pushstring(L, acc.strategy().c_str());
     else if (key == "is_sharded")
       lua_pushboolean(L, acc.is_sharded());
     else if (key == "nonfinite")
-      lua_pushstring(L, acc.config().nonfinite.c_str());
+      lua_pushstring(L, accel::kNonfinitePolicyNames.name(acc.config().nonfinite));
     else if (key == "max_skipped_steps")
       lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
     else if (key == "cuda_graph")
@@ -275,13 +275,7 @@ int w_all_reduce(lua_State* L) {
     auto& acc = check_accelerator(L, 1);
     bool was_number = false;
     auto t = collective_input(L, 2, acc, was_number);
-    bool mean = !lua_isnoneornil(L, 3) && std::string(lua_tostring(L, 3) ? lua_tostring(L, 3) : "") == "mean";
-    auto op = check_op(L, 3);
-    if (mean) {
-      if (!t.is_floating_point()) throw LxArgError(3, "'mean' needs a floating-point tensor");
-      t.div_(acc.world_size());  // divide locally, then SUM (Gloo has no AVG)
-    }
-    acc.comm().all_reduce(t, op);
+    acc.comm().all_reduce(t, check_op(L, 3));
     if (was_number)
       lua_pushnumber(L, t.item<double>());
     else

@@ -21,8 +21,7 @@ namespace lrhost::accel {
 
 struct Accelerator::StepState {
   StepState(const AcceleratorConfig& config, const torch::Device& device_in)
-      : guard(config.nonfinite == "skip" ? NonfinitePolicy::skip : NonfinitePolicy::error, config.max_skipped_steps),
-        device(device_in) {}
+      : guard(config.nonfinite, config.max_skipped_steps), device(device_in) {}
 
   bool sync = true;       // last backward ended an accumulation cycle
   bool unscaled = false;  // fp16 gradients already divided by the scale this cycle
@@ -136,9 +135,9 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
   static const nlohmann::json empty = nlohmann::json::object();
   const auto& accel = config.contains("accelerator") ? config["accelerator"] : empty;
   config::ConfigReader reader(accel, "config 'accelerator'");
-  result.mixed_precision = reader.choice("mixed_precision", "no", {"no", "bf16", "fp16"});
+  result.mixed_precision = reader.choice("mixed_precision", MixedPrecision::no, kMixedPrecisionNames);
   result.gradient_accumulation_steps = reader.positive_integer("gradient_accumulation_steps", 1);
-  result.nonfinite = reader.choice("nonfinite", "error", {"error", "skip"});
+  result.nonfinite = reader.choice("nonfinite", NonfinitePolicy::error, kNonfinitePolicyNames);
   result.max_skipped_steps = reader.integer("max_skipped_steps", result.max_skipped_steps);
   if (result.max_skipped_steps < 0)
     throw util::ConfigError("config 'accelerator.max_skipped_steps' must be >= 0, got " +
@@ -207,7 +206,7 @@ Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
                             "they would never join it and the job would hang",
                         "move the collective out of acc:on_main(...)");
   });
-  if (config_.mixed_precision == "fp16") state_->scaler.emplace();
+  if (config_.mixed_precision == MixedPrecision::fp16) state_->scaler.emplace();
   if (device_.is_cuda()) {
     // Process-wide switches, as lerobot-train sets them through torch.backends.
     if (config_.tf32) {
@@ -319,7 +318,7 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     options.wrap_modules = config_.wrap_modules;
     // bf16 mixed precision gathers bf16 parameters (fp32 shards stay the master copy); fp16 keeps
     // fp32 parameters so the loss scaler sees fp32 gradients.
-    if (config_.mixed_precision == "bf16") options.param_dtype = torch::kBFloat16;
+    if (config_.mixed_precision == MixedPrecision::bf16) options.param_dtype = torch::kBFloat16;
     if (shard_from_file) options.device = device_;
     fsdp_ = std::make_unique<dist::fsdp::FsdpEngine>(policy, options, comm_);
     policy.materialize_file_casts();          // none left: every parameter is in a unit
@@ -539,21 +538,10 @@ std::string Accelerator::cuda_graph_status() const {
   return "warming up";
 }
 
-namespace {
-
-// accelerator.mixed_precision: "no" -> nullopt, "bf16" -> bfloat16, "fp16" -> float16; anything else
-// is a ConfigError.
-std::optional<c10::ScalarType> parse_mixed_precision(const std::string& mode) {
-  if (mode == "no") return std::nullopt;
-  if (mode == "bf16") return c10::kBFloat16;
-  if (mode == "fp16") return c10::kHalf;
-  throw util::ConfigError("accelerator.mixed_precision must be 'no', 'bf16' or 'fp16', got '" + mode + "'");
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<nn::AutocastSpec> Accelerator::autocast_spec() const {
-  auto dtype = parse_mixed_precision(config_.mixed_precision);
+  auto dtype = autocast_dtype(config_.mixed_precision);
   if (!dtype) return std::nullopt;
   return nn::AutocastSpec{device_.type(), *dtype};
 }

@@ -18,6 +18,7 @@
 #include "host/accel/cuda_graph_plan.hpp"
 #include "host/accel/cuda_graph_step.hpp"
 #include "host/accel/grad_scaler.hpp"
+#include "host/accel/mixed_precision.hpp"
 #include "host/accel/nonfinite_guard.hpp"
 #include "host/dist/bucket_plan.hpp"
 #include "host/dist/comm.hpp"
@@ -34,7 +35,7 @@
 namespace lrhost::accel {
 
 struct AcceleratorConfig {
-  std::string mixed_precision = "no";  // no | bf16 | fp16
+  MixedPrecision mixed_precision = MixedPrecision::no;
   int64_t gradient_accumulation_steps = 1;
   dist::BucketCaps buckets;
   int64_t batch_size = 0;  // per-rank micro-batch (0: unknown), for the printed batch semantics
@@ -47,7 +48,7 @@ struct AcceleratorConfig {
   std::vector<std::string> wrap_modules;  // accelerator.fsdp.wrap_modules; empty: the policy's types
   // A step whose loss or gradient norm is not finite: "error" stops the run, "skip" drops the step
   // (no update) up to max_skipped_steps times in a run, then stops the same way.
-  std::string nonfinite = "error";
+  NonfinitePolicy nonfinite = NonfinitePolicy::error;
   int64_t max_skipped_steps = 10;
   // CUDA only. tf32: TF32 tensor cores for fp32 matmuls and convolutions (true, as lerobot-train
   // sets them), neither (false: full fp32), or LibTorch's defaults (unset: convolutions only).

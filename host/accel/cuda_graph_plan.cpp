@@ -16,9 +16,9 @@ CudaGraphDecision decide_cuda_graph(const CudaGraphRequest& request) {
   if (request.gradient_accumulation_steps > 1)
     return refuse("gradient accumulation (" + std::to_string(request.gradient_accumulation_steps) +
                   " steps) alternates steps with and without an optimizer update");
-  if (request.mixed_precision == "fp16")
+  if (request.mixed_precision == MixedPrecision::fp16)
     return refuse("fp16 loss scaling decides on the host whether each step is applied");
-  if (request.nonfinite == "skip")
+  if (request.nonfinite == NonfinitePolicy::skip)
     return refuse("accelerator.nonfinite = \"skip\" decides on the host whether each step is applied");
   if (request.optimizer_kind != "adamw" && request.optimizer_kind != "adam")
     return refuse("the " + request.optimizer_kind + " optimizer has no capturable step (adam and adamw do)");

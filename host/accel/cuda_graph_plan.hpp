@@ -12,6 +12,9 @@
 
 #include <torch/torch.h>
 
+#include "host/accel/mixed_precision.hpp"
+#include "host/accel/nonfinite_guard.hpp"
+
 namespace lrhost::accel {
 
 struct CudaGraphRequest {
@@ -20,9 +23,9 @@ struct CudaGraphRequest {
   int world_size = 1;      // ranks in the job
   bool sharded = false;    // FSDP (even on one rank: it frees and refills parameter storage)
   int64_t gradient_accumulation_steps = 1;
-  std::string mixed_precision = "no";  // no | bf16 | fp16
-  std::string nonfinite = "error";     // error | skip
-  std::string optimizer_kind;          // adamw | adam | sgd
+  MixedPrecision mixed_precision = MixedPrecision::no;
+  NonfinitePolicy nonfinite = NonfinitePolicy::error;
+  std::string optimizer_kind;  // adamw | adam | sgd
   // Why the policy's training forward cannot be replayed (host-side randomness, host reads,
   // data-dependent shapes), or nullopt when it can: Policy::cuda_graph_blocker().
   std::optional<std::string> policy_blocker;

@@ -101,7 +101,7 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
     }
   const int64_t shard = accel.fsdp() ? accel.dp_shard : world_size;
   plan.units = dist::fsdp::plan_unit_layouts(wrap_units, static_cast<int>(shard));
-  const bool bf16_gathers = accel.mixed_precision == "bf16" && accel.fsdp();
+  const bool bf16_gathers = accel.mixed_precision == MixedPrecision::bf16 && accel.fsdp();
   auto gathered_bytes = [&](const dist::fsdp::UnitLayout& unit) {
     int64_t bytes = 0;
     for (const auto& p : unit.params) bytes += p.numel() * (bf16_gathers ? 2 : element_bytes(p.dtype));

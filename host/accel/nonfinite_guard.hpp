@@ -15,10 +15,13 @@
 #include <string>
 
 #include "host/dist/comm.hpp"
+#include "host/util/name_table.hpp"
 
 namespace lrhost::accel {
 
 enum class NonfinitePolicy { error, skip };
+inline constexpr util::NameTable kNonfinitePolicyNames{
+    std::array{std::pair{NonfinitePolicy::error, "error"}, std::pair{NonfinitePolicy::skip, "skip"}}};
 
 // What was not finite in one step; identical on every rank.
 struct Divergence {

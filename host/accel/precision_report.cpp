@@ -24,7 +24,7 @@ std::string dtype_name(torch::ScalarType type) {
 }  // namespace
 
 PrecisionReport describe_precision(const std::vector<torch::ScalarType>& weight_dtypes,
-                                   const std::string& mixed_precision) {
+                                   MixedPrecision mixed_precision) {
   std::set<std::string> names;
   bool low = false;
   for (auto type : weight_dtypes) {
@@ -35,10 +35,11 @@ PrecisionReport describe_precision(const std::vector<torch::ScalarType>& weight_
   for (const auto& name : names) weights += (weights.empty() ? "" : " and ") + name;
   if (weights.empty()) weights = "none trainable";
   PrecisionReport report;
-  report.text = "policy weights " + weights + ", accelerator.mixed_precision=" + mixed_precision + ": ";
-  if (mixed_precision == "bf16") {
+  report.text = "policy weights " + weights +
+                ", accelerator.mixed_precision=" + std::string(kMixedPrecisionNames.name(mixed_precision)) + ": ";
+  if (mixed_precision == MixedPrecision::bf16) {
     report.text += "forward and backward under bf16 autocast";
-  } else if (mixed_precision == "fp16") {
+  } else if (mixed_precision == MixedPrecision::fp16) {
     report.text += "forward and backward under fp16 autocast with loss scaling";
   } else if (low) {
     report.warn = true;

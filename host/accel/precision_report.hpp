@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "host/accel/mixed_precision.hpp"
+
 namespace lrhost::accel {
 
 struct PrecisionReport {
@@ -17,8 +19,6 @@ struct PrecisionReport {
 };
 
 // `weight_dtypes`: the dtypes of the trainable parameters (any order, repeats allowed);
-// `mixed_precision`: "no", "bf16" or "fp16".
-PrecisionReport describe_precision(const std::vector<torch::ScalarType>& weight_dtypes,
-                                   const std::string& mixed_precision);
+PrecisionReport describe_precision(const std::vector<torch::ScalarType>& weight_dtypes, MixedPrecision mixed_precision);
 
 }  // namespace lrhost::accel

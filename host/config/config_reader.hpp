@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "host/util/name_table.hpp"
+
 namespace lrhost::config {
 
 class ConfigReader {
@@ -25,6 +27,11 @@ class ConfigReader {
   std::string string(const std::string& key, const std::string& fallback);
   // A string that must be one of `valid`.
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& valid);
+  // An enum value by its name in `names` (util/name_table.hpp); the error lists the table's names.
+  template <class Enum, std::size_t N>
+  Enum choice(const std::string& key, Enum fallback, const util::NameTable<Enum, N>& names) {
+    return names.parse(string(key, names.name(fallback)), where_ + ": '" + key + "'");
+  }
   std::vector<int64_t> integer_list(const std::string& key, const std::vector<int64_t>& fallback);
   std::vector<double> number_list(const std::string& key, const std::vector<double>& fallback);
   std::optional<int64_t> optional_integer(const std::string& key);

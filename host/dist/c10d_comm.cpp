@@ -32,9 +32,11 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
       return c10d::ReduceOp::MAX;
     case ReduceOp::min:
       return c10d::ReduceOp::MIN;
-    default:
-      return c10d::ReduceOp::SUM;
+    case ReduceOp::sum:
+    case ReduceOp::mean:  // divided first (prepare_all_reduce)
+      break;
   }
+  return c10d::ReduceOp::SUM;
 }
 
 // What a collective needs to explain its own failure: the group's store and progress beacon (to
@@ -169,6 +171,7 @@ class C10dComm final : public Comm {
 
   std::shared_ptr<CommWork> all_reduce_async(torch::Tensor& tensor, ReduceOp op) override {
     check_collective("all_reduce");
+    prepare_all_reduce(tensor, op, size());
     std::vector<torch::Tensor> tensors{tensor};
     c10d::AllreduceOptions options;
     options.reduceOp = to_c10d(op);

@@ -14,6 +14,18 @@ struct Done final : CommWork {
   void wait() override {}
 };
 
+}  // namespace
+
+void prepare_all_reduce(torch::Tensor& tensor, ReduceOp op, int ranks) {
+  if (op != ReduceOp::mean) return;
+  if (!tensor.is_floating_point())
+    throw util::ConfigError(std::string("all_reduce 'mean' needs a floating-point tensor, got ") +
+                            c10::toString(tensor.scalar_type()));
+  if (ranks > 1) tensor.div_(ranks);
+}
+
+namespace {
+
 // World size 1: every collective is an identity, no rendezvous needed.
 class LocalComm final : public Comm {
  public:
@@ -21,8 +33,9 @@ class LocalComm final : public Comm {
   int size() const override { return 1; }
   std::string backend_name() const override { return "local"; }
 
-  std::shared_ptr<CommWork> all_reduce_async(torch::Tensor&, ReduceOp) override {
+  std::shared_ptr<CommWork> all_reduce_async(torch::Tensor& tensor, ReduceOp op) override {
     check_collective("all_reduce");
+    prepare_all_reduce(tensor, op, 1);
     return std::make_shared<Done>();
   }
   void broadcast(torch::Tensor&, int root) override {

@@ -14,9 +14,18 @@
 
 #include "host/dist/rank_env.hpp"
 
+#include "host/util/name_table.hpp"
+
 namespace lrhost::dist {
 
-enum class ReduceOp { sum, max, min };
+// mean: each rank divides by the rank count, then the ranks sum (Gloo has no AVG; one arithmetic on
+// every backend); floating-point tensors only.
+enum class ReduceOp { sum, mean, max, min };
+inline constexpr util::NameTable kReduceOpNames{
+    std::array{std::pair{ReduceOp::sum, "sum"}, std::pair{ReduceOp::mean, "mean"}, std::pair{ReduceOp::max, "max"},
+               std::pair{ReduceOp::min, "min"}}};
+// What every Comm does before an all-reduce with `op` over `ranks` ranks (the division of mean).
+void prepare_all_reduce(torch::Tensor& tensor, ReduceOp op, int ranks);
 
 // A collective in flight; wait() blocks until its result is usable (or throws).
 class CommWork {

@@ -52,13 +52,13 @@ TEST_CASE("cuda graph decision: captures a plain single-GPU Adam step, refuses w
   };
   const std::vector<Case> cases{
       {[](auto& r) { r.optimizer_kind = "adam"; }, ""},
-      {[](auto& r) { r.mixed_precision = "bf16"; }, ""},
+      {[](auto& r) { r.mixed_precision = lrhost::accel::MixedPrecision::bf16; }, ""},
       {[](auto& r) { r.cuda = false; }, "the device is not a GPU"},
       {[](auto& r) { r.world_size = 4; }, "4 ranks are not captured"},
       {[](auto& r) { r.sharded = true; }, "FSDP"},
       {[](auto& r) { r.gradient_accumulation_steps = 2; }, "gradient accumulation (2 steps)"},
-      {[](auto& r) { r.mixed_precision = "fp16"; }, "fp16 loss scaling"},
-      {[](auto& r) { r.nonfinite = "skip"; }, "nonfinite = \"skip\""},
+      {[](auto& r) { r.mixed_precision = lrhost::accel::MixedPrecision::fp16; }, "fp16 loss scaling"},
+      {[](auto& r) { r.nonfinite = lrhost::accel::NonfinitePolicy::skip; }, "nonfinite = \"skip\""},
       {[](auto& r) { r.optimizer_kind = "sgd"; }, "sgd optimizer has no capturable step"},
       {[](auto& r) { r.policy_blocker = "host-side crop"; }, "host-side crop"},
   };
