@@ -14,7 +14,7 @@
 #include "bindings/runtime.hpp"
 #include "host/cli/recipe_request.hpp"
 #include "host/launch/error_file.hpp"
-#include "host/launch/save_on_signal.hpp"
+#include "host/util/save_on_signal.hpp"
 
 namespace lrhost::bindings {
 
@@ -160,7 +160,7 @@ int run_recipe(const RecipeRequest& request) {
   }
   if (lua_pcall(L, 0, 0, handler) != 0) {
     if (lua_touserdata(L, -1) == show_finished_marker()) return 0;
-    if (lua_touserdata(L, -1) == preempted_marker()) return launch::kPreemptedExitCode;
+    if (lua_touserdata(L, -1) == preempted_marker()) return util::kPreemptedExitCode;
     print_error(lua_tostring(L, -1));
     return 1;
   }

@@ -22,7 +22,7 @@ EngineContext& engine_context(lua_State* L);
 // it as a successful end of the recipe, not as a failure.
 void* show_finished_marker();
 // The error object lr.exit_preempted raises: the recipe ends and the process exits with
-// launch::kPreemptedExitCode.
+// util::kPreemptedExitCode.
 void* preempted_marker();
 
 // The Lua modules loaded so far from files on the search path (the recipe's folder, recipes/lib,

@@ -27,12 +27,10 @@
 #include "bindings/wrap_scheduler.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/accel/accelerator.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/unused_run_dir.hpp"
 #include "host/nn/autocast.hpp"
 #include "host/util/status_line.hpp"
-#include "host/util/stop_request.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
@@ -256,12 +254,11 @@ int w_wait_for_everyone(lua_State* L) {
   });
 }
 
-// acc:stop_requested() -> false, or the agreed signal's name ("SIGTERM"); see Accelerator::stop_requested.
-// The first call arms the recording handlers on $LRHOST_SAVE_ON_SIGNAL's signals (util/stop_request.hpp).
+// acc:stop_requested() -> false, or the agreed signal's name ("SIGTERM"); see Accelerator::stop_requested
+// (its first call arms the recording handlers).
 int w_stop_requested(lua_State* L) {
   return lx_guard(L, "Accelerator:stop_requested", [&] {
-    util::arm_stop_request(launch::save_signals_from_environment());
-    int signal = check_accelerator(L, 1).stop_requested(util::requested_stop_signal());
+    int signal = check_accelerator(L, 1).stop_requested();
     if (signal == 0)
       lua_pushboolean(L, 0);
     else
@@ -418,16 +415,7 @@ int w_log(lua_State* L) {
     int64_t step = lx_check_integer(L, 2);
     auto metrics = check_metrics(L, 3);
     metrics::TrainingMeter* meter = lua_isnoneornil(L, 4) ? nullptr : &lx_check<metrics::TrainingMeter>(L, 4);
-    if (meter != nullptr) {
-      for (const auto& [name, value] : meter->take_window()) {
-        if (metrics.count(name)) throw LxArgError(3, "metric '" + name + "' is also one of the meter's; rename it");
-        metrics[name] = value;
-      }
-    }
-    auto reduced = acc.reduce_metrics(metrics);
-    if (meter != nullptr && reduced.count("loss")) meter->set_last_loss(reduced.at("loss"));
-    if (acc.is_main_process()) acc.metrics_log().record(step, reduced, meter ? meter->progress_text(step) : "");
-    push_metrics(L, reduced);
+    push_metrics(L, acc.log(step, std::move(metrics), meter));
     return 1;
   });
 }
@@ -454,35 +442,32 @@ int w_add_metrics_sink(lua_State* L) {
   });
 }
 
-// acc:training_meter{total_steps = N, first_step = k, samples_per_step = b}: phase timings and
-// progress of this rank's loop (wrap_metrics.cpp); rank 0 draws the status line on a terminal.
+// acc:training_meter{total_steps = N, first_step = k, samples_per_step = b, flops_per_sample = f}:
+// phase timings, progress and (with f, policy:training_flops_per_sample()) tflops and mfu of this
+// rank's loop (Accelerator::training_meter); rank 0 draws the status line on a terminal.
 int w_training_meter(lua_State* L) {
   return lx_guard(L, "Accelerator:training_meter", [&] {
     auto& acc = check_accelerator(L, 1);
-    lx_check_table(L, 2, "options {total_steps =, first_step =, samples_per_step =}");
-    auto options_json = lx_to_json(L, 2, 2, "training_meter");
+    lx_check_table(L, 2, "options {total_steps =, first_step =, samples_per_step =, flops_per_sample =}");
     metrics::TrainingMeterOptions options;
-    for (const auto& [key, value] : options_json.items()) {
-      if (!value.is_number_integer()) throw LxArgError(2, key + " must be a whole number, got " + value.dump());
-      auto number = value.get<int64_t>();
-      if (key == "total_steps")
-        options.total_steps = number;
-      else if (key == "first_step")
-        options.first_step = number;
-      else if (key == "samples_per_step")
-        options.samples_per_step = number;
-      else
-        throw LxArgError(2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step)");
-    }
+    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
+      if (key == "flops_per_sample") {
+        options.flops_per_sample = lx_check_number(L, value);
+        if (options.flops_per_sample <= 0) throw LxArgError(value, "must be > 0");
+        return;
+      }
+      int64_t* field = key == "total_steps"        ? &options.total_steps
+                       : key == "first_step"       ? &options.first_step
+                       : key == "samples_per_step" ? &options.samples_per_step
+                                                   : nullptr;
+      if (!field)
+        throw LxArgError(
+            2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step, flops_per_sample)");
+      *field = lx_check_integer(L, value);
+    });
     if (options.total_steps < 1) throw LxArgError(2, "total_steps must be >= 1");
     if (options.first_step < 1) throw LxArgError(2, "first_step must be >= 1");
-    options.world_size = acc.world_size();
-    options.draw_status_line = acc.is_main_process() && util::StatusLine::instance().enabled();
-    if (acc.device().is_cuda()) {
-      int index = acc.device().index();
-      options.synchronize = [index] { torch::cuda::synchronize(index); };
-    }
-    lx_push(L, std::make_shared<metrics::TrainingMeter>(std::move(options)));
+    lx_push(L, acc.training_meter(std::move(options)));
     return 1;
   });
 }

@@ -149,7 +149,7 @@ int w_run_dir(lua_State* L) {
   });
 }
 
-// lr.exit_preempted(): ends the recipe here; the process exits with launch::kPreemptedExitCode.
+// lr.exit_preempted(): ends the recipe here; the process exits with util::kPreemptedExitCode.
 // Raised as a marker the engine recognises (as `lrhost show` ends a recipe), so no Lua code after
 // it runs and everything the recipe built is released as after a normal end. A plain lua_error, not
 // lx_guard: the marker is no error to report.

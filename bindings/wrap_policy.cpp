@@ -17,7 +17,8 @@
 // task table, or from the task strings given), set_tasks(Dataset | {task, ...}) (the task table),
 // use_dataset(Dataset [, {use_imagenet_stats =}]) (fine-tuning: the dataset's stats and tasks in the processors),
 // prepare_training{cache_dir =, dataset =, augmentation =} (before acc:prepare), training_metrics()
-// -> {name = number} (the policy's own figures for the log), needs_task(), postprocess(action) -> unnormalized action,
+// -> {name = number} (the policy's own figures for the log), training_flops_per_sample() -> number or
+// nil (the step line's tflops and mfu), needs_task(), postprocess(action) -> unnormalized action,
 // save_pretrained(dir), state_dict() -> {name = Tensor}, weight_table() (ordered rows: name, shape,
 // dtype, numel, parameter, trainable), parameters(), named_parameters(),
 // param_groups(), optimizer_preset(), scheduler_preset(), delta_indices(), delta_timestamps(fps),
@@ -34,6 +35,7 @@
 #include "bindings/wrap_tensor.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/config_reader.hpp"
+#include "host/policy/dataset_processors.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -108,15 +110,8 @@ int w_policy_new(lua_State* L) {
     auto policy = policy::create_policy(config, features);
     policy->load_pretrained_parts();
     if (lx_is<data::LeRobotDataset>(L, 2)) {
-      const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
-      data::DatasetStats stats = meta.stats.value_or(data::DatasetStats{});
-      if (!meta.stats)
-        spdlog::warn("lr.policy.new: the dataset has no stats.json; the policy's processors normalize nothing");
-      if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
-      auto processors = policy::PolicyProcessors::for_policy(*policy, features, stats, mapping_override);
-      if (processors.has_language()) processors.set_task_table(meta.tasks);
-      processors.require_stats(meta.root.string());
-      policy->set_processors(std::make_shared<policy::PolicyProcessors>(std::move(processors)));
+      policy::attach_dataset_processors(*policy, features, lx_check<data::LeRobotDataset>(L, 2).meta(),
+                                        {.use_imagenet_stats = imagenet, .normalization_mapping = mapping_override});
     } else if (!lua_isnoneornil(L, 3)) {
       throw LxArgError(3, "options need a Dataset as argument #2 (its stats build the processors)");
     }
@@ -209,15 +204,7 @@ int w_use_dataset(lua_State* L) {
     config::ConfigReader reader(options, "Policy:use_dataset options");
     const bool imagenet = reader.boolean("use_imagenet_stats", true);
     reader.reject_unknown();
-    if (!meta.stats) throw LxArgError(2, "the dataset has no stats.json, so its statistics cannot normalize");
-    data::DatasetStats stats = *meta.stats;
-    if (imagenet) data::apply_imagenet_stats(stats, meta.info.camera_keys());
-    auto processors = std::make_shared<policy::PolicyProcessors>(
-        policy::PolicyProcessors::for_policy(p, policy::PolicyFeatures::from_dataset(meta.info), stats));
-    processors->require_stats(meta.root.string());
-    if (p.processors()) processors->set_rename_map(p.processors()->rename_map());
-    if (processors->has_language()) processors->set_task_table(meta.tasks);
-    p.set_processors(std::move(processors));
+    policy::use_dataset(p, meta, imagenet);
     return 0;
   });
 }
@@ -273,6 +260,17 @@ int w_training_metrics(lua_State* L) {
       lua_pushnumber(L, value);
       lua_setfield(L, -2, name.c_str());
     }
+    return 1;
+  });
+}
+
+// Policy:training_flops_per_sample() -> FLOPs of training on one sample, or nil when not counted.
+int w_training_flops_per_sample(lua_State* L) {
+  return lx_guard(L, "Policy:training_flops_per_sample", [&] {
+    if (auto flops = check_policy(L, 1).training_flops_per_sample())
+      lua_pushnumber(L, *flops);
+    else
+      lua_pushnil(L);
     return 1;
   });
 }
@@ -593,7 +591,7 @@ int w_num_parameters(lua_State* L) {
 
 int w_config(lua_State* L) {
   return lx_guard(L, "Policy:config", [&] {
-    lx_push_json(L, check_policy(L, 1).config());
+    lx_push_json(L, check_policy(L, 1).rebuild_config());
     return 1;
   });
 }
@@ -617,6 +615,7 @@ void open_policy(lua_State* L, int module) {
                               {"use_dataset", w_use_dataset},
                               {"prepare_training", w_prepare_training},
                               {"training_metrics", w_training_metrics},
+                              {"training_flops_per_sample", w_training_flops_per_sample},
                               {"weight_table", w_weight_table},
                               {"postprocess", w_postprocess},
                               {"has_processors", w_has_processors},

@@ -35,10 +35,10 @@
 #include "host/launch/launcher.hpp"
 #include "host/launch/resume_hint.hpp"
 #include "host/launch/run_dir.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
 #include "host/util/output_buffering.hpp"
+#include "host/util/save_on_signal.hpp"
 #include "host/util/shipped_paths.hpp"
 
 #ifdef LRHOST_WITH_JEMALLOC
@@ -143,9 +143,8 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
   // The ranks (and this process, when it runs the recipe itself) read the list from the
   // environment; a user of torchrun or srun sets LRHOST_SAVE_ON_SIGNAL for the same effect.
   if (launch && launch->save_on_signal)
-    ::setenv(lrhost::launch::kSaveOnSignalVariable,
-             lrhost::launch::format_save_signals(lrhost::launch::parse_save_signals(*launch->save_on_signal)).c_str(),
-             1);
+    ::setenv(lrhost::util::kSaveOnSignalVariable,
+             lrhost::util::format_save_signals(lrhost::util::parse_save_signals(*launch->save_on_signal)).c_str(), 1);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(args.recipe, ec)) {
     std::string message = "recipe file '" + args.recipe + "' not found";
@@ -175,7 +174,7 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     options.max_restarts = launch->max_restarts;
     options.timeout_s = launch->timeout_s;
     options.overwrite = launch->overwrite;
-    options.save_signals = lrhost::launch::save_signals_from_environment();
+    options.save_signals = lrhost::util::save_signals_from_environment();
     options.rendezvous_timeout_s = launch->rendezvous_timeout_s;
     const char* inherited_run_dir = std::getenv("LRHOST_RUN_DIR");
     options.run_dir = std::filesystem::absolute(launch->run_dir ? std::filesystem::path(*launch->run_dir)

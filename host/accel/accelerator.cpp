@@ -16,6 +16,8 @@
 #include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
+#include "host/util/save_on_signal.hpp"
+#include "host/util/stop_request.hpp"
 
 namespace lrhost::accel {
 
@@ -143,6 +145,12 @@ AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& co
     throw util::ConfigError("config 'accelerator.max_skipped_steps' must be >= 0, got " +
                             std::to_string(result.max_skipped_steps));
   if (accel.contains("tf32")) result.tf32 = reader.boolean("tf32", false);
+  // 0 (the shipped recipes' default): the known GPUs' table.
+  if (const double peak = reader.number("peak_tflops", 0); peak > 0)
+    result.peak_tflops = peak;
+  else if (peak < 0)
+    throw util::ConfigError("config 'accelerator.peak_tflops' must be >= 0 (0: the known GPUs' table), got " +
+                            std::to_string(peak));
   result.cudnn_benchmark = reader.boolean("cudnn_benchmark", false);
   result.cuda_graph = reader.boolean("cuda_graph", false);
   reader.allow("ddp");
@@ -571,6 +579,11 @@ void Accelerator::set_last_checkpoint(std::string dir) {
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   if (!reducer_) return std::nullopt;
   return reducer_->stats();
+}
+
+int Accelerator::stop_requested() {
+  util::arm_stop_request(util::save_signals_from_environment());
+  return stop_requested(util::requested_stop_signal());
 }
 
 int Accelerator::stop_requested(int local) {

@@ -55,6 +55,9 @@ struct AcceleratorConfig {
   // cudnn_benchmark: cuDNN times its algorithms per shape and keeps the fastest (lerobot-train: on).
   std::optional<bool> tf32;
   bool cudnn_benchmark = false;
+  // The device's dense peak in TFLOPS for the step line's mfu; unset (or 0 in the config): the known
+  // GPUs' table (device_peak.hpp), none on the CPU.
+  std::optional<double> peak_tflops;
   // Capture acc:train_step in a CUDA graph where cuda_graph_plan.hpp allows it; otherwise warn
   // once with the reason and run eager steps.
   bool cuda_graph = false;
@@ -182,7 +185,12 @@ class Accelerator {
   void leave_main_only() { --main_only_depth_; }
 
   void wait_for_everyone() { comm_->barrier(); }
-  // Preemption (host/launch/save_on_signal.hpp). Collective, at a step boundary: `local_signal` is
+  // Preemption (host/util/save_on_signal.hpp), what acc:stop_requested() asks after each step: the
+  // first call arms the recording handlers on $LRHOST_SAVE_ON_SIGNAL's signals (util/stop_request.hpp;
+  // lazily, so a process that never asks keeps the default: a signal ends it), then agrees on this
+  // rank's recorded signal as below.
+  int stop_requested();
+  // Collective, at a step boundary: `local_signal` is
   // the stop signal this rank recorded (util/stop_request.hpp) or 0; returns 0 while no rank has
   // one, else that signal (the largest number when ranks got different ones), the same on every
   // rank, so all stop after the same step. Costs one all-reduce of one number and its read-back per
@@ -190,6 +198,19 @@ class Accelerator {
   int stop_requested(int local_signal);
   // Where acc:log's records go on the main process (the log line and the recipe's metric sinks).
   metrics::MetricsLog& metrics_log() { return metrics_log_; }
+  // A training meter for this rank's loop (the recipe gives total_steps, first_step,
+  // samples_per_step and flops_per_sample): the job's rank count, the status line on the main
+  // process's terminal, the device synchronisation of each mark and the device's peak FLOP/s
+  // (accelerator.peak_tflops, else device_peak.hpp) come from the accelerator (accelerator_meter.cpp).
+  std::shared_ptr<metrics::TrainingMeter> training_meter(metrics::TrainingMeterOptions options);
+  // acc:log: `metrics` with the meter's window joined in (its phase timings, step_s, samples_per_s,
+  // tflops, mfu; ConfigError when a metric repeats one of them), reduced across ranks (collective:
+  // every rank calls it; reduce_metrics' rules), the loss put on the meter's status line, and on the
+  // main process recorded in the log line and every metric sink. Returns the reduced metrics.
+  std::map<std::string, double> log(int64_t step, std::map<std::string, double> metrics,
+                                    metrics::TrainingMeter* meter = nullptr);
+  // The peak the step line's mfu divides by: FLOP/s, or nullopt (CPU, or a GPU the table lacks).
+  std::optional<double> peak_flops() const;
 
  private:
   struct StepState;  // shared with the optimizer's step hooks

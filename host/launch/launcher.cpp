@@ -26,7 +26,6 @@
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
 #include "host/launch/run_lock.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/spawn.hpp"
 #include "host/launch/store_server.hpp"
@@ -34,6 +33,7 @@
 #include "host/launch/unused_run_dir.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/save_on_signal.hpp"
 
 namespace lrhost::launch {
 namespace {
@@ -154,7 +154,7 @@ std::string preemption_report(const AttemptOutcome& outcome, const std::optional
             "\n(or rerun the same command with resume=auto)\n";
   else
     text += "; no checkpoint was saved (the recipe saves none), so there is nothing to continue from\n";
-  text += "lrhost: exit code " + std::to_string(kPreemptedExitCode) + " (preempted)\n";
+  text += "lrhost: exit code " + std::to_string(util::kPreemptedExitCode) + " (preempted)\n";
   return text;
 }
 
@@ -204,7 +204,7 @@ int launch(const LaunchOptions& options) {
       // Not a failure: no restart (the scheduler wants the node back), and a code of its own for
       // the requeue logic (save_on_signal.hpp).
       std::fputs(preemption_report(outcome, recorded_resume_command(options.run_dir)).c_str(), stderr);
-      return kPreemptedExitCode;
+      return util::kPreemptedExitCode;
     }
     if (outcome.succeeded()) {
       spdlog::info("all {} rank(s) finished", options.nproc);

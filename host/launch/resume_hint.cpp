@@ -11,8 +11,8 @@
 #include <cstring>
 
 #include "host/io/atomic_dir.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/util/error.hpp"
+#include "host/util/save_on_signal.hpp"
 #include "host/util/strings.hpp"
 
 namespace lrhost::launch {
@@ -65,8 +65,8 @@ std::string resume_flags(const LaunchOptions& options, int threads) {
   if (options.timeout_s != defaults.timeout_s) add("--timeout", std::to_string(options.timeout_s));
   if (options.rendezvous_timeout_s != defaults.rendezvous_timeout_s)
     add("--rendezvous-timeout", std::to_string(options.rendezvous_timeout_s));
-  if (const std::string signals = format_save_signals(options.save_signals);
-      signals != format_save_signals(parse_save_signals(kDefaultSaveSignals)))
+  if (const std::string signals = util::format_save_signals(options.save_signals);
+      signals != util::format_save_signals(util::parse_save_signals(util::kDefaultSaveSignals)))
     add("--save-on-signal", signals);
   if (threads > 0) add("--threads", std::to_string(threads));
   return flags;

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "host/launch/interrupts.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/spawn.hpp"
+#include "host/util/save_on_signal.hpp"
 
 namespace lrhost::launch {
 namespace {
@@ -62,12 +62,12 @@ void wait_until(std::vector<RankProcess>& ranks, Clock::time_point deadline, Clo
 }
 
 bool exited_preempted(int status) {
-  return WIFEXITED(status) && WEXITSTATUS(status) == kPreemptedExitCode;
+  return WIFEXITED(status) && WEXITSTATUS(status) == util::kPreemptedExitCode;
 }
 
-// After a save signal was forwarded (`signal` > 0), or once a rank exited with kPreemptedExitCode
+// After a save signal was forwarded (`signal` > 0), or once a rank exited with util::kPreemptedExitCode
 // because it was signalled directly (`signal` 0): waits for every rank to exit by itself (0: it
-// had finished anyway; kPreemptedExitCode: it saved and stopped). A rank that died of the signal itself (its
+// had finished anyway; util::kPreemptedExitCode: it saved and stopped). A rank that died of the signal itself (its
 // recipe never asks acc:stop_requested, so the default action ended it) makes this an interrupt as
 // before; any other exit a failure; a new signal to the launcher an abort.
 void wait_for_preemption(std::vector<RankProcess>& ranks, int signal, const StopTiming& timing, Clock::time_point start,

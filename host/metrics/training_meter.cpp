@@ -86,6 +86,11 @@ std::map<std::string, double> TrainingMeter::take_window() {
     window["step_s"] = wall / steps;
     if (options_.samples_per_step > 0 && wall > 0)
       window["samples_per_s"] = static_cast<double>(options_.samples_per_step) * steps / wall;
+    if (options_.flops_per_sample > 0 && options_.samples_per_step > 0 && wall > 0) {
+      const double achieved = options_.flops_per_sample * static_cast<double>(options_.samples_per_step) * steps / wall;
+      window["tflops"] = achieved / 1e12;
+      if (options_.peak_flops > 0) window["mfu"] = achieved / options_.peak_flops;
+    }
     // This process's peak resident memory (Linux reports kilobytes); the loader's worker threads
     // are in it, so it is the figure that runs out on a CPU machine.
     rusage usage{};

@@ -31,6 +31,11 @@ struct TrainingMeterOptions {
   int64_t world_size = 1;         // to show the job's samples/s on the status line
   bool draw_status_line = false;  // rank 0 on a terminal
   double redraw_interval_s = 0.25;
+  // FLOPs of training one sample (Policy::training_flops_per_sample; 0: not counted) and the device's
+  // dense peak FLOP/s (0: unknown): the window's tflops (this rank's achieved rate) and mfu (tflops
+  // over the peak).
+  double flops_per_sample = 0;
+  double peak_flops = 0;
   std::function<void()> synchronize;        // waits for the device, or empty
   util::StatusLine* status_line = nullptr;  // where to draw; null: the process's (tests draw elsewhere)
 };
@@ -54,7 +59,8 @@ class TrainingMeter {
   void set_last_loss(double loss);
 
   // The window since the previous call, per step: `<phase>_s` for every marked phase, `step_s`,
-  // `samples_per_s` (this rank) and `peak_rss_gib` (this process's peak resident memory); starts a
+  // `samples_per_s` (this rank), `tflops` and `mfu` (when counted, above) and `peak_rss_gib` (this
+  // process's peak resident memory); starts a
   // new window. Empty when no step ended in the window.
   std::map<std::string, double> take_window();
 

@@ -86,6 +86,10 @@ class Policy : public torch::nn::Module {
   virtual std::string type() const = 0;
   // The resolved config (every field, defaults filled in) in LeRobot's field order, as config.json.
   virtual nlohmann::ordered_json config() const = 0;
+  // config() plus lrhost's own fields that config.json cannot hold but building needs (pi0/pi05's
+  // geometry when it is not LeRobot's): what Policy:config() gives a recipe, so that
+  // lr.policy.new(policy:config()) builds this policy again, not LeRobot's full-size one.
+  virtual nlohmann::ordered_json rebuild_config() const { return config(); }
   // Optimizer groups; the default is one group holding every trainable parameter.
   virtual std::vector<ParamGroup> param_groups() const;
   // LeRobot's training preset: {"type": "adamw"|"adam", "lr", "weight_decay", "betas", "eps",
@@ -133,6 +137,10 @@ class Policy : public torch::nn::Module {
   // figures for the loop's log lines (name -> value, the same names on every rank); empty by default.
   virtual void prepare_training(const TrainingContext& context) { (void)context; }
   virtual std::map<std::string, double> training_metrics() const { return {}; }
+  // Matmul and convolution FLOPs of training on one sample (forward, backward, recompute; counted as
+  // training_flops.hpp says), from the policy's geometry and config: the step line's tflops and mfu.
+  // nullopt: not counted for this type (the step line then shows neither).
+  virtual std::optional<double> training_flops_per_sample() const { return std::nullopt; }
 
   // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
   // Under FSDP, full tensors gathered from every rank (all ranks must call it together).

@@ -77,6 +77,7 @@ local BASE = {
   -- policy's declared units. Declared for every recipe so that any trains sharded from the command line.
   accelerator = { mixed_precision = "no", gradient_accumulation_steps = 1, nonfinite = "error",
                   max_skipped_steps = 10, tf32 = true, cudnn_benchmark = true, cuda_graph = false,
+                  peak_tflops = 0,  -- the device's dense peak for mfu; 0: known GPUs' table (none on CPU)
                   fsdp = { reshard_after_forward = true, wrap_modules = "" } },
   -- dp_shard = 1: DDP replicas; -1 (or the rank count): FSDP, one shard group; with dp_replicate: hybrid.
   parallelism = { dp_shard = 1, dp_replicate = 1 },
@@ -367,8 +368,10 @@ function M.build(lr, cfg)
 
   -- What a divergence error names: this loop's step numbers and the last good checkpoint.
   acc:guard_context { next_step = run.first, checkpoint = run.ckpt:resumed_from() }
+  -- tflops and mfu in the step line when the policy counts its FLOPs (nil otherwise: neither is shown).
   run.meter = acc:training_meter { total_steps = cfg.steps, first_step = run.first,
-                                   samples_per_step = cfg.batch_size }
+                                   samples_per_step = cfg.batch_size,
+                                   flops_per_sample = policy:training_flops_per_sample() }
   return run
 end
 

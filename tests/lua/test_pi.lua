@@ -83,6 +83,9 @@ for _, type in ipairs { "pi0", "pi05" } do
   local loaded = lr.policy.load(dir)
   loaded:train()
   t.eq(loaded:forward(norm):item(), loss:item(), type .. ": same loss after save/load")
+  -- The loaded policy's config rebuilds it at its own geometry (not LeRobot's 4 B parameters).
+  local rebuilt = lr.policy.new(loaded:config())
+  t.eq(rebuilt:num_parameters(), policy:num_parameters(), type .. ": policy:config() of a loaded folder rebuilds it")
 
   -- openpi's layout (no "model." prefix, embed_tokens tied to paligemma.lm_head and stored once, no
   -- expert lm_head, the other variant's time-MLP names) loads explicitly, to the same loss.

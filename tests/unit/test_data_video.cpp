@@ -48,13 +48,13 @@ double mean_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kFloat) - b.to(torch::kFloat)).abs().mean().item<double>();
 }
 
-constexpr int kFrames = 20, kFps = 10, kWidth = 96, kHeight = 64;
+constexpr int kFrames = 20, kVideoFps = 10, kWidth = 96, kHeight = 64;
 
 fs::path write_clip(const fs::path& file, const std::string& codec, int width = kWidth, int height = kHeight,
                     int frames = kFrames, std::string* used_codec = nullptr) {
   io::VideoWriterOptions options;
   options.codec = codec;
-  io::VideoWriter writer(file, width, height, kFps, options);
+  io::VideoWriter writer(file, width, height, kVideoFps, options);
   for (int k = 0; k < frames; ++k) writer.write(clip_frame(k, width, height));
   writer.finish();
   CHECK(writer.frames_written() == frames);
@@ -64,7 +64,7 @@ fs::path write_clip(const fs::path& file, const std::string& codec, int width = 
 
 std::vector<double> grid_times(int frames) {
   std::vector<double> times;
-  for (int k = 0; k < frames; ++k) times.push_back(static_cast<double>(k) / kFps);
+  for (int k = 0; k < frames; ++k) times.push_back(static_cast<double>(k) / kVideoFps);
   return times;
 }
 
@@ -81,9 +81,9 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
   CHECK(info.pix_fmt == "yuv420p");
   CHECK(info.width == kWidth);
   CHECK(info.height == kHeight);
-  CHECK(info.fps == doctest::Approx(kFps));
+  CHECK(info.fps == doctest::Approx(kVideoFps));
   CHECK(info.frame_count == kFrames);
-  CHECK(info.duration_s == doctest::Approx(static_cast<double>(kFrames) / kFps).epsilon(0.06));
+  CHECK(info.duration_s == doctest::Approx(static_cast<double>(kFrames) / kVideoFps).epsilon(0.06));
   CHECK_FALSE(info.has_audio);
 
   VideoReader reader(file);
@@ -109,10 +109,10 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
   }
 
   // Off-grid queries take the nearest frame when within tolerance.
-  std::vector<double> off{5.3 / kFps, 5.7 / kFps, 0.2 / kFps};
-  torch::Tensor near = reader.frames_at(off, 0.45 / kFps, &found);
-  CHECK(found[0] == doctest::Approx(5.0 / kFps));
-  CHECK(found[1] == doctest::Approx(6.0 / kFps));
+  std::vector<double> off{5.3 / kVideoFps, 5.7 / kVideoFps, 0.2 / kVideoFps};
+  torch::Tensor near = reader.frames_at(off, 0.45 / kVideoFps, &found);
+  CHECK(found[0] == doctest::Approx(5.0 / kVideoFps));
+  CHECK(found[1] == doctest::Approx(6.0 / kVideoFps));
   CHECK(found[2] == doctest::Approx(0.0));
   CHECK(torch::equal(near[0], frames[5]));
   CHECK(torch::equal(near[1], frames[6]));
@@ -130,7 +130,7 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
     CHECK(message.find("t=0.500000") != std::string::npos);
     CHECK(message.find("0.0001") != std::string::npos);
   }
-  std::vector<double> past_end{static_cast<double>(kFrames) / kFps + 1.0};
+  std::vector<double> past_end{static_cast<double>(kFrames) / kVideoFps + 1.0};
   CHECK_THROWS_AS(reader.frames_at(past_end, 1e-4), util::DataError);
   // Slightly before the first frame but within tolerance: frame 0.
   std::vector<double> before_start{-5e-5};
@@ -141,7 +141,7 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
   torch::Tensor mixed_frames = reader.frames_at(mixed, 1e-4, &found);
   REQUIRE(mixed_frames.size(0) == 6);
   for (std::size_t i = 0; i < mixed.size(); ++i) {
-    int k = static_cast<int>(std::lround(mixed[i] * kFps));
+    int k = static_cast<int>(std::lround(mixed[i] * kVideoFps));
     CHECK(found[i] == doctest::Approx(mixed[i]));
     CHECK(torch::equal(mixed_frames[static_cast<int64_t>(i)], frames[k]));
   }
@@ -151,7 +151,7 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
   // seeking, and the frames equal those of the single full decode.
   VideoReader walker(file);
   for (int k = 1; k < kFrames; ++k) {
-    std::vector<double> window{static_cast<double>(k - 1) / kFps, static_cast<double>(k) / kFps};
+    std::vector<double> window{static_cast<double>(k - 1) / kVideoFps, static_cast<double>(k) / kVideoFps};
     torch::Tensor got = walker.frames_at(window, 1e-4);
     CHECK(torch::equal(got[0], frames[k - 1]));
     CHECK(torch::equal(got[1], frames[k]));
@@ -160,7 +160,7 @@ void check_round_trip(const std::string& encoder, const std::string& stream_code
   CHECK(walker.frames_decoded() == kFrames);
   // Backward jumps seek and still give identical frames.
   for (int k : {3, 17, 0, 11, 2}) {
-    std::vector<double> one{static_cast<double>(k) / kFps};
+    std::vector<double> one{static_cast<double>(k) / kVideoFps};
     CHECK(torch::equal(walker.frames_at(one, 1e-4)[0], frames[k]));
   }
   CHECK(walker.seeks() > 1);
@@ -203,7 +203,7 @@ TEST_CASE("other pixel formats decode to RGB") {
     options.pix_fmt = c.pix_fmt;
     std::vector<torch::Tensor> sources;
     {
-      io::VideoWriter writer(file, kWidth, kHeight, kFps, options);
+      io::VideoWriter writer(file, kWidth, kHeight, kVideoFps, options);
       for (int k = 0; k < 6; ++k) {
         torch::Tensor image = clip_frame(k, kWidth, kHeight);
         sources.push_back(image.permute({2, 0, 1}));
@@ -220,9 +220,9 @@ TEST_CASE("other pixel formats decode to RGB") {
 
 TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
   TempDir dir;
-  CHECK_THROWS_AS(io::VideoWriter(dir.path / "odd.mp4", 95, 64, kFps), util::DataError);
+  CHECK_THROWS_AS(io::VideoWriter(dir.path / "odd.mp4", 95, 64, kVideoFps), util::DataError);
   {
-    io::VideoWriter writer(dir.path / "partial.mp4", kWidth, kHeight, kFps);
+    io::VideoWriter writer(dir.path / "partial.mp4", kWidth, kHeight, kVideoFps);
     CHECK_THROWS_AS(writer.write(torch::zeros({kHeight, kWidth, 3}, torch::kFloat)), util::DataError);
     CHECK_THROWS_AS(writer.write(torch::zeros({kWidth, kHeight, 3}, torch::kUInt8)), util::DataError);
     writer.write(clip_frame(0, kWidth, kHeight));
@@ -230,12 +230,12 @@ TEST_CASE("VideoWriter rejects bad input and removes an unfinished file") {
   }
   CHECK_FALSE(fs::exists(dir.path / "partial.mp4"));
   {  // no frames: finish() refuses, and neither it nor the destructor hangs in SVT-AV1
-    io::VideoWriter empty(dir.path / "empty.mp4", kWidth, kHeight, kFps);
+    io::VideoWriter empty(dir.path / "empty.mp4", kWidth, kHeight, kVideoFps);
     CHECK_THROWS_AS(empty.finish(), util::DataError);
   }
-  { io::VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kFps); }
+  { io::VideoWriter unused(dir.path / "empty.mp4", kWidth, kHeight, kVideoFps); }
   CHECK_FALSE(fs::exists(dir.path / "empty.mp4"));
-  CHECK_THROWS_AS(io::VideoWriter(dir.path / "no_such_dir" / "x.mp4", kWidth, kHeight, kFps), util::IoError);
+  CHECK_THROWS_AS(io::VideoWriter(dir.path / "no_such_dir" / "x.mp4", kWidth, kHeight, kVideoFps), util::IoError);
 }
 
 TEST_CASE("VideoReaderCache keeps the most recently used readers") {

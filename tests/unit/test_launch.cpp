@@ -21,16 +21,21 @@
 #include "host/launch/resume_hint.hpp"
 #include "host/launch/root_cause.hpp"
 #include "host/launch/run_dir.hpp"
-#include "host/launch/save_on_signal.hpp"
 #include "host/launch/signals.hpp"
 #include "host/util/error.hpp"
+#include "host/util/save_on_signal.hpp"
 #include "test_support.hpp"
 
 using lrhost::test::contains;
 
 using namespace lrhost::launch;
 using lrhost::util::ConfigError;
+using lrhost::util::format_save_signals;
 using lrhost::util::IoError;
+using lrhost::util::kDefaultSaveSignals;
+using lrhost::util::kSaveOnSignalVariable;
+using lrhost::util::parse_save_signals;
+using lrhost::util::save_signals_from_environment;
 
 namespace {
 

@@ -117,6 +117,42 @@ TEST_CASE("metrics: the meter charges time to the marked phases and reports per-
   CHECK(meter.eta_s(2) > 0.0);
 }
 
+TEST_CASE("metrics: tflops and mfu are the FLOPs done over the wall time, bounded by a clock of the test's own") {
+  constexpr double kFlopsPerSample = 3e9, kPeak = 2e12;
+  const auto before = std::chrono::steady_clock::now();
+  lrhost::metrics::TrainingMeter meter(
+      {.total_steps = 10, .samples_per_step = 4, .flops_per_sample = kFlopsPerSample, .peak_flops = kPeak});
+  for (int64_t step = 1; step <= 2; ++step) {
+    meter.mark("data");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    meter.mark("forward");
+    meter.end_step(step);
+  }
+  const double outer = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  auto window = meter.take_window();
+  REQUIRE(window.count("tflops"));
+  REQUIRE(window.count("mfu"));
+  // 2 steps of 4 samples in at least the 40 ms slept and at most the time this test measured.
+  const double done = kFlopsPerSample * 4 * 2;
+  CHECK(window.at("tflops") * 1e12 <= done / 0.040);
+  CHECK(window.at("tflops") * 1e12 >= done / outer);
+  CHECK(window.at("mfu") == doctest::Approx(window.at("tflops") * 1e12 / kPeak).epsilon(1e-12));
+
+  // Without a FLOP count neither figure; without a peak, tflops alone.
+  lrhost::metrics::TrainingMeter uncounted({.total_steps = 10, .samples_per_step = 4});
+  lrhost::metrics::TrainingMeter no_peak({.total_steps = 10, .samples_per_step = 4, .flops_per_sample = 1e9});
+  for (auto* m : {&uncounted, &no_peak}) {
+    m->mark("data");
+    m->end_step(1);
+  }
+  auto plain = uncounted.take_window();
+  CHECK_FALSE(plain.count("tflops"));
+  CHECK_FALSE(plain.count("mfu"));
+  auto rate_only = no_peak.take_window();
+  CHECK(rate_only.count("tflops"));
+  CHECK_FALSE(rate_only.count("mfu"));
+}
+
 TEST_CASE("metrics: the status line shows the loss logged at the last step, not the previous window's") {
   std::FILE* stream = std::tmpfile();
   REQUIRE(stream != nullptr);

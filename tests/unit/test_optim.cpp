@@ -12,8 +12,8 @@
 
 using lrhost::optim::LrScheduler;
 using lrhost::optim::Optimizer;
+using lrhost::optim::ParamGroup;
 using lrhost::optim::ScheduleSpec;
-using lrhost::policy::ParamGroup;
 using lrhost::util::ConfigError;
 using nlohmann::json;
 

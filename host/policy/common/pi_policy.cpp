@@ -1,6 +1,8 @@
 // PiPolicy: batch preparation, the loss, the inference queue and the presets of pi0/pi05.
 #include "host/policy/common/pi_policy.hpp"
 
+#include "host/policy/common/pi_flops.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -272,6 +274,17 @@ std::vector<std::string> PiPolicy::adapt_pretrained_tensors(
 std::vector<std::pair<std::string, std::string>> PiPolicy::pretrained_extra_files() const {
   if (!geometry_.custom) return {};
   return {{kGeometryFile, geometry_to_json(geometry_).dump(2)}};
+}
+
+std::optional<double> PiPolicy::training_flops_per_sample() const {
+  return pi_training_flops_per_sample(variant_, config_, geometry_,
+                                      static_cast<int64_t>(config_.image_features().size()));
+}
+
+nlohmann::ordered_json PiPolicy::rebuild_config() const {
+  auto table = config();
+  if (!config_.geometry.empty()) table["geometry"] = config_.geometry;
+  return table;
 }
 
 }  // namespace lrhost::policy::pi_common

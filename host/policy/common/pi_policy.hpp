@@ -58,6 +58,11 @@ class PiPolicy : public Policy {
   // geometry.json when the geometry is not LeRobot's (pi_geometry.hpp).
   std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const override;
 
+  // pi_flops.hpp: every camera of the config through SigLIP, language padded to tokenizer_max_length.
+  std::optional<double> training_flops_per_sample() const override;
+  // config.json's fields and the geometry file the policy was built from (unless LeRobot's).
+  nlohmann::ordered_json rebuild_config() const override;
+
   const PiConfigFields& pi_config() const { return config_; }
   const PiGeometry& geometry() const { return geometry_; }
   PiFlowMatching& model() { return model_; }

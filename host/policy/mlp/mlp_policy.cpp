@@ -2,6 +2,7 @@
 #include "host/policy/mlp/mlp_policy.hpp"
 
 #include "host/nn/forward_hooks.hpp"
+#include "host/policy/training_flops.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
@@ -94,6 +95,19 @@ PolicyOutput MlpPolicy::forward(const Batch& batch) {
   out.loss = config_.loss == "mse" ? mse : l1;
   out.parts = {{"mse_loss", mse.detach()}, {"l1_loss", l1.detach()}, {"prediction", prediction}};
   return out;
+}
+
+std::optional<double> MlpPolicy::training_flops_per_sample() const {
+  TrainingFlops flops;
+  int64_t width = config_.input_dim;
+  bool input_needs_grad = false;  // the batch's features need no gradient; every later layer's input does
+  for (auto hidden : config_.hidden_dims) {
+    flops.matmul(1, static_cast<double>(width), static_cast<double>(hidden), true, input_needs_grad);
+    input_needs_grad = true;
+    width = hidden;
+  }
+  flops.matmul(1, static_cast<double>(width), static_cast<double>(config_.output_dim), true, input_needs_grad);
+  return flops.total();
 }
 
 std::shared_ptr<Policy> make_mlp_policy(const nlohmann::json& config, const PolicyFeatures& features) {

@@ -42,6 +42,7 @@ class MlpPolicy : public Policy {
   torch::Tensor select_action(const Batch& batch) override;
   std::string type() const override { return "mlp"; }
   nlohmann::ordered_json config() const override { return config_.to_json(); }
+  std::optional<double> training_flops_per_sample() const override;
 
  private:
   torch::Tensor predict(const Batch& batch);

@@ -1,7 +1,7 @@
 // Parsing and formatting of the --save-on-signal list. Only signals whose default action ends the
 // process and that a scheduler or a user plausibly sends are accepted: SIGKILL and SIGSTOP cannot
 // be caught, and SIGSEGV-like signals mean a crash, not a request.
-#include "host/launch/save_on_signal.hpp"
+#include "host/util/save_on_signal.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 
 #include "host/util/error.hpp"
 
-namespace lrhost::launch {
+namespace lrhost::util {
 namespace {
 
 constexpr std::pair<const char*, int> kAccepted[] = {{"TERM", SIGTERM}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
@@ -72,4 +72,4 @@ std::vector<int> save_signals_from_environment() {
   return parse_save_signals(value, std::string("$") + kSaveOnSignalVariable);
 }
 
-}  // namespace lrhost::launch
+}  // namespace lrhost::util

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace lrhost::launch {
+namespace lrhost::util {
 
 // 75 is EX_TEMPFAIL of <sysexits.h>, "temporary failure, the user is invited to retry": distinct
 // from an error (1, 2), from a death by signal as shells report it (128 + N: 143 for SIGTERM) and
@@ -33,4 +33,4 @@ std::string format_save_signals(const std::vector<int>& signals);
 // $LRHOST_SAVE_ON_SIGNAL parsed (the default when unset or empty).
 std::vector<int> save_signals_from_environment();
 
-}  // namespace lrhost::launch
+}  // namespace lrhost::util

@@ -1,0 +1,38 @@
+// A policy's processors from a dataset; see dataset_processors.hpp.
+#include "host/policy/dataset_processors.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "host/data/stats/normalizer.hpp"
+#include "host/policy/processors.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy {
+
+void attach_dataset_processors(Policy& policy, const PolicyFeatures& features, const data::DatasetMeta& meta,
+                               const DatasetProcessorOptions& options) {
+  data::DatasetStats stats = meta.stats.value_or(data::DatasetStats{});
+  if (!meta.stats)
+    spdlog::warn("lr.policy.new: the dataset has no stats.json; the policy's processors normalize nothing");
+  if (options.use_imagenet_stats) data::apply_imagenet_stats(stats, meta.info.camera_keys());
+  auto processors = PolicyProcessors::for_policy(policy, features, stats, options.normalization_mapping);
+  if (processors.has_language()) processors.set_task_table(meta.tasks);
+  processors.require_stats(meta.root.string());
+  policy.set_processors(std::make_shared<PolicyProcessors>(std::move(processors)));
+}
+
+void use_dataset(Policy& policy, const data::DatasetMeta& meta, bool use_imagenet_stats) {
+  if (!meta.stats)
+    throw util::ConfigError(meta.root.string() + ": the dataset has no stats.json, so its statistics cannot normalize",
+                            "compute them (lrhost dataset stats PATH) or fine-tune on a dataset that has them");
+  data::DatasetStats stats = *meta.stats;
+  if (use_imagenet_stats) data::apply_imagenet_stats(stats, meta.info.camera_keys());
+  auto processors = std::make_shared<PolicyProcessors>(
+      PolicyProcessors::for_policy(policy, PolicyFeatures::from_dataset(meta.info), stats));
+  processors->require_stats(meta.root.string());
+  if (policy.processors()) processors->set_rename_map(policy.processors()->rename_map());
+  if (processors->has_language()) processors->set_task_table(meta.tasks);
+  policy.set_processors(std::move(processors));
+}
+
+}  // namespace lrhost::policy
