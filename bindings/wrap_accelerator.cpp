@@ -60,16 +60,6 @@ torch::Tensor collective_input(lua_State* L, int index, accel::Accelerator& acc,
   return t;
 }
 
-void push_memory_stats(lua_State* L, const accel::MemoryStats& stats) {
-  lua_createtable(L, 0, 3);
-  lua_pushnumber(L, static_cast<double>(stats.parameter_bytes));
-  lua_setfield(L, -2, "parameter_bytes");
-  lua_pushnumber(L, static_cast<double>(stats.gradient_bytes));
-  lua_setfield(L, -2, "gradient_bytes");
-  lua_pushnumber(L, static_cast<double>(stats.optimizer_bytes));
-  lua_setfield(L, -2, "optimizer_bytes");
-}
-
 int w_accelerator(lua_State* L) {
   return lx_guard(L, "lr.accelerator", [&] {
     ensure_not_show_mode(L, "lr.accelerator");
@@ -86,45 +76,53 @@ int w_accelerator(lua_State* L) {
   });
 }
 
+// The accelerator's read-only properties (acc.rank, acc.strategy, ...): one row each, so the lookup
+// and the error's list of names come from the same table.
+struct AcceleratorProperty {
+  const char* name;
+  void (*push)(lua_State* L, accel::Accelerator& acc);
+};
+
+constexpr AcceleratorProperty kAcceleratorProperties[] = {
+    {"rank", [](lua_State* L, accel::Accelerator& a) { lua_pushnumber(L, a.rank()); }},
+    {"world_size", [](lua_State* L, accel::Accelerator& a) { lua_pushnumber(L, a.world_size()); }},
+    {"local_rank", [](lua_State* L, accel::Accelerator& a) { lua_pushnumber(L, a.local_rank()); }},
+    {"device", [](lua_State* L, accel::Accelerator& a) { lua_pushstring(L, a.device().str().c_str()); }},
+    {"is_main_process", [](lua_State* L, accel::Accelerator& a) { lua_pushboolean(L, a.is_main_process()); }},
+    {"effective_batch",
+     [](lua_State* L, accel::Accelerator& a) { lua_pushnumber(L, static_cast<double>(a.effective_batch())); }},
+    {"gradient_accumulation_steps",
+     [](lua_State* L, accel::Accelerator& a) {
+       lua_pushnumber(L, static_cast<double>(a.config().gradient_accumulation_steps));
+     }},
+    {"sync_gradients", [](lua_State* L, accel::Accelerator& a) { lua_pushboolean(L, a.sync_gradients()); }},
+    {"mixed_precision",
+     [](lua_State* L, accel::Accelerator& a) {
+       lua_pushstring(L, accel::kMixedPrecisionNames.name(a.config().mixed_precision));
+     }},
+    {"strategy", [](lua_State* L, accel::Accelerator& a) { lua_pushstring(L, a.strategy().c_str()); }},
+    {"is_sharded", [](lua_State* L, accel::Accelerator& a) { lua_pushboolean(L, a.is_sharded()); }},
+    {"nonfinite",
+     [](lua_State* L, accel::Accelerator& a) {
+       lua_pushstring(L, accel::kNonfinitePolicyNames.name(a.config().nonfinite));
+     }},
+    {"max_skipped_steps",
+     [](lua_State* L, accel::Accelerator& a) { lua_pushnumber(L, static_cast<double>(a.config().max_skipped_steps)); }},
+    {"cuda_graph", [](lua_State* L, accel::Accelerator& a) { lua_pushstring(L, a.cuda_graph_status().c_str()); }},
+};
+
 int w_properties(lua_State* L) {
   return lx_guard(L, "Accelerator property", [&] {
     auto& acc = check_accelerator(L, 1);
-    std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
-    if (key == "rank")
-      lua_pushnumber(L, acc.rank());
-    else if (key == "world_size")
-      lua_pushnumber(L, acc.world_size());
-    else if (key == "local_rank")
-      lua_pushnumber(L, acc.local_rank());
-    else if (key == "device")
-      lua_pushstring(L, acc.device().str().c_str());
-    else if (key == "is_main_process")
-      lua_pushboolean(L, acc.is_main_process());
-    else if (key == "effective_batch")
-      lua_pushnumber(L, static_cast<double>(acc.effective_batch()));
-    else if (key == "gradient_accumulation_steps")
-      lua_pushnumber(L, static_cast<double>(acc.config().gradient_accumulation_steps));
-    else if (key == "sync_gradients")
-      lua_pushboolean(L, acc.sync_gradients());
-    else if (key == "mixed_precision")
-      lua_pushstring(L, accel::kMixedPrecisionNames.name(acc.config().mixed_precision));
-    else if (key == "strategy")
-      lua_pushstring(L, acc.strategy().c_str());
-    else if (key == "is_sharded")
-      lua_pushboolean(L, acc.is_sharded());
-    else if (key == "nonfinite")
-      lua_pushstring(L, accel::kNonfinitePolicyNames.name(acc.config().nonfinite));
-    else if (key == "max_skipped_steps")
-      lua_pushnumber(L, static_cast<double>(acc.config().max_skipped_steps));
-    else if (key == "cuda_graph")
-      lua_pushstring(L, acc.cuda_graph_status().c_str());
-    else
-      throw util::ConfigError(
-          "Accelerator has no method or property '" + key +
-          "' (properties: rank, world_size, local_rank, device, is_main_process, "
-          "effective_batch, gradient_accumulation_steps, sync_gradients, mixed_precision, strategy, "
-          "is_sharded, nonfinite, max_skipped_steps, cuda_graph)");
-    return 1;
+    const std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+    for (const auto& property : kAcceleratorProperties)
+      if (key == property.name) {
+        property.push(L, acc);
+        return 1;
+      }
+    std::string names;
+    for (const auto& property : kAcceleratorProperties) names += std::string(names.empty() ? "" : ", ") + property.name;
+    throw util::ConfigError("Accelerator has no method or property '" + key + "' (properties: " + names + ")");
   });
 }
 
@@ -157,45 +155,37 @@ int w_clip_grad_norm(lua_State* L) {
   });
 }
 
-// The userdata of type T in field `key` of the options table at `index` (the value on the stack
-// top), or null when the field is nil.
+// The userdata of type T at `value`, field `key` of the options table at `index`, with the error
+// naming what it must be.
 template <class T>
-T* opt_object_field(lua_State* L, int index, const char* key, const char* expected) {
-  if (lua_isnil(L, -1)) return nullptr;
-  if (!lx_is<T>(L, -1))
-    throw LxArgError(index, std::string(key) + " must be " + expected + ", got " + lx_typename(L, -1));
-  return &lx_check<T>(L, lua_gettop(L));
+T& object_option(lua_State* L, int index, int value, const char* key, const char* expected) {
+  if (!lx_is<T>(L, value))
+    throw LxArgError(index, std::string(key) + " must be " + expected + ", got " + lx_typename(L, value));
+  return lx_check<T>(L, value);
 }
 
 // train_step's options table {max_norm =, meter =, scheduler =, memory_stats =}; unknown keys are errors.
 accel::Accelerator::StepOptions check_step_options(lua_State* L, int index) {
   accel::Accelerator::StepOptions options;
-  lua_pushnil(L);
-  while (lua_next(L, index) != 0) {
-    lua_pop(L, 1);
-    std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-    if (key != "max_norm" && key != "meter" && key != "scheduler" && key != "memory_stats") {
-      lua_pop(L, 1);
+  lx_for_each_option(L, index, [&](const std::string& key, int value) {
+    if (key == "max_norm") {
+      if (lua_type(L, value) != LUA_TNUMBER)
+        throw LxArgError(index, "max_norm must be a number, got " + lx_typename(L, value));
+      options.max_norm = lua_tonumber(L, value);
+    } else if (key == "meter") {
+      options.meter =
+          &object_option<metrics::TrainingMeter>(L, index, value, "meter", "a TrainingMeter (acc:training_meter)");
+    } else if (key == "scheduler") {
+      options.scheduler =
+          &object_option<SchedulerHandle>(L, index, value, "scheduler", "a Scheduler (lr.optim.scheduler)").scheduler;
+    } else if (key == "memory_stats") {
+      if (lua_type(L, value) != LUA_TBOOLEAN)
+        throw LxArgError(index, "memory_stats must be a boolean, got " + lx_typename(L, value));
+      options.measure_memory = lua_toboolean(L, value) != 0;
+    } else {
       throw LxArgError(index, "unknown option '" + key + "' (valid: max_norm, meter, scheduler, memory_stats)");
     }
-  }
-  if (int type = lx_get_field(L, index, "max_norm"); type != LUA_TNIL) {
-    if (type != LUA_TNUMBER) throw LxArgError(index, "max_norm must be a number, got " + lx_typename(L, -1));
-    options.max_norm = lua_tonumber(L, -1);
-  }
-  lua_pop(L, 1);
-  lx_get_field(L, index, "meter");
-  options.meter = opt_object_field<metrics::TrainingMeter>(L, index, "meter", "a TrainingMeter (acc:training_meter)");
-  lua_pop(L, 1);
-  lx_get_field(L, index, "scheduler");
-  if (auto* handle = opt_object_field<SchedulerHandle>(L, index, "scheduler", "a Scheduler (lr.optim.scheduler)"))
-    options.scheduler = &handle->scheduler;
-  lua_pop(L, 1);
-  if (int type = lx_get_field(L, index, "memory_stats"); type != LUA_TNIL) {
-    if (type != LUA_TBOOLEAN) throw LxArgError(index, "memory_stats must be a boolean, got " + lx_typename(L, -1));
-    options.measure_memory = lua_toboolean(L, -1) != 0;
-  }
-  lua_pop(L, 1);
+  });
   return options;
 }
 
@@ -226,7 +216,7 @@ int w_train_step(lua_State* L) {
     else
       lua_pushnil(L);
     if (result.memory)
-      push_memory_stats(L, *result.memory);
+      lx_push_json(L, nlohmann::json(*result.memory));
     else
       lua_pushnil(L);
     return 4;
@@ -562,31 +552,26 @@ int w_guard_context(lua_State* L) {
   return lx_guard(L, "Accelerator:guard_context", [&] {
     auto& acc = check_accelerator(L, 1);
     lx_check_table(L, 2, "table {next_step =, checkpoint =}");
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-      lua_pop(L, 1);
-      std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-      if (key != "next_step" && key != "checkpoint") {
-        lua_pop(L, 1);
+    std::optional<int64_t> next_step;
+    std::optional<std::string> checkpoint;  // both checked before either is set
+    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
+      if (key == "next_step") {
+        const double step = lua_type(L, value) == LUA_TNUMBER ? lua_tonumber(L, value) : 0;
+        if (lua_type(L, value) != LUA_TNUMBER)
+          throw LxArgError(2, "next_step must be an integer >= 1, got " + lx_typename(L, value));
+        if (step < 1 || step != static_cast<double>(static_cast<int64_t>(step)))
+          throw LxArgError(2, "next_step must be an integer >= 1, got " + fmt::format("{}", step));
+        next_step = static_cast<int64_t>(step);
+      } else if (key == "checkpoint") {
+        if (lua_type(L, value) != LUA_TSTRING)
+          throw LxArgError(2, "checkpoint must be a folder name (string), got " + lx_typename(L, value));
+        checkpoint = lua_tostring(L, value);
+      } else {
         throw LxArgError(2, "unknown key '" + key + "' (valid: 'next_step', 'checkpoint')");
       }
-    }
-    int type = lx_get_field(L, 2, "next_step");
-    if (type == LUA_TNUMBER) {
-      double step = lua_tonumber(L, -1);
-      if (step < 1 || step != static_cast<double>(static_cast<int64_t>(step)))
-        throw LxArgError(2, "next_step must be an integer >= 1, got " + fmt::format("{}", step));
-      acc.set_next_step(static_cast<int64_t>(step));
-    } else if (type != LUA_TNIL) {
-      throw LxArgError(2, "next_step must be an integer >= 1, got " + lx_typename(L, -1));
-    }
-    lua_pop(L, 1);
-    type = lx_get_field(L, 2, "checkpoint");
-    if (type == LUA_TSTRING)
-      acc.set_last_checkpoint(lua_tostring(L, -1));
-    else if (type != LUA_TNIL)
-      throw LxArgError(2, "checkpoint must be a folder name (string), got " + lx_typename(L, -1));
-    lua_pop(L, 1);
+    });
+    if (next_step) acc.set_next_step(*next_step);
+    if (checkpoint) acc.set_last_checkpoint(*checkpoint);
     return 0;
   });
 }
@@ -598,15 +583,7 @@ int w_ddp_stats(lua_State* L) {
       lua_pushnil(L);
       return 1;
     }
-    lua_createtable(L, 0, 4);
-    lua_pushnumber(L, static_cast<double>(stats->buckets));
-    lua_setfield(L, -2, "buckets");
-    lua_pushnumber(L, static_cast<double>(stats->bytes_per_step));
-    lua_setfield(L, -2, "bytes_per_step");
-    lua_pushnumber(L, static_cast<double>(stats->last_launched_during_backward));
-    lua_setfield(L, -2, "launched_during_backward");
-    lua_pushnumber(L, static_cast<double>(stats->synced_steps));
-    lua_setfield(L, -2, "synced_steps");
+    lx_push_json(L, nlohmann::json(*stats));
     return 1;
   });
 }
@@ -616,7 +593,7 @@ int w_ddp_stats(lua_State* L) {
 int w_memory_stats(lua_State* L) {
   return lx_guard(L, "Accelerator:memory_stats", [&] {
     const optim::Optimizer* optimizer = lua_isnoneornil(L, 2) ? nullptr : &lx_check<optim::Optimizer>(L, 2);
-    push_memory_stats(L, check_accelerator(L, 1).memory_stats(optimizer));
+    lx_push_json(L, nlohmann::json(check_accelerator(L, 1).memory_stats(optimizer)));
     return 1;
   });
 }
@@ -630,13 +607,7 @@ int w_device_memory(lua_State* L) {
       lua_pushnil(L);
       return 1;
     }
-    lua_createtable(L, 0, 3);
-    lua_pushnumber(L, static_cast<double>(memory->allocated));
-    lua_setfield(L, -2, "allocated");
-    lua_pushnumber(L, static_cast<double>(memory->peak));
-    lua_setfield(L, -2, "peak");
-    lua_pushnumber(L, static_cast<double>(memory->reserved));
-    lua_setfield(L, -2, "reserved");
+    lx_push_json(L, nlohmann::json(*memory));
     return 1;
   });
 }

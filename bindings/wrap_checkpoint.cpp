@@ -65,7 +65,7 @@ ckpt::ResumeRequest check_resume(lua_State* L, int value) {
     return resume;
   }
   if (lua_type(L, value) == LUA_TSTRING) return ckpt::parse_resume_text(lua_tostring(L, value));
-  throw LxArgError(value, "resume must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
+  throw LxArgError(value, "must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
 }
 
 void read_option(lua_State* L, const std::string& key, int value, launch::TrainingCheckpointRequest& request) {

@@ -217,35 +217,30 @@ int w_prepare_training(lua_State* L) {
     auto& p = check_policy(L, 1);
     lx_check_table(L, 2, "options {cache_dir =, dataset =, augmentation =, num_frames =, dataset_id =}");
     policy::TrainingContext context;
-    if (lx_get_field(L, 2, "dataset") != LUA_TNIL) {
-      if (!lx_is<data::LeRobotDataset>(L, -1))
-        throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
-      const auto& meta = lx_check<data::LeRobotDataset>(L, lua_gettop(L)).meta();
-      context.num_frames = meta.info.total_frames;
-      context.dataset_id = meta.root.string();
-    }
-    lua_pop(L, 1);
-    // The other fields are plain values: a copy of the table without the dataset reads as JSON.
-    lua_newtable(L);
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-      if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == "dataset") {
-        lua_pop(L, 1);
-        continue;
+    std::optional<int64_t> num_frames;
+    std::optional<std::string> dataset_id;  // given ones win over the dataset's, in any table order
+    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
+      if (key == "dataset") {
+        if (!lx_is<data::LeRobotDataset>(L, value))
+          throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, value));
+        const auto& meta = lx_check<data::LeRobotDataset>(L, value).meta();
+        context.num_frames = meta.info.total_frames;
+        context.dataset_id = meta.root.string();
+      } else if (key == "cache_dir") {
+        context.cache_dir = lx_check_string(L, value);
+      } else if (key == "augmentation") {
+        context.augmentation = lx_check_boolean(L, value);
+      } else if (key == "num_frames") {
+        num_frames = lx_check_integer(L, value);
+      } else if (key == "dataset_id") {
+        dataset_id = lx_check_string(L, value);
+      } else {
+        throw LxArgError(
+            2, "unknown option '" + key + "' (valid: cache_dir, dataset, augmentation, num_frames, dataset_id)");
       }
-      lua_pushvalue(L, -2);
-      lua_insert(L, -2);
-      lua_settable(L, -4);
-    }
-    auto options = lx_to_json(L, lua_gettop(L), 2, "options");
-    lua_pop(L, 1);
-    if (options.is_array() && options.empty()) options = nlohmann::json::object();
-    config::ConfigReader reader(options, "Policy:prepare_training options");
-    context.cache_dir = reader.string("cache_dir", "");
-    context.augmentation = reader.boolean("augmentation", false);
-    context.num_frames = reader.integer("num_frames", context.num_frames);
-    context.dataset_id = reader.string("dataset_id", context.dataset_id);
-    reader.reject_unknown();
+    });
+    if (num_frames) context.num_frames = *num_frames;
+    if (dataset_id) context.dataset_id = *dataset_id;
     p.prepare_training(context);
     return 0;
   });

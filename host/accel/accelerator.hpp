@@ -85,6 +85,7 @@ struct MemoryStats {
   int64_t gradient_bytes = 0;
   int64_t optimizer_bytes = 0;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryStats, parameter_bytes, gradient_bytes, optimizer_bytes)
 
 class Accelerator {
  public:
@@ -114,6 +115,7 @@ class Accelerator {
   // peak allocated since the last reset, reserved; nullopt on the CPU.
   struct DeviceMemory {
     int64_t allocated = 0, peak = 0, reserved = 0;
+    NLOHMANN_DEFINE_TYPE_INTRUSIVE(DeviceMemory, allocated, peak, reserved)
   };
   std::optional<DeviceMemory> device_memory() const;
   void reset_peak_memory() const;

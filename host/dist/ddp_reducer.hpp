@@ -15,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "host/dist/bucket_plan.hpp"
@@ -28,6 +29,13 @@ struct DdpStats {
   std::size_t last_launched_during_backward = 0;  // buckets launched before backward ended, last step
   std::size_t synced_steps = 0;
 };
+// acc:ddp_stats()'s table: {buckets, bytes_per_step, launched_during_backward, synced_steps}.
+inline void to_json(nlohmann::json& j, const DdpStats& s) {
+  j = {{"buckets", s.buckets},
+       {"bytes_per_step", s.bytes_per_step},
+       {"launched_during_backward", s.last_launched_during_backward},
+       {"synced_steps", s.synced_steps}};
+}
 
 class DdpReducer {
  public:

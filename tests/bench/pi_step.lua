@@ -1,5 +1,5 @@
 -- pi0 / pi05 training-step benchmark, lrhost side: the policy built at the geometry of a geometry.json
--- (geometry=FILE; format in host/policy/common/pi_geometry.hpp), random weights, fp32, no autocast.
+-- (geometry=FILE; format in host/policy/pi/pi_geometry.hpp), random weights, fp32, no autocast.
 -- Features: observation.state [6], one camera observation.images.top [3, R, R] at image_resolution R
 -- (so no resize runs), action [6]; chunk_size `chunk`, tokenizer_max_length `tokens` (the tokenizer,
 -- lrhost/pi_tiny, is not used: the batch is already tokenized). A random already-preprocessed batch of

@@ -1,6 +1,6 @@
 """pi0 / pi05 training-step benchmark, Python side: LeRobot 0.6.1's own PI0Policy / PI05Policy (the interop
 venv, scripts/setup-interop), built offline at the geometry of a geometry.json (--geometry; format in
-host/policy/common/pi_geometry.hpp) with tests/interop/pi_oracle.py's module patches (install_patches,
+host/policy/pi/pi_geometry.hpp) with tests/interop/pi_oracle.py's module patches (install_patches,
 set_geometry: everything else is LeRobot's code), random weights, fp32, no autocast.
 Features: observation.state [6], one camera observation.images.top [3, R, R] at the config's
 image_resolution R (so no resize runs), action [6]; chunk --chunk, tokenizer_max_length --tokens.

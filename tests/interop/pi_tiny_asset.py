@@ -1,7 +1,7 @@
 """Writes recipes/assets/pi_tiny: the offline stand-in for pi0/pi05's tokenizer and geometry that the
 out-of-the-box recipes (recipes/pi0.lua, recipes/pi05.lua) train from scratch on CPU.
 
-- geometry.json: lrhost's geometry file (host/policy/common/pi_geometry.hpp): a 2-layer VLM of width 64
+- geometry.json: lrhost's geometry file (host/policy/pi/pi_geometry.hpp): a 2-layer VLM of width 64
   and an expert of width 32 with pi0's head layout (8 query heads × 16, 1 KV head), a 2-layer SigLIP of
   width 32 with 8-pixel patches, vocabularies of 1024;
 - tokenizer.json / tokenizer_config.json: a Gemma-style byte-fallback BPE (GemmaTokenizer layout:

@@ -1,4 +1,4 @@
-// pi0/pi05 planned without building (host/policy/common/pi_plan): at the shipped tiny geometry the
+// pi0/pi05 planned without building (host/policy/pi/pi_plan): at the shipped tiny geometry the
 // planned description must equal the built policy parameter by parameter (names, shapes, dtypes,
 // requires_grad) and unit by unit, in both dtype modes and with each freezing option, so the memory
 // plan of `lrhost show` at full size is the plan of the policy training would build; the plan's
@@ -13,17 +13,17 @@
 #include "host/accel/memory_plan.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/policy/activation_probe.hpp"
-#include "host/policy/common/paligemma_with_expert.hpp"
-#include "host/policy/common/pi_plan.hpp"
+#include "host/policy/pi/paligemma_with_expert.hpp"
+#include "host/policy/pi/pi_plan.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
 #include "host/policy/pi05/pi05_policy.hpp"
 #include "test_support.hpp"
 
 using lrhost::policy::Batch;
 using lrhost::policy::PlannedPolicy;
-using lrhost::policy::pi_common::PiConfigFields;
-using lrhost::policy::pi_common::PiGeometry;
-using lrhost::policy::pi_common::PiVariant;
+using lrhost::policy::pi::PiConfigFields;
+using lrhost::policy::pi::PiGeometry;
+using lrhost::policy::pi::PiVariant;
 using nlohmann::json;
 
 namespace {
@@ -50,8 +50,8 @@ json tiny_table(const std::string& type, const std::string& dtype, const std::st
           {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
 }
 
-std::shared_ptr<lrhost::policy::pi_common::PiPolicy> build(const json& table,
-                                                           std::optional<PiGeometry> geometry = std::nullopt) {
+std::shared_ptr<lrhost::policy::pi::PiPolicy> build(const json& table,
+                                                    std::optional<PiGeometry> geometry = std::nullopt) {
   if (table["type"] == "pi0")
     return std::make_shared<lrhost::policy::pi0::PI0Policy>(lrhost::policy::pi0::PI0Config::from_json(table),
                                                             std::move(geometry));
@@ -90,7 +90,7 @@ TEST_CASE("pi plan: the planned description is the built policy, parameter by pa
         const auto table = tiny_table(type, dtype, freeze);
         auto policy = build(table);
         const auto planned =
-            lrhost::policy::pi_common::plan_pi_parameters(variant_of(table), policy->pi_config(), policy->geometry());
+            lrhost::policy::pi::plan_pi_parameters(variant_of(table), policy->pi_config(), policy->geometry());
         std::vector<std::pair<std::string, torch::Tensor>> built;
         for (const auto& item : policy->named_parameters()) built.emplace_back(item.key(), item.value());
         CHECK((describe(planned.parameters()) == describe(built)));
@@ -129,7 +129,7 @@ TEST_CASE("pi plan: the planned description is the built policy, parameter by pa
           if (unit.module_type == "root")
             root += bytes;
           else
-            pairs[lrhost::policy::pi_common::layer_pair_of(unit.name)] += bytes;
+            pairs[lrhost::policy::pi::layer_pair_of(unit.name)] += bytes;
         }
         for (const auto& [name, bytes] : pairs) pair = std::max(pair, bytes);
         CHECK(pairs.size() == 2 + 2);  // two layer pairs and two SigLIP layers
@@ -147,8 +147,8 @@ TEST_CASE("pi plan: activations extrapolated from 1-2 layer models equal a measu
     table["gradient_checkpointing"] = checkpointing;
     auto policy = build(table);
     const auto planned =
-        lrhost::policy::pi_common::plan_pi_policy(PiVariant::pi05, policy->pi_config(), policy->geometry(),
-                                                  [&](const PiGeometry& small) { return build(table, small); });
+        lrhost::policy::pi::plan_pi_policy(PiVariant::pi05, policy->pi_config(), policy->geometry(),
+                                           [&](const PiGeometry& small) { return build(table, small); });
     auto batch = [&](int64_t size) {
       Batch b{{"observation.state", torch::zeros({size, 3})},
               {"observation.images.top", torch::zeros({size, 3, 32, 32})},
@@ -172,8 +172,8 @@ TEST_CASE("pi plan: LeRobot's geometry gives LeRobot's counts and memory (pi0.md
     const auto config = type == "pi0" ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(table))
                                       : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(table));
     const auto variant = variant_of(table);
-    const auto planned = lrhost::policy::pi_common::plan_pi_parameters(
-        variant, config, lrhost::policy::pi_common::pi_geometry_of(config, variant));
+    const auto planned =
+        lrhost::policy::pi::plan_pi_parameters(variant, config, lrhost::policy::pi::pi_geometry_of(config, variant));
     // The projections are sized by max_state_dim / max_action_dim: LeRobot's counts are at 32.
     auto at_32 = table;
     at_32["max_state_dim"] = 32;
@@ -181,8 +181,8 @@ TEST_CASE("pi plan: LeRobot's geometry gives LeRobot's counts and memory (pi0.md
     const auto config32 = type == "pi0"
                               ? static_cast<PiConfigFields>(lrhost::policy::pi0::PI0Config::from_json(at_32))
                               : static_cast<PiConfigFields>(lrhost::policy::pi05::PI05Config::from_json(at_32));
-    const auto full = lrhost::policy::pi_common::plan_pi_parameters(
-        variant, config32, lrhost::policy::pi_common::pi_geometry_of(config32, variant));
+    const auto full = lrhost::policy::pi::plan_pi_parameters(variant, config32,
+                                                             lrhost::policy::pi::pi_geometry_of(config32, variant));
     const auto plan = lrhost::accel::make_memory_plan(full, plan_config(1), 1);
     CHECK(full.parameters().size() == (type == "pi0" ? 778u : 813u));
     CHECK(plan.parameters == (type == "pi0" ? 4028019472 : 4143404816));

@@ -1,16 +1,16 @@
 // PI0 config: strict reading, LeRobot's validation, config.json output, and the pipeline shape.
 #include "host/policy/pi0/pi0_config.hpp"
 
-#include "host/policy/common/pi_config_fields.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
 
 namespace lrhost::policy::pi0 {
 
 PI0Config PI0Config::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  return pi_common::read_pi_config<PI0Config>(table, "pi0", dataset_features);
+  return pi::read_pi_config<PI0Config>(table, "pi0", dataset_features);
 }
 
 void PI0Config::validate() const {
-  pi_common::validate_pi_config(*this, "policy 'pi0'");
+  pi::validate_pi_config(*this, "policy 'pi0'");
 }
 
 nlohmann::ordered_json PI0Config::to_json() const {

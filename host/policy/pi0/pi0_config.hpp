@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/common/pi_config_fields.hpp"
 #include "host/policy/config_fields.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
 #include "host/policy/processor_pipeline.hpp"
 
 namespace lrhost::policy::pi0 {
 
-struct PI0Config : pi_common::PiConfigFields {
+struct PI0Config : pi::PiConfigFields {
   template <class Self, class F>
   static void fields(Self& c, F&& f) {
     pi_fields(c, f, TokenizerLengthAt::last);

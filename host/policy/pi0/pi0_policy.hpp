@@ -1,15 +1,15 @@
 // The `pi0` policy (LeRobot 0.6.1 PI0Policy): everything but its type and config.json is pi0/pi05's
-// shared PiPolicy (host/policy/common/pi_policy.hpp) with the pi0 variant of the model.
+// shared PiPolicy (host/policy/pi/pi_policy.hpp) with the pi0 variant of the model.
 #pragma once
-#include "host/policy/common/pi_policy.hpp"
+#include "host/policy/pi/pi_policy.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
 
 namespace lrhost::policy::pi0 {
 
-class PI0Policy : public pi_common::PiPolicy {
+class PI0Policy : public pi::PiPolicy {
  public:
-  explicit PI0Policy(PI0Config config, std::optional<pi_common::PiGeometry> geometry = std::nullopt)
-      : PiPolicy(pi_common::PiVariant::pi0, config, std::move(geometry)), config_(std::move(config)) {}
+  explicit PI0Policy(PI0Config config, std::optional<pi::PiGeometry> geometry = std::nullopt)
+      : PiPolicy(pi::PiVariant::pi0, config, std::move(geometry)), config_(std::move(config)) {}
 
   std::string type() const override { return "pi0"; }
   nlohmann::ordered_json config() const override { return config_.to_json(); }

@@ -1,6 +1,6 @@
 // pi0's entry in the policy registry (policy_spec.hpp): the entry pi0 and pi05 share
-// (common/pi_spec.hpp) with pi0's config, policy and make_pi0_pre_post_processors' pipeline.
-#include "host/policy/common/pi_spec.hpp"
+// (pi/pi_spec.hpp) with pi0's config, policy and make_pi0_pre_post_processors' pipeline.
+#include "host/policy/pi/pi_spec.hpp"
 #include "host/policy/pi0/pi0_config.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
 
@@ -8,7 +8,7 @@ namespace lrhost::policy::pi0 {
 
 const PolicySpec& spec() {
   static const PolicySpec entry =
-      pi_common::make_pi_spec<PI0Config, PI0Policy>(pi_common::PiVariant::pi0, "pi0", pi0_processor_pipeline());
+      pi::make_pi_spec<PI0Config, PI0Policy>(pi::PiVariant::pi0, "pi0", pi0_processor_pipeline());
   return entry;
 }
 

@@ -1,16 +1,16 @@
 // PI05 config: strict reading, LeRobot's validation, config.json output, and the pipeline shape.
 #include "host/policy/pi05/pi05_config.hpp"
 
-#include "host/policy/common/pi_config_fields.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
 
 namespace lrhost::policy::pi05 {
 
 PI05Config PI05Config::from_json(const nlohmann::json& table, const PolicyFeatures& dataset_features) {
-  return pi_common::read_pi_config<PI05Config>(table, "pi05", dataset_features);
+  return pi::read_pi_config<PI05Config>(table, "pi05", dataset_features);
 }
 
 void PI05Config::validate() const {
-  pi_common::validate_pi_config(*this, "policy 'pi05'");
+  pi::validate_pi_config(*this, "policy 'pi05'");
 }
 
 nlohmann::ordered_json PI05Config::to_json() const {

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/common/pi_config_fields.hpp"
 #include "host/policy/config_fields.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
 #include "host/policy/processor_pipeline.hpp"
 
 namespace lrhost::policy::pi05 {
 
-struct PI05Config : pi_common::PiConfigFields {
+struct PI05Config : pi::PiConfigFields {
   // PI05Config's own defaults of the shared fields.
   PI05Config() {
     tokenizer_max_length = 200;

@@ -1,6 +1,6 @@
 // pi05's entry in the policy registry (policy_spec.hpp): the entry pi0 and pi05 share
-// (common/pi_spec.hpp) with pi05's config, policy and make_pi05_pre_post_processors' pipeline.
-#include "host/policy/common/pi_spec.hpp"
+// (pi/pi_spec.hpp) with pi05's config, policy and make_pi05_pre_post_processors' pipeline.
+#include "host/policy/pi/pi_spec.hpp"
 #include "host/policy/pi05/pi05_config.hpp"
 #include "host/policy/pi05/pi05_policy.hpp"
 
@@ -8,7 +8,7 @@ namespace lrhost::policy::pi05 {
 
 const PolicySpec& spec() {
   static const PolicySpec entry =
-      pi_common::make_pi_spec<PI05Config, PI05Policy>(pi_common::PiVariant::pi05, "pi05", pi05_processor_pipeline());
+      pi::make_pi_spec<PI05Config, PI05Policy>(pi::PiVariant::pi05, "pi05", pi05_processor_pipeline());
   return entry;
 }
 

@@ -1,7 +1,7 @@
 // PiPolicy: batch preparation, the loss, the inference queue and the presets of pi0/pi05.
-#include "host/policy/common/pi_policy.hpp"
+#include "host/policy/pi/pi_policy.hpp"
 
-#include "host/policy/common/pi_flops.hpp"
+#include "host/policy/pi/pi_flops.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -15,7 +15,7 @@
 #include "host/policy/rename_map.hpp"
 #include "host/util/error.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 namespace {
 
 const std::string kCameraPrefix = "observation.images.";
@@ -287,4 +287,4 @@ nlohmann::ordered_json PiPolicy::rebuild_config() const {
   return table;
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

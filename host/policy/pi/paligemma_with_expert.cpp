@@ -1,5 +1,5 @@
 // PaliGemmaWithExpert: module tree, dtypes, freezing, and the joint layer loop of modeling_pi0.py.
-#include "host/policy/common/paligemma_with_expert.hpp"
+#include "host/policy/pi/paligemma_with_expert.hpp"
 
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/nn/attention_core.hpp"
@@ -8,7 +8,7 @@
 #include "host/nn/rotary_embedding.hpp"
 #include "host/util/error.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 // FSDP may wrap the decoder layers: the joint layer loop runs each pair inside both layers'
 // hooked_forward (SigLIP's encoder layers run their own, host/nn/siglip_encoder.cpp).
@@ -210,4 +210,4 @@ torch::Tensor PaliGemmaWithExpertImpl::forward_suffix(const torch::Tensor& suffi
   return expert->norm->forward_with_gate(h, cond).hidden;
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

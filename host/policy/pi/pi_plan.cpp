@@ -1,12 +1,12 @@
 // pi0/pi05 planned from their config: the meta parameter table, the units, measured activations.
-#include "host/policy/common/pi_plan.hpp"
+#include "host/policy/pi/pi_plan.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include "host/nn/paligemma_layout.hpp"
 #include "host/policy/activation_probe.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 namespace {
 
 const std::string kModel = "model.";
@@ -136,4 +136,4 @@ PlannedPolicy plan_pi_policy(PiVariant variant, const PiConfigFields& config, co
   return planned;
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

@@ -9,7 +9,7 @@
 #include "host/policy/policy_features.hpp"
 #include "host/util/error.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 // validate_features: each empty camera becomes a VISUAL input (3, *image_resolution), and a missing
 // observation.state / action is declared at the padded size (max_state_dim / max_action_dim).
@@ -75,4 +75,4 @@ void validate_pi_config(const Config& c, const std::string& where) {
          "LeRobot pads actions to max_action_dim and never truncates; raise max_action_dim");
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

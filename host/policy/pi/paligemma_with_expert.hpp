@@ -26,9 +26,9 @@
 
 #include "host/nn/gemma_model.hpp"
 #include "host/nn/paligemma_model.hpp"
-#include "host/policy/common/pi_geometry.hpp"
+#include "host/policy/pi/pi_geometry.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 // PaliGemmaForConditionalGenerationWithPiGemma: `lm_head` (dead) and `model`.
 class PaliGemmaForConditionalGenerationImpl : public torch::nn::Module {
@@ -110,4 +110,4 @@ class PaliGemmaWithExpertImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PaliGemmaWithExpert);
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

@@ -1,5 +1,5 @@
 // pi0/pi05 geometry: LeRobot's fixed one, or a geometry JSON (file, folder or shipped asset).
-#include "host/policy/common/pi_geometry.hpp"
+#include "host/policy/pi/pi_geometry.hpp"
 
 #include <fstream>
 #include <set>
@@ -7,7 +7,7 @@
 #include "host/util/error.hpp"
 #include "host/util/shipped_paths.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 namespace fs = std::filesystem;
 
 namespace {
@@ -161,4 +161,4 @@ std::optional<std::pair<std::string, std::string>> missing_folder_geometry(const
                        "the folder came from, or give policy.geometry=FILE"};
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

@@ -3,9 +3,9 @@
 // joint layer loop (the VLM on the prefix, the expert on the suffix, one attention over both), and the
 // action head. Which gradients exist follows what is frozen (paligemma_with_expert.cpp) and the data:
 // pixels, noisy actions, state and time need none; everything after a trained layer does.
-#include "host/policy/common/pi_flops.hpp"
+#include "host/policy/pi/pi_flops.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 double pi_training_flops_per_sample(PiVariant variant, const PiConfigFields& config, const PiGeometry& geometry,
                                     int64_t num_cameras) {
@@ -104,4 +104,4 @@ double pi_training_flops_per_sample(PiVariant variant, const PiConfigFields& con
   return flops.total();
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

@@ -11,12 +11,12 @@
 #include <functional>
 #include <memory>
 
-#include "host/policy/common/pi_flow_matching.hpp"
-#include "host/policy/common/pi_geometry.hpp"
-#include "host/policy/common/pi_policy.hpp"
+#include "host/policy/pi/pi_flow_matching.hpp"
+#include "host/policy/pi/pi_geometry.hpp"
+#include "host/policy/pi/pi_policy.hpp"
 #include "host/policy/planned_policy.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 // The parameters and units alone (no activation figure): what tests compare with a built policy.
 PlannedPolicy plan_pi_parameters(PiVariant variant, const PiConfigFields& config, const PiGeometry& geometry);
@@ -28,4 +28,4 @@ using PiPolicyAtGeometry = std::function<std::shared_ptr<PiPolicy>(const PiGeome
 PlannedPolicy plan_pi_policy(PiVariant variant, const PiConfigFields& config, const PiGeometry& geometry,
                              const PiPolicyAtGeometry& build);
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

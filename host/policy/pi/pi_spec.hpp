@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "host/policy/common/paligemma_with_expert.hpp"
-#include "host/policy/common/pi_geometry.hpp"
-#include "host/policy/common/pi_plan.hpp"
+#include "host/policy/pi/paligemma_with_expert.hpp"
+#include "host/policy/pi/pi_geometry.hpp"
+#include "host/policy/pi/pi_plan.hpp"
 #include "host/policy/policy_spec.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 template <class Config, class PolicyType>
 PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPipeline processors) {
@@ -52,4 +52,4 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
   };
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

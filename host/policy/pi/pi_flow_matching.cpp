@@ -1,14 +1,14 @@
 // PiFlowMatching: pi0/pi05 prefix and suffix embeddings, the training loss and Euler sampling, each step
 // in LeRobot's order and dtypes; the masks, positions and the Euler loop are the shared ones of
 // host/policy/common.
-#include "host/policy/common/pi_flow_matching.hpp"
+#include "host/policy/pi/pi_flow_matching.hpp"
 
 #include "host/nn/gemma_decoder_layer.hpp"
 #include "host/nn/linear.hpp"
 #include "host/policy/common/flow_matching.hpp"
 #include "host/policy/common/prefix_suffix_masks.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 namespace {
 
 torch::nn::Linear linear(int64_t in, int64_t out) {
@@ -134,4 +134,4 @@ torch::Tensor PiFlowMatchingImpl::sample_actions(const PiInputs& inputs, const t
   });
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

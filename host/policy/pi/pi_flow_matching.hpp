@@ -14,10 +14,10 @@
 
 #include <vector>
 
-#include "host/policy/common/paligemma_with_expert.hpp"
-#include "host/policy/common/pi_config_fields.hpp"
+#include "host/policy/pi/paligemma_with_expert.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 enum class PiVariant { pi0, pi05 };
 
@@ -61,4 +61,4 @@ class PiFlowMatchingImpl : public torch::nn::Module {
 };
 TORCH_MODULE(PiFlowMatching);
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

@@ -23,7 +23,7 @@
 #include "host/nn/gemma_config.hpp"
 #include "host/nn/paligemma_config.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 inline constexpr const char* kGeometryFile = "geometry.json";
 
@@ -52,4 +52,4 @@ void name_folder_geometry(const std::filesystem::path& dir, nlohmann::ordered_js
 std::optional<std::pair<std::string, std::string>> missing_folder_geometry(const std::filesystem::path& dir,
                                                                            const nlohmann::json& config);
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

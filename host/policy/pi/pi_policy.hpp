@@ -16,12 +16,12 @@
 #include <string>
 
 #include "host/policy/action_queue.hpp"
-#include "host/policy/common/pi_config_fields.hpp"
-#include "host/policy/common/pi_flow_matching.hpp"
-#include "host/policy/common/pi_geometry.hpp"
+#include "host/policy/pi/pi_config_fields.hpp"
+#include "host/policy/pi/pi_flow_matching.hpp"
+#include "host/policy/pi/pi_geometry.hpp"
 #include "host/policy/policy.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 // The geometry a config asks for: LeRobot's for its variants, or its `geometry` file's.
 PiGeometry pi_geometry_of(const PiConfigFields& config, PiVariant variant);
@@ -79,4 +79,4 @@ class PiPolicy : public Policy {
   mutable std::set<std::string> warned_missing_cameras_;  // said once each
 };
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi

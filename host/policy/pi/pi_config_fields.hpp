@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "host/policy/common/pi_config_checks.hpp"
 #include "host/policy/config_fields.hpp"
+#include "host/policy/pi/pi_config_checks.hpp"
 
-namespace lrhost::policy::pi_common {
+namespace lrhost::policy::pi {
 
 struct PiConfigFields : PretrainedConfigFields {
   std::string paligemma_variant = "gemma_2b";
@@ -125,4 +125,4 @@ Config read_pi_config(const nlohmann::json& table, const std::string& type, cons
   return c;
 }
 
-}  // namespace lrhost::policy::pi_common
+}  // namespace lrhost::policy::pi
