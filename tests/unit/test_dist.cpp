@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "host/dist/bucket_plan.hpp"
+#include "host/dist/comm.hpp"
 #include "host/dist/ddp_reducer.hpp"
 #include "host/dist/dp_layout.hpp"
 #include "host/dist/rank_env.hpp"
@@ -142,4 +143,23 @@ TEST_CASE("dp layout: dp_shard x dp_replicate must be every rank, named as the r
   // The resolved values fail, the given ones are named: -1 stays -1 in the message.
   CHECK_THROWS_WITH_AS(check_dp_layout(1, 3, 4, 1, -1), doctest::Contains("dp_shard (1) x dp_replicate (-1)"),
                        lrhost::util::ConfigError);
+}
+
+TEST_CASE("all_reduce mean: each rank divides by the rank count before the sum; floating point only") {
+  auto values = torch::tensor({2.0, 6.0});
+  prepare_all_reduce(values, ReduceOp::mean, 4);
+  CHECK(torch::equal(values, torch::tensor({0.5, 1.5})));
+  auto summed = torch::tensor({2.0, 6.0});
+  prepare_all_reduce(summed, ReduceOp::sum, 4);  // sum, max and min leave the input alone
+  CHECK(torch::equal(summed, torch::tensor({2.0, 6.0})));
+  auto counts = torch::tensor({3}, torch::kLong);
+  CHECK_THROWS_WITH_AS(prepare_all_reduce(counts, ReduceOp::mean, 2),
+                       doctest::Contains("all_reduce 'mean' needs a floating-point tensor"), lrhost::util::ConfigError);
+  // One process: the mean of one rank is the value.
+  auto local = make_local_comm();
+  auto one = torch::tensor({5.0});
+  local->all_reduce(one, ReduceOp::mean);
+  CHECK(one.item<double>() == 5.0);
+  CHECK(std::string(kReduceOpNames.name(ReduceOp::mean)) == "mean");
+  CHECK(kReduceOpNames.find("avg") == std::nullopt);
 }
