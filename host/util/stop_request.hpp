@@ -1,4 +1,4 @@
-// A rank's side of preemption (launch/save_on_signal.hpp): the signals of --save-on-signal, once armed,
+// A rank's side of preemption (util/save_on_signal.hpp): the signals of --save-on-signal, once armed,
 // only record a request to stop; the training loop reads it at a step boundary and the ranks agree
 // on it (Accelerator::stop_requested). Armed lazily, by the loop's first check: a recipe whose loop
 // never asks keeps the default action (the signal ends the process, as before), so such a signal
