@@ -1,5 +1,7 @@
-// Accelerator: device choice, prepare (broadcast + DDP + autocast), backward with accumulation and
-// loss scaling, global clipping and metric reduction.
+// Accelerator: device choice, prepare (broadcast + DDP/FSDP + autocast), backward with accumulation
+// and loss scaling, global clipping, the train step (eager, or captured and replayed as a CUDA graph
+// with its divergence guard). The config is read in accelerator_config.cpp; the meter, acc:log, the
+// metric reduction and the stop agreement are in accelerator_metrics.cpp.
 #include "host/accel/accelerator.hpp"
 
 #include <c10/core/CachingDeviceAllocator.h>
@@ -11,13 +13,8 @@
 #include <limits>
 
 #include "host/accel/precision_report.hpp"
-#include "host/config/config_reader.hpp"
-#include "host/dist/dp_layout.hpp"
-#include "host/metrics/metric_reduction.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
-#include "host/util/save_on_signal.hpp"
-#include "host/util/stop_request.hpp"
 
 namespace lrhost::accel {
 
@@ -95,109 +92,7 @@ torch::Device choose_device(const dist::RankEnv& env) {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
 }
 
-// accelerator.fsdp.wrap_modules: a list of module type names, or one comma-separated string (handy
-// as a command-line override).
-std::vector<std::string> read_wrap_modules(const nlohmann::json& value) {
-  std::vector<std::string> names;
-  auto add = [&](std::string name) {
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
-    if (!name.empty()) names.push_back(name);
-  };
-  if (value.is_string()) {
-    std::string text = value.get<std::string>();
-    for (std::size_t start = 0, comma; start <= text.size(); start = comma + 1) {
-      comma = text.find(',', start);
-      if (comma == std::string::npos) comma = text.size();
-      add(text.substr(start, comma - start));
-    }
-  } else if (value.is_array()) {
-    for (const auto& item : value) {
-      if (!item.is_string())
-        throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must list module type names, got " +
-                                value.dump());
-      add(item.get<std::string>());
-    }
-  } else if (!value.is_null() && !(value.is_object() && value.empty())) {
-    throw util::ConfigError("config 'accelerator.fsdp.wrap_modules' must be a list of module type names, got " +
-                            value.dump());
-  }
-  return names;
-}
-
 }  // namespace
-
-AcceleratorConfig AcceleratorConfig::from_recipe_config(const nlohmann::json& config) {
-  AcceleratorConfig result;
-  if (config.is_object() && config.contains("batch_size")) {
-    if (!config["batch_size"].is_number_integer() || config["batch_size"].get<int64_t>() <= 0)
-      throw util::ConfigError("config 'batch_size' must be a positive integer, got " + config["batch_size"].dump());
-    result.batch_size = config["batch_size"].get<int64_t>();
-  }
-  static const nlohmann::json empty = nlohmann::json::object();
-  const auto& accel = config.contains("accelerator") ? config["accelerator"] : empty;
-  config::ConfigReader reader(accel, "config 'accelerator'");
-  result.mixed_precision = reader.choice("mixed_precision", MixedPrecision::no, kMixedPrecisionNames);
-  result.gradient_accumulation_steps = reader.positive_integer("gradient_accumulation_steps", 1);
-  result.nonfinite = reader.choice("nonfinite", NonfinitePolicy::error, kNonfinitePolicyNames);
-  result.max_skipped_steps = reader.integer("max_skipped_steps", result.max_skipped_steps);
-  if (result.max_skipped_steps < 0)
-    throw util::ConfigError("config 'accelerator.max_skipped_steps' must be >= 0, got " +
-                            std::to_string(result.max_skipped_steps));
-  if (accel.contains("tf32")) result.tf32 = reader.boolean("tf32", false);
-  // 0 (the shipped recipes' default): the known GPUs' table.
-  if (const double peak = reader.number("peak_tflops", 0); peak > 0)
-    result.peak_tflops = peak;
-  else if (peak < 0)
-    throw util::ConfigError("config 'accelerator.peak_tflops' must be >= 0 (0: the known GPUs' table), got " +
-                            std::to_string(peak));
-  result.cudnn_benchmark = reader.boolean("cudnn_benchmark", false);
-  result.cuda_graph = reader.boolean("cuda_graph", false);
-  reader.allow("ddp");
-  reader.allow("fsdp");
-  reader.reject_unknown();
-  if (accel.contains("ddp")) {
-    config::ConfigReader ddp(accel["ddp"], "config 'accelerator.ddp'");
-    result.buckets.bytes = static_cast<std::size_t>(ddp.positive_number("bucket_cap_mb", 25) * (1 << 20));
-    result.buckets.first_bytes = static_cast<std::size_t>(ddp.positive_number("first_bucket_mb", 1) * (1 << 20));
-    ddp.reject_unknown();
-  }
-  if (config.contains("parallelism")) {
-    config::ConfigReader parallel(config["parallelism"], "config 'parallelism'");
-    result.dp_shard = parallel.integer("dp_shard", 1);
-    result.dp_replicate = parallel.integer("dp_replicate", 1);
-    parallel.reject_unknown();
-    if (result.dp_shard < 1 && result.dp_shard != -1)
-      throw util::ConfigError("config 'parallelism.dp_shard' must be -1 (all ranks dp_replicate leaves) or >= 1, got " +
-                              std::to_string(result.dp_shard));
-    if (result.dp_replicate < 1 && result.dp_replicate != -1)
-      throw util::ConfigError("config 'parallelism.dp_replicate' must be -1 (all ranks dp_shard leaves) or >= 1, got " +
-                              std::to_string(result.dp_replicate));
-    if (result.dp_shard == -1 && result.dp_replicate == -1)
-      throw util::ConfigError("config 'parallelism': dp_shard and dp_replicate cannot both be -1",
-                              "give one of them as a number of ranks");
-    result.fsdp_requested = result.dp_shard != 1;
-  }
-  if (accel.contains("fsdp")) {
-    const auto& table = accel["fsdp"];
-    config::ConfigReader fsdp(table, "config 'accelerator.fsdp'");
-    result.reshard_after_forward = fsdp.boolean("reshard_after_forward", true);
-    fsdp.allow("wrap_modules");
-    fsdp.reject_unknown();
-    if (table.contains("wrap_modules")) result.wrap_modules = read_wrap_modules(table["wrap_modules"]);
-  }
-  return result;
-}
-
-AcceleratorConfig AcceleratorConfig::resolved_for(int64_t world) const {
-  AcceleratorConfig result = *this;
-  if (result.dp_shard == -1) result.dp_shard = result.dp_replicate > 0 ? world / result.dp_replicate : 0;
-  if (result.dp_replicate == -1) result.dp_replicate = result.dp_shard > 0 ? world / result.dp_shard : 0;
-  // dp_shard = 1 with the default dp_replicate = 1 is plain DDP over every rank.
-  if (result.dp_shard == 1 && dp_replicate == 1) result.dp_replicate = world;
-  dist::check_dp_layout(result.dp_shard, result.dp_replicate, world, dp_shard, dp_replicate);
-  return result;
-}
 
 Accelerator::Accelerator(const dist::RankEnv& env, AcceleratorConfig config)
     : env_(env),
@@ -546,8 +441,6 @@ std::string Accelerator::cuda_graph_status() const {
   return "warming up";
 }
 
-namespace {}  // namespace
-
 std::optional<nn::AutocastSpec> Accelerator::autocast_spec() const {
   auto dtype = autocast_dtype(config_.mixed_precision);
   if (!dtype) return std::nullopt;
@@ -579,66 +472,6 @@ void Accelerator::set_last_checkpoint(std::string dir) {
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {
   if (!reducer_) return std::nullopt;
   return reducer_->stats();
-}
-
-int Accelerator::stop_requested() {
-  util::arm_stop_request(util::save_signals_from_environment());
-  return stop_requested(util::requested_stop_signal());
-}
-
-int Accelerator::stop_requested(int local) {
-  if (agreed_stop_signal_ != 0) return agreed_stop_signal_;
-  if (world_size() == 1) return agreed_stop_signal_ = local;
-  // A signal reaches the ranks at different moments (the launcher forwards it one rank after the
-  // other; a scheduler may signal one pod only), so each rank's own flag may say "stop" one step
-  // earlier than its peers'. The max over ranks is the same everywhere: every rank stops after
-  // the same step. On the accelerator's device, the only kind of tensor its comm reduces.
-  auto flag =
-      torch::tensor({static_cast<double>(local)}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
-  comm_->all_reduce(flag, dist::ReduceOp::max);
-  return agreed_stop_signal_ = static_cast<int>(flag.cpu().item<double>());
-}
-
-std::map<std::string, double> Accelerator::reduce_metrics(const std::map<std::string, double>& metrics) {
-  if (world_size() == 1) return metrics;
-  // The key set must agree across ranks, or the reductions below would mix values up: compare a
-  // hash of the keys (max and min of it agree only if every rank has the same one).
-  std::size_t hash = 0;
-  for (const auto& [key, value] : metrics) hash = hash * 1000003u ^ std::hash<std::string>{}(key);
-  auto options = torch::TensorOptions().dtype(torch::kFloat64).device(device_);
-  auto check =
-      torch::tensor({static_cast<double>(hash % 1000000007u), -static_cast<double>(hash % 1000000007u)}, options);
-  comm_->all_reduce(check, dist::ReduceOp::max);
-  auto values = check.cpu();
-  if (values[0].item<double>() != -values[1].item<double>())
-    throw util::ConfigError(
-        "acc:log / reduce_metrics: ranks passed different metric names; every rank must pass the same keys");
-  // Two collectives whatever the number of metrics: sums (means are sums divided afterwards) and maxes.
-  std::vector<double> sums, maxes;
-  for (const auto& [key, value] : metrics)
-    (metrics::reduction_for(key) == metrics::Reduction::max ? maxes : sums).push_back(value);
-  auto sum_tensor = torch::tensor(sums, options);
-  auto max_tensor = torch::tensor(maxes, options);
-  if (!sums.empty()) comm_->all_reduce(sum_tensor, dist::ReduceOp::sum);
-  if (!maxes.empty()) comm_->all_reduce(max_tensor, dist::ReduceOp::max);
-  auto sums_cpu = sum_tensor.cpu();
-  auto maxes_cpu = max_tensor.cpu();
-  std::map<std::string, double> reduced;
-  int64_t s = 0, m = 0;
-  for (const auto& [key, value] : metrics) {
-    switch (metrics::reduction_for(key)) {
-      case metrics::Reduction::max:
-        reduced[key] = maxes_cpu[m++].item<double>();
-        break;
-      case metrics::Reduction::sum:
-        reduced[key] = sums_cpu[s++].item<double>();
-        break;
-      case metrics::Reduction::mean:
-        reduced[key] = sums_cpu[s++].item<double>() / world_size();
-        break;
-    }
-  }
-  return reduced;
 }
 
 }  // namespace lrhost::accel

@@ -178,8 +178,8 @@ class Accelerator {
   void set_last_checkpoint(std::string dir);
   std::optional<dist::DdpStats> ddp_stats() const;
 
-  // Metrics reduced across ranks: keys ending in "_time" take the max over ranks, keys ending in
-  // "_per_s" or "/s" the sum, everything else the mean. All ranks must pass the same keys.
+  // Metrics reduced across ranks, each by its name's rule (host/metrics/metric_reduction.hpp: times
+  // and memory the max, rates and counts the sum, the rest the mean). All ranks must pass the same keys.
   std::map<std::string, double> reduce_metrics(const std::map<std::string, double>& metrics);
 
   // Main-process-only blocks: collectives inside one raise instead of deadlocking.
@@ -203,7 +203,7 @@ class Accelerator {
   // A training meter for this rank's loop (the recipe gives total_steps, first_step,
   // samples_per_step and flops_per_sample): the job's rank count, the status line on the main
   // process's terminal, the device synchronisation of each mark and the device's peak FLOP/s
-  // (accelerator.peak_tflops, else device_peak.hpp) come from the accelerator (accelerator_meter.cpp).
+  // (accelerator.peak_tflops, else device_peak.hpp) come from the accelerator (accelerator_metrics.cpp).
   std::shared_ptr<metrics::TrainingMeter> training_meter(metrics::TrainingMeterOptions options);
   // acc:log: `metrics` with the meter's window joined in (its phase timings, step_s, samples_per_s,
   // tflops, mfu; ConfigError when a metric repeats one of them), reduced across ranks (collective:
