@@ -93,6 +93,9 @@ TrainingCheckpoint::TrainingCheckpoint(TrainingCheckpointRequest request) : part
   // The process's rank, not the accelerator's: a checkpoint without one still runs on every rank.
   if (util::rank_from_environment() == 0) output_dir_lock_ = claim_output_dir(options.output_dir);
   manager_ = std::make_unique<ckpt::CheckpointManager>(std::move(options), comm);
+  // The manager keeps the config and the recipe snapshot; the session needs only the parts.
+  parts_.train_config = nullptr;
+  parts_.recipe.reset();
   sequence_ =
       ckpt::ResumeSequence(ckpt::plan_resume(parts_.resume, ckpt::ResumeEnvironment::from_process(), *manager_));
 }

@@ -29,25 +29,11 @@ using nlohmann::json;
 namespace {
 
 json tiny_table(const std::string& type, const std::string& dtype, const std::string& freeze) {
-  const auto asset = lrhost::test::fixture_path("../../recipes/assets", "pi_tiny");
-  REQUIRE_FALSE(asset.empty());
-  return {{"type", type},
-          {"geometry", asset.string()},
-          {"tokenizer_name", asset.string()},
-          {"chunk_size", 4},
-          {"n_action_steps", 4},
-          {"image_resolution", {32, 32}},
-          {"max_state_dim", 8},
-          {"max_action_dim", 8},
-          {"tokenizer_max_length", 12},
-          {"empty_cameras", 1},
-          {"dtype", dtype},
-          {"freeze_vision_encoder", freeze == "vision"},
-          {"train_expert_only", freeze == "expert"},
-          {"input_features",
-           {{"observation.state", {{"type", "STATE"}, {"shape", {3}}}},
-            {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 32, 32}}}}}},
-          {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
+  auto table = lrhost::test::tiny_pi_table(type);
+  table["dtype"] = dtype;
+  table["freeze_vision_encoder"] = freeze == "vision";
+  table["train_expert_only"] = freeze == "expert";
+  return table;
 }
 
 std::shared_ptr<lrhost::policy::pi::PiPolicy> build(const json& table,

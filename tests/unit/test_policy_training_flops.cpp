@@ -63,25 +63,11 @@ double profiled_matmul_flops(const std::function<void()>& body) {
 }
 
 json tiny_pi(const std::string& type, const std::string& mode, bool checkpointing) {
-  const auto asset = lrhost::test::fixture_path("../../recipes/assets", "pi_tiny");
-  REQUIRE_FALSE(asset.empty());
-  return {{"type", type},
-          {"geometry", asset.string()},
-          {"tokenizer_name", asset.string()},
-          {"chunk_size", 4},
-          {"n_action_steps", 4},
-          {"image_resolution", {32, 32}},
-          {"max_state_dim", 8},
-          {"max_action_dim", 8},
-          {"tokenizer_max_length", 12},
-          {"empty_cameras", 1},
-          {"freeze_vision_encoder", mode == "vision"},
-          {"train_expert_only", mode == "expert"},
-          {"gradient_checkpointing", checkpointing},
-          {"input_features",
-           {{"observation.state", {{"type", "STATE"}, {"shape", {3}}}},
-            {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 32, 32}}}}}},
-          {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
+  auto table = lrhost::test::tiny_pi_table(type);
+  table["freeze_vision_encoder"] = mode == "vision";
+  table["train_expert_only"] = mode == "expert";
+  table["gradient_checkpointing"] = checkpointing;
+  return table;
 }
 
 Batch tiny_pi_batch(int64_t size) {

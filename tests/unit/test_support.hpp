@@ -137,6 +137,28 @@ inline std::filesystem::path fixture_path(const std::string& folder, const std::
   return {};
 }
 
+// The tiny pi0/pi05 the unit tests build (recipes/assets/pi_tiny's geometry and tokenizer): one
+// 32x32 camera plus an empty one, 3 state and 2 action dims padded to 8, 4-step chunks, 12 tokens.
+// Callers add what they vary (dtype, freezing, checkpointing).
+inline nlohmann::json tiny_pi_table(const std::string& type) {
+  const auto asset = fixture_path("../../recipes/assets", "pi_tiny");
+  REQUIRE_FALSE(asset.empty());
+  return {{"type", type},
+          {"geometry", asset.string()},
+          {"tokenizer_name", asset.string()},
+          {"chunk_size", 4},
+          {"n_action_steps", 4},
+          {"image_resolution", {32, 32}},
+          {"max_state_dim", 8},
+          {"max_action_dim", 8},
+          {"tokenizer_max_length", 12},
+          {"empty_cameras", 1},
+          {"input_features",
+           {{"observation.state", {{"type", "STATE"}, {"shape", {3}}}},
+            {"observation.images.top", {{"type", "VISUAL"}, {"shape", {3, 32, 32}}}}}},
+          {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
+}
+
 // Flips bit `bit` of byte `offset` of `file` in place (twice restores it): silent corruption.
 inline void flip_bit(const std::filesystem::path& file, uint64_t offset, int bit) {
   std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
