@@ -7,6 +7,7 @@
 set(_lrhost_test_costs
   interop.smolvla_keys=47
   lua.show_pi05_full_size=45
+  lua.shipped_losses=16
   interop.pi0_from_lerobot=24
   interop.pi05_from_lerobot=24
   interop.pi0_bf16=24
