@@ -79,6 +79,28 @@ nlohmann::json convert(lua_State* L, int index, int arg_index, const std::string
 
 }  // namespace
 
+nlohmann::json lx_options_without(lua_State* L, int index, int arg_index, const std::string& path, const char* skip) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  lua_newtable(L);
+  const int copy = lua_gettop(L);
+  lx_mark_map(L, copy);
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == skip) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, copy);
+  }
+  nlohmann::json options = convert(L, copy, arg_index, path, 0);
+  lua_pop(L, 1);
+  if (!options.is_object())
+    throw LxArgError(arg_index, "'" + path + "' must be a table of named options {key = value, ...}, got a list");
+  return options;
+}
+
 nlohmann::json lx_to_json(lua_State* L, int index, int arg_index, const std::string& path) {
   return convert(L, index, arg_index, path, 0);
 }

@@ -29,8 +29,8 @@
 #include "host/accel/accelerator.hpp"
 #include "host/launch/signals.hpp"
 #include "host/launch/unused_run_dir.hpp"
+#include "host/metrics/recipe_options.hpp"
 #include "host/nn/autocast.hpp"
-#include "host/util/status_line.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::bindings {
@@ -439,24 +439,7 @@ int w_training_meter(lua_State* L) {
   return lx_guard(L, "Accelerator:training_meter", [&] {
     auto& acc = check_accelerator(L, 1);
     lx_check_table(L, 2, "options {total_steps =, first_step =, samples_per_step =, flops_per_sample =}");
-    metrics::TrainingMeterOptions options;
-    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
-      if (key == "flops_per_sample") {
-        options.flops_per_sample = lx_check_number(L, value);
-        if (options.flops_per_sample <= 0) throw LxArgError(value, "must be > 0");
-        return;
-      }
-      int64_t* field = key == "total_steps"        ? &options.total_steps
-                       : key == "first_step"       ? &options.first_step
-                       : key == "samples_per_step" ? &options.samples_per_step
-                                                   : nullptr;
-      if (!field)
-        throw LxArgError(
-            2, "unknown option '" + key + "' (expected total_steps, first_step, samples_per_step, flops_per_sample)");
-      *field = lx_check_integer(L, value);
-    });
-    if (options.total_steps < 1) throw LxArgError(2, "total_steps must be >= 1");
-    if (options.first_step < 1) throw LxArgError(2, "first_step must be >= 1");
+    auto options = metrics::read_training_meter_options(lx_to_json(L, 2, 2, "training_meter"), "acc:training_meter");
     lx_push(L, acc.training_meter(std::move(options)));
     return 1;
   });
@@ -468,29 +451,9 @@ int w_training_meter(lua_State* L) {
 int w_eval_progress(lua_State* L) {
   return lx_guard(L, "Accelerator:eval_progress", [&] {
     auto& acc = check_accelerator(L, 1);
-    lx_check_table(L, 2, "options {episodes =}");
-    auto options_json = lx_to_json(L, 2, 2, "eval_progress");
-    metrics::EvalProgressOptions options;
-    bool log_lines = false;
-    for (const auto& [key, value] : options_json.items()) {
-      if (key == "log_lines") {
-        if (!value.is_boolean()) throw LxArgError(2, "log_lines must be a boolean, got " + value.dump());
-        log_lines = value.get<bool>();
-      } else if (key == "episodes") {
-        if (!value.is_number_integer() || value.get<int64_t>() < 1)
-          throw LxArgError(2, "episodes must be a whole number >= 1, got " + value.dump());
-        options.episodes = value.get<int64_t>();
-      } else {
-        throw LxArgError(2, "unknown option '" + key + "' (expected episodes, log_lines)");
-      }
-    }
-    if (options.episodes < 1) throw LxArgError(2, "'episodes' is required (the number of episodes evaluated)");
-    options.rank = acc.rank();
-    options.world_size = acc.world_size();
-    const bool terminal = util::StatusLine::instance().enabled();
-    options.draw_status_line = acc.is_main_process() && terminal;
-    options.log_lines = acc.is_main_process() && !terminal && log_lines;
-    lx_push(L, std::make_shared<metrics::EvalProgress>(options));
+    lx_check_table(L, 2, "options {episodes =, log_lines =}");
+    lx_push(L, acc.eval_progress(
+                   metrics::read_eval_progress_options(lx_to_json(L, 2, 2, "eval_progress"), "acc:eval_progress")));
     return 1;
   });
 }

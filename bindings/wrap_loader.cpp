@@ -1,22 +1,42 @@
 // Lua binding of the data loader: Dataset:loader(options) or acc:loader(ds, options) build one
 // (options: data_options.hpp). Methods: next() -> batch table, steps(first, last) -> iterator of
 // (step, batch) for step = first .. last, state() -> saveable position table, stats(),
-// batches_per_epoch(), num_samples(). loader:release() stops its worker threads at once.
+// batches_per_epoch(), num_samples(). loader:release() stops its worker threads at once. The option
+// preprocess = policy makes every batch come out through the policy's preprocessor
+// (policy::loader_preprocessing).
 #include "bindings/wrap_loader.hpp"
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_dataset.hpp"
+#include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
+#include "host/policy/dataset_processors.hpp"
 
 namespace lrhost::bindings {
 
 void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank,
                  int world_size, c10::Device device) {
-  nlohmann::json options = lua_isnoneornil(L, options_index) ? nlohmann::json::object()
-                                                             : lx_to_json(L, options_index, options_index, "loader");
+  // preprocess = policy is the one option that is not JSON: read it, then convert a copy without it.
+  std::shared_ptr<policy::Policy> preprocessor;
+  nlohmann::json options = nlohmann::json::object();
+  if (!lua_isnoneornil(L, options_index)) {
+    lx_check_table(L, options_index, "loader options");
+    lua_getfield(L, options_index, "preprocess");
+    if (!lua_isnil(L, -1)) {
+      if (!lx_is<policy::Policy>(L, -1))
+        throw LxArgError(options_index,
+                         "loader option preprocess must be a Policy (its preprocessor runs on every "
+                         "batch), got " +
+                             lx_typename(L, -1));
+      preprocessor = lx_check_shared<policy::Policy>(L, -1);
+    }
+    lua_pop(L, 1);
+    options = lx_options_without(L, options_index, options_index, "loader", "preprocess");
+  }
   auto request = data::loader_request_from_json(options, rank, world_size, device);
+  if (preprocessor) request.options.preprocess = policy::loader_preprocessing(preprocessor, "loader option preprocess");
   lx_push(L, std::make_shared<data::BatchLoader>(std::move(dataset), request.options, request.start));
 }
 

@@ -46,50 +46,29 @@ std::vector<policy::ParamGroup> check_param_groups(lua_State* L, int index) {
   auto n = static_cast<int>(lua_objlen(L, index));
   for (int i = 1; i <= n; ++i) {
     lua_rawgeti(L, index, i);
-    int group = lua_gettop(L);
-    std::string where = "groups[" + std::to_string(i) + "]";
+    const int group = lua_gettop(L);
+    const std::string where = "groups[" + std::to_string(i) + "]";
     if (lua_type(L, group) != LUA_TTABLE) throw LxArgError(index, where + " must be a table {params = {...}}");
-    policy::ParamGroup g;
-    g.name = lx_get_field(L, group, "name") == LUA_TSTRING ? lua_tostring(L, -1) : "group" + std::to_string(i);
-    lua_pop(L, 1);
     if (lx_get_field(L, group, "params") != LUA_TTABLE)
       throw LxArgError(index, where + ".params must be a list of Tensors");
-    g.params = tensors_of_list(L, lua_gettop(L), index, where + ".params");
+    auto params = tensors_of_list(L, lua_gettop(L), index, where + ".params");
     lua_pop(L, 1);
-    for (const char* key : {"lr", "weight_decay"}) {
-      int type = lx_get_field(L, group, key);
-      if (type == LUA_TNUMBER)
-        (std::string(key) == "lr" ? g.lr : g.weight_decay) = lua_tonumber(L, -1);
-      else if (type != LUA_TNIL)
-        throw LxArgError(index, where + "." + key + " must be a number");
-      lua_pop(L, 1);
-    }
-    lua_pushnil(L);
-    while (lua_next(L, group) != 0) {
-      lua_pop(L, 1);
-      std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "?";
-      if (key != "name" && key != "params" && key != "lr" && key != "weight_decay") {
-        lua_pop(L, 1);
-        throw LxArgError(index,
-                         where + " has unknown key '" + key + "' (valid: 'name', 'params', 'lr', 'weight_decay')");
-      }
-    }
+    groups.push_back(optim::read_param_group(lx_options_without(L, group, index, where, "params"), std::move(params),
+                                             "optimizer " + where, "group" + std::to_string(i)));
     lua_pop(L, 1);
-    groups.push_back(std::move(g));
   }
   return groups;
 }
 
-template <int Kind>
+template <optim::OptimizerKind Kind>
 int w_make(lua_State* L) {
-  static const char* kinds[] = {"adamw", "adam", "sgd"};
-  static const char* names[] = {"lr.optim.adamw", "lr.optim.adam", "lr.optim.sgd"};
-  return lx_guard(L, names[Kind], [&] {
-    ensure_not_show_mode(L, names[Kind]);
+  static const std::string kind = optim::optimizer_kind_name(Kind), name = "lr.optim." + kind;
+  return lx_guard(L, name.c_str(), [&] {
+    ensure_not_show_mode(L, name.c_str());
     launch::mark_run_started();  // a recipe building an optimizer trains: its folder is kept, failed or not
     auto groups = check_param_groups(L, 1);
     nlohmann::json options = lua_isnoneornil(L, 2) ? nlohmann::json::object() : lx_to_json(L, 2, 2, "optimizer");
-    lx_push(L, std::make_shared<optim::Optimizer>(kinds[Kind], std::move(groups), options));
+    lx_push(L, std::make_shared<optim::Optimizer>(kind, std::move(groups), options));
     return 1;
   });
 }
@@ -177,7 +156,10 @@ void open_optimizer(lua_State* L, int module) {
                               {nullptr, nullptr}};
   lx_register_type(L, LxTraits<optim::Optimizer>::type, methods);
   lua_newtable(L);
-  const luaL_Reg functions[] = {{"adamw", w_make<0>}, {"adam", w_make<1>}, {"sgd", w_make<2>}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"adamw", w_make<optim::OptimizerKind::adamw>},
+                                {"adam", w_make<optim::OptimizerKind::adam>},
+                                {"sgd", w_make<optim::OptimizerKind::sgd>},
+                                {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "optim");
 }

@@ -159,13 +159,6 @@ int w_policy_load(lua_State* L) {
   });
 }
 
-const policy::PolicyProcessors& require_processors(const policy::Policy& p, const char* what) {
-  if (!p.processors())
-    throw util::ConfigError(std::string(what) + ": the '" + p.type() + "' policy has no processors",
-                            "build it with lr.policy.new(cfg, dataset) or load it from a folder with processor files");
-  return *p.processors();
-}
-
 // A list of strings at `index` (task strings).
 std::vector<std::string> check_string_list(lua_State* L, int index, const char* what) {
   lx_check_table(L, index, what);
@@ -182,7 +175,7 @@ std::vector<std::string> check_string_list(lua_State* L, int index, const char* 
 int w_preprocess(lua_State* L) {
   return lx_guard(L, "Policy:preprocess", [&] {
     auto& p = check_policy(L, 1);
-    const auto& processors = require_processors(p, "Policy:preprocess");
+    const auto& processors = policy::require_processors(p, "Policy:preprocess");
     auto batch = check_batch(L, 2);
     if (lua_isnoneornil(L, 3))
       push_batch(L, processors.normalize(batch));
@@ -273,7 +266,7 @@ int w_training_flops_per_sample(lua_State* L) {
 int w_set_tasks(lua_State* L) {
   return lx_guard(L, "Policy:set_tasks", [&] {
     auto& p = check_policy(L, 1);
-    const auto& processors = require_processors(p, "Policy:set_tasks");
+    const auto& processors = policy::require_processors(p, "Policy:set_tasks");
     if (lx_is<data::LeRobotDataset>(L, 2))
       processors.set_task_table(lx_check<data::LeRobotDataset>(L, 2).meta().tasks);
     else
@@ -285,7 +278,7 @@ int w_set_tasks(lua_State* L) {
 int w_postprocess(lua_State* L) {
   return lx_guard(L, "Policy:postprocess", [&] {
     auto& p = check_policy(L, 1);
-    push_tensor(L, require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2)));
+    push_tensor(L, policy::require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2)));
     return 1;
   });
 }

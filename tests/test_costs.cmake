@@ -7,7 +7,10 @@
 set(_lrhost_test_costs
   interop.smolvla_keys=47
   lua.show_pi05_full_size=45
-  lua.shipped_losses=16
+  lua.shipped_losses=32
+  unit.test_policy_diffusion=24
+  unit.test_policy_training_flops=15
+  unit.test_policy_smolvla=14
   interop.pi0_from_lerobot=24
   interop.pi05_from_lerobot=24
   interop.pi0_bf16=24

@@ -25,6 +25,7 @@
 #include "host/dist/ddp_reducer.hpp"
 #include "host/dist/fsdp/fsdp_engine.hpp"
 #include "host/dist/rank_env.hpp"
+#include "host/metrics/eval_progress.hpp"
 #include "host/metrics/metrics_log.hpp"
 #include "host/metrics/training_meter.hpp"
 #include "host/nn/autocast.hpp"
@@ -205,6 +206,9 @@ class Accelerator {
   // process's terminal, the device synchronisation of each mark and the device's peak FLOP/s
   // (accelerator.peak_tflops, else device_peak.hpp) come from the accelerator (accelerator_metrics.cpp).
   std::shared_ptr<metrics::TrainingMeter> training_meter(metrics::TrainingMeterOptions options);
+  // Progress of a closed-loop evaluation of `requested.episodes` dealt to the ranks: the main process
+  // draws the status line on a terminal and, off one, logs each tenth when `requested.log_lines`.
+  std::shared_ptr<metrics::EvalProgress> eval_progress(metrics::EvalProgressOptions requested);
   // acc:log: `metrics` with the meter's window joined in (its phase timings, step_s, samples_per_s,
   // tflops, mfu; ConfigError when a metric repeats one of them), reduced across ranks (collective:
   // every rank calls it; reduce_metrics' rules), the loss put on the meter's status line, and on the

@@ -22,6 +22,15 @@ std::optional<double> Accelerator::peak_flops() const {
   return known_peak_flops(name, matmul_precision(config_.mixed_precision, at::globalContext().allowTF32CuBLAS()));
 }
 
+std::shared_ptr<metrics::EvalProgress> Accelerator::eval_progress(metrics::EvalProgressOptions requested) {
+  requested.rank = rank();
+  requested.world_size = world_size();
+  const bool terminal = util::StatusLine::instance().enabled();
+  requested.draw_status_line = is_main_process() && terminal;
+  requested.log_lines = is_main_process() && !terminal && requested.log_lines;
+  return std::make_shared<metrics::EvalProgress>(requested);
+}
+
 std::shared_ptr<metrics::TrainingMeter> Accelerator::training_meter(metrics::TrainingMeterOptions options) {
   options.world_size = world_size();
   options.draw_status_line = is_main_process() && util::StatusLine::instance().enabled();

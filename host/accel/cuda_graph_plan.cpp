@@ -20,8 +20,9 @@ CudaGraphDecision decide_cuda_graph(const CudaGraphRequest& request) {
     return refuse("fp16 loss scaling decides on the host whether each step is applied");
   if (request.nonfinite == NonfinitePolicy::skip)
     return refuse("accelerator.nonfinite = \"skip\" decides on the host whether each step is applied");
-  if (request.optimizer_kind != "adamw" && request.optimizer_kind != "adam")
-    return refuse("the " + request.optimizer_kind + " optimizer has no capturable step (adam and adamw do)");
+  if (!optim::is_adam_family(request.optimizer_kind))
+    return refuse(std::string("the ") + optim::optimizer_kind_name(request.optimizer_kind) +
+                  " optimizer has no capturable step (adam and adamw do)");
   if (request.policy_blocker) return refuse(*request.policy_blocker);
   return {true, ""};
 }

@@ -14,6 +14,7 @@
 
 #include "host/accel/mixed_precision.hpp"
 #include "host/accel/nonfinite_guard.hpp"
+#include "host/optim/optimizer_kind.hpp"
 
 namespace lrhost::accel {
 
@@ -25,7 +26,7 @@ struct CudaGraphRequest {
   int64_t gradient_accumulation_steps = 1;
   MixedPrecision mixed_precision = MixedPrecision::no;
   NonfinitePolicy nonfinite = NonfinitePolicy::error;
-  std::string optimizer_kind;  // adamw | adam | sgd
+  optim::OptimizerKind optimizer_kind = optim::OptimizerKind::adamw;
   // Why the policy's training forward cannot be replayed (host-side randomness, host reads,
   // data-dependent shapes), or nullopt when it can: Policy::cuda_graph_blocker().
   std::optional<std::string> policy_blocker;

@@ -61,8 +61,9 @@ struct CudaGraphStep::Impl {
 CudaGraphStep::CudaGraphStep(policy::Policy& policy, optim::Optimizer& optimizer, double max_norm,
                              const torch::Device& device) {
   if (!device.is_cuda()) throw util::ConfigError("a CUDA graph step needs a CUDA device, got " + device.str());
-  if (optimizer.kind() != "adam" && optimizer.kind() != "adamw")
-    throw util::ConfigError("a CUDA graph step needs the adam or adamw optimizer, got " + optimizer.kind());
+  if (!optim::is_adam_family(optimizer.kind()))
+    throw util::ConfigError(std::string("a CUDA graph step needs the adam or adamw optimizer, got ") +
+                            optimizer.kind_name());
   impl_ = std::make_unique<Impl>(policy, optimizer, max_norm, device);
 }
 
@@ -85,7 +86,8 @@ void CudaGraphStep::capture(const policy::Batch& batch) {
     // Gradients are created inside the capture (in the graph's memory pool), so every replay writes
     // them at the same addresses; the device scalars of the update are allocated before it.
     s.optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
-    s.adam = std::make_unique<optim::GraphAdam>(s.optimizer.torch_optimizer(), s.optimizer.kind() == "adamw");
+    s.adam = std::make_unique<optim::GraphAdam>(s.optimizer.torch_optimizer(),
+                                                s.optimizer.kind() == optim::OptimizerKind::adamw);
     // Autocast's cast cache would keep tensors freed between replays; a graph must not use it.
     const bool cache = at::autocast::is_autocast_cache_enabled();
     at::autocast::set_autocast_cache_enabled(false);

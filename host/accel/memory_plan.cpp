@@ -21,8 +21,8 @@ namespace {
 
 // Optimizer state tensors per parameter element, each in the parameter's dtype: Adam's two moments
 // (three with amsgrad's running maximum), SGD's momentum buffer.
-int64_t optimizer_moments(const std::string& kind, const nlohmann::json& options) {
-  if (kind == "adam" || kind == "adamw")
+int64_t optimizer_moments(optim::OptimizerKind kind, const nlohmann::json& options) {
+  if (optim::is_adam_family(kind))
     return options.contains("amsgrad") && options["amsgrad"].is_boolean() && options["amsgrad"].get<bool>() ? 3 : 2;
   double momentum =
       options.contains("momentum") && options["momentum"].is_number() ? options["momentum"].get<double>() : 0;
@@ -83,7 +83,11 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
   // The optimizer as the policy recipes build it: the policy's preset with the recipe's table on top.
   auto options = optimizer_preset;
   if (config.contains("optimizer") && config["optimizer"].is_object()) options.update(config["optimizer"]);
-  plan.optimizer = options.value("type", std::string("adamw"));
+  const nlohmann::json kind = options.contains("type") ? options["type"] : nlohmann::json("adamw");
+  if (!kind.is_string())
+    throw util::ConfigError("optimizer.type must be one of " + optim::kOptimizerKindNames.choices() + ", got " +
+                            kind.dump());
+  plan.optimizer = optim::kOptimizerKindNames.parse(kind.get<std::string>(), "optimizer.type");
   plan.lr = options.contains("lr") && options["lr"].is_number() ? options["lr"].get<double>() : 0;
   const int64_t moments = optimizer_moments(plan.optimizer, options);
 
@@ -188,8 +192,8 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
 std::string render_memory_plan(const MemoryPlan& plan) {
   std::ostringstream out;
   out << "plan for " << plan.world_size << " rank(s): " << plan.strategy << "\n";
-  out << "  parameters: " << plan.parameters << " (" << plan.trainable << " trainable); optimizer " << plan.optimizer
-      << ", lr " << plan.lr;
+  out << "  parameters: " << plan.parameters << " (" << plan.trainable << " trainable); optimizer "
+      << optim::optimizer_kind_name(plan.optimizer) << ", lr " << plan.lr;
   if (plan.effective_batch > 0) out << "; effective batch " << plan.effective_batch;
   out << "\n";
   if (!plan.schedule.empty()) out << "  lr schedule: " << plan.schedule << "\n";
@@ -248,7 +252,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   nlohmann::ordered_json json;
   json["world_size"] = plan.world_size;
   json["strategy"] = plan.strategy;
-  json["optimizer"] = plan.optimizer;
+  json["optimizer"] = optim::optimizer_kind_name(plan.optimizer);
   json["lr"] = plan.lr;
   json["effective_batch"] = plan.effective_batch;
   json["batch_size"] = plan.batch_size;

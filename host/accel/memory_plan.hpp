@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/dist/fsdp/shard_layout.hpp"
+#include "host/optim/optimizer_kind.hpp"
 #include "host/policy/planned_policy.hpp"
 #include "host/policy/policy.hpp"
 
@@ -29,8 +30,8 @@ struct StrategyMemory {
 
 struct MemoryPlan {
   int64_t world_size = 1;
-  std::string strategy;   // what the config selects, as Accelerator::strategy() names it
-  std::string optimizer;  // "adamw", "adam", "sgd"
+  std::string strategy;  // what the config selects, as Accelerator::strategy() names it
+  optim::OptimizerKind optimizer = optim::OptimizerKind::adamw;
   double lr = 0;
   int64_t effective_batch = 0;  // batch_size x ranks x accumulation (0: no batch_size)
   int64_t batch_size = 0;       // per rank and micro-step (0: none in the config)

@@ -130,8 +130,12 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
       if (g.contains("lr")) lrs += (lrs.empty() ? "" : ", ") + g["lr"].dump();
       decoupled = decoupled || g.value("decoupled_weight_decay", false);
     }
-    std::string kind = groups.size() && groups[0].contains("betas") ? (decoupled ? "adamw" : "adam") : "sgd";
-    out << "  optimizer: " << kind << ", " << groups.size() << " group(s), lr " << lrs << ", " << where << "\n";
+    using optim::OptimizerKind;
+    const OptimizerKind kind = groups.size() && groups[0].contains("betas")
+                                   ? (decoupled ? OptimizerKind::adamw : OptimizerKind::adam)
+                                   : OptimizerKind::sgd;
+    out << "  optimizer: " << optim::optimizer_kind_name(kind) << ", " << groups.size() << " group(s), lr " << lrs
+        << ", " << where << "\n";
   } else {
     out << "  optimizer: none\n";
   }

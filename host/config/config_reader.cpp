@@ -60,6 +60,11 @@ std::optional<int64_t> ConfigReader::optional_integer(const std::string& key) {
   return integer(key, 0);
 }
 
+std::optional<double> ConfigReader::optional_number(const std::string& key) {
+  if (!find(key)) return std::nullopt;
+  return number(key, 0);
+}
+
 bool ConfigReader::boolean(const std::string& key, bool fallback) {
   const auto* value = find(key);
   if (!value) return fallback;

@@ -35,6 +35,7 @@ class ConfigReader {
   std::vector<int64_t> integer_list(const std::string& key, const std::vector<int64_t>& fallback);
   std::vector<double> number_list(const std::string& key, const std::vector<double>& fallback);
   std::optional<int64_t> optional_integer(const std::string& key);
+  std::optional<double> optional_number(const std::string& key);
   // Marks a key as known without reading it (read elsewhere).
   void allow(const std::string& key);
 

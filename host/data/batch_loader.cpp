@@ -2,6 +2,7 @@
 #include "host/data/batch_loader.hpp"
 
 #include <chrono>
+#include <set>
 
 #include "host/data/seed_sequence.hpp"
 #include "host/util/error.hpp"
@@ -165,14 +166,21 @@ Batch BatchLoader::next() {
       throw util::DataError(std::string("data loader: ") + error.what());
     }
   }
+  // The uint8 camera frames, known by tensor rather than key: a before_copy stage may rename keys.
+  std::set<const c10::TensorImpl*> frames;
   const auto& info = dataset_->meta().info;
+  for (const auto& [key, tensor] : ready.batch) {
+    const FeatureSpec* feature = info.find_feature(key);
+    if (feature && feature->is_camera() && tensor.scalar_type() == torch::kByte)
+      frames.insert(tensor.unsafeGetTensorImpl());
+  }
+  if (options_.preprocess.before_copy) ready.batch = options_.preprocess.before_copy(ready.batch);
   for (auto& [key, tensor] : ready.batch) {
     torch::Tensor moved = tensor.to(options_.device, /*non_blocking=*/true);
-    const FeatureSpec* feature = info.find_feature(key);
-    if (feature && feature->is_camera() && moved.scalar_type() == torch::kByte)
-      moved = moved.to(torch::kFloat).div_(255.0);
+    if (frames.count(tensor.unsafeGetTensorImpl())) moved = moved.to(torch::kFloat).div_(255.0);
     tensor = moved;
   }
+  if (options_.preprocess.after_copy) return options_.preprocess.after_copy(ready.batch);
   return std::move(ready.batch);
 }
 

@@ -2,8 +2,9 @@
 // loop (no Python, no process per worker), in sampler order, at most `prefetch` batches in flight,
 // so memory stays bounded. Camera frames travel as uint8 (4x less than float) and become float
 // in [0, 1] after the copy to the device; on CUDA, batches are assembled in pinned memory and copied
-// asynchronously. A worker's exception is delivered to next() in the batch's place, so a bad file
-// becomes a clear error in the recipe, never a hang.
+// asynchronously. A policy's preprocessor can run inside next(), cut at its device step (BatchStages),
+// so that the batch reaches the training loop ready for the policy. A worker's exception is delivered to next() in the
+// batch's place, so a bad file becomes a clear error in the recipe, never a hang.
 #pragma once
 #include <c10/core/Device.h>
 #include <torch/types.h>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +28,16 @@
 
 namespace lrhost::data {
 
+using Batch = std::map<std::string, torch::Tensor>;
+
+// What next() does to each batch around its device copy, on the consumer's thread (so that the
+// functions may read state the training loop owns, such as a policy's processors): `before_copy`
+// gets the batch as assembled in host memory (cameras still uint8), `after_copy` the batch on the
+// device with cameras float in [0, 1]. Unset: the batch passes unchanged.
+struct BatchStages {
+  std::function<Batch(const Batch&)> before_copy, after_copy;
+};
+
 struct LoaderOptions {
   SamplerOptions sampler;
   int num_workers = 2;
@@ -33,9 +45,8 @@ struct LoaderOptions {
   c10::Device device = c10::Device(c10::kCPU);
   std::size_t video_cache_size = 8;  // open video files per worker
   std::optional<ImageTransforms> image_transforms;
+  BatchStages preprocess;
 };
-
-using Batch = std::map<std::string, torch::Tensor>;
 
 struct LoaderStats {
   int64_t batches = 0;
@@ -52,7 +63,8 @@ class BatchLoader {
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
-  // The next batch of this rank (epochs follow each other without end). Cameras are float in [0, 1].
+  // The next batch of this rank (epochs follow each other without end), through the preprocess
+  // stages when given. Cameras are float in [0, 1].
   Batch next();
   // Position of the next batch next() returns: save it to resume sample-exactly.
   SamplerPosition position() const;

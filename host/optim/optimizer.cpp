@@ -36,7 +36,7 @@ std::unique_ptr<torch::optim::Optimizer> build(const Options& base, std::vector<
 
 Optimizer::Optimizer(const std::string& kind, std::vector<ParamGroup> groups, const nlohmann::json& options,
                      const std::vector<std::string>& ignored_keys)
-    : kind_(kind) {
+    : kind_(kOptimizerKindNames.parse(kind, "optimizer")) {
   const std::string where = "optimizer '" + kind + "'";
   if (groups.empty()) throw util::ConfigError(where + ": no parameter groups given");
   for (const auto& group : groups)
@@ -45,15 +45,15 @@ Optimizer::Optimizer(const std::string& kind, std::vector<ParamGroup> groups, co
   config::ConfigReader reader(options, where);
   for (const auto& key : ignored_keys) reader.allow(key);
   double base_lr = reader.positive_number("lr", 1e-3);
-  double weight_decay = reader.number("weight_decay", kind == "adamw" ? 1e-2 : 0.0);
+  double weight_decay = reader.number("weight_decay", kind_ == OptimizerKind::adamw ? 1e-2 : 0.0);
   if (weight_decay < 0) throw util::ConfigError(where + ": 'weight_decay' must be >= 0");
-  if (kind == "adamw" || kind == "adam") {
+  if (is_adam_family(kind_)) {
     auto betas = read_betas(reader, where);
     double eps = reader.positive_number("eps", 1e-8);
     bool amsgrad = reader.boolean("amsgrad", false);
     fused_ = reader.boolean("fused", true);
     reader.reject_unknown();
-    if (kind == "adamw") {
+    if (kind_ == OptimizerKind::adamw) {
       torch::optim::AdamWOptions base(base_lr);
       base.betas(betas).eps(eps).weight_decay(weight_decay).amsgrad(amsgrad);
       torch_ = build<torch::optim::AdamW>(base, groups);
@@ -62,7 +62,7 @@ Optimizer::Optimizer(const std::string& kind, std::vector<ParamGroup> groups, co
       base.betas(betas).eps(eps).weight_decay(weight_decay).amsgrad(amsgrad);
       torch_ = build<torch::optim::Adam>(base, groups);
     }
-  } else if (kind == "sgd") {
+  } else {
     double momentum = reader.number("momentum", 0.0);
     double dampening = reader.number("dampening", 0.0);
     bool nesterov = reader.boolean("nesterov", false);
@@ -72,8 +72,6 @@ Optimizer::Optimizer(const std::string& kind, std::vector<ParamGroup> groups, co
     torch::optim::SGDOptions base(base_lr);
     base.momentum(momentum).dampening(dampening).weight_decay(weight_decay).nesterov(nesterov);
     torch_ = build<torch::optim::SGD>(base, groups);
-  } else {
-    throw util::ConfigError("unknown optimizer '" + kind + "'", "valid optimizers: 'adamw', 'adam', 'sgd'");
   }
   for (std::size_t g = 0; g < num_groups(); ++g) initial_lrs_.push_back(lr(g));
 }
@@ -82,8 +80,7 @@ bool Optimizer::step() {
   for (auto& ready : pending_reads_) ready.wait();
   pending_reads_.clear();
   if (before_step_ && !before_step_(*this)) return false;
-  const bool adam_family = kind_ == "adam" || kind_ == "adamw";
-  if (!adam_family || !fused_ || !fused_adam_step(*torch_, kind_ == "adamw")) torch_->step();
+  if (!is_adam_family(kind_) || !fused_ || !fused_adam_step(*torch_, kind_ == OptimizerKind::adamw)) torch_->step();
   ++applied_steps_;
   return true;
 }

@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "host/optim/optimizer_kind.hpp"
 #include "host/optim/param_group.hpp"
 
 namespace lrhost::optim {
 
 class Optimizer {
  public:
-  // kind: "adamw" | "adam" | "sgd". `options` holds lr, weight_decay, betas, eps, momentum, ...;
+  // kind: "adamw" | "adam" | "sgd" (optimizer_kind.hpp). `options` holds lr, weight_decay, betas, eps, momentum, ...;
   // keys that only the training loop reads (e.g. grad_clip_norm) may be listed in `ignored_keys`.
   Optimizer(const std::string& kind, std::vector<ParamGroup> groups, const nlohmann::json& options,
             const std::vector<std::string>& ignored_keys = {"grad_clip_norm"});
@@ -48,7 +49,8 @@ class Optimizer {
   void set_lr(std::size_t group, double lr);
   // The lr each group had when the optimizer was built (schedulers scale these).
   double initial_lr(std::size_t group) const { return initial_lrs_.at(group); }
-  const std::string& kind() const { return kind_; }
+  OptimizerKind kind() const { return kind_; }
+  const char* kind_name() const { return optimizer_kind_name(kind_); }
   // Adam/AdamW option `fused` (default true): one-pass updates (optim/fused_adam.hpp); false runs
   // LibTorch's own per-operation step on every device, for comparison.
   bool fused() const { return fused_; }
@@ -60,7 +62,7 @@ class Optimizer {
  private:
   void check_group(std::size_t group) const;
 
-  std::string kind_;
+  OptimizerKind kind_;
   bool fused_ = false;
   std::unique_ptr<torch::optim::Optimizer> torch_;
   std::vector<double> initial_lrs_;

@@ -20,18 +20,14 @@ ordered_json parse_json_file(const fs::path& file) {
   return io::read_json_file(file, "the file is corrupt or truncated; use an earlier checkpoint");
 }
 
-bool is_adam(const std::string& kind) {
-  return kind == "adam" || kind == "adamw";
-}
-
 // Group hyperparameters of one LibTorch group in torch 2.11 Python's key order and JSON types.
-ordered_json group_json(const std::string& kind, const torch::optim::OptimizerOptions& options) {
+ordered_json group_json(OptimizerKind kind, const torch::optim::OptimizerOptions& options) {
   ordered_json g;
-  if (is_adam(kind)) {
+  if (is_adam_family(kind)) {
     double lr, eps, wd;
     std::tuple<double, double> betas;
     bool amsgrad;
-    if (kind == "adamw") {
+    if (kind == OptimizerKind::adamw) {
       const auto& o = static_cast<const torch::optim::AdamWOptions&>(options);
       lr = o.lr(), eps = o.eps(), wd = o.weight_decay(), betas = o.betas(), amsgrad = o.amsgrad();
     } else {
@@ -48,7 +44,7 @@ ordered_json group_json(const std::string& kind, const torch::optim::OptimizerOp
     g["capturable"] = false;
     g["differentiable"] = false;
     g["fused"] = nullptr;
-    g["decoupled_weight_decay"] = kind == "adamw";
+    g["decoupled_weight_decay"] = kind == OptimizerKind::adamw;
   } else {
     const auto& o = static_cast<const torch::optim::SGDOptions&>(options);
     g["lr"] = o.lr();
@@ -100,10 +96,10 @@ void check_group(const ordered_json& saved, const ordered_json& current, const s
                           "resume with the optimizer the checkpoint was written with");
 }
 
-void apply_group(const std::string& kind, torch::optim::OptimizerOptions& options, const ordered_json& g) {
-  if (is_adam(kind)) {
+void apply_group(OptimizerKind kind, torch::optim::OptimizerOptions& options, const ordered_json& g) {
+  if (is_adam_family(kind)) {
     auto betas = std::make_tuple(g["betas"][0].get<double>(), g["betas"][1].get<double>());
-    if (kind == "adamw") {
+    if (kind == OptimizerKind::adamw) {
       auto& o = static_cast<torch::optim::AdamWOptions&>(options);
       o.lr(g["lr"].get<double>()).eps(g["eps"].get<double>()).weight_decay(g["weight_decay"].get<double>());
       o.betas(betas).amsgrad(g["amsgrad"].get<bool>());
@@ -120,14 +116,14 @@ void apply_group(const std::string& kind, torch::optim::OptimizerOptions& option
 }
 
 // The state tensors of one parameter, by torch's names.
-std::vector<std::pair<std::string, torch::Tensor>> param_state(const std::string& kind,
+std::vector<std::pair<std::string, torch::Tensor>> param_state(OptimizerKind kind,
                                                                const torch::optim::OptimizerParamState& state) {
   auto scalar_step = [](int64_t step) { return torch::tensor(static_cast<float>(step), torch::kFloat32); };
   std::vector<std::pair<std::string, torch::Tensor>> out;
-  if (kind == "adamw" || kind == "adam") {
+  if (is_adam_family(kind)) {
     int64_t step;
     torch::Tensor avg, avg_sq, max_sq;
-    if (kind == "adamw") {
+    if (kind == OptimizerKind::adamw) {
       const auto& s = static_cast<const torch::optim::AdamWParamState&>(state);
       step = s.step(), avg = s.exp_avg(), avg_sq = s.exp_avg_sq(), max_sq = s.max_exp_avg_sq();
     } else {
@@ -250,7 +246,7 @@ void load_optimizer_state(Optimizer& optimizer, const fs::path& dir, const State
   if (part)
     for (auto& [index, entries] : by_index)
       for (auto& [name, tensor] : entries) tensor = part(params[static_cast<std::size_t>(index)], name, tensor);
-  const std::string kind = optimizer.kind();
+  const OptimizerKind kind = optimizer.kind();
   for (const auto& [index, entries] : by_index) {
     const auto& p = params[static_cast<std::size_t>(index)];
     check_param_state(kind, entries, p.sizes(), p.scalar_type(), state_file.string(),
@@ -276,16 +272,17 @@ std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer
   return param_state(optimizer.kind(), *found->second);
 }
 
-void check_param_state(const std::string& kind, const std::map<std::string, torch::Tensor>& entries,
+void check_param_state(OptimizerKind kind, const std::map<std::string, torch::Tensor>& entries,
                        c10::IntArrayRef param_shape, c10::ScalarType param_dtype, const std::string& file,
                        const std::string& owner, const std::string& key_prefix) {
-  const std::set<std::string> allowed = is_adam(kind)
+  const std::set<std::string> allowed = is_adam_family(kind)
                                             ? std::set<std::string>{"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
                                             : std::set<std::string>{"momentum_buffer"};
   for (const auto& [name, tensor] : entries) {
     const std::string key = key_prefix + name;
     if (!allowed.count(name))
-      throw util::DataError(file + ": unexpected tensor '" + key + "' for a " + kind + " optimizer");
+      throw util::DataError(file + ": unexpected tensor '" + key + "' for a " + optimizer_kind_name(kind) +
+                            " optimizer");
     if (name == "step") {
       if (tensor.numel() != 1) throw util::DataError(file + ": '" + key + "' must hold one number");
       continue;
@@ -295,7 +292,7 @@ void check_param_state(const std::string& kind, const std::map<std::string, torc
                             std::string(c10::toString(tensor.scalar_type())) + ", the parameter is " +
                             c10::str(param_shape) + " " + std::string(c10::toString(param_dtype)));
   }
-  if (is_adam(kind) && (!entries.count("step") || !entries.count("exp_avg") || !entries.count("exp_avg_sq")))
+  if (is_adam_family(kind) && (!entries.count("step") || !entries.count("exp_avg") || !entries.count("exp_avg_sq")))
     throw util::DataError(file + ": " + owner + " needs step, exp_avg and exp_avg_sq");
 }
 
@@ -305,14 +302,14 @@ void erase_param_state(Optimizer& optimizer, const torch::Tensor& param) {
 
 void set_param_state(Optimizer& optimizer, const torch::Tensor& param,
                      const std::map<std::string, torch::Tensor>& entries) {
-  const std::string kind = optimizer.kind();
+  const OptimizerKind kind = optimizer.kind();
   auto& state_map = optimizer.torch_optimizer().state();
   auto on_device = [&](const torch::Tensor& t) { return t.to(param.device()).clone(); };
   void* key = param.unsafeGetTensorImpl();
-  if (is_adam(kind)) {
+  if (is_adam_family(kind)) {
     auto step = static_cast<int64_t>(std::llround(entries.at("step").to(torch::kFloat64).item<double>()));
     auto max_sq = entries.count("max_exp_avg_sq") ? on_device(entries.at("max_exp_avg_sq")) : torch::Tensor();
-    if (kind == "adamw") {
+    if (kind == OptimizerKind::adamw) {
       auto state = std::make_unique<torch::optim::AdamWParamState>();
       state->step(step).exp_avg(on_device(entries.at("exp_avg"))).exp_avg_sq(on_device(entries.at("exp_avg_sq")));
       if (max_sq.defined()) state->max_exp_avg_sq(max_sq);

@@ -55,7 +55,7 @@ std::vector<std::pair<std::string, torch::Tensor>> param_state_tensors(Optimizer
 // names, Adam's step / exp_avg / exp_avg_sq present, step one number, the others shaped and typed
 // like the parameter. DataError "<file>: ..." naming the tensor as `key_prefix` + name and the
 // parameter as `owner`.
-void check_param_state(const std::string& kind, const std::map<std::string, torch::Tensor>& entries,
+void check_param_state(OptimizerKind kind, const std::map<std::string, torch::Tensor>& entries,
                        c10::IntArrayRef param_shape, c10::ScalarType param_dtype, const std::string& file,
                        const std::string& owner, const std::string& key_prefix);
 // Replaces one parameter's state from such tensors (copied to the parameter's device). The names

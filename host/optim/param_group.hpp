@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,5 +17,11 @@ struct ParamGroup {
   std::optional<double> lr;
   std::optional<double> weight_decay;
 };
+
+// The group a recipe's table describes ({name =, params =, lr =, weight_decay =}): `options` is the
+// table without its tensors (read_param_group ignores a 'params' key), `params` the tensors. Types
+// are checked and unknown keys are ConfigErrors naming `where` (e.g. "optimizer groups[2]").
+ParamGroup read_param_group(const nlohmann::json& options, std::vector<torch::Tensor> params, const std::string& where,
+                            const std::string& default_name);
 
 }  // namespace lrhost::optim

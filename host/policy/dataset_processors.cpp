@@ -35,4 +35,23 @@ void use_dataset(Policy& policy, const data::DatasetMeta& meta, bool use_imagene
   policy.set_processors(std::move(processors));
 }
 
+const PolicyProcessors& require_processors(const Policy& policy, const std::string& what) {
+  if (!policy.processors())
+    throw util::ConfigError(what + ": the '" + policy.type() + "' policy has no processors",
+                            "build it with lr.policy.new(cfg, dataset) or load it from a folder with processor files");
+  return *policy.processors();
+}
+
+data::BatchStages loader_preprocessing(std::shared_ptr<const Policy> policy, const std::string& what) {
+  require_processors(*policy, what);
+  data::BatchStages stages;
+  stages.before_copy = [policy, what](const data::Batch& batch) {
+    return require_processors(*policy, what).preprocess_before_device(batch);
+  };
+  stages.after_copy = [policy, what](const data::Batch& batch) {
+    return require_processors(*policy, what).preprocess_after_device(batch);
+  };
+  return stages;
+}
+
 }  // namespace lrhost::policy

@@ -389,7 +389,22 @@ Batch PolicyProcessors::normalize(const Batch& batch, const std::vector<std::str
   return preprocess(batch, &tasks);
 }
 
+Batch PolicyProcessors::preprocess_before_device(const Batch& batch) const {
+  auto device = ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::device);
+  return preprocess(batch, nullptr, 0, device.value_or(pipeline_.pre.size()));
+}
+
+Batch PolicyProcessors::preprocess_after_device(const Batch& batch) const {
+  auto device = ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::device);
+  return device ? preprocess(batch, nullptr, *device + 1, pipeline_.pre.size()) : batch;
+}
+
 Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::string>* tasks) const {
+  return preprocess(batch, tasks, 0, pipeline_.pre.size());
+}
+
+Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::string>* tasks, std::size_t first,
+                                   std::size_t last) const {
   constexpr const char* kTokens = "observation.language.tokens";
   constexpr const char* kMask = "observation.language.attention_mask";
   auto task_index = [](const Batch& b) -> const torch::Tensor& {
@@ -407,7 +422,8 @@ Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::st
   // come from the task table (or the batch already has them).
   std::optional<std::vector<std::string>> texts;
   if (tasks) texts = *tasks;
-  for (const auto& step : pipeline_.pre) {
+  for (std::size_t i = first; i < last; ++i) {
+    const ProcessorStep& step = pipeline_.pre[i];
     switch (step.kind) {
       case ProcessorStepKind::rename:
         out = renamed(out);
@@ -463,7 +479,12 @@ Batch PolicyProcessors::normalized(Batch out) const {
     auto entry = out.find(feature.key);
     auto stats = normalizer_.stats.find(feature.key);
     if (entry == out.end() || stats == normalizer_.stats.end()) continue;
-    entry->second = data::normalize(entry->second, stats->second, normalizer_.mode_of(feature.type), normalizer_.eps);
+    const data::NormMode mode = normalizer_.mode_of(feature.type);
+    // Camera frames normalized before the device copy (pi05's order) are still the loader's uint8:
+    // they become float in [0, 1] first, as the loader makes them after its copy.
+    if (feature.type == "VISUAL" && mode != data::NormMode::Identity && entry->second.scalar_type() == torch::kByte)
+      entry->second = entry->second.to(torch::kFloat).div_(255.0);
+    entry->second = data::normalize(entry->second, stats->second, mode, normalizer_.eps);
   }
   auto action = out.find("action");
   auto action_stats = normalizer_.stats.find("action");

@@ -5,8 +5,10 @@
 // processor_pipeline.hpp); policies fed with language add new-line and tokenizer steps
 // (task_tokenizer.hpp), pi05 a state-prompt step after its normalizer (state_prompt.hpp); the
 // preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map: dataset name -> policy
-// name); to_batch and device change nothing here (batches are already batched and on the device), but every step is
-// kept so that policy_preprocessor.json / policy_postprocessor.json and their
+// name); to_batch and device change nothing here (batches are already batched; the training loader copies them to the
+// device between the steps before the device step and those after it, preprocess_before_device / _after_device,
+// policy::loader_preprocessing), but every step is kept so that policy_preprocessor.json / policy_postprocessor.json
+// and their
 // *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
 // LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
 #pragma once
@@ -71,6 +73,15 @@ class PolicyProcessors {
   Batch normalize(const Batch& batch) const;
   // The same with the task strings of the batch's rows given (language pipelines only).
   Batch normalize(const Batch& batch, const std::vector<std::string>& tasks) const;
+  // The preprocessor cut at its device step, for a loader that copies batches to the device in
+  // between (BatchLoader's preprocess stages, policy::loader_preprocessing): the steps before the
+  // device step run where the loader assembled the batch (host memory, cameras still uint8), as
+  // LeRobot's processor order has them (pi05 normalizes and builds its state prompt there), the
+  // steps after it on the device. normalize(batch) runs them all on one batch. No text crosses the
+  // cut: the steps are in the spec's order (read_step checks a file's), where every language step
+  // precedes the device step.
+  Batch preprocess_before_device(const Batch& batch) const;
+  Batch preprocess_after_device(const Batch& batch) const;
   // Tokenizes a dataset's tasks once (by task_index) for normalize(batch). The table is a cache of the
   // tokenizer's output, not saved state, hence const. ConfigError when the pipeline has no language.
   void set_task_table(const std::vector<std::string>& tasks) const;
@@ -115,6 +126,9 @@ class PolicyProcessors {
   // Runs the preprocessor's steps in pipeline order; `tasks` are the rows' task strings, or null when
   // the batch carries task_index (or tokens) instead.
   Batch preprocess(const Batch& batch, const std::vector<std::string>* tasks) const;
+  // The steps [first, last) only.
+  Batch preprocess(const Batch& batch, const std::vector<std::string>* tasks, std::size_t first,
+                   std::size_t last) const;
   // One step's entry in the pipeline JSON, and reading it back into this object.
   nlohmann::ordered_json step_json(const ProcessorStep& step, const std::string& device) const;
   void read_step(const ProcessorStep& step, const nlohmann::ordered_json& entry, std::size_t index,

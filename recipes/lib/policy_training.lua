@@ -343,9 +343,12 @@ function M.build(lr, cfg)
                             augmentation = transforms ~= nil and transforms.enable == true }
   acc:prepare(policy, opt)
   run.policy, run.opt = policy, opt
+  -- preprocess = policy: batches come out normalized (and tokenized) by the policy's preprocessor, the
+  -- steps before its device step (pi05's state prompt) still in host memory, so the loop hands them
+  -- straight to acc:train_step.
   run.loader = acc:loader(run.train, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = cfg.num_workers,
                                        drop_n_last_frames = policy:config().drop_n_last_frames or 0,
-                                       image_transforms = transforms })
+                                       image_transforms = transforms, preprocess = policy })
   run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
                                              loader = run.loader, config = cfg, total_steps = cfg.steps,
                                              keep_last = cfg.keep_last, resume = cfg.resume,
@@ -377,11 +380,12 @@ end
 
 -- One training step, the same call eagerly or captured in a CUDA graph (accelerator.cuda_graph):
 -- forward, backward, clip, optimizer and scheduler steps, zero_grad, with the meter's phases marked
--- by acc:train_step. Returns {loss =, parts =, grad_norm =}.
+-- by acc:train_step. `batch` is preprocessed already (the loader's preprocess option). Returns
+-- {loss =, parts =, grad_norm =}.
 function M.step(run, step, batch)
   run.meter:mark("data")
   local first = step == run.first
-  local loss, parts, grad_norm, memory = run.acc:train_step(run.policy, run.opt, run.policy:preprocess(batch),
+  local loss, parts, grad_norm, memory = run.acc:train_step(run.policy, run.opt, batch,
       { max_norm = run.clip, meter = run.meter, scheduler = run.sched, memory_stats = first })
   if memory then
     -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.

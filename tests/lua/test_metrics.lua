@@ -50,8 +50,15 @@ do
   local acc = lr.accelerator { batch_size = 4 }
   t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first = 2 }) end, "unknown option 'first' (expected first_step)")
   t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first_step = 0 }) end, "first_step must be a whole number >= 1")
-  t.raises(function() acc:training_meter { total_steps = 0 } end, "total_steps must be >= 1")
-  t.raises(function() acc:training_meter { total_steps = 5, every = 2 } end, "unknown option 'every'")
+  t.raises(function() acc:training_meter { total_steps = 0 } end,
+           "acc:training_meter: 'total_steps' must be a positive integer, got 0")
+  t.raises(function() acc:training_meter { total_steps = 5, every = 2 } end, "acc:training_meter: unknown option 'every'")
+  t.raises(function() acc:training_meter {} end, "acc:training_meter: 'total_steps' is required")
+  t.raises(function() acc:eval_progress { episodes = 2.5 } end, "acc:eval_progress: 'episodes' must be an integer, got 2.5")
+  t.raises(function() acc:eval_progress { episodes = 2, log_lines = "yes" } end,
+           "acc:eval_progress: 'log_lines' must be true or false")
+  t.raises(function() acc:eval_progress { episods = 2 } end, "acc:eval_progress: 'episodes' is required")
+  t.truthy(acc:eval_progress { episodes = 2, log_lines = true } ~= nil, "eval_progress with both options")
   t.raises(function() acc:add_metrics_sink({}) end, "expected MetricsSink")
   local meter = acc:training_meter { total_steps = 5 }
   meter:mark("data")

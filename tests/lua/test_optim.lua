@@ -104,7 +104,13 @@ do
   t.raises(function() lr.optim.adamw({ 1, 2 }, {}) end, "groups[1] must be a table")
   t.raises(function() lr.optim.adamw({ p }, { lr = "x" }) end, "'lr' must be a number")
   t.raises(function() lr.optim.adamw({ p }, { lrr = 1 }) end, "did you mean 'lr'")
-  t.raises(function() lr.optim.sgd({ { params = { p }, momentum = 1 } }) end, "unknown key 'momentum'")
+  t.raises(function() lr.optim.sgd({ { params = { p }, momentum = 1 } }) end,
+    "optimizer groups[1]: unknown option 'momentum'")
+  t.raises(function() lr.optim.sgd({ { params = { p } }, { params = { p }, lr = "x" } }) end,
+    "optimizer groups[2]: 'lr' must be a number")
+  t.raises(function() lr.optim.sgd({ { params = { p }, weight_decay = true } }) end,
+    "optimizer groups[1]: 'weight_decay' must be a number")
+  t.raises(function() lr.optim.sgd({ { params = { p }, name = 3 } }) end, "optimizer groups[1]: 'name' must be a string")
   local opt = lr.optim.sgd({ p }, { lr = 1 })
   t.raises(function() lr.optim.scheduler(opt, { type = "cosine" }) end, "must be one of 'constant'")
   t.raises(function() lr.optim.scheduler(opt, { type = "linear_with_warmup", warmup_steps = 5 }) end,

@@ -24,7 +24,7 @@ CudaGraphRequest capturable() {
   CudaGraphRequest r;
   r.requested = true;
   r.cuda = true;
-  r.optimizer_kind = "adamw";
+  r.optimizer_kind = lrhost::optim::OptimizerKind::adamw;
   return r;
 }
 
@@ -51,7 +51,7 @@ TEST_CASE("cuda graph decision: captures a plain single-GPU Adam step, refuses w
     std::string reason;  // "" means: still captures
   };
   const std::vector<Case> cases{
-      {[](auto& r) { r.optimizer_kind = "adam"; }, ""},
+      {[](auto& r) { r.optimizer_kind = lrhost::optim::OptimizerKind::adam; }, ""},
       {[](auto& r) { r.mixed_precision = lrhost::accel::MixedPrecision::bf16; }, ""},
       {[](auto& r) { r.cuda = false; }, "the device is not a GPU"},
       {[](auto& r) { r.world_size = 4; }, "4 ranks are not captured"},
@@ -59,7 +59,7 @@ TEST_CASE("cuda graph decision: captures a plain single-GPU Adam step, refuses w
       {[](auto& r) { r.gradient_accumulation_steps = 2; }, "gradient accumulation (2 steps)"},
       {[](auto& r) { r.mixed_precision = lrhost::accel::MixedPrecision::fp16; }, "fp16 loss scaling"},
       {[](auto& r) { r.nonfinite = lrhost::accel::NonfinitePolicy::skip; }, "nonfinite = \"skip\""},
-      {[](auto& r) { r.optimizer_kind = "sgd"; }, "sgd optimizer has no capturable step"},
+      {[](auto& r) { r.optimizer_kind = lrhost::optim::OptimizerKind::sgd; }, "sgd optimizer has no capturable step"},
       {[](auto& r) { r.policy_blocker = "host-side crop"; }, "host-side crop"},
   };
   for (const auto& c : cases) {

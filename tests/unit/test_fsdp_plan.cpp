@@ -45,7 +45,7 @@ TEST_CASE("fsdp plan: padded shard bytes per strategy for rows that do not divid
   CHECK(plan.strategy == "fsdp zero-3 (dp_shard 2 x dp_replicate 1)");
   CHECK(plan.parameters == 89);
   CHECK(plan.trainable == 89);
-  CHECK(plan.optimizer == "adamw");  // the policy's preset, lr from the recipe's table
+  CHECK(plan.optimizer == lrhost::optim::OptimizerKind::adamw);  // the policy's preset, lr from the recipe's table
   CHECK(plan.lr == 0.25);
   CHECK(plan.effective_batch == 8);
   REQUIRE(plan.units.size() == 3);

@@ -14,6 +14,7 @@
 #include "host/metrics/jsonl_sink.hpp"
 #include "host/metrics/metric_reduction.hpp"
 #include "host/metrics/metrics_log.hpp"
+#include "host/metrics/recipe_options.hpp"
 #include "host/metrics/training_meter.hpp"
 #include "host/util/error.hpp"
 #include "host/util/status_line.hpp"
@@ -295,4 +296,38 @@ TEST_CASE("metrics: a logged record reaches every sink") {
     CHECK(sink->texts == std::vector<std::string>{"config:{}"});
   }
   CHECK(lrhost::metrics::format_metrics({{"b", 0.123456}, {"a", 2}}) == "a=2 b=0.1235");
+}
+
+TEST_CASE("recipe options: the training meter's and the evaluation progress's tables, checked") {
+  using lrhost::metrics::read_eval_progress_options;
+  using lrhost::metrics::read_training_meter_options;
+  auto meter = read_training_meter_options(
+      {{"total_steps", 10}, {"first_step", 4}, {"samples_per_step", 8}, {"flops_per_sample", 2.5e9}}, "meter");
+  CHECK(meter.total_steps == 10);
+  CHECK(meter.first_step == 4);
+  CHECK(meter.samples_per_step == 8);
+  CHECK(meter.flops_per_sample == 2.5e9);
+  CHECK(read_training_meter_options({{"total_steps", 3}}, "meter").first_step == 1);
+  auto meter_error = [](const nlohmann::json& table) {
+    return lrhost::test::error_of<lrhost::util::ConfigError>([&] { read_training_meter_options(table, "meter"); });
+  };
+  CHECK(meter_error({{"first_step", 2}}).find("meter: 'total_steps' is required") == 0);
+  CHECK(meter_error({{"total_steps", 3}, {"first_step", 0}}).find("'first_step' must be a positive integer") !=
+        std::string::npos);
+  CHECK(meter_error({{"total_steps", 3}, {"flops_per_sample", 0}}).find("'flops_per_sample' must be > 0") !=
+        std::string::npos);
+  CHECK(meter_error({{"total_steps", 3}, {"samples_per_step", -1}}).find("'samples_per_step' must be >= 0") !=
+        std::string::npos);
+  CHECK(meter_error({{"total_steps", 3}, {"totl", 1}}).find("meter: unknown option 'totl'") == 0);
+
+  auto eval = read_eval_progress_options({{"episodes", 6}, {"log_lines", true}}, "eval");
+  CHECK(eval.episodes == 6);
+  CHECK(eval.log_lines);
+  CHECK_FALSE(read_eval_progress_options({{"episodes", 1}}, "eval").log_lines);
+  auto eval_error = [](const nlohmann::json& table) {
+    return lrhost::test::error_of<lrhost::util::ConfigError>([&] { read_eval_progress_options(table, "eval"); });
+  };
+  CHECK(eval_error(nlohmann::json::object()).find("eval: 'episodes' is required") == 0);
+  CHECK(eval_error({{"episodes", 0}}).find("'episodes' must be a positive integer, got 0") != std::string::npos);
+  CHECK(eval_error({{"episodes", 2}, {"log_lines", 1}}).find("'log_lines' must be true or false") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
 #include "host/util/error.hpp"
+#include "test_support.hpp"
 
 using lrhost::optim::LrScheduler;
 using lrhost::optim::Optimizer;
@@ -88,11 +89,31 @@ TEST_CASE("bad optimizer options are errors naming the option") {
   CHECK(message("adamw", {{"momentum", 0.9}}).find("unknown option 'momentum'") != std::string::npos);
   CHECK(message("adamw", {{"weight_decy", 0.1}}).find("did you mean 'weight_decay'") != std::string::npos);
   CHECK(message("sgd", {{"nesterov", true}}).find("nesterov needs momentum") != std::string::npos);
-  CHECK(message("lion", {}).find("unknown optimizer 'lion'") != std::string::npos);
+  CHECK(message("lion", {}).find("optimizer must be one of 'adamw', 'adam', 'sgd', got 'lion'") != std::string::npos);
   CHECK(message("sgd", {{"lr", "fast"}}).find("'lr' must be a number") != std::string::npos);
   // grad_clip_norm belongs to the loop, not the optimizer, but may sit in the same table.
   CHECK(message("adamw", {{"grad_clip_norm", 10}}).empty());
   CHECK_THROWS_AS(Optimizer("sgd", {ParamGroup{"empty", {}, {}, {}}}, json::object()), ConfigError);
+}
+
+TEST_CASE("read_param_group: a recipe's group table with its types checked and unknown keys refused") {
+  auto p = param(1.0);
+  auto group = lrhost::optim::read_param_group(json{{"name", "backbone"}, {"lr", 1e-5}, {"params", nullptr}}, {p},
+                                               "optimizer groups[1]", "group1");
+  CHECK(group.name == "backbone");
+  CHECK(group.lr == 1e-5);
+  CHECK_FALSE(group.weight_decay.has_value());
+  CHECK(group.params.size() == 1);
+  auto unnamed = lrhost::optim::read_param_group(json::object(), {p}, "optimizer groups[2]", "group2");
+  CHECK(unnamed.name == "group2");
+  CHECK_FALSE(unnamed.lr.has_value());
+  auto message = [&](const json& options) {
+    return lrhost::test::error_of<ConfigError>(
+        [&] { lrhost::optim::read_param_group(options, {p}, "optimizer groups[3]", "group3"); });
+  };
+  CHECK(message({{"lr", "x"}}).find("optimizer groups[3]: 'lr' must be a number, got \"x\"") == 0);
+  CHECK(message({{"weight_decy", 0.1}}).find("optimizer groups[3]: unknown option 'weight_decy'") == 0);
+  CHECK(message({{"weight_decy", 0.1}}).find("did you mean 'weight_decay'") != std::string::npos);
 }
 
 TEST_CASE("clip_grad_norm scales gradients to the global norm") {

@@ -172,3 +172,58 @@ TEST_CASE("processors: pi0 and pi05 pipelines write LeRobot's steps, round trip,
     CHECK(refused.find("'enabled' = true") != std::string::npos);
   }
 }
+
+TEST_CASE("processors: the preprocessor cut at its device step equals the whole, with cameras uint8 before the cut") {
+  // What BatchLoader does with preprocess = policy: the steps before the device step on the host batch
+  // (cameras uint8), cameras float in [0, 1] after the copy, then the steps after it.
+  const auto vlm = lrhost::test::fixture_path("../../recipes/assets", "smolvla_tiny_vlm");
+  REQUIRE_FALSE(vlm.empty());
+  const std::string camera = "observation.images.top";
+  lrhost::policy::PolicyFeatures features;
+  features.inputs.push_back({"observation.state", "STATE", {2}});
+  features.inputs.push_back({camera, "VISUAL", {3, 4, 4}});
+  features.outputs.push_back({"action", "ACTION", {2}});
+  lrhost::data::DatasetStats stats;
+  for (const char* key : {"observation.state", "action"}) {
+    stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
+    stats[key].set("std", torch::tensor({2.0f, 4.0f}));
+    stats[key].set("q01", torch::tensor({-1.0f, 0.0f}));
+    stats[key].set("q99", torch::tensor({1.0f, 4.0f}));
+  }
+  stats[camera].set("mean", torch::full({3, 1, 1}, 0.4f));
+  stats[camera].set("std", torch::full({3, 1, 1}, 0.2f));
+  torch::manual_seed(3);
+  const auto frames = torch::randint(0, 256, {2, 3, 4, 4}, torch::kByte);
+  const Batch host{{"observation.state", torch::tensor({{0.0f, 2.0f}, {1.0f, 4.0f}})},
+                   {"action", torch::tensor({{1.0f, 2.0f}, {3.0f, 6.0f}})},
+                   {"task_index", torch::tensor({0, 1}, torch::kLong)},
+                   {camera, frames}};
+  Batch copied_whole = host;
+  copied_whole[camera] = frames.to(torch::kFloat).div_(255.0);
+  for (std::string type : {"pi0", "pi05"}) {
+    CAPTURE(type);
+    const bool pi05 = type == "pi05";
+    const std::string mode = pi05 ? "QUANTILES" : "MEAN_STD";
+    // VISUAL MEAN_STD (not the default IDENTITY): pi05 then normalizes the uint8 frames before the cut.
+    auto processors = lrhost::policy::PolicyProcessors::build(
+        features, {{"VISUAL", "MEAN_STD"}, {"STATE", mode}, {"ACTION", mode}}, stats, "cpu",
+        lrhost::policy::LanguageSettings{vlm.string(), vlm, 24, "max_length"},
+        lrhost::policy::policy_spec(type).processors);
+    processors.set_task_table({"push the block", "stack"});
+    const Batch whole = processors.normalize(copied_whole);
+    Batch cut = processors.preprocess_before_device(host);
+    // pi05 builds and tokenizes its state prompt before the cut (LeRobot's order); pi0 tokenizes the task there.
+    CHECK(cut.count("observation.language.tokens") == 1);
+    CHECK((cut.at(camera).scalar_type() == torch::kByte) == !pi05);
+    for (auto& [key, tensor] : cut)
+      if (tensor.scalar_type() == torch::kByte) tensor = tensor.to(torch::kFloat).div_(255.0);
+    const Batch split = processors.preprocess_after_device(cut);
+    REQUIRE(split.size() == whole.size());
+    for (const auto& [key, tensor] : whole) {
+      CAPTURE(key);
+      REQUIRE(split.count(key) == 1);
+      CHECK(torch::equal(split.at(key), tensor));
+    }
+    CHECK_FALSE(torch::equal(whole.at(camera), copied_whole.at(camera)));  // the frames were normalized
+  }
+}

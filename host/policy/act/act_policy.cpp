@@ -3,6 +3,8 @@
 
 #include <numeric>
 
+#include "host/policy/act/act_flops.hpp"
+
 namespace lrhost::policy::act {
 
 ACTPolicy::ACTPolicy(ACTConfig config) : config_(std::move(config)) {
@@ -103,6 +105,10 @@ std::map<std::string, std::vector<int64_t>> ACTPolicy::delta_indices() const {
 
 std::shared_ptr<Policy> make_act_policy(const nlohmann::json& config, const PolicyFeatures& features) {
   return std::make_shared<ACTPolicy>(ACTConfig::from_json(config, features));
+}
+
+std::optional<double> ACTPolicy::training_flops_per_sample() const {
+  return act_training_flops_per_sample(config_);
 }
 
 }  // namespace lrhost::policy::act

@@ -30,6 +30,8 @@ class ACTPolicy : public Policy {
   nlohmann::ordered_json config() const override { return config_.to_json(); }
   std::vector<ParamGroup> param_groups() const override;
   nlohmann::ordered_json optimizer_preset() const override;
+  // act_flops.hpp's count for this config.
+  std::optional<double> training_flops_per_sample() const override;
   nlohmann::ordered_json scheduler_preset() const override { return nullptr; }
   std::map<std::string, std::string> normalization_mapping() const override;
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }

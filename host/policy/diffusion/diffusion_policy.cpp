@@ -1,6 +1,7 @@
 // DiffusionPolicy: batch preparation, LeRobot's inference queues, and the training presets.
 #include "host/policy/diffusion/diffusion_policy.hpp"
 
+#include "host/policy/diffusion/diffusion_flops.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::diffusion {
@@ -158,6 +159,10 @@ std::map<std::string, std::vector<int64_t>> DiffusionPolicy::delta_indices() con
   for (const auto& feature : config_.input_features) result[feature.key] = observation;
   result[config_.action_feature()->key] = action;
   return result;
+}
+
+std::optional<double> DiffusionPolicy::training_flops_per_sample() const {
+  return diffusion_training_flops_per_sample(config_, *diffusion_);
 }
 
 std::shared_ptr<Policy> make_diffusion_policy(const nlohmann::json& config, const PolicyFeatures& features) {

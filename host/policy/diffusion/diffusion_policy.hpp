@@ -42,6 +42,8 @@ class DiffusionPolicy : public Policy {
   std::optional<std::string> cuda_graph_blocker() const override;
   nlohmann::ordered_json config() const override { return config_.to_json(); }
   nlohmann::ordered_json optimizer_preset() const override;
+  // diffusion_flops.hpp's count for this model.
+  std::optional<double> training_flops_per_sample() const override;
   nlohmann::ordered_json scheduler_preset() const override;
   std::map<std::string, std::string> normalization_mapping() const override;
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }

@@ -69,6 +69,7 @@ DiffusionRgbEncoderImpl::DiffusionRgbEncoderImpl(const DiffusionConfig& config, 
     input_hw = *crop_shape_;
   else if (resize_shape_)
     input_hw = *resize_shape_;
+  trunk_input_size_ = {input_hw[0], input_hw[1]};
   int64_t h = input_hw[0], w = input_hw[1];
   for (int i = 0; i < 5; ++i) h = halve(h), w = halve(w);
   if (!config.use_group_norm && h * w == 1)

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "host/policy/vision/resnet18.hpp"
@@ -40,6 +41,8 @@ class DiffusionRgbEncoderImpl : public torch::nn::Module {
   // (B, 3, H, W) -> (B, feature_dim).
   torch::Tensor forward(const torch::Tensor& x);
   int64_t feature_dim() const { return feature_dim_; }
+  // The trunk's input (height, width) after the resize and crop: what the training FLOPs are of.
+  std::pair<int64_t, int64_t> trunk_input_size() const { return trunk_input_size_; }
 
  private:
   torch::Tensor crop(const torch::Tensor& x) const;
@@ -47,6 +50,7 @@ class DiffusionRgbEncoderImpl : public torch::nn::Module {
   std::optional<std::vector<int64_t>> resize_shape_, crop_shape_;
   bool crop_is_random_ = true;
   int64_t feature_dim_ = 0;
+  std::pair<int64_t, int64_t> trunk_input_size_;
   vision::ResNet18 backbone_{nullptr};
   SpatialSoftmax pool_{nullptr};
   torch::nn::Linear out_{nullptr};

@@ -5,6 +5,8 @@
 // pixels, noisy actions, state and time need none; everything after a trained layer does.
 #include "host/policy/pi/pi_flops.hpp"
 
+#include "host/policy/vision/siglip_flops.hpp"
+
 namespace lrhost::policy::pi {
 
 double pi_training_flops_per_sample(PiVariant variant, const PiConfigFields& config, const PiGeometry& geometry,
@@ -19,25 +21,11 @@ double pi_training_flops_per_sample(PiVariant variant, const PiConfigFields& con
   const bool checkpoint_pairs = config.gradient_checkpointing;
 
   // SigLIP on every camera (empty ones included), then the projector into the VLM's width.
-  const double patches =
-      static_cast<double>((vision.image_size / vision.patch_size) * (vision.image_size / vision.patch_size));
-  const double vision_width = static_cast<double>(vision.hidden_size);
-  const double vision_head = vision_width / static_cast<double>(vision.num_attention_heads);
+  double patches = 0;
   for (int64_t camera = 0; camera < num_cameras; ++camera) {
-    flops.matmul(patches, static_cast<double>(vision.num_channels * vision.patch_size * vision.patch_size),
-                 vision_width, vision_trains, false);
-    for (int64_t layer = 0; layer < vision.num_hidden_layers; ++layer) {
-      for (int projection = 0; projection < 4; ++projection)  // q, k, v, out
-        flops.matmul(patches, vision_width, vision_width, vision_trains, vision_trains, checkpoint_vision);
-      const double rows = static_cast<double>(vision.num_attention_heads) * patches;
-      flops.activation_matmul(rows, vision_head, patches, vision_trains, checkpoint_vision);
-      flops.activation_matmul(rows, patches, vision_head, vision_trains, checkpoint_vision);
-      flops.matmul(patches, vision_width, static_cast<double>(vision.intermediate_size), vision_trains, vision_trains,
-                   checkpoint_vision);
-      flops.matmul(patches, static_cast<double>(vision.intermediate_size), vision_width, vision_trains, vision_trains,
-                   checkpoint_vision);
-    }
-    flops.matmul(patches, vision_width, static_cast<double>(vlm.hidden_size), paligemma_trains, vision_trains);
+    patches = static_cast<double>(vision::count_siglip_flops(flops, vision, vision_trains, checkpoint_vision));
+    flops.matmul(patches, static_cast<double>(vision.hidden_size), static_cast<double>(vlm.hidden_size),
+                 paligemma_trains, vision_trains);
   }
 
   // The suffix: pi0 has a state token and fuses time into each action token; pi05 conditions the

@@ -13,6 +13,7 @@
 #include "host/nn/module_weights.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/rename_map.hpp"
+#include "host/policy/smolvla/smolvla_flops.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::smolvla {
@@ -333,6 +334,11 @@ std::shared_ptr<Policy> make_smolvla_policy(const nlohmann::json& config, const 
   auto parsed = SmolVLAConfig::from_json(config, features);
   auto vlm_dir = io::resolve_model_dir(parsed.vlm_model_name, "policy.vlm_model_name");
   return std::make_shared<SmolVLAPolicy>(std::move(parsed), std::move(vlm_dir));
+}
+
+std::optional<double> SmolVLAPolicy::training_flops_per_sample() const {
+  return smolvla_training_flops_per_sample(*model_.ptr(), config_, vlm_config_,
+                                           static_cast<int64_t>(config_.image_features().size()));
 }
 
 }  // namespace lrhost::policy::smolvla

@@ -71,6 +71,11 @@ class SmolVLMWithExpertImpl : public torch::nn::Module {
   int64_t vlm_hidden_size() const { return vlm_hidden_size_; }
   int64_t num_vlm_layers() const { return num_vlm_layers_; }
   nn::SmolVLMModel vlm_model() const { return vlm->model; }
+  // The expert layer paired with VLM layer i, or null (fewer expert layers than VLM layers).
+  nn::LlamaDecoderLayer expert_layer(int64_t i) const;
+  // Whether layer i runs as one joint self-attention over both streams (else the expert cross-attends).
+  bool is_self_attention_layer(int64_t i) const;
+  bool gradient_checkpointing() const { return gradient_checkpointing_; }
 
   nn::SmolVLMForConditionalGeneration vlm{nullptr};
   ExpertModel lm_expert{nullptr};
@@ -97,9 +102,6 @@ class SmolVLMWithExpertImpl : public torch::nn::Module {
   std::vector<torch::Tensor> cross_attention(LayerPair& layers, const Streams& inputs, const LayerContext& at);
   std::vector<torch::Tensor> finish_layer(LayerPair& layers, const Streams& inputs,
                                           const std::vector<torch::Tensor>& att_outputs);
-  // The expert layer paired with VLM layer i, or null (fewer expert layers than VLM layers).
-  nn::LlamaDecoderLayer expert_layer(int64_t i) const;
-  bool is_self_attention_layer(int64_t i) const;
   torch::Tensor attention(const torch::Tensor& mask, const torch::Tensor& query, const torch::Tensor& key,
                           const torch::Tensor& value) const;
 
