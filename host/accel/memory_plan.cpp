@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -72,7 +73,8 @@ std::string mib(int64_t bytes) {
 
 // The plan from the policy's wrap units (every parameter in exactly one, the root unit last) and its
 // presets: what make_memory_plan reads of a built policy or of a planned one.
-MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp::WrapUnit>& wrap_units,
+MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>& gather_group,
+                           const std::vector<dist::fsdp::WrapUnit>& wrap_units,
                            const nlohmann::json& optimizer_preset, const nlohmann::json& scheduler_preset,
                            const AcceleratorConfig& accel, const nlohmann::json& config, int64_t world_size) {
   MemoryPlan plan;
@@ -114,11 +116,7 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
 
   // Per rank: shards of every group; gradients and optimizer state of the trainable ones. Gathered:
   // the root unit, and per module (all its groups; with the units gathered together with it, as the
-  // policy's spec says) the largest.
-  const auto* spec = policy::find_policy_spec(type);
-  auto gather_group = [&](const std::string& name) {
-    return spec && spec->fsdp_gather_group ? spec->fsdp_gather_group(name) : name;
-  };
+  // policy says: Policy::fsdp_gather_group) the largest.
   int64_t trainable_shard_bytes = 0, frozen_shard_bytes = 0, root_bytes = 0, all_gathered = 0;
   std::map<std::string, int64_t> module_bytes;
   for (const auto& unit : plan.units) {
@@ -164,7 +162,8 @@ MemoryPlan plan_from_units(const std::string& type, const std::vector<dist::fsdp
 
 MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
   auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
-  return plan_from_units(policy.type(), dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
+  auto gather_group = [&policy](const std::string& unit) { return policy.fsdp_gather_group(unit); };
+  return plan_from_units(gather_group, dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
                          nlohmann::json(policy.optimizer_preset()), nlohmann::json(policy.scheduler_preset()), accel,
                          config, world_size);
 }
@@ -182,7 +181,12 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
   std::vector<dist::fsdp::WrapUnit> units;
   for (const auto& unit : planned.units) units.push_back({unit.path, unit.module_type, nullptr, unit.params});
   if (!planned.root.empty()) units.push_back({"", "root", nullptr, planned.root});
-  auto plan = plan_from_units(planned.type, units, nlohmann::json(planned.optimizer_preset),
+  // A planned policy is described, not built: its spec's grouping (pi0/pi05's, config-independent).
+  const auto* spec = policy::find_policy_spec(planned.type);
+  auto gather_group = [spec](const std::string& unit) {
+    return spec && spec->fsdp_gather_group ? spec->fsdp_gather_group(unit) : unit;
+  };
+  auto plan = plan_from_units(gather_group, units, nlohmann::json(planned.optimizer_preset),
                               nlohmann::json(planned.scheduler_preset), accel, config, world_size);
   plan.activation_bytes_per_sample = planned.activation_bytes_per_sample;
   plan.activation_note = planned.activation_note;

@@ -71,6 +71,11 @@ std::vector<std::string> Policy::fsdp_wrap_module_types() const {
   return spec ? spec->fsdp_wrap_module_types : std::vector<std::string>{};
 }
 
+std::string Policy::fsdp_gather_group(const std::string& unit_path) const {
+  const auto* spec = find_policy_spec(type());
+  return spec && spec->fsdp_gather_group ? spec->fsdp_gather_group(unit_path) : unit_path;
+}
+
 std::vector<ParamGroup> Policy::param_groups() const {
   return {ParamGroup{"default", trainable_parameters(), std::nullopt, std::nullopt}};
 }

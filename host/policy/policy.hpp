@@ -87,7 +87,7 @@ class Policy : public torch::nn::Module {
   // The resolved config (every field, defaults filled in) in LeRobot's field order, as config.json.
   virtual nlohmann::ordered_json config() const = 0;
   // config() plus lrhost's own fields that config.json cannot hold but building needs (pi0/pi05's
-  // geometry when it is not LeRobot's): what Policy:config() gives a recipe, so that
+  // geometry when it is not LeRobot's, and the tokenizer its processors use): what Policy:config() gives a recipe, so that
   // lr.policy.new(policy:config()) builds this policy again, not LeRobot's full-size one.
   virtual nlohmann::ordered_json rebuild_config() const { return config(); }
   // Optimizer groups; the default is one group holding every trainable parameter.
@@ -109,6 +109,10 @@ class Policy : public torch::nn::Module {
   // Module type names (LeRobot's Python class names, e.g. "ACTEncoderLayer") whose instances are
   // FSDP wrap units: its spec's (policy_spec.hpp); empty for a type without a spec.
   virtual std::vector<std::string> fsdp_wrap_module_types() const;
+  // The group of FSDP units gathered at the same time as the unit at `unit_path` (its name; the
+  // memory plan's peak counts a group's units together): its spec's fsdp_gather_group, else the unit
+  // alone. A policy whose pairing depends on its config (SmolVLA's expert layers) answers itself.
+  virtual std::string fsdp_gather_group(const std::string& unit_path) const;
   // Why this policy's training step cannot be captured in a CUDA graph (accelerator.cuda_graph),
   // which replays the same kernels with the same arguments every step; nullopt when it can (its
   // training forward draws random numbers on the device, reads nothing back to the host and keeps

@@ -86,6 +86,8 @@ class PolicyProcessors {
   // tokenizer's output, not saved state, hence const. ConfigError when the pipeline has no language.
   void set_task_table(const std::vector<std::string>& tasks) const;
   bool has_language() const { return language_ != nullptr; }
+  // The tokenizer settings of the language steps (null without them).
+  const LanguageSettings* language_settings() const { return language_ ? &language_->settings() : nullptr; }
   // Dataset key -> policy key renames applied first (LeRobot's rename_observations_processor).
   void set_rename_map(const std::map<std::string, std::string>& renames);
   const std::map<std::string, std::string>& rename_map() const { return rename_map_; }

@@ -86,6 +86,11 @@ for _, type in ipairs { "pi0", "pi05" } do
   -- The loaded policy's config rebuilds it at its own geometry (not LeRobot's 4 B parameters).
   local rebuilt = lr.policy.new(loaded:config())
   t.eq(rebuilt:num_parameters(), policy:num_parameters(), type .. ": policy:config() of a loaded folder rebuilds it")
+  -- ... with its tokenizer too, which the folder keeps in the preprocessor's tokenizer step.
+  t.eq(loaded:config().tokenizer_name, "lrhost/pi_tiny", type .. ": the loaded policy's tokenizer")
+  local with_data = lr.policy.new(loaded:config(), plain)
+  t.eq(with_data:preprocess(batch)["observation.language.tokens"]:equal(norm["observation.language.tokens"]), true,
+       type .. ": rebuilt from a loaded policy's config, the same tokens")
 
   -- openpi's layout (no "model." prefix, embed_tokens tied to paligemma.lm_head and stored once, no
   -- expert lm_head, the other variant's time-MLP names) loads explicitly, to the same loss.

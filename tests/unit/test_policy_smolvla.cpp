@@ -7,10 +7,12 @@
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numbers>
 
+#include "host/accel/memory_plan.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/nn/autocast.hpp"
 #include "host/nn/image_preprocess.hpp"
@@ -709,4 +711,43 @@ TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per samp
   const int64_t kept = 4 * (language * 64 + chunk * 48) * 4 + 2 * 16 * 32 * 4;
   CHECK(off.per_sample - on.per_sample >= 10 * kept);
   CHECK(on.per_sample < off.per_sample);
+}
+
+TEST_CASE("smolvla: the FSDP plan gathers each expert layer with the VLM layer it runs beside") {
+  lrhost::test::TempDir dir("smolvla_gather_groups");
+  const auto vlm = write_vlm(dir, false);
+  // Expert layer j runs inside VLM layer j · stride's hooks (the layer loop's pairing).
+  auto half = tiny_policy(vlm, {{"num_expert_layers", 2}, {"attention_mode", "self_attn"}});
+  CHECK(half->fsdp_gather_group("model.vlm_with_expert.lm_expert.layers.1") ==
+        "model.vlm_with_expert.vlm.model.text_model.layers.2");
+  CHECK(half->fsdp_gather_group("model.vlm_with_expert.vlm.model.text_model.layers.3") ==
+        "model.vlm_with_expert.vlm.model.text_model.layers.3");
+  // ZeRO-3's gathered peak: the root unit and two of the largest such pairs, more than two of the
+  // largest single layers.
+  auto policy = tiny_policy(vlm);
+  const json config{
+      {"batch_size", 2}, {"steps", 10}, {"parallelism", {{"dp_shard", 2}}}, {"optimizer", {{"lr", 1e-4}}}};
+  const auto plan = lrhost::accel::make_memory_plan(*policy, config, 2);
+  int64_t root = 0, largest_pair = 0, largest_unit = 0;
+  std::map<std::string, int64_t> pairs;
+  for (const auto& unit : plan.units) {
+    int64_t bytes = 0;
+    for (const auto& p : unit.params) bytes += p.numel() * static_cast<int64_t>(c10::elementSize(p.dtype));
+    if (unit.module_type == "root") {
+      root += bytes;
+      continue;
+    }
+    largest_unit = std::max(largest_unit, bytes);
+    const auto at = unit.name.find(".lm_expert.layers.");
+    pairs[at == std::string::npos ? unit.name
+                                  : "model.vlm_with_expert.vlm.model.text_model.layers." +
+                                        unit.name.substr(at + std::string(".lm_expert.layers.").size())] += bytes;
+  }
+  for (const auto& [name, bytes] : pairs) largest_pair = std::max(largest_pair, bytes);
+  CHECK(pairs.size() == 4 + 1);  // four layer pairs and the vision tower
+  const auto zero3 = std::find_if(plan.strategies.begin(), plan.strategies.end(),
+                                  [](const auto& s) { return s.name == "zero-3"; });
+  REQUIRE(zero3 != plan.strategies.end());
+  CHECK(zero3->peak_gathered_bytes == root + 2 * largest_pair);
+  CHECK(largest_pair > largest_unit);
 }

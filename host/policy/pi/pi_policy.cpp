@@ -284,6 +284,9 @@ std::optional<double> PiPolicy::training_flops_per_sample() const {
 nlohmann::ordered_json PiPolicy::rebuild_config() const {
   auto table = config();
   if (!config_.geometry.empty()) table["geometry"] = config_.geometry;
+  // A loaded folder names its tokenizer in the preprocessor's tokenizer step, not in config.json.
+  if (processors() && processors()->language_settings())
+    table["tokenizer_name"] = processors()->language_settings()->tokenizer_name;
   return table;
 }
 

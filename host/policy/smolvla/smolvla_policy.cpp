@@ -336,6 +336,15 @@ std::shared_ptr<Policy> make_smolvla_policy(const nlohmann::json& config, const 
   return std::make_shared<SmolVLAPolicy>(std::move(parsed), std::move(vlm_dir));
 }
 
+std::string SmolVLAPolicy::fsdp_gather_group(const std::string& unit_path) const {
+  const std::string expert = ".lm_expert.layers.";
+  const auto at = unit_path.find(expert);
+  if (at == std::string::npos) return unit_path;
+  const int64_t layer = std::stoll(unit_path.substr(at + expert.size()));
+  return unit_path.substr(0, at) + ".vlm.model.text_model.layers." +
+         std::to_string(layer * model_->vlm_with_expert->expert_stride());
+}
+
 std::optional<double> SmolVLAPolicy::training_flops_per_sample() const {
   return smolvla_training_flops_per_sample(*model_.ptr(), config_, vlm_config_,
                                            static_cast<int64_t>(config_.image_features().size()));

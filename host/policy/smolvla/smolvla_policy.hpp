@@ -42,6 +42,9 @@ class SmolVLAPolicy : public Policy {
   }
   nlohmann::ordered_json config() const override { return config_.to_json(); }
   nlohmann::ordered_json optimizer_preset() const override;
+  // Expert layer j with the VLM layer it runs beside (j · the expert stride, the layer loop's
+  // pairing: SmolVLMWithExpertImpl::expert_layer), as the plan must count them gathered together.
+  std::string fsdp_gather_group(const std::string& unit_path) const override;
   // smolvla_flops.hpp's count for this model (missing cameras are fed as empty ones: every config
   // camera counts).
   std::optional<double> training_flops_per_sample() const override;

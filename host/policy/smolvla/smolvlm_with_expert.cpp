@@ -81,9 +81,8 @@ SmolVLMWithExpertImpl::SmolVLMWithExpertImpl(const SmolVLAConfig& config, const 
   // expert's k/v would read the wrong width. LeRobot builds such models (e.g. 8 expert layers for 16
   // VLM layers with cross_attn every 2) and fails in the first forward; say so at construction.
   for (int64_t i = 0; i < num_vlm_layers_; ++i) {
-    const int64_t multiple_of = num_vlm_layers_ / num_expert_layers_;
-    if (multiple_of > 0 && i > 0 && i % multiple_of != 0) continue;
-    const int64_t e = multiple_of > 0 ? i / multiple_of : i;
+    if (i % expert_stride() != 0) continue;
+    const int64_t e = i / expert_stride();
     if (cross[static_cast<std::size_t>(e)] == is_self_attention_layer(i))
       throw util::ConfigError(
           "policy 'smolvla': VLM layer " + std::to_string(i) + " (" +
@@ -139,9 +138,9 @@ torch::Tensor SmolVLMWithExpertImpl::embed_language_tokens(const torch::Tensor& 
 }
 
 nn::LlamaDecoderLayer SmolVLMWithExpertImpl::expert_layer(int64_t i) const {
-  const int64_t multiple_of = num_vlm_layers_ / num_expert_layers_;
-  if (multiple_of > 0 && i > 0 && i % multiple_of != 0) return nullptr;
-  return lm_expert->layer(static_cast<std::size_t>(multiple_of > 0 ? i / multiple_of : i));
+  const int64_t stride = expert_stride();  // >= 1: the constructor requires the layer counts to divide
+  if (i % stride != 0) return nullptr;
+  return lm_expert->layer(static_cast<std::size_t>(i / stride));
 }
 
 bool SmolVLMWithExpertImpl::is_self_attention_layer(int64_t i) const {

@@ -71,8 +71,10 @@ class SmolVLMWithExpertImpl : public torch::nn::Module {
   int64_t vlm_hidden_size() const { return vlm_hidden_size_; }
   int64_t num_vlm_layers() const { return num_vlm_layers_; }
   nn::SmolVLMModel vlm_model() const { return vlm->model; }
-  // The expert layer paired with VLM layer i, or null (fewer expert layers than VLM layers).
+  // The expert layer paired with VLM layer i, or null (fewer expert layers than VLM layers): expert
+  // layer j runs with VLM layer j · expert_stride().
   nn::LlamaDecoderLayer expert_layer(int64_t i) const;
+  int64_t expert_stride() const { return num_vlm_layers_ / num_expert_layers_; }
   // Whether layer i runs as one joint self-attention over both streams (else the expert cross-attends).
   bool is_self_attention_layer(int64_t i) const;
   bool gradient_checkpointing() const { return gradient_checkpointing_; }
