@@ -74,9 +74,9 @@ std::string mib(int64_t bytes) {
 // The plan from the policy's wrap units (every parameter in exactly one, the root unit last) and its
 // presets: what make_memory_plan reads of a built policy or of a planned one.
 MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>& gather_group,
-                           const std::vector<dist::fsdp::WrapUnit>& wrap_units,
-                           const nlohmann::json& optimizer_preset, const nlohmann::json& scheduler_preset,
-                           const AcceleratorConfig& accel, const nlohmann::json& config, int64_t world_size) {
+                           const std::vector<dist::fsdp::WrapUnit>& wrap_units, const nlohmann::json& optimizer_preset,
+                           const nlohmann::json& scheduler_preset, const AcceleratorConfig& accel,
+                           const nlohmann::json& config, int64_t world_size) {
   MemoryPlan plan;
   plan.world_size = world_size;
   plan.effective_batch = accel.batch_size * world_size * accel.gradient_accumulation_steps;

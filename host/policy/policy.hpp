@@ -87,8 +87,8 @@ class Policy : public torch::nn::Module {
   // The resolved config (every field, defaults filled in) in LeRobot's field order, as config.json.
   virtual nlohmann::ordered_json config() const = 0;
   // config() plus lrhost's own fields that config.json cannot hold but building needs (pi0/pi05's
-  // geometry when it is not LeRobot's, and the tokenizer its processors use): what Policy:config() gives a recipe, so that
-  // lr.policy.new(policy:config()) builds this policy again, not LeRobot's full-size one.
+  // geometry when it is not LeRobot's, and the tokenizer its processors use): what Policy:config() gives a recipe, so
+  // that lr.policy.new(policy:config()) builds this policy again, not LeRobot's full-size one.
   virtual nlohmann::ordered_json rebuild_config() const { return config(); }
   // Optimizer groups; the default is one group holding every trainable parameter.
   virtual std::vector<ParamGroup> param_groups() const;

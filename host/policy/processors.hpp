@@ -4,13 +4,14 @@
 // actions back. Which steps, in which order, is the policy's (its spec's ProcessorPipeline,
 // processor_pipeline.hpp); policies fed with language add new-line and tokenizer steps
 // (task_tokenizer.hpp), pi05 a state-prompt step after its normalizer (state_prompt.hpp); the
-// preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map: dataset name -> policy
-// name); to_batch and device change nothing here (batches are already batched; the training loader copies them to the
-// device between the steps before the device step and those after it, preprocess_before_device / _after_device,
-// policy::loader_preprocessing), but every step is kept so that policy_preprocessor.json / policy_postprocessor.json
-// and their
+// preprocessor runs its steps in pipeline order. The rename step renames batch keys (rename_map:
+// dataset name -> policy name); to_batch and device change nothing here (batches are already
+// batched; the training loader copies them to the device between the steps before the device step
+// and those after it: preprocess_before_device / _after_device, policy::loader_preprocessing), but
+// every step is kept so that policy_preprocessor.json / policy_postprocessor.json and their
 // *_step_<i>_<registry_name>.safetensors state files are written exactly as LeRobot writes them and
-// LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize.
+// LeRobot's from_pretrained reads them. The formulas are data::normalize / unnormalize. The runtime
+// is processors.cpp, the files processor_files.cpp.
 #pragma once
 #include <torch/torch.h>
 
@@ -44,6 +45,9 @@ struct NormalizerStep {
   std::vector<std::pair<std::string, torch::Tensor>> state() const;
   // The mode of a feature type; IDENTITY when the map has none (LeRobot's norm_map.get default).
   data::NormMode mode_of(const std::string& type) const;
+  // `stats` of `features` as LeRobot keeps them (to_tensor(stats, dtype=float32)): every stat float32,
+  // flat per-channel stats of VISUAL features reshaped to (C, 1, 1).
+  static data::DatasetStats lerobot_stats(const data::DatasetStats& stats, const std::vector<PolicyFeature>& features);
 };
 
 class PolicyProcessors {

@@ -745,8 +745,8 @@ TEST_CASE("smolvla: the FSDP plan gathers each expert layer with the VLM layer i
   }
   for (const auto& [name, bytes] : pairs) largest_pair = std::max(largest_pair, bytes);
   CHECK(pairs.size() == 4 + 1);  // four layer pairs and the vision tower
-  const auto zero3 = std::find_if(plan.strategies.begin(), plan.strategies.end(),
-                                  [](const auto& s) { return s.name == "zero-3"; });
+  const auto zero3 =
+      std::find_if(plan.strategies.begin(), plan.strategies.end(), [](const auto& s) { return s.name == "zero-3"; });
   REQUIRE(zero3 != plan.strategies.end());
   CHECK(zero3->peak_gathered_bytes == root + 2 * largest_pair);
   CHECK(largest_pair > largest_unit);
