@@ -79,14 +79,14 @@ nlohmann::json convert(lua_State* L, int index, int arg_index, const std::string
 
 }  // namespace
 
-nlohmann::json lx_options_without(lua_State* L, int index, int arg_index, const std::string& path, const char* skip) {
+nlohmann::json lx_options(lua_State* L, int index, int arg_index, const std::string& path, const char* skip) {
   index = index < 0 ? lua_gettop(L) + index + 1 : index;
   lua_newtable(L);
   const int copy = lua_gettop(L);
   lx_mark_map(L, copy);
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
-    if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == skip) {
+    if (skip && lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == skip) {
       lua_pop(L, 1);
       continue;
     }

@@ -14,10 +14,11 @@ nlohmann::json lx_to_json(lua_State* L, int index, int arg_index, const std::str
 
 void lx_push_json(lua_State* L, const nlohmann::json& value);
 
-// An options table whose key `skip` holds what JSON cannot (a Policy, a list of Tensors: the caller
-// reads it from Lua): the table at `index` without that key, as a JSON object ({} when nothing else
-// is set). Other values convert as lx_to_json converts them.
-nlohmann::json lx_options_without(lua_State* L, int index, int arg_index, const std::string& path, const char* skip);
+// An options table as a JSON object for config::ConfigReader ({} when empty; a list is an error):
+// the table at `index`, without its key `skip` when given, for the one value JSON cannot hold (a
+// Policy, a Dataset, a list of Tensors) that the caller reads from Lua. Other values convert as
+// lx_to_json converts them.
+nlohmann::json lx_options(lua_State* L, int index, int arg_index, const std::string& path, const char* skip = nullptr);
 
 // Marks the table at `index` as a map (string keys -> values): it converts to a JSON object even
 // when empty. The mark is a shared metatable, so it survives the table being passed around.

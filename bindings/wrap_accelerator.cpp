@@ -439,7 +439,7 @@ int w_training_meter(lua_State* L) {
   return lx_guard(L, "Accelerator:training_meter", [&] {
     auto& acc = check_accelerator(L, 1);
     lx_check_table(L, 2, "options {total_steps =, first_step =, samples_per_step =, flops_per_sample =}");
-    auto options = metrics::read_training_meter_options(lx_to_json(L, 2, 2, "training_meter"), "acc:training_meter");
+    auto options = metrics::read_training_meter_options(lx_options(L, 2, 2, "training_meter"), "acc:training_meter");
     lx_push(L, acc.training_meter(std::move(options)));
     return 1;
   });
@@ -453,7 +453,7 @@ int w_eval_progress(lua_State* L) {
     auto& acc = check_accelerator(L, 1);
     lx_check_table(L, 2, "options {episodes =, log_lines =}");
     lx_push(L, acc.eval_progress(
-                   metrics::read_eval_progress_options(lx_to_json(L, 2, 2, "eval_progress"), "acc:eval_progress")));
+                   metrics::read_eval_progress_options(lx_options(L, 2, 2, "eval_progress"), "acc:eval_progress")));
     return 1;
   });
 }

@@ -33,7 +33,7 @@ void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, in
       preprocessor = lx_check_shared<policy::Policy>(L, -1);
     }
     lua_pop(L, 1);
-    options = lx_options_without(L, options_index, options_index, "loader", "preprocess");
+    options = lx_options(L, options_index, options_index, "loader", "preprocess");
   }
   auto request = data::loader_request_from_json(options, rank, world_size, device);
   if (preprocessor) request.options.preprocess = policy::loader_preprocessing(preprocessor, "loader option preprocess");

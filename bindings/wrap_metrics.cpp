@@ -12,25 +12,18 @@
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "host/metrics/jsonl_sink.hpp"
+#include "host/metrics/recipe_options.hpp"
 #include "host/metrics/tensorboard_sink.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::bindings {
 namespace {
 
-// The sinks' options table: {first_step = k}; any other key is an error naming it.
+// The sinks' options table {first_step = k} (metrics::read_sink_first_step).
 int64_t sink_first_step(lua_State* L, int index, const char* function) {
   if (lua_isnoneornil(L, index)) return 1;
   lx_check_table(L, index, "options {first_step = ...}");
-  auto options = lx_to_json(L, index, index, function);
-  int64_t first_step = 1;
-  for (const auto& [key, value] : options.items()) {
-    if (key != "first_step") throw LxArgError(index, "unknown option '" + key + "' (expected first_step)");
-    if (!value.is_number_integer() || value.get<int64_t>() < 1)
-      throw LxArgError(index, "first_step must be a whole number >= 1, got " + value.dump());
-    first_step = value.get<int64_t>();
-  }
-  return first_step;
+  return metrics::read_sink_first_step(lx_options(L, index, index, function), function);
 }
 
 int w_jsonl(lua_State* L) {

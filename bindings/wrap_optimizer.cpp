@@ -53,7 +53,7 @@ std::vector<policy::ParamGroup> check_param_groups(lua_State* L, int index) {
       throw LxArgError(index, where + ".params must be a list of Tensors");
     auto params = tensors_of_list(L, lua_gettop(L), index, where + ".params");
     lua_pop(L, 1);
-    groups.push_back(optim::read_param_group(lx_options_without(L, group, index, where, "params"), std::move(params),
+    groups.push_back(optim::read_param_group(lx_options(L, group, index, where, "params"), std::move(params),
                                              "optimizer " + where, "group" + std::to_string(i)));
     lua_pop(L, 1);
   }

@@ -209,31 +209,16 @@ int w_prepare_training(lua_State* L) {
   return lx_guard(L, "Policy:prepare_training", [&] {
     auto& p = check_policy(L, 1);
     lx_check_table(L, 2, "options {cache_dir =, dataset =, augmentation =, num_frames =, dataset_id =}");
-    policy::TrainingContext context;
-    std::optional<int64_t> num_frames;
-    std::optional<std::string> dataset_id;  // given ones win over the dataset's, in any table order
-    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
-      if (key == "dataset") {
-        if (!lx_is<data::LeRobotDataset>(L, value))
-          throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, value));
-        const auto& meta = lx_check<data::LeRobotDataset>(L, value).meta();
-        context.num_frames = meta.info.total_frames;
-        context.dataset_id = meta.root.string();
-      } else if (key == "cache_dir") {
-        context.cache_dir = lx_check_string(L, value);
-      } else if (key == "augmentation") {
-        context.augmentation = lx_check_boolean(L, value);
-      } else if (key == "num_frames") {
-        num_frames = lx_check_integer(L, value);
-      } else if (key == "dataset_id") {
-        dataset_id = lx_check_string(L, value);
-      } else {
-        throw LxArgError(
-            2, "unknown option '" + key + "' (valid: cache_dir, dataset, augmentation, num_frames, dataset_id)");
-      }
-    });
-    if (num_frames) context.num_frames = *num_frames;
-    if (dataset_id) context.dataset_id = *dataset_id;
+    lua_getfield(L, 2, "dataset");
+    const data::DatasetMeta* dataset = nullptr;
+    if (!lua_isnil(L, -1)) {
+      if (!lx_is<data::LeRobotDataset>(L, -1))
+        throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
+      dataset = &lx_check<data::LeRobotDataset>(L, -1).meta();
+    }
+    lua_pop(L, 1);
+    auto context = policy::TrainingContext::read(lx_options(L, 2, 2, "prepare_training", "dataset"), dataset,
+                                                 "Policy:prepare_training");
     p.prepare_training(context);
     return 0;
   });

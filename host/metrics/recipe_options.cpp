@@ -22,6 +22,13 @@ TrainingMeterOptions read_training_meter_options(const nlohmann::json& table, co
   return options;
 }
 
+int64_t read_sink_first_step(const nlohmann::json& table, const std::string& where) {
+  config::ConfigReader reader(table, where);
+  const int64_t first_step = reader.positive_integer("first_step", 1);
+  reader.reject_unknown();
+  return first_step;
+}
+
 EvalProgressOptions read_eval_progress_options(const nlohmann::json& table, const std::string& where) {
   config::ConfigReader reader(table, where);
   EvalProgressOptions options;

@@ -14,6 +14,10 @@ namespace lrhost::metrics {
 // {total_steps = N (required), first_step = 1, samples_per_step = 0, flops_per_sample (> 0)}.
 TrainingMeterOptions read_training_meter_options(const nlohmann::json& table, const std::string& where);
 
+// A metrics sink's table {first_step = 1} (lr.metrics.jsonl, lr.metrics.tensorboard): the first step
+// it records (a resumed run's), >= 1.
+int64_t read_sink_first_step(const nlohmann::json& table, const std::string& where);
+
 // {episodes = N (required), log_lines = false}: `log_lines` is the recipe's request (log lines off a
 // terminal); Accelerator::eval_progress grants it on the main process only.
 EvalProgressOptions read_eval_progress_options(const nlohmann::json& table, const std::string& where);

@@ -1,6 +1,8 @@
 // Shared parts of the policy interface.
 #include "host/policy/policy.hpp"
 
+#include "host/config/config_reader.hpp"
+#include "host/data/dataset_meta.hpp"
 #include "host/nn/forward_hooks.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -69,6 +71,22 @@ std::optional<nn::AutocastSpec> Policy::inference_autocast() const {
 std::vector<std::string> Policy::fsdp_wrap_module_types() const {
   const auto* spec = find_policy_spec(type());
   return spec ? spec->fsdp_wrap_module_types : std::vector<std::string>{};
+}
+
+TrainingContext TrainingContext::read(const nlohmann::json& options, const data::DatasetMeta* from_dataset,
+                                      const std::string& where) {
+  config::ConfigReader reader(options, where);
+  TrainingContext context;
+  if (from_dataset) {
+    context.num_frames = from_dataset->info.total_frames;
+    context.dataset_id = from_dataset->root.string();
+  }
+  context.cache_dir = reader.string("cache_dir", "");
+  context.augmentation = reader.boolean("augmentation", false);
+  if (auto frames = reader.optional_integer("num_frames")) context.num_frames = *frames;
+  context.dataset_id = reader.string("dataset_id", context.dataset_id);
+  reader.reject_unknown();
+  return context;
 }
 
 std::string Policy::fsdp_gather_group(const std::string& unit_path) const {

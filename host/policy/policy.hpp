@@ -17,6 +17,10 @@
 #include "host/optim/param_group.hpp"
 #include "host/policy/policy_features.hpp"
 
+namespace lrhost::data {
+struct DatasetMeta;
+}
+
 namespace lrhost::policy {
 
 // A batch as the loader delivers it: feature name -> tensor with a leading batch dimension.
@@ -50,6 +54,12 @@ struct TrainingContext {
   int64_t num_frames = 0;     // frames of the training dataset: the range of a batch's `index`
   std::string dataset_id;     // names the dataset in what the policy keeps (its root folder)
   bool augmentation = false;  // image transforms are on: a frame's pixels differ every epoch
+
+  // A recipe's table {cache_dir =, augmentation =, num_frames =, dataset_id =} (the `dataset` key,
+  // read by the caller, gives `from_dataset`'s frame count and root; num_frames and dataset_id, when
+  // given, win over them). Types are checked, unknown keys are ConfigErrors naming `where`.
+  static TrainingContext read(const nlohmann::json& options, const data::DatasetMeta* from_dataset,
+                              const std::string& where);
 };
 
 // Set by FSDP while the policy's parameters hold shards: state_dict() then returns the gathered

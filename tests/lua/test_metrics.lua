@@ -48,8 +48,8 @@ end
 -- errors name what is wrong
 do
   local acc = lr.accelerator { batch_size = 4 }
-  t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first = 2 }) end, "unknown option 'first' (expected first_step)")
-  t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first_step = 0 }) end, "first_step must be a whole number >= 1")
+  t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first = 2 }) end, "lr.metrics.jsonl: unknown option 'first'")
+  t.raises(function() lr.metrics.jsonl(work .. "/x.jsonl", { first_step = 0 }) end, "lr.metrics.jsonl: 'first_step' must be a positive integer, got 0")
   t.raises(function() acc:training_meter { total_steps = 0 } end,
            "acc:training_meter: 'total_steps' must be a positive integer, got 0")
   t.raises(function() acc:training_meter { total_steps = 5, every = 2 } end, "acc:training_meter: unknown option 'every'")

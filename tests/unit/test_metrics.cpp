@@ -331,3 +331,15 @@ TEST_CASE("recipe options: the training meter's and the evaluation progress's ta
   CHECK(eval_error({{"episodes", 0}}).find("'episodes' must be a positive integer, got 0") != std::string::npos);
   CHECK(eval_error({{"episodes", 2}, {"log_lines", 1}}).find("'log_lines' must be true or false") != std::string::npos);
 }
+
+TEST_CASE("recipe options: a metrics sink's first step") {
+  using lrhost::metrics::read_sink_first_step;
+  CHECK(read_sink_first_step(nlohmann::json::object(), "sink") == 1);
+  CHECK(read_sink_first_step({{"first_step", 7}}, "sink") == 7);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([] {
+          read_sink_first_step({{"first_step", 0}}, "sink");
+        }).find("sink: 'first_step' must be a positive integer, got 0") == 0);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([] {
+          read_sink_first_step({{"first", 2}}, "sink");
+        }).find("did you mean 'first_step'") != std::string::npos);
+}
