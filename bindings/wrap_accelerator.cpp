@@ -515,26 +515,7 @@ int w_guard_context(lua_State* L) {
   return lx_guard(L, "Accelerator:guard_context", [&] {
     auto& acc = check_accelerator(L, 1);
     lx_check_table(L, 2, "table {next_step =, checkpoint =}");
-    std::optional<int64_t> next_step;
-    std::optional<std::string> checkpoint;  // both checked before either is set
-    lx_for_each_option(L, 2, [&](const std::string& key, int value) {
-      if (key == "next_step") {
-        const double step = lua_type(L, value) == LUA_TNUMBER ? lua_tonumber(L, value) : 0;
-        if (lua_type(L, value) != LUA_TNUMBER)
-          throw LxArgError(2, "next_step must be an integer >= 1, got " + lx_typename(L, value));
-        if (step < 1 || step != static_cast<double>(static_cast<int64_t>(step)))
-          throw LxArgError(2, "next_step must be an integer >= 1, got " + fmt::format("{}", step));
-        next_step = static_cast<int64_t>(step);
-      } else if (key == "checkpoint") {
-        if (lua_type(L, value) != LUA_TSTRING)
-          throw LxArgError(2, "checkpoint must be a folder name (string), got " + lx_typename(L, value));
-        checkpoint = lua_tostring(L, value);
-      } else {
-        throw LxArgError(2, "unknown key '" + key + "' (valid: 'next_step', 'checkpoint')");
-      }
-    });
-    if (next_step) acc.set_next_step(*next_step);
-    if (checkpoint) acc.set_last_checkpoint(*checkpoint);
+    acc.set_guard_context(lx_options(L, 2, 2, "guard_context"));
     return 0;
   });
 }

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "host/accel/precision_report.hpp"
+#include "host/config/config_reader.hpp"
 #include "host/optim/grad_clip.hpp"
 #include "host/util/error.hpp"
 
@@ -467,6 +468,18 @@ void Accelerator::set_next_step(int64_t step) {
 
 void Accelerator::set_last_checkpoint(std::string dir) {
   state_->guard.set_last_checkpoint(std::move(dir));
+}
+
+void Accelerator::set_guard_context(const nlohmann::json& options) {
+  config::ConfigReader reader(options, "acc:guard_context");
+  const auto next_step = reader.optional_integer("next_step");
+  if (next_step && *next_step < 1)
+    throw util::ConfigError("acc:guard_context: 'next_step' must be >= 1, got " + std::to_string(*next_step));
+  std::optional<std::string> checkpoint;
+  if (options.contains("checkpoint")) checkpoint = reader.string("checkpoint", "");
+  reader.reject_unknown();
+  if (next_step) set_next_step(*next_step);
+  if (checkpoint) set_last_checkpoint(*checkpoint);
 }
 
 std::optional<dist::DdpStats> Accelerator::ddp_stats() const {

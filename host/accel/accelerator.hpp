@@ -177,6 +177,9 @@ class Accelerator {
   // steps) and the last checkpoint saved from finite state.
   void set_next_step(int64_t step);
   void set_last_checkpoint(std::string dir);
+  // A recipe's acc:guard_context table {next_step =, checkpoint =}: either key may be left out; both
+  // are checked (ConfigErrors naming the key) before either is set.
+  void set_guard_context(const nlohmann::json& options);
   std::optional<dist::DdpStats> ddp_stats() const;
 
   // Metrics reduced across ranks, each by its name's rule (host/metrics/metric_reduction.hpp: times

@@ -185,9 +185,9 @@ t.raises(function() lr.accelerator { accelerator = { max_skipped_steps = -1 } } 
          "'accelerator.max_skipped_steps' must be >= 0, got -1")
 do
   local acc = lr.accelerator {}
-  t.raises(function() acc:guard_context { step = 3 } end, "unknown key 'step' (valid: 'next_step', 'checkpoint')")
-  t.raises(function() acc:guard_context { next_step = 0 } end, "next_step must be an integer >= 1, got 0")
-  t.raises(function() acc:guard_context { checkpoint = 4 } end, "checkpoint must be a folder name (string), got number")
+  t.raises(function() acc:guard_context { step = 3 } end, "acc:guard_context: unknown option 'step'")
+  t.raises(function() acc:guard_context { next_step = 0 } end, "acc:guard_context: 'next_step' must be >= 1, got 0")
+  t.raises(function() acc:guard_context { checkpoint = 4 } end, "acc:guard_context: 'checkpoint' must be a string, got 4")
   t.raises(function() acc:guard_context(3) end, "bad argument #1 to 'Accelerator:guard_context'")
 end
 
