@@ -6,7 +6,12 @@
 # own tests only.
 set(_lrhost_test_costs
   interop.smolvla_keys=47
-  lua.show_pi05_full_size=45
+  dist.bit_flips_100=146
+  lua.show_pi05_full_size=64
+  lua.empty_features=36
+  interop.quantile_stats=29
+  dist.sharded_load_pi05=29
+  lua.guide_commands=25
   lua.shipped_losses=32
   unit.test_policy_diffusion=24
   unit.test_policy_training_flops=15
@@ -23,7 +28,7 @@ set(_lrhost_test_costs
   interop.smolvla_from_lerobot=27
   interop.policy_diffusion_to_lerobot=24
   interop.policy_diffusion_from_lerobot=23
-  lua.lerobot_train=20
+  lua.lerobot_train=34
   interop.policy_act_from_lerobot=18
   interop.vlm_decoder=17
   interop.stats_match=17

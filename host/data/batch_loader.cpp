@@ -167,6 +167,8 @@ Batch BatchLoader::next() {
     }
   }
   // The uint8 camera frames, known by tensor rather than key: a before_copy stage may rename keys.
+  // (The addresses stay unambiguous: the assembled batch keeps every frame alive while the stage
+  // allocates its output, so a new tensor never takes a frame's address.)
   std::set<const c10::TensorImpl*> frames;
   const auto& info = dataset_->meta().info;
   for (const auto& [key, tensor] : ready.batch) {
