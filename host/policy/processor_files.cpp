@@ -236,45 +236,120 @@ std::string PolicyProcessors::unnormalizer_state_file() const {
   return step_state_file(kPostName, index, pipeline_.post[index].registry_name);
 }
 
-ordered_json PolicyProcessors::step_json(const ProcessorStep& step, const std::string& device) const {
-  switch (step.kind) {
-    case ProcessorStepKind::rename: {
-      ordered_json rename;
-      rename["rename_map"] = ordered_json::object();
-      for (const auto& [from, to] : rename_map_) rename["rename_map"][from] = to;
-      return step_entry(step.registry_name, rename);
-    }
+PolicyProcessors::StepCodec PolicyProcessors::codec(ProcessorStepKind kind) {
+  // One case per step kind, its writing and its reading side by side (the compiler checks that every
+  // kind has one). A step written as {} that lrhost reads nothing from shares `empty`.
+  auto empty = [](const PolicyProcessors&, const ProcessorStep& step, const std::string&) {
+    return step_entry(step.registry_name, ordered_json::object());
+  };
+  auto nothing = [](PolicyProcessors&, const StepFileEntry&) {};
+  switch (kind) {
+    case ProcessorStepKind::rename:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                ordered_json rename;
+                rename["rename_map"] = ordered_json::object();
+                for (const auto& [from, to] : p.rename_map_) rename["rename_map"][from] = to;
+                return step_entry(step.registry_name, rename);
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!in.config.contains("rename_map") || !in.config["rename_map"].is_object())
+                  throw util::DataError(in.where + " needs a 'rename_map' object");
+                for (const auto& [from, to] : in.config["rename_map"].items()) {
+                  if (!to.is_string())
+                    throw util::DataError(in.file.string() + ": rename_map['" + from + "'] must be a key name, got " +
+                                          to.dump());
+                  p.rename_map_[from] = to.get<std::string>();
+                }
+              }};
     case ProcessorStepKind::to_batch:
     case ProcessorStepKind::task_new_line:
-    case ProcessorStepKind::state_prompt:  // LeRobot writes {} (its fields keep their defaults)
-      return step_entry(step.registry_name, ordered_json::object());
+      return {empty, nothing};
     case ProcessorStepKind::relative_actions:
-      return step_entry(step.registry_name, relative_config_);
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                return step_entry(step.registry_name, p.relative_config_);
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                check_disabled(in.config, in.where);
+                for (const auto& [key, value] : in.config.items()) {
+                  if (key == "exclude_joints" ? !string_list(value)
+                      : key == "action_names" ? !(value.is_null() || string_list(value))
+                                              : key != "enabled")
+                    throw util::DataError(in.where + ": " +
+                                          (key == "exclude_joints" || key == "action_names"
+                                               ? "'" + key + "' must be a list of names" +
+                                                     (key == "action_names" ? " or null" : "") + ", got " + value.dump()
+                                               : "unknown config key '" + key +
+                                                     "' (lrhost reads enabled, exclude_joints, action_names)"));
+                }
+                p.relative_config_ = in.config;
+              }};
     case ProcessorStepKind::absolute_actions:
-      return step_entry(step.registry_name, {{"enabled", false}});
-    case ProcessorStepKind::tokenizer: {
-      const auto& settings = language_->settings();
-      return step_entry(step.registry_name, {{"max_length", settings.max_length},
-                                             {"task_key", "task"},
-                                             {"padding_side", "right"},
-                                             {"padding", settings.padding},
-                                             {"truncation", true},
-                                             {"tokenizer_name", settings.tokenizer_name}});
-    }
+      return {[](const PolicyProcessors&, const ProcessorStep& step, const std::string&) {
+                return step_entry(step.registry_name, {{"enabled", false}});
+              },
+              [](PolicyProcessors&, const StepFileEntry& in) {
+                check_disabled(in.config, in.where);
+                for (const auto& [key, value] : in.config.items())
+                  if (key != "enabled")
+                    throw util::DataError(in.where + ": unknown config key '" + key + "' (lrhost reads enabled)");
+              }};
+    case ProcessorStepKind::state_prompt:
+      // LeRobot writes {} (its fields keep their defaults: max_state_dim, unused by the step, and task_key).
+      return {empty, [](PolicyProcessors&, const StepFileEntry& in) {
+                for (const auto& [key, value] : in.config.items()) {
+                  if (key == "task_key" && value == "task") continue;
+                  if (key == "max_state_dim" && value.is_number_integer()) continue;
+                  throw util::DataError(in.where + ": config key '" + key + "' = " + value.dump() +
+                                        " is not read by lrhost (it reads the task key \"task\" and max_state_dim)");
+                }
+              }};
+    case ProcessorStepKind::tokenizer:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                const auto& settings = p.language_->settings();
+                return step_entry(step.registry_name, {{"max_length", settings.max_length},
+                                                       {"task_key", "task"},
+                                                       {"padding_side", "right"},
+                                                       {"padding", settings.padding},
+                                                       {"truncation", true},
+                                                       {"tokenizer_name", settings.tokenizer_name}});
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                p.language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(in.entry, in.file, in.index));
+              }};
     case ProcessorStepKind::device:
-      return step_entry(step.registry_name, {{"device", device}, {"float_dtype", nullptr}});
-    case ProcessorStepKind::normalizer: {
-      const auto file = normalizer_state_file();
-      return step_entry(step.registry_name, normalizer_config(normalizer_),
-                        normalizer_.stats.empty() ? nullptr : file.c_str());
-    }
-    case ProcessorStepKind::unnormalizer: {
-      const auto file = unnormalizer_state_file();
-      return step_entry(step.registry_name, normalizer_config(unnormalizer_),
-                        unnormalizer_.stats.empty() ? nullptr : file.c_str());
-    }
+      return {[](const PolicyProcessors&, const ProcessorStep& step, const std::string& device) {
+                return step_entry(step.registry_name, {{"device", device}, {"float_dtype", nullptr}});
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!in.config.contains("device") || !in.config["device"].is_string())
+                  throw util::DataError(in.where + " needs a string 'device'");
+                // The preprocessor's device is the policy's; the postprocessor's is always "cpu".
+                if (!in.postprocessor) p.device_ = in.config["device"].get<std::string>();
+              }};
+    case ProcessorStepKind::normalizer:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                const auto file = p.normalizer_state_file();
+                return step_entry(step.registry_name, normalizer_config(p.normalizer_),
+                                  p.normalizer_.stats.empty() ? nullptr : file.c_str());
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                p.normalizer_ = parse_normalizer(in.entry, in.dir, in.file, in.index, p.normalizer_state_file());
+              }};
+    case ProcessorStepKind::unnormalizer:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                const auto file = p.unnormalizer_state_file();
+                return step_entry(step.registry_name, normalizer_config(p.unnormalizer_),
+                                  p.unnormalizer_.stats.empty() ? nullptr : file.c_str());
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                p.unnormalizer_ = parse_normalizer(in.entry, in.dir, in.file, in.index, p.unnormalizer_state_file());
+              }};
   }
-  throw util::Error("unhandled processor step kind of '" + step.registry_name + "'");
+  throw util::Error("unhandled processor step kind");
+}
+
+ordered_json PolicyProcessors::step_json(const ProcessorStep& step, const std::string& device) const {
+  return codec(step.kind).write(*this, step, device);
 }
 
 ordered_json PolicyProcessors::preprocessor_json() const {
@@ -308,67 +383,8 @@ bool PolicyProcessors::present(const fs::path& dir) {
 
 void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& entry, std::size_t index,
                                  const fs::path& dir, const fs::path& file, bool postprocessor) {
-  const auto& config = entry["config"];
   const std::string where = file.string() + ": step " + std::to_string(index) + " (" + step.registry_name + ")";
-  switch (step.kind) {
-    case ProcessorStepKind::rename:
-      if (!config.contains("rename_map") || !config["rename_map"].is_object())
-        throw util::DataError(where + " needs a 'rename_map' object");
-      for (const auto& [from, to] : config["rename_map"].items()) {
-        if (!to.is_string())
-          throw util::DataError(file.string() + ": rename_map['" + from + "'] must be a key name, got " + to.dump());
-        rename_map_[from] = to.get<std::string>();
-      }
-      return;
-    case ProcessorStepKind::to_batch:
-    case ProcessorStepKind::task_new_line:
-      return;
-    case ProcessorStepKind::relative_actions:
-      check_disabled(config, where);
-      for (const auto& [key, value] : config.items()) {
-        if (key == "exclude_joints" ? !string_list(value)
-            : key == "action_names" ? !(value.is_null() || string_list(value))
-                                    : key != "enabled")
-          throw util::DataError(
-              where + ": " +
-              (key == "exclude_joints" || key == "action_names"
-                   ? "'" + key + "' must be a list of names" + (key == "action_names" ? " or null" : "") + ", got " +
-                         value.dump()
-                   : "unknown config key '" + key + "' (lrhost reads enabled, exclude_joints, action_names)"));
-      }
-      relative_config_ = config;
-      return;
-    case ProcessorStepKind::absolute_actions:
-      check_disabled(config, where);
-      for (const auto& [key, value] : config.items())
-        if (key != "enabled")
-          throw util::DataError(where + ": unknown config key '" + key + "' (lrhost reads enabled)");
-      return;
-    case ProcessorStepKind::state_prompt:
-      // LeRobot writes {}; its fields are max_state_dim (unused by the step) and task_key.
-      for (const auto& [key, value] : config.items()) {
-        if (key == "task_key" && value == "task") continue;
-        if (key == "max_state_dim" && value.is_number_integer()) continue;
-        throw util::DataError(where + ": config key '" + key + "' = " + value.dump() +
-                              " is not read by lrhost (it reads the task key \"task\" and max_state_dim)");
-      }
-      return;
-    case ProcessorStepKind::tokenizer:
-      language_ = std::make_shared<TaskTokenizer>(parse_tokenizer_step(entry, file, index));
-      return;
-    case ProcessorStepKind::device:
-      if (!config.contains("device") || !config["device"].is_string())
-        throw util::DataError(where + " needs a string 'device'");
-      // The preprocessor's device is the policy's; the postprocessor's is always "cpu".
-      if (!postprocessor) device_ = config["device"].get<std::string>();
-      return;
-    case ProcessorStepKind::normalizer:
-      normalizer_ = parse_normalizer(entry, dir, file, index, normalizer_state_file());
-      return;
-    case ProcessorStepKind::unnormalizer:
-      unnormalizer_ = parse_normalizer(entry, dir, file, index, unnormalizer_state_file());
-      return;
-  }
+  codec(step.kind).read(*this, StepFileEntry{entry, entry["config"], index, dir, file, where, postprocessor});
 }
 
 PolicyProcessors PolicyProcessors::load(const fs::path& dir) {

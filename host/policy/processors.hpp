@@ -135,7 +135,24 @@ class PolicyProcessors {
   // The steps [first, last) only.
   Batch preprocess(const Batch& batch, const std::vector<std::string>* tasks, std::size_t first,
                    std::size_t last) const;
-  // One step's entry in the pipeline JSON, and reading it back into this object.
+  // A step's entry of a pipeline file as read (processor_files.cpp): the entry, its config, its place.
+  struct StepFileEntry {
+    const nlohmann::ordered_json& entry;
+    const nlohmann::ordered_json& config;
+    std::size_t index;
+    const std::filesystem::path& dir;
+    const std::filesystem::path& file;
+    const std::string& where;  // "<file>: step <i> (<registry name>)", for errors
+    bool postprocessor;
+  };
+  // How one step kind is written to LeRobot's pipeline JSON and read back into this object: one row
+  // per kind (codec), both sides in one place.
+  struct StepCodec {
+    nlohmann::ordered_json (*write)(const PolicyProcessors&, const ProcessorStep&, const std::string& device);
+    void (*read)(PolicyProcessors&, const StepFileEntry&);
+  };
+  static StepCodec codec(ProcessorStepKind kind);
+  // One step's entry in the pipeline JSON, and reading it back into this object (through its codec).
   nlohmann::ordered_json step_json(const ProcessorStep& step, const std::string& device) const;
   void read_step(const ProcessorStep& step, const nlohmann::ordered_json& entry, std::size_t index,
                  const std::filesystem::path& dir, const std::filesystem::path& file, bool postprocessor);
