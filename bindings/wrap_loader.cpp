@@ -41,13 +41,50 @@ void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, in
 }
 
 namespace {
+const char kPreprocessedKey = 0;  // its address keys the marker metatable in the registry
+
+void push_preprocessed_metatable(lua_State* L) {
+  lua_pushlightuserdata(L, const_cast<char*>(&kPreprocessedKey));
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (!lua_isnil(L, -1)) return;
+  lua_pop(L, 1);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "lrhost.preprocessed_batch");
+  lua_setfield(L, -2, "__name");
+  lua_pushlightuserdata(L, const_cast<char*>(&kPreprocessedKey));
+  lua_pushvalue(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+}  // namespace
+
+void mark_preprocessed_batch(lua_State* L, int index) {
+  index = index < 0 ? lua_gettop(L) + index + 1 : index;
+  push_preprocessed_metatable(L);
+  lua_setmetatable(L, index);
+}
+
+bool is_preprocessed_batch(lua_State* L, int index) {
+  if (lua_type(L, index) != LUA_TTABLE || !lua_getmetatable(L, index)) return false;
+  push_preprocessed_metatable(L);
+  const bool marked = lua_rawequal(L, -1, -2) != 0;
+  lua_pop(L, 2);
+  return marked;
+}
+
+namespace {
+// The loader's next batch as a table, marked when the loader preprocessed it.
+void push_loader_batch(lua_State* L, data::BatchLoader& loader) {
+  push_batch(L, loader.next());
+  if (loader.preprocesses()) mark_preprocessed_batch(L, -1);
+}
+
 data::BatchLoader& check_loader(lua_State* L, int index) {
   return lx_check<data::BatchLoader>(L, index);
 }
 
 int w_next(lua_State* L) {
   return lx_guard(L, "Loader:next", [&] {
-    push_batch(L, check_loader(L, 1).next());
+    push_loader_batch(L, check_loader(L, 1));
     return 1;
   });
 }
@@ -62,11 +99,10 @@ int steps_iterator(lua_State* L) {
       return 1;
     }
     auto& loader = check_loader(L, lua_upvalueindex(1));
-    auto batch = loader.next();
     lua_pushnumber(L, static_cast<double>(step));
     lua_replace(L, lua_upvalueindex(2));
     lua_pushnumber(L, static_cast<double>(step));
-    push_batch(L, std::move(batch));
+    push_loader_batch(L, loader);
     return 2;
   });
 }

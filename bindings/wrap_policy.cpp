@@ -31,6 +31,7 @@
 #include "bindings/module.hpp"
 #include "bindings/wrap_checkpoint.hpp"
 #include "bindings/wrap_dataset.hpp"
+#include "bindings/wrap_loader.hpp"
 #include "bindings/wrap_policy.hpp"
 #include "bindings/wrap_tensor.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
@@ -176,6 +177,10 @@ int w_preprocess(lua_State* L) {
   return lx_guard(L, "Policy:preprocess", [&] {
     auto& p = check_policy(L, 1);
     const auto& processors = policy::require_processors(p, "Policy:preprocess");
+    if (is_preprocessed_batch(L, 2))
+      throw LxArgError(2,
+                       "this batch comes from a loader built with preprocess = policy and is preprocessed "
+                       "already; pass it to the policy (or acc:train_step) as it is");
     auto batch = check_batch(L, 2);
     if (lua_isnoneornil(L, 3))
       push_batch(L, processors.normalize(batch));

@@ -66,6 +66,8 @@ class BatchLoader {
   // The next batch of this rank (epochs follow each other without end), through the preprocess
   // stages when given. Cameras are float in [0, 1].
   Batch next();
+  // Whether next() runs preprocess stages (its batches are ready for the policy).
+  bool preprocesses() const { return options_.preprocess.before_copy || options_.preprocess.after_copy; }
   // Position of the next batch next() returns: save it to resume sample-exactly.
   SamplerPosition position() const;
   // Continues from `start` instead (a resumed checkpoint's position): batches assembled or in

@@ -4,7 +4,7 @@
 -- loader's batch key by key, bit for bit — for ACT (normalizer after the device step), SmolVLA
 -- (tokenizer before it) and pi05 (normalizer, state prompt and tokenizer before it, so its tokens are
 -- the ones the interop case compares with LeRobot's), and with a rename map that swaps two cameras.
--- Errors: an option that is not a Policy, a policy without processors.
+-- Errors: an option that is not a Policy, a policy without processors, preprocessing such a batch again.
 local lr = require "lrhost"
 local t = require "testlib"
 
@@ -70,6 +70,10 @@ local swapped = lr.policy.load(work .. "/act", { rename_map = { ["observation.im
 batch = same_batches(swapped, "act, cameras swapped"):next()
 t.eq(batch["observation.images.wrist"].dtype, "float32", "renamed camera converted")
 
+-- A loader-preprocessed batch is not normalized a second time (a recipe written before the option).
+t.raises(function() act:preprocess(batch) end, "preprocessed already", "preprocess twice refused")
+local raw = plain:loader { batch_size = 2, num_workers = 1 }
+t.truthy(act:preprocess(raw:next()) ~= nil, "a plain loader's batch is preprocessed as before")
 t.raises(function() plain:loader { batch_size = 2, preprocess = 5 } end,
          "loader option preprocess must be a Policy (its preprocessor runs on every batch), got number",
          "a number is not a policy")
