@@ -22,6 +22,18 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// Stats of a 2-D state and action for every normalization mode the pi pipelines use.
+lrhost::data::DatasetStats state_action_stats() {
+  lrhost::data::DatasetStats stats;
+  for (const char* key : {"observation.state", "action"}) {
+    stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
+    stats[key].set("std", torch::tensor({2.0f, 4.0f}));
+    stats[key].set("q01", torch::tensor({-1.0f, 0.0f}));
+    stats[key].set("q99", torch::tensor({1.0f, 4.0f}));
+  }
+  return stats;
+}
+
 ordered_json pi_reference(const std::string& name) {
   auto path = lrhost::test::fixture_path("policies", name + "_config_defaults.json");
   REQUIRE_FALSE(path.empty());
@@ -113,13 +125,7 @@ TEST_CASE("processors: pi0 and pi05 pipelines write LeRobot's steps, round trip,
   lrhost::policy::PolicyFeatures features;
   features.inputs.push_back({"observation.state", "STATE", {2}});
   features.outputs.push_back({"action", "ACTION", {2}});
-  lrhost::data::DatasetStats stats;
-  for (const char* key : {"observation.state", "action"}) {
-    stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
-    stats[key].set("std", torch::tensor({2.0f, 4.0f}));
-    stats[key].set("q01", torch::tensor({-1.0f, 0.0f}));
-    stats[key].set("q99", torch::tensor({1.0f, 4.0f}));
-  }
+  auto stats = state_action_stats();
   for (std::string type : {"pi0", "pi05"}) {
     CAPTURE(type);
     lrhost::test::TempDir dir("pi_processors_" + type);
@@ -183,13 +189,7 @@ TEST_CASE("processors: the preprocessor cut at its device step equals the whole,
   features.inputs.push_back({"observation.state", "STATE", {2}});
   features.inputs.push_back({camera, "VISUAL", {3, 4, 4}});
   features.outputs.push_back({"action", "ACTION", {2}});
-  lrhost::data::DatasetStats stats;
-  for (const char* key : {"observation.state", "action"}) {
-    stats[key].set("mean", torch::tensor({1.0f, 2.0f}));
-    stats[key].set("std", torch::tensor({2.0f, 4.0f}));
-    stats[key].set("q01", torch::tensor({-1.0f, 0.0f}));
-    stats[key].set("q99", torch::tensor({1.0f, 4.0f}));
-  }
+  auto stats = state_action_stats();
   stats[camera].set("mean", torch::full({3, 1, 1}, 0.4f));
   stats[camera].set("std", torch::full({3, 1, 1}, 0.2f));
   torch::manual_seed(3);

@@ -7,6 +7,7 @@
 #include "host/policy/act/act_flops.hpp"
 
 #include "host/policy/training_flops.hpp"
+#include "host/policy/vision/resnet18.hpp"
 #include "host/policy/vision/resnet18_flops.hpp"
 
 namespace lrhost::policy::act {
@@ -71,7 +72,7 @@ double act_training_flops_per_sample(const ACTConfig& config) {
   for (const auto& camera : config.image_features()) {
     auto [height, width] = vision::count_resnet18_flops(c.flops, camera.shape.at(1), camera.shape.at(2), true);
     const double pixels = static_cast<double>(height * width);
-    c.linear(pixels, 512, c.dim);  // encoder_img_feat_input_proj, a 1x1 convolution
+    c.linear(pixels, vision::ResNet18Impl::kOutChannels, c.dim);  // encoder_img_feat_input_proj, a 1x1 convolution
     tokens += pixels;
   }
   for (int64_t layer = 0; layer < config.n_encoder_layers; ++layer) c.encoder_layer(tokens);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/policy/training_flops.hpp"
+#include "host/policy/vision/resnet18.hpp"
 #include "host/policy/vision/resnet18_flops.hpp"
 
 namespace lrhost::policy::diffusion {
@@ -47,7 +48,7 @@ double diffusion_training_flops_per_sample(const DiffusionConfig& config, const 
     for (int64_t step = 0; step < config.n_obs_steps; ++step) {
       const auto [map_height, map_width] = vision::count_resnet18_flops(flops, height, width, true);
       const double positions = static_cast<double>(map_height * map_width);
-      flops.matmul(positions, 512, keypoints, true, true);        // pool.nets, a 1x1 convolution
+      flops.matmul(positions, vision::ResNet18Impl::kOutChannels, keypoints, true, true);  // pool.nets, a 1x1 conv
       flops.matmul(keypoints, positions, 2, false, true);         // softmax weights x the fixed grid
       flops.matmul(1, 2 * keypoints, 2 * keypoints, true, true);  // out
     }

@@ -3,6 +3,8 @@
 // strides by 2 and adds a 1x1/2 downsample on its skip path).
 #include "host/policy/vision/resnet18_flops.hpp"
 
+#include "host/policy/vision/resnet18.hpp"
+
 namespace lrhost::policy::vision {
 namespace {
 
@@ -48,7 +50,7 @@ std::pair<int64_t, int64_t> count_resnet18_flops(TrainingFlops& flops, int64_t h
   trunk.stage(64, 64, 1);
   trunk.stage(64, 128, 2);
   trunk.stage(128, 256, 2);
-  trunk.stage(256, 512, 2);
+  trunk.stage(256, ResNet18Impl::kOutChannels, 2);
   return {trunk.height, trunk.width};
 }
 
