@@ -7,6 +7,7 @@
 #include <lua.hpp>
 
 #include <torch/torch.h>
+#include <array>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -134,6 +135,25 @@ void lx_for_each_option(lua_State* L, int index, Read&& read) {
     }
     lua_settop(L, value - 1);  // keeps the key for lua_next
   }
+}
+// One row of an options table's readers: the option's name and what stores its value (at
+// value_index) into the target. A table of rows is the whole list of valid options.
+template <class Target>
+struct LxOptionRow {
+  const char* key;
+  void (*read)(lua_State* L, int value_index, Target& target);
+};
+// Reads the options table at `index` into `target` through `rows`; an unknown key is an error that
+// lists the rows' names.
+template <class Target, std::size_t N>
+void lx_read_options(lua_State* L, int index, const std::array<LxOptionRow<Target>, N>& rows, Target& target) {
+  lx_for_each_option(L, index, [&](const std::string& key, int value) {
+    for (const auto& row : rows)
+      if (key == row.key) return row.read(L, value, target);
+    std::string valid;
+    for (const auto& row : rows) valid += std::string(valid.empty() ? "" : ", ") + row.key;
+    throw LxArgError(index, "unknown option '" + key + "' (valid: " + valid + ")");
+  });
 }
 // Field `key` of the table at `index` (nil when absent), pushed on the stack; returns its Lua type.
 int lx_get_field(lua_State* L, int index, const char* key);

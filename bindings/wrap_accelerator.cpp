@@ -158,36 +158,26 @@ int w_clip_grad_norm(lua_State* L) {
 // The userdata of type T at `value`, field `key` of the options table at `index`, with the error
 // naming what it must be.
 template <class T>
-T& object_option(lua_State* L, int index, int value, const char* key, const char* expected) {
+T& object_option(lua_State* L, int value, const char* expected) {
   if (!lx_is<T>(L, value))
-    throw LxArgError(index, std::string(key) + " must be " + expected + ", got " + lx_typename(L, value));
+    throw LxArgError(value, std::string("expected ") + expected + ", got " + lx_typename(L, value));
   return lx_check<T>(L, value);
 }
 
-// train_step's options table {max_norm =, meter =, scheduler =, memory_stats =}; unknown keys are errors.
-accel::Accelerator::StepOptions check_step_options(lua_State* L, int index) {
-  accel::Accelerator::StepOptions options;
-  lx_for_each_option(L, index, [&](const std::string& key, int value) {
-    if (key == "max_norm") {
-      if (lua_type(L, value) != LUA_TNUMBER)
-        throw LxArgError(index, "max_norm must be a number, got " + lx_typename(L, value));
-      options.max_norm = lua_tonumber(L, value);
-    } else if (key == "meter") {
-      options.meter =
-          &object_option<metrics::TrainingMeter>(L, index, value, "meter", "a TrainingMeter (acc:training_meter)");
-    } else if (key == "scheduler") {
-      options.scheduler =
-          &object_option<SchedulerHandle>(L, index, value, "scheduler", "a Scheduler (lr.optim.scheduler)").scheduler;
-    } else if (key == "memory_stats") {
-      if (lua_type(L, value) != LUA_TBOOLEAN)
-        throw LxArgError(index, "memory_stats must be a boolean, got " + lx_typename(L, value));
-      options.measure_memory = lua_toboolean(L, value) != 0;
-    } else {
-      throw LxArgError(index, "unknown option '" + key + "' (valid: max_norm, meter, scheduler, memory_stats)");
-    }
-  });
-  return options;
-}
+// train_step's options table {max_norm =, meter =, scheduler =, memory_stats =}.
+using StepOption = LxOptionRow<accel::Accelerator::StepOptions>;
+const std::array kStepOptions{
+    StepOption{"max_norm", [](lua_State* L, int v, auto& o) { o.max_norm = lx_check_number(L, v); }},
+    StepOption{"meter",
+               [](lua_State* L, int v, auto& o) {
+                 o.meter = &object_option<metrics::TrainingMeter>(L, v, "a TrainingMeter (acc:training_meter)");
+               }},
+    StepOption{"scheduler",
+               [](lua_State* L, int v, auto& o) {
+                 o.scheduler = &object_option<SchedulerHandle>(L, v, "a Scheduler (lr.optim.scheduler)").scheduler;
+               }},
+    StepOption{"memory_stats", [](lua_State* L, int v, auto& o) { o.measure_memory = lx_check_boolean(L, v); }},
+};
 
 // acc:train_step(policy, opt, batch [, max_norm | {max_norm =, meter =, scheduler =, memory_stats =}]):
 // forward, backward, clipping (none when max_norm is nil or 0), optimizer step and zero_grad, then
@@ -200,8 +190,11 @@ int w_train_step(lua_State* L) {
     auto& policy = lx_check<policy::Policy>(L, 2);
     auto& optimizer = lx_check<optim::Optimizer>(L, 3);
     auto batch = check_batch(L, 4);
-    auto options = lua_istable(L, 5) ? check_step_options(L, 5) : accel::Accelerator::StepOptions{};
-    if (!lua_istable(L, 5) && !lua_isnoneornil(L, 5)) options.max_norm = lx_check_number(L, 5);
+    accel::Accelerator::StepOptions options;
+    if (lua_istable(L, 5))
+      lx_read_options(L, 5, kStepOptions, options);
+    else if (!lua_isnoneornil(L, 5))
+      options.max_norm = lx_check_number(L, 5);
     if (!(options.max_norm >= 0))
       throw LxArgError(5, "expected max_norm >= 0 (nil or 0: no clipping), got " + std::to_string(options.max_norm));
     auto result = acc.train_step(policy, optimizer, batch, options);

@@ -68,39 +68,29 @@ ckpt::ResumeRequest check_resume(lua_State* L, int value) {
   throw LxArgError(value, "must be true, false, \"auto\" or a checkpoint folder, got " + lx_typename(L, value));
 }
 
-void read_option(lua_State* L, const std::string& key, int value, launch::TrainingCheckpointRequest& request) {
-  if (key == "policy") {
-    request.policy = lx_check_shared<policy::Policy>(L, value);
-  } else if (key == "optimizer") {
-    request.optimizer = lx_check_shared<optim::Optimizer>(L, value);
-  } else if (key == "scheduler") {
-    auto handle = lx_check_shared<SchedulerHandle>(L, value);
-    request.scheduler = std::shared_ptr<optim::LrScheduler>(handle, &handle->scheduler);
-    request.scheduler_optimizer = handle->optimizer;
-  } else if (key == "loader") {
-    request.loader = lx_check_shared<data::BatchLoader>(L, value);
-  } else if (key == "acc") {
-    request.acc = lx_check_shared<accel::Accelerator>(L, value);
-  } else if (key == "keep_last") {
-    request.keep_last = lx_check_integer(L, value);
-  } else if (key == "total_steps") {
-    request.total_steps = lx_check_integer(L, value);
-  } else if (key == "async") {
-    request.async = lx_check_boolean(L, value);
-  } else if (key == "save_freq") {
-    request.save_freq = lx_check_integer(L, value);
-  } else if (key == "save_checkpoint") {
-    request.save_checkpoint = lx_check_boolean(L, value);
-  } else if (key == "config") {
-    request.train_config = lx_to_json(L, value, 2, "config");
-  } else if (key == "resume") {
-    request.resume = check_resume(L, value);
-  } else {
-    throw LxArgError(2, "unknown option '" + key +
-                            "' (valid: policy, optimizer, scheduler, loader, acc, keep_last, resume, config, "
-                            "total_steps, async, save_freq, save_checkpoint)");
-  }
-}
+using CheckpointOption = LxOptionRow<launch::TrainingCheckpointRequest>;
+const std::array kCheckpointOptions{
+    CheckpointOption{"policy", [](lua_State* L, int v, auto& r) { r.policy = lx_check_shared<policy::Policy>(L, v); }},
+    CheckpointOption{"optimizer",
+                     [](lua_State* L, int v, auto& r) { r.optimizer = lx_check_shared<optim::Optimizer>(L, v); }},
+    CheckpointOption{"scheduler",
+                     [](lua_State* L, int v, auto& r) {
+                       auto handle = lx_check_shared<SchedulerHandle>(L, v);
+                       r.scheduler = std::shared_ptr<optim::LrScheduler>(handle, &handle->scheduler);
+                       r.scheduler_optimizer = handle->optimizer;
+                     }},
+    CheckpointOption{"loader",
+                     [](lua_State* L, int v, auto& r) { r.loader = lx_check_shared<data::BatchLoader>(L, v); }},
+    CheckpointOption{"acc", [](lua_State* L, int v, auto& r) { r.acc = lx_check_shared<accel::Accelerator>(L, v); }},
+    CheckpointOption{"keep_last", [](lua_State* L, int v, auto& r) { r.keep_last = lx_check_integer(L, v); }},
+    CheckpointOption{"resume", [](lua_State* L, int v, auto& r) { r.resume = check_resume(L, v); }},
+    CheckpointOption{"config", [](lua_State* L, int v, auto& r) { r.train_config = lx_to_json(L, v, 2, "config"); }},
+    CheckpointOption{"total_steps", [](lua_State* L, int v, auto& r) { r.total_steps = lx_check_integer(L, v); }},
+    CheckpointOption{"async", [](lua_State* L, int v, auto& r) { r.async = lx_check_boolean(L, v); }},
+    CheckpointOption{"save_freq", [](lua_State* L, int v, auto& r) { r.save_freq = lx_check_integer(L, v); }},
+    CheckpointOption{"save_checkpoint",
+                     [](lua_State* L, int v, auto& r) { r.save_checkpoint = lx_check_boolean(L, v); }},
+};
 
 int w_checkpoint(lua_State* L) {
   return lx_guard(L, "lr.checkpoint", [&] {
@@ -111,7 +101,7 @@ int w_checkpoint(lua_State* L) {
     request.train_config = context.resolved_config.value_or(nlohmann::json::object());
     if (!lua_isnoneornil(L, 2)) {
       lx_check_table(L, 2, "checkpoint options {policy =, optimizer =, scheduler =, loader =, acc =, ...}");
-      lx_for_each_option(L, 2, [&](const std::string& key, int value) { read_option(L, key, value, request); });
+      lx_read_options(L, 2, kCheckpointOptions, request);
     }
     request.from_recipe_file = !context.request.recipe_path.empty();
     if (request.from_recipe_file)

@@ -322,30 +322,33 @@ Accelerator::StepResult Accelerator::eager_step(policy::Policy& policy, optim::O
   return result;
 }
 
+void Accelerator::start_graph_runner(policy::Policy& policy, optim::Optimizer& optimizer, double max_norm) {
+  CudaGraphRequest request;
+  request.requested = config_.cuda_graph;
+  request.cuda = device_.is_cuda();
+  request.world_size = world_size();
+  request.sharded = fsdp_ != nullptr;
+  request.gradient_accumulation_steps = config_.gradient_accumulation_steps;
+  request.mixed_precision = config_.mixed_precision;
+  request.nonfinite = config_.nonfinite;
+  request.optimizer_kind = optimizer.kind();
+  request.policy_blocker = policy.cuda_graph_blocker();
+  auto decision = decide_cuda_graph(request);
+  if (config_.cuda_graph && !decision.capture && is_main_process())
+    spdlog::warn("accelerator.cuda_graph: not capturing the training step, running eager steps: {}", decision.reason);
+  std::unique_ptr<CapturedStep> step;
+  if (decision.capture) step = std::make_unique<CudaGraphStep>(policy, optimizer, max_norm, device_);
+  graph_ =
+      std::make_unique<CudaGraphRunner>(config_.cuda_graph, std::move(decision), std::move(step), is_main_process());
+}
+
 Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::Optimizer& optimizer,
                                                 const policy::Batch& batch, const StepOptions& options) {
   if (prepared_params_.empty())
     throw util::ConfigError("train_step: call accelerator:prepare(policy, optimizer) first");
-  if (!graph_decision_) {
-    CudaGraphRequest request;
-    request.requested = config_.cuda_graph;
-    request.cuda = device_.is_cuda();
-    request.world_size = world_size();
-    request.sharded = fsdp_ != nullptr;
-    request.gradient_accumulation_steps = config_.gradient_accumulation_steps;
-    request.mixed_precision = config_.mixed_precision;
-    request.nonfinite = config_.nonfinite;
-    request.optimizer_kind = optimizer.kind();
-    request.policy_blocker = policy.cuda_graph_blocker();
-    graph_decision_ = decide_cuda_graph(request);
-    if (config_.cuda_graph && !graph_decision_->capture && is_main_process())
-      spdlog::warn("accelerator.cuda_graph: not capturing the training step, running eager steps: {}",
-                   graph_decision_->reason);
-    if (graph_decision_->capture)
-      graph_ = std::make_unique<CudaGraphStep>(policy, optimizer, options.max_norm, device_);
-  }
+  if (!graph_) start_graph_runner(policy, optimizer, options.max_norm);
   StepResult result;
-  if (graph_) {
+  if (graph_->active()) {
     result = graph_step(policy, optimizer, batch, options);
     if (options.meter != nullptr) options.meter->mark("train_step");
   } else {
@@ -358,59 +361,18 @@ Accelerator::StepResult Accelerator::train_step(policy::Policy& policy, optim::O
 
 Accelerator::StepResult Accelerator::graph_step(policy::Policy& policy, optim::Optimizer& optimizer,
                                                 const policy::Batch& batch, const StepOptions& options) {
-  const double max_norm = options.max_norm;
-  if (!graph_->built_for(policy, optimizer, max_norm))
-    throw util::ConfigError(
-        "train_step: with accelerator.cuda_graph every call must pass the policy, optimizer and "
-        "max_norm of the first (the captured step keeps them); got another one",
-        "keep one policy, one optimizer and one clip norm for the run");
+  StepResult result;
   auto eager = [&] {
     // After a replay the parameters' .grad are the graph's own buffers, which backward would add to.
     optimizer.torch_optimizer().zero_grad(/*set_to_none=*/true);
-    StepResult result;
-    graph_->run_eager([&] { result = eager_step(policy, optimizer, batch, options, nullptr); });
-    return result;
+    result = eager_step(policy, optimizer, batch, options, nullptr);
   };
+  auto outputs = graph_->run(policy, optimizer, options.max_norm, batch, eager);
+  if (!outputs) return result;
+  result = finish_replay(std::move(*outputs));
   // A replayed step's gradients stay in the graph's buffers, so memory read after it counts them.
-  auto replay = [&] {
-    auto result = finish_replay(graph_->replay(batch));
-    if (options.measure_memory) result.memory = memory_stats(&optimizer);
-    return result;
-  };
-  if (graph_->captured()) {
-    const auto signature = batch_signature(batch);
-    if (signature == graph_->signature()) return replay();
-    if (warned_signatures_.insert(signature).second)
-      spdlog::warn(
-          "accelerator.cuda_graph: a batch of another shape ({}) than the captured one ({}); such steps "
-          "run eagerly",
-          signature, graph_->signature());
-    return eager();
-  }
-  if (graph_eager_steps_ < kCudaGraphWarmupSteps) {
-    ++graph_eager_steps_;
-    return eager();
-  }
-  std::optional<std::string> failure;
-  try {
-    graph_->capture(batch);
-  } catch (const c10::Error& e) {
-    failure = e.what_without_backtrace();  // LibTorch's message without its C++ stack
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  if (failure) {
-    graph_.reset();
-    graph_decision_ = CudaGraphDecision{false, "capture failed: " + *failure};
-    spdlog::warn("accelerator.cuda_graph: capturing the training step failed, running eager steps: {}", *failure);
-    return eager_step(policy, optimizer, batch, options, nullptr);
-  }
-  if (is_main_process())
-    spdlog::info(
-        "accelerator.cuda_graph: captured the training step after {} eager steps ({} parameters updated "
-        "in the graph; batch {})",
-        graph_eager_steps_, graph_->updated_parameters(), graph_->signature());
-  return replay();
+  if (options.measure_memory) result.memory = memory_stats(&optimizer);
+  return result;
 }
 
 Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
@@ -436,10 +398,7 @@ Accelerator::StepResult Accelerator::finish_replay(StepOutputs outputs) {
 }
 
 std::string Accelerator::cuda_graph_status() const {
-  if (!config_.cuda_graph) return "off";
-  if (graph_decision_ && !graph_decision_->capture) return "eager: " + graph_decision_->reason;
-  if (graph_ && graph_->captured()) return "captured";
-  return "warming up";
+  return graph_ ? graph_->status() : (config_.cuda_graph ? "warming up" : "off");
 }
 
 std::optional<nn::AutocastSpec> Accelerator::autocast_spec() const {

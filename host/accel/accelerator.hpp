@@ -12,11 +12,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 
-#include "host/accel/cuda_graph_plan.hpp"
-#include "host/accel/cuda_graph_step.hpp"
+#include "host/accel/cuda_graph_runner.hpp"
 #include "host/accel/grad_scaler.hpp"
 #include "host/accel/mixed_precision.hpp"
 #include "host/accel/nonfinite_guard.hpp"
@@ -133,7 +131,7 @@ class Accelerator {
   // One whole training step, what a recipe's loop body does between getting a batch and logging:
   // policy forward, backward, clip_grad_norm(max_norm) (max_norm <= 0: no clipping), optimizer
   // step, zero_grad. With accelerator.cuda_graph, on a GPU and where decide_cuda_graph allows, the
-  // step is captured once (after kCudaGraphWarmupSteps eager steps) and replayed; a batch of
+  // step is captured once (after CudaGraphRunner::kWarmupSteps eager steps) and replayed; a batch of
   // another signature runs eagerly, with a warning.
   //
   // StepOptions make it the whole loop body, so that captured and eager steps share one code path:
@@ -162,7 +160,6 @@ class Accelerator {
     options.max_norm = max_norm;
     return train_step(policy, optimizer, batch, options);
   }
-  static constexpr int64_t kCudaGraphWarmupSteps = 3;
   // "off" (not requested), "warming up", "captured", or "eager: <why capture was refused or failed>".
   std::string cuda_graph_status() const;
 
@@ -229,6 +226,8 @@ class Accelerator {
                         const StepOptions& options, metrics::TrainingMeter* meter);
   StepResult graph_step(policy::Policy& policy, optim::Optimizer& optimizer, const policy::Batch& batch,
                         const StepOptions& options);
+  // At the first train_step: decide_cuda_graph on this run's facts, and the runner it decides.
+  void start_graph_runner(policy::Policy& policy, optim::Optimizer& optimizer, double max_norm);
   // After a replay: the divergence guard's check, on the loss and gradient norm the graph computed.
   StepResult finish_replay(StepOutputs outputs);
 
@@ -245,11 +244,8 @@ class Accelerator {
   int main_only_depth_ = 0;
   int64_t micro_step_ = 0;
   metrics::MetricsLog metrics_log_;
-  // accelerator.cuda_graph: decided at the first train_step; the graph once warm-up has run.
-  std::optional<CudaGraphDecision> graph_decision_;
-  std::unique_ptr<CudaGraphStep> graph_;
-  int64_t graph_eager_steps_ = 0;
-  std::set<std::string> warned_signatures_;
+  // accelerator.cuda_graph: decided at the first train_step.
+  std::unique_ptr<CudaGraphRunner> graph_;
 };
 
 }  // namespace lrhost::accel

@@ -7,7 +7,8 @@
 // static outputs; the learning rate and step count live on the device (optim/graph_adam.hpp).
 // Random draws on the device stay random: the capture registers the default CUDA generator, whose
 // offset every replay advances. Whether a run may capture at all is decided by
-// cuda_graph_plan.hpp; this class only performs it.
+// cuda_graph_plan.hpp and its sequencing (warm-up, capture, fall-back) by cuda_graph_runner.hpp;
+// this class only performs it.
 #pragma once
 #include <torch/torch.h>
 
@@ -27,28 +28,42 @@ struct StepOutputs {
   torch::Tensor grad_norm;                     // global norm before clipping (undefined without clipping)
 };
 
-class CudaGraphStep {
+// What CudaGraphRunner (cuda_graph_runner.hpp) sequences: the one implementation is CudaGraphStep;
+// the runner's CPU test gives a stand-in.
+class CapturedStep {
  public:
-  // max_norm <= 0: no clipping. The optimizer must be adam or adamw.
-  CudaGraphStep(policy::Policy& policy, optim::Optimizer& optimizer, double max_norm, const torch::Device& device);
-  ~CudaGraphStep();
-  CudaGraphStep(const CudaGraphStep&) = delete;
-  CudaGraphStep& operator=(const CudaGraphStep&) = delete;
-
+  virtual ~CapturedStep() = default;
   // Runs one ordinary step on the graph's stream (warm-up, or a batch of another signature).
-  void run_eager(const std::function<void()>& step);
+  virtual void run_eager(const std::function<void()>& step) = 0;
   // What the step was built for: a captured graph keeps its policy, optimizer and clip norm.
-  bool built_for(const policy::Policy& policy, const optim::Optimizer& optimizer, double max_norm) const;
+  virtual bool built_for(const policy::Policy& policy, const optim::Optimizer& optimizer, double max_norm) const = 0;
   // Captures the step with `batch` as its inputs (nothing runs yet; replay(batch) runs it).
   // Throws with CUDA's or LibTorch's reason when the step cannot be captured; the gradients are then
   // cleared so that an eager step can follow.
-  void capture(const policy::Batch& batch);
-  bool captured() const { return captured_; }
-  const std::string& signature() const { return signature_; }
-  int64_t updated_parameters() const { return updated_parameters_; }
+  virtual void capture(const policy::Batch& batch) = 0;
+  virtual bool captured() const = 0;
+  virtual const std::string& signature() const = 0;
+  virtual int64_t updated_parameters() const = 0;
   // Copies `batch` (the captured signature) into the static inputs and replays the step. The
   // outputs are copies, valid after later replays.
-  StepOutputs replay(const policy::Batch& batch);
+  virtual StepOutputs replay(const policy::Batch& batch) = 0;
+};
+
+class CudaGraphStep final : public CapturedStep {
+ public:
+  // max_norm <= 0: no clipping. The optimizer must be adam or adamw.
+  CudaGraphStep(policy::Policy& policy, optim::Optimizer& optimizer, double max_norm, const torch::Device& device);
+  ~CudaGraphStep() override;
+  CudaGraphStep(const CudaGraphStep&) = delete;
+  CudaGraphStep& operator=(const CudaGraphStep&) = delete;
+
+  void run_eager(const std::function<void()>& step) override;
+  bool built_for(const policy::Policy& policy, const optim::Optimizer& optimizer, double max_norm) const override;
+  void capture(const policy::Batch& batch) override;
+  bool captured() const override { return captured_; }
+  const std::string& signature() const override { return signature_; }
+  int64_t updated_parameters() const override { return updated_parameters_; }
+  StepOutputs replay(const policy::Batch& batch) override;
 
  private:
   struct Impl;

@@ -102,8 +102,11 @@ do
     t.truthy(window[phase] ~= nil, "the meter has " .. phase)
   end
   t.eq(window.train_step_s, nil, "an eager step has no train_step phase")
-  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { max_nrom = 1 }) end, "unknown option 'max_nrom'")
-  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { meter = opt }) end, "meter must be a TrainingMeter")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { max_nrom = 1 }) end,
+           "unknown option 'max_nrom' (valid: max_norm, meter, scheduler, memory_stats)")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { meter = opt }) end,
+           "meter: expected a TrainingMeter (acc:training_meter), got Optimizer")
+  t.raises(function() acc:train_step(policy, opt, batches(1)[1], { memory_stats = 1 }) end, "memory_stats: expected boolean")
   t.raises(function() acc:train_step(policy, opt, batches(1)[1], { max_norm = -1 }) end, "max_norm >= 0")
 end
 
