@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "host/ckpt/adapter_folder.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/io/atomic_dir.hpp"
@@ -175,8 +176,12 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
   if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
   // The tensors: model.safetensors (the gathered state dict under FSDP) and, without FSDP, the
   // optimizer state.
-  TensorFile model{
-      pretrained / kModelFile, full_state ? std::move(*full_state) : targets.policy->state_dict(), {{"format", "pt"}}};
+  // An adapted policy saves its adapters alone (adapter_folder.hpp; never sharded: FSDP refuses LoRA).
+  TensorFile model{pretrained / pretrained_weights_file(*targets.policy),
+                   full_state                        ? std::move(*full_state)
+                   : targets.policy->lora_adapters() ? adapter_state(*targets.policy)
+                                                     : targets.policy->state_dict(),
+                   {{"format", "pt"}}};
   sort_pretrained_state(model.tensors);
   // The gathered FSDP state is already this save's own host copy; otherwise parameters can wait for
   // the writer (only the optimizer step changes them) and buffers are copied now.
@@ -602,6 +607,9 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         };
         for (auto& item : targets.policy->named_parameters()) restore_unsharded(item.key(), item.value());
         for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
+      } else if (targets.policy && targets.policy->lora_adapters()) {
+        // The base is the run's pretrained_path, loaded before; the checkpoint holds the adapters.
+        load_adapter_state(*targets.policy, pretrained / kAdapterModelFile);
       } else if (targets.policy) {
         load_state_dict(*targets.policy, pretrained / kModelFile, true);
         if (sharded) {

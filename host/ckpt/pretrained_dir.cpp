@@ -1,6 +1,9 @@
 // save_pretrained / load_pretrained of LeRobot's pretrained policy folder; see pretrained_dir.hpp.
 #include "host/ckpt/pretrained_dir.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <mutex>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -9,9 +12,11 @@
 #include <set>
 #include <tuple>
 
+#include "host/ckpt/adapter_folder.hpp"
 #include "host/io/atomic_dir.hpp"
 #include "host/io/safetensors.hpp"
 #include "host/nn/deferred_init.hpp"
+#include "host/policy/peft/lora_adapters.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/pretrained_overrides.hpp"
 #include "host/policy/processors.hpp"
@@ -39,10 +44,18 @@ std::string shape_text(c10::IntArrayRef sizes) {
 }  // namespace
 
 void save_pretrained(const policy::Policy& policy, const fs::path& dir) {
+  if (policy.lora_adapters()) {  // the adapters alone: the base's weights are its own folder's
+    save_pretrained(policy, dir, adapter_state(policy));
+    return;
+  }
   auto state = policy.state_dict();
   // An FSDP-sharded policy gathers its state dict on every rank (all must call this); one writes.
   if (policy.is_sharded() && util::rank_from_environment() != 0) return;
   save_pretrained(policy, dir, std::move(state));
+}
+
+std::string pretrained_weights_file(const policy::Policy& policy) {
+  return policy.lora_adapters() ? kAdapterModelFile : kModelFile;
 }
 
 void sort_pretrained_state(std::vector<std::pair<std::string, torch::Tensor>>& entries) {
@@ -60,14 +73,19 @@ void save_pretrained_files(const policy::Policy& policy, const fs::path& dir) {
   if (ec) throw util::IoError("cannot create " + dir.string() + ": " + ec.message());
   if (policy.processors()) policy.processors()->save(dir);
   for (const auto& [name, content] : policy.pretrained_extra_files()) io::write_file_atomic(dir / name, content);
-  io::write_file_atomic(dir / kConfigFile, policy.config().dump(4));
+  auto config = policy.config();
+  if (const auto* adapters = policy.lora_adapters()) {
+    config["use_peft"] = true;  // as LeRobot's wrap_with_peft marks it
+    io::write_file_atomic(dir / kAdapterConfigFile, adapter_config_json(*adapters).dump(2));
+  }
+  io::write_file_atomic(dir / kConfigFile, config.dump(4));
 }
 
 void save_pretrained(const policy::Policy& policy, const fs::path& dir,
                      std::vector<std::pair<std::string, torch::Tensor>> entries) {
   save_pretrained_files(policy, dir);
   sort_pretrained_state(entries);
-  io::write_safetensors(dir / kModelFile, entries, {{"format", "pt"}});
+  io::write_safetensors(dir / pretrained_weights_file(policy), entries, {{"format", "pt"}});
 }
 
 namespace {
@@ -150,6 +168,16 @@ LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, b
 PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes, const DatasetFeatures& dataset) {
   const std::string where = (dir / kConfigFile).string();
   auto config = policy::apply_policy_changes(policy::read_policy_config(dir), changes, where);
+  // use_peft: the folder holds LoRA adapters, which load_pretrained attaches after building the
+  // base policy; without adapter_config.json it is LeRobot's lerobot#3975 trap.
+  if (config.contains("use_peft") && config["use_peft"] == true) {
+    if (!fs::exists(dir / kAdapterConfigFile))
+      throw util::ConfigError(where + " says use_peft: true, and " + dir.string() + " has no " + kAdapterConfigFile,
+                              "use_peft marks a folder of LoRA adapters (LeRobot writes it with them); to train "
+                              "adapters on this policy set policy.peft.method_type=LORA (lerobot-train: --peft.*), "
+                              "or set use_peft to false in config.json");
+    config["use_peft"] = false;
+  }
   PretrainedBuildInputs inputs;
   std::optional<policy::PolicyFeatures> from_dataset;
   try {
@@ -200,23 +228,88 @@ std::shared_ptr<policy::Policy> build_from_config(const fs::path& dir, const nlo
   }
 }
 
-std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
-                                                WeightLoading loading, const DatasetFeatures& dataset) {
-  const fs::path dir = policy::resolve_pretrained_dir(path_or_id);
+namespace {
+
+// Builds the policy `config_dir`'s config.json describes (with `changes`) and gives it the weights of
+// `weights_dir`'s model.safetensors: the same folder, or an adapter folder's base.
+std::shared_ptr<policy::Policy> build_with_weights(const fs::path& config_dir, const fs::path& weights_dir, bool strict,
+                                                   const nlohmann::json& changes, WeightLoading loading,
+                                                   const DatasetFeatures& dataset) {
   std::shared_ptr<policy::Policy> policy;
   if (loading == WeightLoading::file_backed) {
     // Built block by block onto the meta device, then pointed at the file's pages.
     nn::DeferredInit deferred;
-    policy = build_from_config(dir, changes, dataset);
+    policy = build_from_config(config_dir, changes, dataset);
     nn::release_parameters(*policy);
   } else {
-    policy = build_from_config(dir, changes, dataset);
+    policy = build_from_config(config_dir, changes, dataset);
   }
-  load_tensors(*policy, dir / kModelFile, strict,
+  load_tensors(*policy, weights_dir / kModelFile, strict,
                loading == WeightLoading::file_backed ? io::MapMode::copy_on_write : io::MapMode::read_only);
   policy->set_weights_file_backed(loading == WeightLoading::file_backed);
-  if (policy::PolicyProcessors::present(dir))
-    policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(dir)));
+  if (policy::PolicyProcessors::present(config_dir))
+    policy->set_processors(std::make_shared<policy::PolicyProcessors>(policy::PolicyProcessors::load(config_dir)));
+  return policy;
+}
+
+// A LeRobot PEFT folder (factory.py's use_peft branch): the base from adapter_config.json's
+// base_model_name_or_path (a folder or a hub id in the local cache), built with this folder's
+// config, then this folder's adapters and processors.
+std::shared_ptr<policy::Policy> load_adapter_folder(const fs::path& dir, bool strict, const nlohmann::json& changes,
+                                                    WeightLoading loading, const DatasetFeatures& dataset) {
+  if (changes.is_object() && changes.contains(policy::kPeftKey) &&
+      policy::PeftSettings::read(changes[policy::kPeftKey], "policy.peft"))
+    throw util::ConfigError("policy.peft: " + dir.string() +
+                                " holds LoRA adapters already (adapter_config.json); a second set is not added",
+                            "drop policy.peft.* to go on training the folder's adapters");
+  const auto adapter = read_adapter_config(dir);
+  if (adapter.base_model_name_or_path.empty())
+    throw util::DataError((dir / kAdapterConfigFile).string() + " names no base_model_name_or_path",
+                          "set it to the folder or hub id of the policy the adapters were trained on");
+  const fs::path base = policy::resolve_pretrained_dir(adapter.base_model_name_or_path);
+  auto policy = build_with_weights(dir, base, strict, changes, loading, dataset);
+  policy::add_lora_adapters(*policy, adapter.settings, adapter.base_model_name_or_path);
+  load_adapter_state(*policy, dir / kAdapterModelFile);
+  return policy;
+}
+
+}  // namespace
+
+bool is_adapter_folder(const fs::path& dir) {
+  const auto config = policy::read_policy_config(dir);
+  return config.contains("use_peft") && config["use_peft"] == true;
+}
+
+std::shared_ptr<policy::Policy> load_pretrained(const fs::path& path_or_id, bool strict, const nlohmann::json& changes,
+                                                WeightLoading loading, const DatasetFeatures& dataset) {
+  const fs::path dir = policy::resolve_pretrained_dir(path_or_id);
+  std::shared_ptr<policy::Policy> policy;
+  if (is_adapter_folder(dir)) {
+    policy = load_adapter_folder(dir, strict, changes, loading, dataset);
+  } else {
+    // The recipe's policy.peft: LoRA adapters on the loaded weights, as lerobot-train's
+    // wrap_with_peft after make_policy; the adapter folder's base is the path as the user gave it.
+    std::optional<policy::PeftSettings> peft;
+    if (changes.is_object() && changes.contains(policy::kPeftKey))
+      peft = policy::PeftSettings::read(changes[policy::kPeftKey], "policy.peft");
+    // The adapters draw their init from the generator as the caller left it: building the base (whose
+    // random init the file overwrites) does not consume it, so `manual_seed(S)` before the load draws
+    // what PEFT draws after `torch.manual_seed(S)` just before wrap_with_peft, whatever the loading mode.
+    auto generator = at::detail::getDefaultCPUGenerator();
+    torch::Tensor seeded;
+    if (peft) {
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      seeded = generator.get_state();
+    }
+    policy = build_with_weights(dir, dir, strict, changes, loading, dataset);
+    if (peft) {
+      {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(seeded);
+      }
+      policy::add_lora_adapters(*policy, *peft, path_or_id.string());
+    }
+  }
   policy->eval();
   return policy;
 }

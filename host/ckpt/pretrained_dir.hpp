@@ -5,6 +5,8 @@
 // copies the weights after checking them strictly: LeRobot's own loader only logs missing or
 // unexpected keys (a misnamed key silently keeps random weights); here they are errors naming the
 // keys unless the caller asks for strict = false, and shapes and dtypes must always match.
+// A policy with LoRA adapters saves PEFT's adapter folder instead (adapter_folder.hpp), and loading
+// such a folder builds its base and attaches the adapters.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -33,6 +35,12 @@ void save_pretrained(const policy::Policy& policy, const std::filesystem::path& 
 // model.safetensors stores it, and every other file of the folder (processors, config.json).
 void sort_pretrained_state(std::vector<std::pair<std::string, torch::Tensor>>& state);
 void save_pretrained_files(const policy::Policy& policy, const std::filesystem::path& dir);
+// The weights file of the policy's folder: model.safetensors, or an adapted policy's
+// adapter_model.safetensors (whose tensors are ckpt::adapter_state's).
+std::string pretrained_weights_file(const policy::Policy& policy);
+// Whether the folder's config.json says use_peft: LoRA adapters on a base named by its
+// adapter_config.json.
+bool is_adapter_folder(const std::filesystem::path& dir);
 
 struct LoadReport {
   std::vector<std::string> missing;     // in the policy, not in the file (kept at their init values)
@@ -76,6 +84,9 @@ enum class WeightLoading {
 // Builds the policy from config.json, loads its weights and its processors (when the folder has
 // processor files). The policy is left in eval mode, as LeRobot's from_pretrained does. `dir` may be
 // a hub id ("lerobot/smolvla_base") present in the local Hugging Face cache (io/hf_cache.hpp).
+// `changes` with an active "peft" table (policy/peft/peft_settings.hpp) then attach LoRA adapters,
+// as lerobot-train --peft.* does. An adapter folder (is_adapter_folder) loads its base with the
+// folder's config, then its adapters and processors, as LeRobot's make_policy does for use_peft.
 std::shared_ptr<policy::Policy> load_pretrained(const std::filesystem::path& dir, bool strict = true,
                                                 const nlohmann::json& changes = nlohmann::json::object(),
                                                 WeightLoading loading = WeightLoading::copy,

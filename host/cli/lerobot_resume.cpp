@@ -63,6 +63,12 @@ LeRobotResumePlan plan_lerobot_resume(const fs::path& step_dir, const ordered_js
                                 "' policy, which has no shipped lrhost recipe (" + recipe.string() + ")",
                             "lrhost resumes LeRobot runs of act and diffusion policies");
   plan.recipe = recipe.string();
+  if (train.contains("peft") && !train["peft"].is_null())
+    throw util::NotImplemented("the LeRobot run in " + step_dir.string() +
+                                   " trains LoRA adapters (train_config.json: peft); resuming a LeRobot LoRA run is "
+                                   "not implemented in lrhost",
+                               "fine-tune its adapters afresh: lrhost lerobot-train --policy.path=" +
+                                   (step_dir / "pretrained_model").string() + " (loads base + adapters)");
 
   // (num_workers is not carried: LeRobot's are processes, 0 meaning the main one; lrhost's are threads.)
   for (const char* key : {"seed", "steps", "batch_size", "log_freq", "save_freq"})

@@ -123,7 +123,9 @@ constexpr std::array kLeRobotFlags{
              "lrhost has no LeRobot gym environments: eval_freq=N works with the built-in task"},
     FlagRule{"--eval.", Kind::refuse, "", "lrhost has no LeRobot gym environments: see `lrhost eval`", true},
     FlagRule{"--eval_steps", Kind::refuse, "", "not supported: the recipe evaluates held-out episodes at the end"},
-    FlagRule{"--peft.", Kind::refuse, "", "PEFT/LoRA fine-tuning is not implemented in lrhost"},
+    FlagRule{"--peft.", Kind::special, "policy.peft.",
+             "LoRA adapters (LeRobot's PeftConfig: method_type, r, lora_alpha, target_modules, "
+             "full_training_modules, init_type); any of them turns LoRA on (method_type LORA), as in LeRobot"},
     // accelerate launch's options.
     FlagRule{"--config_file", Kind::special, "",
              "accelerate's config file (YAML or JSON); without it, accelerate's saved default config; each key "
@@ -335,6 +337,51 @@ std::optional<std::string> optimizer_override(const Flag& flag, const std::strin
   return "policy." + target + "=" + flag.value;
 }
 
+// LeRobot's PeftConfig fields (configs/default.py), each the policy.peft key it becomes.
+constexpr std::array<std::string_view, 6> kPeftFields{
+    "method_type", "r", "lora_alpha", "target_modules", "full_training_modules", "init_type"};
+
+// A draccus list value, `[q_proj,v_proj]` or `["q_proj", "v_proj"]`, as a JSON list of names; a
+// single name is a list of one.
+nlohmann::json name_list(const Flag& flag) {
+  std::string text = flag.value;
+  if (!text.starts_with("[")) return nlohmann::json::array({text});
+  if (!text.ends_with("]")) throw ConfigError("lerobot-train: " + flag.name + "=" + text + ": the list lacks its ']'");
+  nlohmann::json names = nlohmann::json::array();
+  const std::string inner = text.substr(1, text.size() - 2);
+  if (inner.find_first_not_of(" \t") == std::string::npos) return names;  // []
+  for (std::size_t start = 0; start <= inner.size();) {
+    const auto comma = std::min(inner.find(',', start), inner.size());
+    std::string item = inner.substr(start, comma - start);
+    const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+    if (item.size() >= 2 && (item.front() == '"' || item.front() == '\'') && item.back() == item.front())
+      item = item.substr(1, item.size() - 2);
+    if (item.empty()) throw ConfigError("lerobot-train: " + flag.name + "=" + text + ": an empty module name");
+    names.push_back(item);
+    start = comma + 1;
+  }
+  return names;
+}
+
+// --peft.X=v as the policy.peft override it means. target_modules is PEFT's `list[str] | str`: a list
+// becomes lrhost's target_module_names, a string (a regex or "all-linear") target_modules.
+std::string peft_override(const Flag& flag) {
+  const std::string field = flag.name.substr(std::string_view("--peft.").size());
+  if (std::find(kPeftFields.begin(), kPeftFields.end(), field) == kPeftFields.end()) {
+    const bool lrhost_only = field == "lora_dropout" || field == "use_rslora";
+    throw ConfigError(
+        "lerobot-train: unknown flag " + flag.name + (lrhost_only ? " (LeRobot's PeftConfig has no such field)" : ""),
+        lrhost_only ? "lrhost has it: give policy.peft." + field + "=" + flag.value
+                    : "LeRobot's --peft fields: method_type, r, lora_alpha, target_modules, "
+                      "full_training_modules, init_type");
+  }
+  if (field == "target_modules" && flag.value.starts_with("["))
+    return "policy.peft.target_module_names=" + name_list(flag).dump();
+  if (field == "full_training_modules") return "policy.peft.full_training_modules=" + name_list(flag).dump();
+  return "policy.peft." + field + "=" + flag.value;
+}
+
 // LeRobot's default output folder: outputs/train/<date>/<time>_<job_name>.
 std::string lerobot_output_dir(const std::string& job_name) {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -407,6 +454,7 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
   std::string type, pretrained, job_name, output_dir, config_path, config_file;
   bool pretrained_bf16 = false;  // the pretrained folder's config.json says dtype = "bfloat16"
   bool preset = true, resume = false, push_to_hub_off = false;
+  bool peft_given = false, peft_method_given = false;  // a --peft.* flag; --peft.method_type among them
   std::vector<std::string> repo_ids;
   for (const auto& flag : flags) {
     if (flag.name == "--policy.type" || flag.name == "--policy") {
@@ -518,6 +566,13 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
           if (name != "--save_checkpoint_to_hub") plan.overrides.push_back(name.substr(2) + "=false");
         } else if (name == "--policy.repo_id") {
           repo_ids.push_back(flag.value);
+        } else if (name.starts_with("--peft.")) {
+          if (flag.value == "null" || flag.value == "None") break;  // PeftConfig's own default
+          if (plan.resume_from)
+            throw ConfigError("lerobot-train: " + name + " with --resume=true: the resumed run keeps its adapters");
+          plan.overrides.push_back(peft_override(flag));
+          peft_given = true;
+          if (name == "--peft.method_type") peft_method_given = true;
         } else if (name == "--num_machines") {
           if (count(flag) > 1) refuse(flag, rule->why);
         } else if (name == "--machine_rank") {
@@ -607,6 +662,8 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
                             "uploads. Upload it afterwards with `hf upload " +
                             repo_ids.front() + " " + (plan.run_dir ? *plan.run_dir : std::string("<output_dir>")) +
                             "/checkpoints/last/pretrained_model` (add --policy.push_to_hub=false to silence this)");
+  // A --peft.* flag makes lerobot-train's PeftConfig, whose method_type defaults to LORA.
+  if (peft_given && !peft_method_given) plan.overrides.push_back("policy.peft.method_type=LORA");
   if (plan.nproc && plan.gpus)
     throw ConfigError("lerobot-train: give --num_processes (or --nproc) or --gpus, not both");
   if (plan.nproc || plan.gpus) plan.all_gpus = false;      // --multi_gpu with a count: the count

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "host/nn/lora.hpp"
 #include "host/util/env_switch.hpp"
 
 namespace lrhost::nn {
@@ -96,7 +97,9 @@ torch::Tensor packed_weight(const torch::Tensor& weight) {
 
 }  // namespace
 
-torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& input) {
+namespace {
+
+torch::Tensor apply_base_linear(const torch::nn::Linear& layer, const torch::Tensor& input) {
   const auto& weight = layer->weight;
   const bool trainable_bias = layer->bias.defined() && layer->bias.requires_grad();
   if (trainable_bias || !uses_cpu_packed_linear(weight, input)) return torch::linear(input, weight, layer->bias);
@@ -104,6 +107,14 @@ torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& 
       layer->bias.defined() ? std::optional<at::Tensor>(layer->bias.contiguous()) : std::nullopt;
   return onednn_ops()->linear.call(input, packed_weight(weight), bias, "none", c10::List<std::optional<at::Scalar>>(),
                                    std::optional<std::string_view>(""));
+}
+
+}  // namespace
+
+torch::Tensor apply_linear(const torch::nn::Linear& layer, const torch::Tensor& input) {
+  auto output = apply_base_linear(layer, input);
+  if (const auto adapter = lora_parts(*layer)) return add_lora_output(adapter, input, output);
+  return output;
 }
 
 bool set_cpu_packed_linear(bool enabled) {

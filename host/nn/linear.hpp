@@ -1,4 +1,5 @@
 // Applying a torch::nn::Linear as the VLM blocks need it.
+//  - With its LoRA adapter, when one is attached (lora.hpp): PEFT's y = base(x) + B(A(x)) * scaling.
 //  - Exactly as Python's nn.Linear: the C++ frontend's Linear::forward computes matmul and bias add
 //    in two roundings for inputs that are not 2-D; PyTorch calls the fused at::linear, and in bf16
 //    the two differ by whole ulps. Every host/nn block that must equal its Hugging Face original

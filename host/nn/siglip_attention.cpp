@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "host/nn/linear.hpp"
+#include "host/nn/lora.hpp"
 
 namespace lrhost::nn {
 
@@ -25,8 +26,10 @@ torch::Tensor SiglipAttentionImpl::forward(const torch::Tensor& hidden_states) {
   // `.view(...).transpose(1, 2)`.
   auto heads = [&](const torch::Tensor& x) { return x.view({batch, length, num_heads_, head_dim_}).transpose(1, 2); };
   torch::Tensor q, k, v;
-  if (uses_cpu_packed_linear(q_proj->weight, hidden_states)) {
+  const bool adapted = lora_parts(*q_proj) || lora_parts(*k_proj) || lora_parts(*v_proj);
+  if (adapted || uses_cpu_packed_linear(q_proj->weight, hidden_states)) {
     // Frozen CPU fp32: three GEMMs on oneDNN-reordered weights (linear.hpp) beat one plain fused GEMM.
+    // With LoRA adapters (lora.hpp), each projection adds its own.
     q = heads(apply_linear(q_proj, hidden_states));
     k = heads(apply_linear(k_proj, hidden_states));
     v = heads(apply_linear(v_proj, hidden_states));

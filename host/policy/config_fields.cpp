@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "host/policy/peft/peft_settings.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -14,7 +15,11 @@ FieldReader::FieldReader(const nlohmann::json& table, std::string where, const P
       where_(std::move(where)),
       dataset_(dataset),
       reader_(table, where_),
-      fields_(reader_, table, where_) {}
+      fields_(reader_, table, where_) {
+  // The recipe's LoRA settings ride in every policy table; PeftSettings::read checks them where they
+  // are applied (ckpt::load_pretrained), and config.json never holds them.
+  reader_.allow(kPeftKey);
+}
 
 const nlohmann::json* FieldReader::value_of(const std::string& key, const void* member) {
   const auto* value = fields_.nullable(key);  // marks the key as known

@@ -165,12 +165,15 @@ void PretrainedConfigFields::fields(Self& c, F&& f, bool n_obs_steps_shapes_weig
 template <class Config>
 void read_config_fields(Config& config, FieldReader& reader) {
   Config::fields(config, reader);
-  // LeRobot's PEFT adapters (use_peft, lerobot-train's --peft.*) are not implemented: refused rather
-  // than trained as full fine-tuning.
+  // use_peft = true reaches a config only when typed by hand: an adapter folder's is cleared by
+  // ckpt::build_inputs, which attaches the adapters itself.
   if constexpr (std::is_base_of_v<PretrainedConfigFields, Config>)
     if (config.use_peft)
-      throw util::NotImplemented("policy: 'use_peft' = true (PEFT/LoRA adapters) is not implemented in lrhost",
-                                 "set use_peft=false to fine-tune every trainable parameter");
+      throw util::ConfigError(
+          "policy: 'use_peft' = true without LoRA adapters to load (typed by hand it would not train adapters: "
+          "LeRobot's lerobot#3975 trap)",
+          "use_peft marks a pretrained folder that holds adapters (adapter_config.json); to train adapters set "
+          "policy.peft.method_type=LORA (lerobot-train: --peft.*)");
 }
 
 // config.json content: "type" first, then every field in declared order; with_lrhost_only adds

@@ -34,6 +34,7 @@ struct PolicyOutput {
 using optim::ParamGroup;
 
 class PolicyProcessors;
+struct LoraAdapters;
 
 // How a policy's preprocessor turns task strings into language tokens (LeRobot's
 // TokenizerProcessorStep): the tokenizer (name as config.json says it, and its resolved folder),
@@ -183,11 +184,16 @@ class Policy : public torch::nn::Module {
   std::vector<torch::Tensor> trainable_parameters() const;
   int64_t num_parameters() const;
 
+  // The LoRA adapters attached by add_lora_adapters (peft/lora_adapters.hpp), or null.
+  const LoraAdapters* lora_adapters() const { return lora_.get(); }
+  void set_lora_adapters(std::shared_ptr<const LoraAdapters> adapters) { lora_ = std::move(adapters); }
+
  private:
   std::optional<nn::AutocastSpec> inference_autocast() const;
 
   std::optional<nn::AutocastSpec> autocast_;
   std::shared_ptr<const PolicyProcessors> processors_;
+  std::shared_ptr<const LoraAdapters> lora_;
   ShardedStateSource* sharded_ = nullptr;
   bool weights_file_backed_ = false;
   // add_file_cast's pending parameters: parameter -> (the parameter, the file's tensor).

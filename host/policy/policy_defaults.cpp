@@ -1,12 +1,15 @@
 // Default configs per policy type, from each type's spec (policy_spec.hpp).
 #include "host/policy/policy_defaults.hpp"
 
+#include "host/policy/peft/peft_settings.hpp"
 #include "host/policy/registry.hpp"
 
 namespace lrhost::policy {
 
 nlohmann::ordered_json default_policy_config_with_nulls(const std::string& type) {
-  return policy_spec(type).default_config();
+  auto config = policy_spec(type).default_config();
+  config[kPeftKey] = default_peft_table();
+  return config;
 }
 
 nlohmann::ordered_json default_policy_config(const std::string& type) {

@@ -21,6 +21,17 @@ namespace lrhost::policy {
 
 using PolicyFactory = std::function<std::shared_ptr<Policy>(const nlohmann::json& config, const PolicyFeatures&)>;
 
+// A type's LoRA as LeRobot 0.6.1 + PEFT 0.18 have it.
+struct LeRobotPeft {
+  // _get_default_peft_targets(): the target regex when policy.peft names none (its modules_to_save
+  // is an empty list).
+  std::string default_targets;
+  // adapter_config.json's auto_mapping, which PEFT writes for a base that is no transformers model:
+  // the LeRobot policy class and its module.
+  std::string base_model_class;
+  std::string parent_library;
+};
+
 // How `lerobot-train --policy.type=<type> ...` maps onto lrhost (host/cli/lerobot_train.cpp).
 struct LeRobotTrainMapping {
   std::string recipe;                         // the shipped recipe under recipes/, e.g. "act_ddp.lua"
@@ -64,6 +75,9 @@ struct PolicySpec {
       missing_pretrained_extras;
   // Unset for lrhost-only types that lerobot-train does not know.
   std::optional<LeRobotTrainMapping> lerobot_train;
+  // What LeRobot + PEFT know of the type's LoRA (unset: LeRobot has no default targets for the type,
+  // so targets must be given, and adapter_config.json has no auto_mapping).
+  std::optional<LeRobotPeft> lerobot_peft;
   // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of
   // the policy from its config alone (planned_policy.hpp); nullopt, or unset, builds the policy.
   std::function<std::optional<PlannedPolicy>(const nlohmann::json& config, const PolicyFeatures& features)>

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "host/config/overrides.hpp"
+#include "host/policy/peft/peft_settings.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/pretrained_folder.hpp"
 #include "host/policy/registry.hpp"
@@ -15,9 +16,10 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-// Fields of the recipe's policy table that never come from config.json.
+// Fields of the recipe's policy table that never come from config.json (peft: the run's adapters,
+// peft_settings.hpp).
 bool recipe_only(const std::string& field) {
-  return field == "pretrained_path" || field == "type";
+  return field == "pretrained_path" || field == "type" || field == kPeftKey;
 }
 
 // lrhost's own run options of the type (its spec's run_option_fields, e.g. SmolVLA's

@@ -44,8 +44,6 @@ ordered_json step_entry(const std::string& registry_name, ordered_json config, c
   return entry;
 }
 
-const std::vector<std::string> kValidTypes{"VISUAL", "STATE", "ENV", "ACTION"};
-
 ordered_json parse_json_file(const fs::path& file) {
   return io::read_json_file(file, "the file is corrupt or truncated; save the policy again");
 }
@@ -131,7 +129,8 @@ NormalizerStep parse_normalizer(const ordered_json& step, const fs::path& dir, c
   const auto& norm_map = field(config, "norm_map", where + " config");
   if (!norm_map.is_object()) throw util::DataError(where + ": 'norm_map' must be an object {type: mode}");
   for (const auto& [type, mode] : norm_map.items()) {
-    if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end() || !mode.is_string())
+    if (std::find(kNormFeatureTypes.begin(), kNormFeatureTypes.end(), type) == kNormFeatureTypes.end() ||
+        !mode.is_string())
       throw util::DataError(where + ": norm_map entry '" + type + "': " + mode.dump() +
                             " is not a feature type (VISUAL, STATE, ENV, ACTION) with a mode name");
     try {

@@ -89,7 +89,7 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
                                 : "the processor pipeline tokenizes the task (" +
                                       ProcessorPipeline::names(pipeline.pre) + ") but no language settings were given");
   for (const auto& [type, mode] : norm_map) {
-    if (std::find(kValidTypes.begin(), kValidTypes.end(), type) == kValidTypes.end())
+    if (std::find(kNormFeatureTypes.begin(), kNormFeatureTypes.end(), type) == kNormFeatureTypes.end())
       throw util::ConfigError("normalization_mapping: unknown feature type '" + type +
                               "' (valid: VISUAL, STATE, ENV, ACTION)");
     data::parse_norm_mode(mode);

@@ -32,6 +32,9 @@
 
 namespace lrhost::policy {
 
+// The feature types a normalization map may name (LeRobot's FeatureType values that normalize).
+inline const std::vector<std::string> kNormFeatureTypes{"VISUAL", "STATE", "ENV", "ACTION"};
+
 // One normalizer / unnormalizer step: the features it covers, the mode of each feature type, eps,
 // and every stat it was given (float32, LeRobot's to_tensor), also of features it does not touch.
 struct NormalizerStep {

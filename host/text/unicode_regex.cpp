@@ -79,4 +79,32 @@ void UnicodeRegex::find_all(std::string_view text, std::vector<std::pair<std::si
   }
 }
 
+PythonFullMatch::PythonFullMatch(const std::string& pattern) {
+  initialize_oniguruma();
+  // Anchored at the start by onig_match; the lookahead holds only at the very end, so backtracking
+  // tries every alternative until one ends there (a plain match that stops at its first success
+  // would say no to "a|ab" on "ab", where Python's fullmatch says yes).
+  const std::string whole = "(?:" + pattern + ")(?![\\s\\S])";
+  regex_t* compiled = nullptr;
+  OnigErrorInfo info{};
+  const auto* begin = reinterpret_cast<const OnigUChar*>(whole.data());
+  int code =
+      onig_new(&compiled, begin, begin + whole.size(), ONIG_OPTION_NONE, ONIG_ENCODING_UTF8, ONIG_SYNTAX_PYTHON, &info);
+  if (code != ONIG_NORMAL) throw std::invalid_argument(error_text(code, &info));
+  regex_ = compiled;
+}
+
+PythonFullMatch::~PythonFullMatch() {
+  if (regex_) onig_free(static_cast<regex_t*>(regex_));
+}
+
+bool PythonFullMatch::operator()(std::string_view text) const {
+  const auto* start = reinterpret_cast<const OnigUChar*>(text.data());
+  const auto found =
+      onig_match(static_cast<regex_t*>(regex_), start, start + text.size(), start, nullptr, ONIG_OPTION_NONE);
+  if (found == ONIG_MISMATCH) return false;
+  if (found < 0) throw std::runtime_error("regex match failed: " + error_text(static_cast<int>(found), nullptr));
+  return true;
+}
+
 }  // namespace lrhost::text

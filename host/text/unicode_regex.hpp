@@ -28,4 +28,21 @@ class UnicodeRegex {
   void* regex_ = nullptr;  // regex_t*; kept opaque so that oniguruma.h stays out of this header
 };
 
+// Python's re.fullmatch(pattern, text) is not None, for patterns in Python's syntax (Oniguruma's
+// Python grammar): whether some way of matching the pattern spans the whole text. PEFT matches its
+// `target_modules` regex against module names this way.
+class PythonFullMatch {
+ public:
+  // Throws std::invalid_argument carrying Oniguruma's message when the pattern does not compile.
+  explicit PythonFullMatch(const std::string& pattern);
+  ~PythonFullMatch();
+  PythonFullMatch(const PythonFullMatch&) = delete;
+  PythonFullMatch& operator=(const PythonFullMatch&) = delete;
+
+  bool operator()(std::string_view text) const;
+
+ private:
+  void* regex_ = nullptr;  // regex_t*
+};
+
 }  // namespace lrhost::text

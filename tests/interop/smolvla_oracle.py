@@ -358,7 +358,9 @@ def cmd_inputs(args) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- run
-def run_protocol(policy, pre, post, inputs: dict, tasks: list[str]) -> tuple[dict, dict]:
+def run_protocol(policy, pre, post, inputs: dict, tasks: list[str], every_trainable_used: bool = True) -> tuple[dict, dict]:
+    """every_trainable_used=False: a trainable parameter without a gradient is no error (LoRA adapters on
+    the last VLM layer's q_proj, which no output reads: lora_oracle.py)."""
     raw = {k.removeprefix("batch."): v.clone() for k, v in inputs.items() if k.startswith("batch.")}
     raw["task"] = list(tasks)
     norm = pre(raw)
@@ -382,7 +384,7 @@ def run_protocol(policy, pre, post, inputs: dict, tasks: list[str]) -> tuple[dic
             if not p.requires_grad:
                 problems.append(f"frozen {name} has a gradient")
             out[f"grad.{name}"] = p.grad.detach().clone()
-        elif p.requires_grad:
+        elif p.requires_grad and every_trainable_used:
             problems.append(f"trainable {name} got no gradient")
         if name.startswith("model.vlm_with_expert.vlm.") and p.requires_grad and policy.config.train_expert_only:
             problems.append(f"{name} is trainable although train_expert_only")

@@ -14,13 +14,9 @@ local M = {}
 
 local function starts(s, prefix) return s:sub(1, #prefix) == prefix end
 
-function M.run(opts)
-  assert(opts.dir ~= "" and opts.inputs ~= "" and opts.tasks ~= "" and opts.out ~= "",
-         "dir=, inputs=, tasks= and out= are required")
-  local policy = lr.policy.load(opts.dir, { strict = true })
-  if opts.resave ~= nil and opts.resave ~= "" then policy:save_pretrained(opts.resave) end
-  local inputs = lr.load_safetensors(opts.inputs)
-  local tasks = lr.read_json(opts.tasks)
+-- The protocol's outputs of a loaded policy on the raw batch `inputs` (a loaded safetensors table) and
+-- the task strings; leaves the gradients on the parameters and the policy in eval mode.
+function M.outputs(policy, inputs, tasks)
   local raw = {}
   for k, v in pairs(inputs) do
     if starts(k, "batch.") then raw[k:sub(7)] = v end
@@ -56,6 +52,15 @@ function M.run(opts)
     out.chunk_unnorm = policy:postprocess(out.chunk)
   end)
   for k, v in pairs(out) do out[k] = v:contiguous() end
+  return out
+end
+
+function M.run(opts)
+  assert(opts.dir ~= "" and opts.inputs ~= "" and opts.tasks ~= "" and opts.out ~= "",
+         "dir=, inputs=, tasks= and out= are required")
+  local policy = lr.policy.load(opts.dir, { strict = true })
+  if opts.resave ~= nil and opts.resave ~= "" then policy:save_pretrained(opts.resave) end
+  local out = M.outputs(policy, lr.load_safetensors(opts.inputs), lr.read_json(opts.tasks))
   lr.save_safetensors(opts.out, out, { producer = "lrhost" })
   return out
 end

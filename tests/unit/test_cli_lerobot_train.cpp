@@ -121,7 +121,11 @@ TEST_CASE("lerobot-train: what lrhost cannot honour is an error naming the flag 
   CHECK(error_of({"--policy.type=act", "--batch_sise=4"}).find("did you mean '--batch_size'") != std::string::npos);
   CHECK(error_of({"--policy.type=mlp"}).find("policy type 'mlp' has no shipped lrhost recipe") != std::string::npos);
   CHECK(error_of({"--batch_size=4"}).find("give the policy: --policy.type=") != std::string::npos);
-  CHECK(error_of({"--policy.type=act", "--peft.method_type=LORA"}).find("PEFT/LoRA") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--peft.lora_dropout=0.1"}).find("policy.peft.lora_dropout=0.1") !=
+        std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--peft.rank=8"}).find("unknown flag --peft.rank") != std::string::npos);
+  CHECK(error_of({"--policy.type=act", "--peft.target_modules=[q_proj,]"}).find("an empty module name") !=
+        std::string::npos);
   CHECK(error_of({"--policy.type=act", "--env.type=pusht"}).find("lrhost eval") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--mixed_precision=fp8"}).find("no (fp32), bf16 or fp16") != std::string::npos);
   CHECK(error_of({"--policy.type=act", "--num_processes=0"}).find("whole number >= 1") != std::string::npos);
@@ -135,6 +139,29 @@ TEST_CASE("lerobot-train: what lrhost cannot honour is an error naming the flag 
   lrhost::test::TempDir dir("lerobot_train_types");
   CHECK(error_of({"--policy.type=act", "--policy.path=" + pretrained_folder(dir, "smolvla").string()})
             .find("is a 'smolvla' policy") != std::string::npos);
+}
+
+TEST_CASE("lerobot-train: --peft.* map one to one onto policy.peft, and any of them turns LoRA on") {
+  lrhost::test::TempDir dir("lerobot_train_peft");
+  const std::string base = pretrained_folder(dir, "smolvla").string();
+  auto plan = plan_lerobot_train({"--policy.path=" + base, "--peft.r=8", "--peft.lora_alpha=32",
+                                  "--peft.target_modules=[q_proj, \"v_proj\"]",
+                                  "--peft.full_training_modules=state_proj", "--peft.init_type=gaussian"});
+  CHECK(has(plan.overrides, "policy.peft.r=8"));
+  CHECK(has(plan.overrides, "policy.peft.lora_alpha=32"));
+  CHECK(has(plan.overrides, R"(policy.peft.target_module_names=["q_proj","v_proj"])"));
+  CHECK(has(plan.overrides, R"(policy.peft.full_training_modules=["state_proj"])"));
+  CHECK(has(plan.overrides, "policy.peft.init_type=gaussian"));
+  CHECK(has(plan.overrides, "policy.peft.method_type=LORA"));  // PeftConfig's default method
+  // A regex stays a regex; an explicit method_type is not doubled.
+  auto regex =
+      plan_lerobot_train({"--policy.path=" + base, "--peft.method_type=LORA", "--peft.target_modules=all-linear"});
+  CHECK(has(regex.overrides, "policy.peft.target_modules=all-linear"));
+  CHECK(std::count(regex.overrides.begin(), regex.overrides.end(), "policy.peft.method_type=LORA") == 1);
+  // No --peft flag: no adapters.
+  auto plain = plan_lerobot_train({"--policy.path=" + base});
+  CHECK(std::none_of(plain.overrides.begin(), plain.overrides.end(),
+                     [](const std::string& o) { return o.starts_with("policy.peft."); }));
 }
 
 TEST_CASE("lerobot-train: optimizer flags follow use_policy_training_preset as LeRobot reads them") {

@@ -20,6 +20,7 @@
 #include "host/policy/activation_probe.hpp"
 #include "host/policy/common/flow_matching.hpp"
 #include "host/policy/common/prefix_suffix_masks.hpp"
+#include "host/policy/peft/lora_adapters.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/smolvla/flow_matching_model.hpp"
@@ -750,4 +751,76 @@ TEST_CASE("smolvla: the FSDP plan gathers each expert layer with the VLM layer i
   REQUIRE(zero3 != plan.strategies.end());
   CHECK(zero3->peak_gathered_bytes == root + 2 * largest_pair);
   CHECK(largest_pair > largest_unit);
+}
+
+TEST_CASE("smolvla lora: LeRobot's default targets, only adapters train, a fresh adapter keeps the loss") {
+  lrhost::test::TempDir dir("smolvla_lora");
+  torch::manual_seed(5);
+  auto base = tiny_policy(write_vlm(dir, false));
+  lrhost::ckpt::save_pretrained(*base, dir / "pretrained");
+  auto batch = tiny_batch();
+  batch["noise"] = torch::randn({2, 5, 32});
+  batch["time"] = torch::tensor({0.3f, 0.8f});
+  base->train();
+  const double base_loss = base->forward(batch).loss.item<double>();
+
+  const json peft{{"peft", {{"method_type", "LORA"}}}};
+  for (auto loading : {lrhost::ckpt::WeightLoading::copy, lrhost::ckpt::WeightLoading::file_backed}) {
+    auto adapted = lrhost::ckpt::load_pretrained(dir / "pretrained", true, peft, loading);
+    REQUIRE(adapted->lora_adapters());
+    const auto& selection = adapted->lora_adapters()->selection;
+    std::vector<std::string> expected;
+    for (int layer = 0; layer < 4; ++layer)
+      for (const char* proj : {"q_proj", "v_proj"})
+        expected.push_back("model.vlm_with_expert.lm_expert.layers." + std::to_string(layer) + ".self_attn." + proj);
+    for (const char* proj :
+         {"state_proj", "action_in_proj", "action_out_proj", "action_time_mlp_in", "action_time_mlp_out"})
+      expected.push_back(std::string("model.") + proj);
+    auto sorted = selection.adapted;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(expected.begin(), expected.end());
+    CHECK(sorted == expected);
+    for (const auto& p : adapted->named_parameters()) {
+      INFO(p.key());
+      CHECK(p.value().requires_grad() == (p.key().find(".lora_") != std::string::npos));
+    }
+    adapted->train();
+    CHECK(adapted->forward(batch).loss.item<double>() == base_loss);  // B = 0: the base's forward
+  }
+  // A new policy takes no adapters (LeRobot's wrap_with_peft refuses it too).
+  CHECK(lrhost::test::contains(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+                                 auto config = tiny_config(write_vlm(dir, false));
+                                 config["peft"] = {{"method_type", "LORA"}};
+                                 create_policy(config);
+                               }),
+                               "fine-tune a pretrained policy"));
+}
+
+TEST_CASE("smolvla lora: every adapter the training forward uses gets a gradient (all-linear, random B)") {
+  lrhost::test::TempDir dir("smolvla_lora_all");
+  torch::manual_seed(5);
+  lrhost::ckpt::save_pretrained(*tiny_policy(write_vlm(dir, false)), dir / "pretrained");
+  const json peft{{"peft", {{"method_type", "LORA"}, {"target_modules", "all-linear"}, {"init_type", "false"}}}};
+  auto adapted = lrhost::ckpt::load_pretrained(dir / "pretrained", true, peft);
+  adapted->train();
+  auto batch = tiny_batch();
+  adapted->forward(batch).loss.backward();
+  // A block that applied its Linear without apply_linear (linear.hpp) would leave its adapter
+  // without a gradient, silently training nothing there. The only ones without are those of modules
+  // whose output the loss never reads, as in LeRobot: the VLM's head, and in the last VLM layer all
+  // but k/v (the expert reads the VLM's keys and values; the prefix's own output ends there).
+  std::vector<std::string> unread;
+  const std::string last = "model.vlm_with_expert.vlm.model.text_model.layers.3.";
+  for (const char* module : {"self_attn.q_proj", "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"})
+    for (const char* part : {"lora_A", "lora_B"}) unread.push_back(last + module + "." + part + ".weight");
+  for (const char* part : {"lora_A", "lora_B"})
+    unread.push_back(std::string("model.vlm_with_expert.vlm.lm_head.") + part + ".weight");
+  std::vector<std::string> without_gradient;
+  for (const auto& p : adapted->named_parameters())
+    if (p.key().find(".lora_") != std::string::npos &&
+        !(p.value().grad().defined() && p.value().grad().abs().sum().item<double>() > 0))
+      without_gradient.push_back(p.key());
+  std::sort(unread.begin(), unread.end());
+  std::sort(without_gradient.begin(), without_gradient.end());
+  CHECK(without_gradient == unread);
 }

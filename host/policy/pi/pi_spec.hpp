@@ -40,6 +40,15 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
                                                    "n_action_steps", "tokenizer_max_length", "scheduler_warmup_steps"},
                               .optimizer_preset = "adamw",
                               .scheduler_preset = "cosine_decay_with_warmup"},
+      // modeling_pi0.py's and modeling_pi05.py's _get_default_peft_targets (one string): the expert's
+      // q/v and the projections. pi05 has no state_proj and names its time MLP time_mlp_in/_out, so
+      // LeRobot's default leaves pi05's time MLP frozen; kept as LeRobot has it.
+      .lerobot_peft =
+          LeRobotPeft{
+              .default_targets =
+                  R"((.*\.gemma_expert\..*\.self_attn\.(q|v)_proj|model\.(state_proj|action_in_proj|action_out_proj|action_time_mlp_in|action_time_mlp_out)))",
+              .base_model_class = variant == PiVariant::pi05 ? "PI05Policy" : "PI0Policy",
+              .parent_library = "lerobot.policies." + type + ".modeling_" + type},
       // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
       .plan_without_building = [variant](const nlohmann::json& config,
                                          const PolicyFeatures& features) -> std::optional<PlannedPolicy> {

@@ -26,6 +26,13 @@ const PolicySpec& spec() {
                                                                 "tokenizer_max_length", "scheduler_warmup_steps"},
                                            .optimizer_preset = "adamw",
                                            .scheduler_preset = "cosine_decay_with_warmup"},
+      // modeling_smolvla.py's _get_default_peft_targets: the expert's q/v and the projections.
+      .lerobot_peft =
+          LeRobotPeft{
+              .default_targets =
+                  R"((model\.vlm_with_expert\.lm_expert\..*\.(q|v)_proj|model\.(state_proj|action_in_proj|action_out_proj|action_time_mlp_in|action_time_mlp_out)))",
+              .base_model_class = "SmolVLAPolicy",
+              .parent_library = "lerobot.policies.smolvla.modeling_smolvla"},
   };
   return entry;
 }
