@@ -17,36 +17,45 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The policy's tensors the adapter file holds, by the policy's own names.
-std::vector<std::pair<std::string, torch::Tensor>> adapter_tensors(const policy::Policy& policy) {
+// Whether the adapter file holds the policy's tensor `name`: an adapter weight, or a parameter or
+// buffer of a module trained in full.
+bool in_adapter_file(const policy::LoraAdapters& adapters, const std::string& name) {
+  for (const auto& module : adapters.selection.adapted)
+    if (name == module + ".lora_A.weight" || name == module + ".lora_B.weight") return true;
+  for (const auto& module : adapters.selection.trained_fully)
+    if (name.rfind(module + ".", 0) == 0) return true;
+  return false;
+}
+
+const policy::LoraAdapters& adapters_of(const policy::Policy& policy) {
   const auto* adapters = policy.lora_adapters();
   if (!adapters) throw util::ConfigError("the '" + policy.type() + "' policy has no LoRA adapters");
-  std::set<std::string> adapter_names;
-  for (const auto& module : adapters->selection.adapted) {
-    adapter_names.insert(module + ".lora_A.weight");
-    adapter_names.insert(module + ".lora_B.weight");
-  }
-  auto trained_fully = [&](const std::string& name) {
-    for (const auto& module : adapters->selection.trained_fully)
-      if (name.rfind(module + ".", 0) == 0) return true;
-    return false;
-  };
+  return *adapters;
+}
+
+// The policy's tensors the adapter file holds, by the policy's own names.
+std::vector<std::pair<std::string, torch::Tensor>> adapter_tensors(const policy::Policy& policy) {
+  const auto& adapters = adapters_of(policy);
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : policy.named_parameters())
-    if (adapter_names.count(item.key()) || trained_fully(item.key())) tensors.emplace_back(item.key(), item.value());
+    if (in_adapter_file(adapters, item.key())) tensors.emplace_back(item.key(), item.value());
   for (const auto& item : policy.named_buffers())
-    if (trained_fully(item.key())) tensors.emplace_back(item.key(), item.value());
+    if (in_adapter_file(adapters, item.key())) tensors.emplace_back(item.key(), item.value());
   return tensors;
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, torch::Tensor>> adapter_state(const policy::Policy& policy) {
-  auto tensors = adapter_tensors(policy);
-  for (auto& [name, tensor] : tensors) {
-    name = kPeftKeyPrefix + name;
-    tensor = tensor.detach();
-  }
+  return adapter_state(policy, adapter_tensors(policy));
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> adapter_state(
+    const policy::Policy& policy, std::vector<std::pair<std::string, torch::Tensor>> state) {
+  const auto& adapters = adapters_of(policy);
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (auto& [name, tensor] : state)
+    if (in_adapter_file(adapters, name)) tensors.emplace_back(kPeftKeyPrefix + name, tensor.detach());
   return tensors;
 }
 

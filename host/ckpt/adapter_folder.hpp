@@ -30,6 +30,9 @@ inline constexpr const char* kPeftKeyPrefix = "base_model.model.";
 // The adapter file's tensors of an adapted policy: its adapter parameters and the parameters and
 // buffers of its full_training_modules, under PEFT's names.
 std::vector<std::pair<std::string, torch::Tensor>> adapter_state(const policy::Policy& policy);
+// The same, picked from a full state dict by the policy's names (an FSDP run's gathered state).
+std::vector<std::pair<std::string, torch::Tensor>> adapter_state(
+    const policy::Policy& policy, std::vector<std::pair<std::string, torch::Tensor>> state);
 
 // Copies the adapter file's tensors into the policy's adapter (DataError naming the file and the
 // missing or unexpected keys, or a shape that differs).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "host/ckpt/adapter_folder.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/recipe_snapshot.hpp"
 #include "host/ckpt/sharded_state.hpp"
@@ -34,8 +35,12 @@ std::string step_identifier(int64_t step, int64_t total_steps) {
 
 std::vector<std::string> missing_checkpoint_files(const fs::path& step_dir) {
   std::vector<std::string> missing;
-  for (const char* file : {"pretrained_model/config.json", "pretrained_model/model.safetensors",
-                           "training_state/training_step.json", "training_state/rng_state.safetensors"})
+  // A LoRA run's checkpoint holds its adapters (adapter_folder.hpp), not the base's weights.
+  const bool adapters = path_exists(step_dir / kPretrainedDir / kAdapterConfigFile);
+  const std::string weights = std::string(kPretrainedDir) + "/" + (adapters ? kAdapterModelFile : kModelFile);
+  for (const std::string& file :
+       {std::string("pretrained_model/config.json"), weights, std::string("training_state/training_step.json"),
+        std::string("training_state/rng_state.safetensors")})
     if (!path_exists(step_dir / file)) missing.push_back(file);
   const fs::path shards = step_dir / kTrainingStateDir / kShardsDir;
   if (path_exists(shards))

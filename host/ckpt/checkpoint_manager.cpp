@@ -176,11 +176,14 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
   if (ec) throw util::IoError("cannot create " + state.string() + ": " + ec.message());
   // The tensors: model.safetensors (the gathered state dict under FSDP) and, without FSDP, the
   // optimizer state.
-  // An adapted policy saves its adapters alone (adapter_folder.hpp; never sharded: FSDP refuses LoRA).
+  // An adapted policy saves its adapters alone (adapter_folder.hpp), under FSDP picked from the
+  // gathered state.
+  const bool adapters = targets.policy->lora_adapters() != nullptr;
   TensorFile model{pretrained / pretrained_weights_file(*targets.policy),
-                   full_state                        ? std::move(*full_state)
-                   : targets.policy->lora_adapters() ? adapter_state(*targets.policy)
-                                                     : targets.policy->state_dict(),
+                   full_state && adapters ? adapter_state(*targets.policy, std::move(*full_state))
+                   : full_state           ? std::move(*full_state)
+                   : adapters             ? adapter_state(*targets.policy)
+                                          : targets.policy->state_dict(),
                    {{"format", "pt"}}};
   sort_pretrained_state(model.tensors);
   // The gathered FSDP state is already this save's own host copy; otherwise parameters can wait for
@@ -593,25 +596,32 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
         // frozen parameters (not sharded) from model.safetensors.
         load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
-        auto model = io::read_safetensors(pretrained / kModelFile);
+        // A LoRA run's file holds only the adapters' unsharded tensors (buffers of modules trained in
+        // full); the frozen base is the run's pretrained_path, loaded before.
+        const bool adapters = targets.policy->lora_adapters() != nullptr;
+        const fs::path weights = pretrained / pretrained_weights_file(*targets.policy);
+        auto model = io::read_safetensors(weights);
         const auto& view = targets.fsdp->view();
         torch::NoGradGuard no_grad;
         auto restore_unsharded = [&](const std::string& name, torch::Tensor& tensor) {
           if (view.find(name) != nullptr) return;
-          const auto& saved = model.at(name);
+          const std::string key = adapters ? kPeftKeyPrefix + name : name;
+          if (adapters && model.find(key) == nullptr) return;
+          const auto& saved = model.at(key);
           if (saved.sizes() != tensor.sizes())
-            throw util::DataError((pretrained / kModelFile).string() + ": '" + name + "' is " +
-                                      c10::str(saved.sizes()) + ", the model has " + c10::str(tensor.sizes()),
+            throw util::DataError(weights.string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
+                                      ", the model has " + c10::str(tensor.sizes()),
                                   "resume with the policy config the checkpoint was written with");
           tensor.detach().copy_(saved);
         };
         for (auto& item : targets.policy->named_parameters()) restore_unsharded(item.key(), item.value());
         for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
-      } else if (targets.policy && targets.policy->lora_adapters()) {
-        // The base is the run's pretrained_path, loaded before; the checkpoint holds the adapters.
-        load_adapter_state(*targets.policy, pretrained / kAdapterModelFile);
       } else if (targets.policy) {
-        load_state_dict(*targets.policy, pretrained / kModelFile, true);
+        // A LoRA run's base is its pretrained_path, loaded before; the checkpoint holds the adapters.
+        if (targets.policy->lora_adapters())
+          load_adapter_state(*targets.policy, pretrained / kAdapterModelFile);
+        else
+          load_state_dict(*targets.policy, pretrained / kModelFile, true);
         if (sharded) {
           std::vector<std::pair<std::string, torch::Tensor>> parameters;
           for (const auto& item : targets.policy->named_parameters()) parameters.emplace_back(item.key(), item.value());

@@ -7,7 +7,9 @@
 #include <iterator>
 #include <sstream>
 
+#include "host/ckpt/adapter_folder.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/merge_adapters.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/ckpt/training_state.hpp"
@@ -85,15 +87,29 @@ std::optional<std::string> first_scalar(const ordered_json& config,
   return std::nullopt;
 }
 
+// An adapter folder's LoRA: its base, rank, scaling, targets and what it trains.
+void describe_adapters(std::ostream& out, const fs::path& dir) {
+  const auto adapter = ckpt::read_adapter_config(dir);
+  const auto& lora = adapter.settings.lora;
+  out << "  LoRA adapters on base " << adapter.base_model_name_or_path << ": r " << lora.r << ", lora_alpha "
+      << lora.alpha << " (scaling " << lora.scaling() << (lora.use_rslora ? ", rslora" : "") << "), targets "
+      << adapter.settings.targets->to_json().dump() << ", full_training_modules "
+      << nlohmann::json(adapter.settings.full_training_modules).dump() << "\n";
+}
+
 void describe_pretrained(std::ostream& out, const fs::path& dir) {
   auto config = policy::read_config_json(dir);
-  auto model = io::read_safetensors(dir / ckpt::kModelFile);
+  const bool adapters = ckpt::is_adapter_folder(dir);
+  const char* weights = adapters ? ckpt::kAdapterModelFile : ckpt::kModelFile;
+  auto model = io::read_safetensors(dir / weights);
   int64_t numel = 0;
   for (const auto& [name, tensor] : model.tensors) numel += tensor.numel();
   std::error_code ec;
-  out << "  policy: " << config["type"].get<std::string>() << ", " << numel << " parameters and buffers in "
-      << model.tensors.size() << " tensors (model.safetensors "
-      << util::human_bytes(fs::file_size(dir / ckpt::kModelFile, ec)) << ")\n";
+  out << "  policy: " << config["type"].get<std::string>() << ", " << numel
+      << (adapters ? " trainable parameters (adapters and modules trained in full)" : " parameters and buffers")
+      << " in " << model.tensors.size() << " tensors (" << weights << " "
+      << util::human_bytes(fs::file_size(dir / weights, ec)) << ")\n";
+  if (adapters) describe_adapters(out, dir);
   out << "  config: " << config_summary(config, 12) << "\n";
   if (policy::PolicyProcessors::present(dir)) {
     auto processors = policy::PolicyProcessors::load(dir);
@@ -239,7 +255,8 @@ std::string checkpoint_info(const fs::path& path) {
   // A bare pretrained folder (save_pretrained output, no training state).
   if (path_exists(dir / ckpt::kConfigFile) && dir.filename() != ckpt::kPretrainedDir) {
     out << "pretrained policy: " << dir.string() << "\n";
-    auto missing = path_exists(dir / ckpt::kModelFile) ? "" : std::string(ckpt::kModelFile);
+    const std::string weights = ckpt::is_adapter_folder(dir) ? ckpt::kAdapterModelFile : ckpt::kModelFile;
+    auto missing = path_exists(dir / weights) ? "" : weights;
     out << "  complete: " << (missing.empty() ? "yes" : "no (missing " + missing + ")") << "\n";
     describe_pretrained(out, dir);
     out << "  size: " << util::human_bytes(tree_bytes(dir)) << "\n";
@@ -302,6 +319,13 @@ void add_checkpoint_command(CLI::App& app, CheckpointCommand& command) {
       "check every file of a checkpoint against its checksums.json (a step dir: that checkpoint; an output or "
       "checkpoints dir: every complete one); exit code 1 when any data does not match");
   command.verify->add_option("dir", command.path, "checkpoint folder")->required();
+  command.merge = checkpoint->add_subcommand(
+      "merge",
+      "fold a LoRA checkpoint's adapters into its base: OUT is a plain pretrained folder (model.safetensors with "
+      "W + B·A·scaling, config.json with use_peft false, processors) that LeRobot loads as an ordinary policy");
+  command.merge->add_option("dir", command.path, "adapter folder (pretrained_model), step dir or output dir")
+      ->required();
+  command.merge->add_option("--out", command.out, "the new pretrained folder")->required();
 }
 
 int verify_checkpoints(const fs::path& path, std::ostream& out) {
@@ -350,6 +374,13 @@ int verify_checkpoints(const fs::path& path, std::ostream& out) {
 
 int run_checkpoint_command(const CheckpointCommand& command) {
   if (command.verify && command.verify->parsed()) return verify_checkpoints(command.path, std::cout);
+  if (command.merge && command.merge->parsed()) {
+    const auto report = ckpt::merge_adapter_folder(command.path, command.out);
+    std::cout << "merged " << report.merged_layers << " LoRA layer(s) of " << report.adapter_dir.string()
+              << " into its base " << report.base << " (" << report.trained_fully
+              << " module(s) trained in full kept as trained): " << command.out << "\n";
+    return 0;
+  }
   if (!command.info || !command.info->parsed()) return -1;
   std::cout << checkpoint_info(command.path);
   return 0;

@@ -1,8 +1,9 @@
-// `lrhost checkpoint verify DIR` (see verify_checkpoints) and `lrhost checkpoint info DIR`: what a checkpoint holds
-// (step, policy type and size, config summary, optimizer/scheduler/sampler state, file sizes) and whether it is
-// complete; DIR may be an output dir, its checkpoints/ folder, one step folder or a pretrained_model folder. And the
-// planning half of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training, with the
-// checkpoint to continue from (main.cpp runs it like `lrhost run`, launch flags included).
+// `lrhost checkpoint verify DIR` (see verify_checkpoints), `lrhost checkpoint merge DIR --out OUT` (a LoRA
+// checkpoint folded into a plain policy folder, ckpt/merge_adapters.hpp) and `lrhost checkpoint info DIR`: what a
+// checkpoint holds (step, policy type and size, config summary, optimizer/scheduler/sampler state, file sizes) and
+// whether it is complete; DIR may be an output dir, its checkpoints/ folder, one step folder or a pretrained_model
+// folder. And the planning half of `lrhost resume CHECKPOINT_DIR`: which recipe copy and overrides re-run the training,
+// with the checkpoint to continue from (main.cpp runs it like `lrhost run`, launch flags included).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -18,7 +19,9 @@ namespace lrhost::cli {
 struct CheckpointCommand {
   CLI::App* info = nullptr;
   CLI::App* verify = nullptr;
+  CLI::App* merge = nullptr;
   std::string path;
+  std::string out;  // merge --out
 };
 
 void add_checkpoint_command(CLI::App& app, CheckpointCommand& command);

@@ -8,11 +8,13 @@
 --   lrhost tests/interop/lora_driver.lua mode=run dir=DIR inputs=IN.safetensors out=OUT
 --     Loads the adapter folder DIR (base from its adapter_config.json) and writes what lora_oracle.py
 --     run does: OUT (the protocol of vla_protocol.lua), OUT.s1 (again after one AdamW step), OUT.after
---     (after.<name> of every trainable parameter after a second step).
+--     (after.<name> of every trainable parameter after a second step); trained=DIR2 also saves the
+--     trained adapter folder there (for `lrhost checkpoint merge`).
 local lr = require "lrhost"
 local protocol = require "vla_protocol"
 
-local cfg = lr.config { mode = "", src = "", dir = "", out = "", inputs = "", config = "default", seed = 42 }
+local cfg = lr.config { mode = "", src = "", dir = "", out = "", inputs = "", config = "default", seed = 42,
+                        trained = "" }
 
 -- lora_oracle.py's configurations as policy.peft tables (SECOND there).
 local second_full = { smolvla = { "state_proj" }, pi0 = { "state_proj" }, pi05 = { "time_mlp_in" } }
@@ -54,6 +56,7 @@ local function run()
   for _, row in ipairs(policy:weight_table()) do
     if row.trainable then after["after." .. row.name] = policy:named_parameters()[row.name]:detach():contiguous() end
   end
+  if cfg.trained ~= "" then policy:save_pretrained(cfg.trained) end
   lr.save_safetensors(cfg.out, first, { producer = "lrhost" })
   lr.save_safetensors(cfg.out .. ".s1", second, { producer = "lrhost" })
   lr.save_safetensors(cfg.out .. ".after", after, { producer = "lrhost" })

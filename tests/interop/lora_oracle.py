@@ -23,6 +23,12 @@ Subcommands:
   compare-adapters REF_DIR OTHER_DIR
       Two adapter folders: adapter_config.json equal field by field (base_model_name_or_path compared
       as resolved paths), adapter_model.safetensors with the same names, shapes, dtypes and values.
+  compare-merged ADAPTER_OUT MERGED_OUT
+      LeRobot's protocol on an adapter folder (`run` OUT) against its protocol on the plain folder
+      `lrhost checkpoint merge` made of it (the type oracle's `run`): loss, chunk and chunk_unnorm
+      with the type's fp32 tolerances. Merging changes only the fp32 rounding of each adapted
+      linear (W x + s B (A x) against (W + s B A) x), the order of the differences in op composition
+      those tolerances are made for.
   batch CMD ARGS... [SEP CMD ARGS...]
       The commands above in this one process; see policy_oracle.py batch.
 """
@@ -228,6 +234,26 @@ def cmd_compare(args) -> int:
     return 1 if failed or bad else 0
 
 
+def cmd_compare_merged(args) -> int:
+    with safe_open(args.adapter_out, framework="pt") as f:
+        kind = (f.metadata() or {})["type"]
+    oracle, _ = type_module(kind)
+    ref, got = load_file(args.adapter_out), load_file(args.merged_out)
+    bad = []
+    for name in ("loss", "chunk", "chunk_unnorm"):
+        rel, floor, *_ = oracle.TOLERANCES[name]
+        r, g = ref[name].double(), got[name].double()
+        bound = rel if floor is None else rel * max(floor, r.abs().max().item())
+        d = (r - g).abs().max().item()
+        log(f"{name}: max |diff| {d:.3g}; tolerance {bound:.3g}")
+        if d > bound:
+            bad.append(f"{name}: max |diff| {d:.3g} > {bound:.3g}")
+    for b in bad:
+        log("MISMATCH " + b)
+    log(f"{'FAILED' if bad else 'OK'}: the merged folder {args.merged_out} vs its adapters {args.adapter_out}")
+    return 1 if bad else 0
+
+
 def cmd_compare_adapters(args) -> int:
     ref_dir, other_dir = Path(args.ref_dir), Path(args.other_dir)
     ref_cfg, other_cfg = read_json(ref_dir / "adapter_config.json"), read_json(other_dir / "adapter_config.json")
@@ -273,6 +299,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p = sub.add_parser("compare")
     p.add_argument("ref")
     p.add_argument("other")
+    p = sub.add_parser("compare-merged")
+    p.add_argument("adapter_out")
+    p.add_argument("merged_out")
     p = sub.add_parser("compare-adapters")
     p.add_argument("ref_dir")
     p.add_argument("other_dir")
@@ -281,7 +310,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     return {"wrap": cmd_wrap, "run": cmd_run, "compare": cmd_compare,
-            "compare-adapters": cmd_compare_adapters}[args.cmd](args)
+            "compare-adapters": cmd_compare_adapters, "compare-merged": cmd_compare_merged}[args.cmd](args)
 
 
 def main(argv: list[str]) -> int:

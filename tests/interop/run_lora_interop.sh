@@ -12,7 +12,8 @@
 # folder; the folders must be equal (adapter_config.json field by field, every adapter tensor exactly:
 # the same init drawn from the same generator); lrhost loads LeRobot's folder and LeRobot lrhost's, and
 # on the same batch, noise and time both give the same loss, adapter gradients, sampled chunk, and the
-# same again after one AdamW step, and the same adapters after two.
+# same again after one AdamW step, and the same adapters after two; `lrhost checkpoint merge` of the
+# trained adapters gives a plain folder LeRobot loads, whose loss and chunk equal the adapters'.
 # WORK_DIR is emptied and keeps every folder and output. Exits 77 (ctest's skip code) when the oracle's
 # python (with peft) is unavailable, 1 on any mismatch.
 set -euo pipefail
@@ -46,10 +47,12 @@ d="$work"
 
 step "LeRobot builds and saves a tiny pretrained $policy in $d/policy and writes the raw input batch"
 if [ "$policy" = smolvla ]; then
-  oracle_script=smolvla_oracle.py
+  type_oracle=smolvla_oracle.py
+  oracle_script=$type_oracle
   oracle make "$d" "&&" inputs "$d/policy" "$d/inputs.safetensors"
 else
-  oracle_script=pi_oracle.py
+  type_oracle=pi_oracle.py
+  oracle_script=$type_oracle
   oracle make "$d/policy" --policy "$policy" "&&" inputs "$d/policy" "$d/inputs.safetensors"
 fi
 
@@ -60,7 +63,8 @@ oracle wrap "$d/policy" "$d/lerobot_adapter" --config "$config" --seed 42 \
 step "lrhost wraps it ($config, seed 42), saves $d/lrhost_adapter; runs the protocol on LeRobot's folder"
 if quiet "$lrhost" "$here/lora_driver.lua" mode=wrap src="$d/policy" out="$d/lrhost_adapter" config="$config" \
   seed=42 && quiet "$lrhost" "$here/lora_driver.lua" mode=run dir="$d/lerobot_adapter" \
-  inputs="$d/inputs.safetensors" out="$d/lrhost.safetensors"; then
+  inputs="$d/inputs.safetensors" out="$d/lrhost.safetensors" trained="$d/trained_adapter" &&
+  quiet "$lrhost" checkpoint merge "$d/trained_adapter" --out "$d/merged"; then
   checks "lrhost's adapter folder vs LeRobot's (config fields, init exactly equal)" \
     compare-adapters "$d/lerobot_adapter" "$d/lrhost_adapter" \
     ";" "lrhost on LeRobot's adapters vs LeRobot (loss, gradients, chunk; after 1 and 2 AdamW steps)" \
@@ -68,7 +72,18 @@ if quiet "$lrhost" "$here/lora_driver.lua" mode=wrap src="$d/policy" out="$d/lrh
     ";" "LeRobot loads lrhost's adapter folder and runs the LoRA protocol" \
     run "$d/lrhost_adapter" "$d/inputs.safetensors" "$d/lerobot_on_lrhost.safetensors" \
     "&&" "LeRobot on lrhost's folder vs on its own" \
-    compare "$d/lerobot.safetensors" "$d/lerobot_on_lrhost.safetensors"
+    compare "$d/lerobot.safetensors" "$d/lerobot_on_lrhost.safetensors" \
+    ";" "LeRobot on the trained adapters (saved by lrhost after two steps)" \
+    run "$d/trained_adapter" "$d/inputs.safetensors" "$d/lerobot_trained.safetensors"
+  step "LeRobot loads the folder \`lrhost checkpoint merge\` made of them as a plain policy, runs its protocol"
+  oracle_script=$type_oracle
+  if oracle run "$d/merged" "$d/inputs.safetensors" "$d/lerobot_merged.safetensors"; then
+    oracle_script=lora_oracle.py
+    checks "the merged folder vs the adapters (loss, chunk)" \
+      compare-merged "$d/lerobot_trained.safetensors" "$d/lerobot_merged.safetensors"
+  else
+    failures=$((failures + 1))
+  fi
 else
   failures=$((failures + 1))
 fi

@@ -40,6 +40,14 @@ void add_lora_adapters(Policy& policy, const PeftSettings& settings, const std::
   policy.set_lora_adapters(std::move(adapters));
 }
 
+void merge_lora_adapters(Policy& policy) {
+  const auto* adapters = policy.lora_adapters();
+  if (!adapters) throw util::ConfigError("the " + policy.type() + " policy has no LoRA adapters to merge");
+  const auto modules = policy.named_modules("", /*include_self=*/false);
+  for (const auto& name : adapters->selection.adapted) nn::merge_lora(*modules[name]->as<torch::nn::LinearImpl>());
+  policy.set_lora_adapters(nullptr);
+}
+
 int64_t lora_trainable_parameters(const Policy& policy) {
   int64_t total = 0;
   for (const auto& p : policy.parameters())

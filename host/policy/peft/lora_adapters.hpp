@@ -31,6 +31,10 @@ std::optional<nn::LoraTargets> default_lora_targets(const std::string& policy_ty
 // has no default, or as select_lora_modules says) and records it on the policy.
 void add_lora_adapters(Policy& policy, const PeftSettings& settings, const std::string& base_model_name_or_path);
 
+// Folds every adapter into its layer (nn::merge_lora) and drops the record: a plain policy whose
+// forward equals the adapted one's up to fp32 rounding. ConfigError when the policy has no adapters.
+void merge_lora_adapters(Policy& policy);
+
 // Parameters the adapters train: adapter weights and modules_to_save parameters, by name.
 int64_t lora_trainable_parameters(const Policy& policy);
 

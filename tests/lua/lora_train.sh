@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# LoRA fine-tuning through the shipped pi05 recipe (tiny geometry, CPU ranks): a pretrained folder from
+# a 1-step run, then adapters trained on it
+#  - in one process, with LeRobot's command line (`lrhost lerobot-train --policy.path=... --peft.*`):
+#    the checkpoint's pretrained_model/ is an adapter folder (adapter_model.safetensors,
+#    adapter_config.json, config.json with use_peft: true, no model.safetensors);
+#  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
+#  - on 2 DDP ranks, and sharded (FSDP ZeRO-3) on 2 ranks with the same adapters; the FSDP checkpoint
+#    resumes in one process;
+#  - `checkpoint info` shows the adapters; `checkpoint merge` writes a plain folder (model.safetensors,
+#    use_peft false) that fine-tunes like any pretrained folder; a second merge into it is refused.
+# Usage: lora_train.sh LRHOST WORK_DIR RECIPES_DIR
+set -euo pipefail
+exe=$1 work=$2 recipes=$3
+rm -rf "$work"
+mkdir -p "$work"
+export OMP_NUM_THREADS=1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run() { # run LOG ARGS...: one lrhost call, killed after 300 s
+  local log=$1
+  shift
+  timeout 300 "$exe" "$@" > "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "lrhost $*"; }
+}
+tiny=(batch_size=2 log_freq=1 eval_batches=1 num_workers=1)
+run "$work/base.log" --device cpu "$recipes/pi05.lua" output_dir="$work/base" steps=1 save_freq=1 "${tiny[@]}"
+base="$work/base/checkpoints/000001/pretrained_model"
+
+# LeRobot's command line: any --peft flag turns LoRA on.
+run "$work/lora1.log" lerobot-train --device=cpu --policy.path="$base" --peft.r=4 --peft.lora_alpha=8 \
+  --steps=4 --save_freq=2 --batch_size=2 --output_dir="$work/lora1" log_freq=1 eval_batches=1 num_workers=1
+adapter="$work/lora1/checkpoints/000004/pretrained_model"
+for f in adapter_model.safetensors adapter_config.json config.json; do
+  [ -f "$adapter/$f" ] || fail "the LoRA checkpoint has no $f"
+done
+[ ! -e "$adapter/model.safetensors" ] || fail "the LoRA checkpoint holds the base's weights"
+grep -q '"use_peft": true' "$adapter/config.json" || fail "config.json does not say use_peft: true"
+grep -q '"r": 4' "$adapter/adapter_config.json" || fail "adapter_config.json: $(grep '"r"' "$adapter/adapter_config.json")"
+grep -q "\"base_model_name_or_path\": \"$base\"" "$adapter/adapter_config.json" || fail "the base is not the path given"
+
+# Resume == uninterrupted: the run's step-4 checkpoint set aside, `lrhost resume` continues from step 2.
+cp -r "$work/lora1" "$work/half"
+rm -rf "$work/half/checkpoints/000004" "$work/half/checkpoints/last"
+ln -s 000002 "$work/half/checkpoints/last"
+run "$work/resume.log" resume "$work/half"
+grep -q "resume: restored step 2" "$work/resume.log" || fail "did not resume from step 2: $(tail -3 "$work/resume.log")"
+cmp "$work/half/checkpoints/000004/pretrained_model/adapter_model.safetensors" "$adapter/adapter_model.safetensors" \
+  || fail "resumed adapters differ from the uninterrupted run's"
+
+# Two DDP ranks.
+run "$work/ddp.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$work/ddp" policy.pretrained_path="$base" \
+  policy.peft.method_type=LORA policy.peft.r=4 steps=2 save_freq=2 "${tiny[@]}"
+[ -f "$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" ] || fail "no DDP adapter checkpoint"
+
+# FSDP (ZeRO-3 on 2 ranks; LeRobot refuses PEFT under FSDP) == DDP: the same adapter tensors. The two
+# differ only in the order of the gradient reductions (fp32, ~1e-7 relative), which AdamW's first two
+# updates (each at most lr per element, lr 1.4e-5 then 2.5e-6 here) carry over as at most 1e-3 of a step.
+run "$work/fsdp.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$work/fsdp" policy.pretrained_path="$base" \
+  policy.peft.method_type=LORA policy.peft.r=4 steps=2 save_freq=2 parallelism.dp_shard=2 "${tiny[@]}"
+fsdp_adapters="$work/fsdp/checkpoints/000002/pretrained_model/adapter_model.safetensors"
+run "$work/fsdp_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" a="$fsdp_adapters" \
+  b="$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
+# The FSDP checkpoint resumes in one process (2 more steps).
+cp -r "$work/fsdp" "$work/fsdp_resumed"
+run "$work/fsdp_resume.log" resume "$work/fsdp_resumed" --device cpu steps=4
+grep -q "resume: restored step 2" "$work/fsdp_resume.log" || fail "FSDP -> one process: $(tail -3 "$work/fsdp_resume.log")"
+[ -f "$work/fsdp_resumed/checkpoints/000004/pretrained_model/adapter_model.safetensors" ] || fail "no step 4 after the resume"
+
+# checkpoint info, merge.
+run "$work/info.log" checkpoint info "$work/lora1"
+grep -q "LoRA adapters on base $base: r 4, lora_alpha 8" "$work/info.log" || fail "info: $(cat "$work/info.log")"
+run "$work/merge.log" checkpoint merge "$work/lora1" --out "$work/merged"
+[ -f "$work/merged/model.safetensors" ] && [ ! -e "$work/merged/adapter_config.json" ] || fail "merge wrote no plain folder"
+grep -q '"use_peft": false' "$work/merged/config.json" || fail "the merged config.json: $(grep use_peft "$work/merged/config.json")"
+run "$work/tune_merged.log" --device cpu "$recipes/pi05.lua" output_dir="$work/tune_merged" \
+  policy.pretrained_path="$work/merged" steps=1 save_freq=1 "${tiny[@]}"
+if timeout 60 "$exe" checkpoint merge "$work/merged" --out "$work/merged2" > "$work/merge2.log" 2>&1; then
+  fail "merging a plain folder was not refused"
+fi
+grep -q "holds no LoRA adapters" "$work/merge2.log" || fail "merge of a plain folder: $(cat "$work/merge2.log")"
+echo "ok: LoRA trains on 1 and 2 ranks, resumes exactly, and merges into a plain policy"
