@@ -112,12 +112,13 @@ int w_config(lua_State* L) {
         std::optional<cli::ShownPlan> plan;
         {
           cli::StdoutToStderr quiet;  // building the plan may write the built-in dataset (encoder output)
-          plan = cli::show_memory_plan(resolved, world_size);
+          plan = cli::show_memory_plan(resolved, world_size, context.request.planned_gpu_memory_bytes);
         }
         std::printf("%s\n", cli::show_json_document(resolved, plan).dump(2).c_str());
       } else {
         std::printf("%s\n", resolved.dump(2).c_str());
-        if (auto plan = cli::show_memory_plan(resolved, world_size)) std::printf("\n%s", plan->text.c_str());
+        if (auto plan = cli::show_memory_plan(resolved, world_size, context.request.planned_gpu_memory_bytes))
+          std::printf("\n%s", plan->text.c_str());
       }
       std::fflush(stdout);
       show = true;

@@ -40,6 +40,7 @@
 #include "host/util/output_buffering.hpp"
 #include "host/util/save_on_signal.hpp"
 #include "host/util/shipped_paths.hpp"
+#include "host/util/strings.hpp"
 
 #ifdef LRHOST_WITH_JEMALLOC
 // jemalloc's start-up options for this binary (MALLOC_CONF in the environment overrides them). Freed
@@ -61,7 +62,8 @@ struct RecipeArguments {
   std::vector<std::string> overrides;
   int threads = 0;
   bool verbose = false;
-  bool json = false;  // show --json
+  bool json = false;                      // show --json
+  std::vector<int64_t> gpu_memory_bytes;  // show --gpu-memory
 };
 
 // Flags of `run` only: where the recipe runs (ranks, devices, nodes) and where its outputs go.
@@ -212,7 +214,8 @@ int run(const RecipeArguments& args, lrhost::cli::RecipeMode mode, const LaunchA
     torch::set_num_threads(args.threads);
     torch::set_num_interop_threads(1);
   }
-  int code = lrhost::cli::run_recipe({args.recipe, args.overrides, mode, planned_world_size, args.json});
+  int code = lrhost::cli::run_recipe(
+      {args.recipe, args.overrides, mode, planned_world_size, args.json, args.gpu_memory_bytes});
   lrhost::dist::shutdown_process_comm();
   return code;
 }
@@ -330,6 +333,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   show_command->add_flag("--json", show_args.json,
                          "print only JSON on stdout: {\"config\": ..., \"memory_plan\": ...}");
+  std::string show_gpu_memory;
+  show_command->add_option("--gpu-memory", show_gpu_memory,
+                           "with this much memory per GPU (e.g. 24GiB, 80GB; a list: 24GiB,80GiB): the largest batch "
+                           "per rank that fits, for each strategy of the plan");
 
   // Only for the help text: `lrhost lerobot-train ...` is parsed by the front door before CLI11.
   app.add_subcommand("lerobot-train",
@@ -421,6 +428,12 @@ int main(int argc, char** argv) {
     if (run_command->parsed()) return run(run_args, lrhost::cli::RecipeMode::run, &launch_args);
     if (show_command->parsed()) {
       if (show_nproc > 0 && show_gpus > 0) throw lrhost::util::ConfigError("show: give --nproc or --gpus, not both");
+      for (std::size_t start = 0; start < show_gpu_memory.size();) {  // SIZE[,SIZE...]
+        const auto comma = std::min(show_gpu_memory.find(',', start), show_gpu_memory.size());
+        show_args.gpu_memory_bytes.push_back(
+            lrhost::util::parse_memory_size(show_gpu_memory.substr(start, comma - start), "show --gpu-memory"));
+        start = comma + 1;
+      }
       return run(show_args, lrhost::cli::RecipeMode::show, nullptr, std::max({show_nproc, show_gpus, 1}) * show_nnodes);
     }
     if (int code = lrhost::cli::run_dataset_command(dataset_command); code >= 0) return code;

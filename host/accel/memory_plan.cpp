@@ -15,6 +15,7 @@
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::accel {
@@ -193,6 +194,17 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
   return plan;
 }
 
+int64_t gpu_reserve_bytes(int64_t gpu_memory_bytes) {
+  return (int64_t{1} << 30) + gpu_memory_bytes / 20;
+}
+
+int64_t largest_batch_per_rank(const MemoryPlan& plan, const StrategyMemory& strategy, int64_t gpu_memory_bytes) {
+  if (plan.activation_bytes_per_sample <= 0) return -1;
+  const int64_t free = gpu_memory_bytes - gpu_reserve_bytes(gpu_memory_bytes) - strategy.persistent_bytes() -
+                       strategy.peak_gathered_bytes;
+  return free <= 0 ? 0 : free / plan.activation_bytes_per_sample;
+}
+
 std::string render_memory_plan(const MemoryPlan& plan) {
   std::ostringstream out;
   out << "plan for " << plan.world_size << " rank(s): " << plan.strategy << "\n";
@@ -244,6 +256,20 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                 : plan.activation_note)
         << "; bf16 autocast roughly halves it)\n";
   }
+  for (const int64_t gpu : plan.gpu_memory_bytes) {
+    out << "  largest batch per rank in " << util::human_bytes(gpu) << " per GPU (after "
+        << util::human_bytes(gpu_reserve_bytes(gpu))
+        << " for the CUDA context, workspaces and fragmentation; activations as measured above):";
+    for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
+      const auto batch = largest_batch_per_rank(plan, plan.strategies[i], gpu);
+      out << (i == 0 ? " " : ", ") << plan.strategies[i].name << " "
+          << (batch < 0    ? std::string("? (activations not measured)")
+              : batch == 0 ? std::string("0 (does not fit)")
+                           : std::to_string(batch))
+          << (i == 0 ? " <- this config" : "");
+    }
+    out << "\n";
+  }
   if (plan.async_checkpoint_bytes > 0)
     out << "  async checkpoint host copy (save_async): " << mib(plan.async_checkpoint_bytes)
         << " on rank 0 (model + its optimizer state; FSDP: + its shards), held from a save until its writer "
@@ -265,6 +291,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["trainable"] = plan.trainable;
   json["schedule"] = plan.schedule;
   json["async_checkpoint_bytes"] = plan.async_checkpoint_bytes;
+  json["gpu_memory_bytes"] = plan.gpu_memory_bytes;  // the sizes largest_batch_per_rank lists
   auto units = nlohmann::ordered_json::array();
   for (const auto& unit : plan.units)
     units.push_back({{"name", unit.name},
@@ -275,14 +302,18 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
                      {"shard_numel", unit.shard_numel()}});
   json["units"] = units;
   auto strategies = nlohmann::ordered_json::array();
-  for (const auto& s : plan.strategies)
+  for (const auto& s : plan.strategies) {
+    auto batches = nlohmann::ordered_json::array();  // one per gpu_memory_bytes size
+    for (const int64_t gpu : plan.gpu_memory_bytes) batches.push_back(largest_batch_per_rank(plan, s, gpu));
     strategies.push_back({{"name", s.name},
                           {"shard_size", s.shard_size},
                           {"parameter_bytes", s.parameter_bytes},
                           {"gradient_bytes", s.gradient_bytes},
                           {"optimizer_bytes", s.optimizer_bytes},
                           {"persistent_bytes", s.persistent_bytes()},
-                          {"peak_gathered_bytes", s.peak_gathered_bytes}});
+                          {"peak_gathered_bytes", s.peak_gathered_bytes},
+                          {"largest_batch_per_rank", batches}});
+  }
   json["strategies"] = strategies;
   return json;
 }

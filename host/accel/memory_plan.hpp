@@ -53,7 +53,18 @@ struct MemoryPlan {
   // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file
   // holds). 0: saves are synchronous. Checkpoint:copied_bytes() measures it.
   int64_t async_checkpoint_bytes = 0;
+  // `show --gpu-memory`: GPU memory sizes to give the largest batch per rank for (empty: not asked).
+  std::vector<int64_t> gpu_memory_bytes;
 };
+
+// What a GPU's memory holds besides the plan's figures: the CUDA context, cuBLAS/cuDNN workspaces and
+// the caching allocator's fragmentation, taken as 1 GiB plus 5% of the card (an estimate from
+// PyTorch's typical overheads; unmeasured here).
+int64_t gpu_reserve_bytes(int64_t gpu_memory_bytes);
+// The largest batch per rank whose parameters, gradients, optimizer state, gathered parameters and
+// activations (per sample, as measured) fit in `gpu_memory_bytes` after the reserve; 0 when none does,
+// -1 when the activations were not measured.
+int64_t largest_batch_per_rank(const MemoryPlan& plan, const StrategyMemory& strategy, int64_t gpu_memory_bytes);
 
 // `config`: the resolved recipe config (batch_size, accelerator, parallelism, optimizer); the policy
 // is built but not prepared. Errors for group sizes that do not fit `world_size` or bad wrap units.

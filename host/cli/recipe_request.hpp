@@ -1,6 +1,7 @@
 // What the CLI asks the recipe engine to do. The engine (a Lua VM) lives in bindings/, so host/
 // stays free of Lua: the CLI fills this struct and calls run_recipe(), implemented there.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct RecipeRequest {
   int planned_world_size = 0;
   // `show --json`: stdout carries one JSON document, {"config": ..., "memory_plan": ...}.
   bool json_output = false;
+  // `show --gpu-memory SIZE[,SIZE...]`: the plan also prints the largest batch per rank that fits each.
+  std::vector<int64_t> planned_gpu_memory_bytes;
 };
 
 // Runs the recipe; returns the process exit code (0 success). Prints its own errors.

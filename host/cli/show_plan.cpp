@@ -14,6 +14,8 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/policy/activation_probe.hpp"
+#include "host/policy/peft/lora_adapters.hpp"
+#include "host/policy/peft/lora_plan.hpp"
 #include "host/policy/policy_features.hpp"
 #include "host/policy/policy_spec.hpp"
 #include "host/policy/registry.hpp"
@@ -21,7 +23,8 @@
 
 namespace lrhost::cli {
 
-std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t world_size) {
+std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t world_size,
+                                          const std::vector<int64_t>& gpu_memory_bytes) {
   if (!config.is_object() || !config.contains("policy") || !config["policy"].is_object() ||
       !config["policy"].contains("type"))
     return std::nullopt;
@@ -45,8 +48,14 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
     return policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
   };
-  if (policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
-      !policy_config["pretrained_path"].get<std::string>().empty()) {
+  const bool pretrained = policy_config.contains("pretrained_path") && policy_config["pretrained_path"].is_string() &&
+                          !policy_config["pretrained_path"].get<std::string>().empty();
+  // The recipe's LoRA (policy.peft), planned as training attaches it to the loaded policy.
+  std::optional<policy::PeftSettings> peft;
+  if (policy_config.contains(policy::kPeftKey))
+    peft = policy::PeftSettings::read(policy_config[policy::kPeftKey], "policy.peft");
+  if (peft && !pretrained) throw policy::lora_without_pretrained_error();
+  if (pretrained) {
     // Features config.json leaves empty are the dataset's, as training takes them.
     const auto dir = policy::resolve_pretrained_dir(policy_config["pretrained_path"].get<std::string>());
     auto inputs = ckpt::build_inputs(dir, policy_config, dataset_features);
@@ -72,13 +81,20 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     }
   };
   std::optional<policy::PlannedPolicy> planned;
+  std::function<void(policy::Policy&)> adapt;  // the run's LoRA on a built policy
+  if (peft)
+    adapt = [&](policy::Policy& built) {
+      policy::add_lora_adapters(built, *peft, policy_config["pretrained_path"].get<std::string>());
+    };
   if (spec && spec->plan_without_building)
-    planned = from_config_file([&] { return spec->plan_without_building(table, features); });
+    planned = from_config_file([&] { return spec->plan_without_building(table, features, adapt); });
+  if (planned && peft) policy::plan_lora_adapters(*planned, *peft);
   accel::MemoryPlan plan;
   if (planned) {
     plan = accel::make_memory_plan(*planned, config, world_size);
   } else {
     auto policy = from_config_file([&] { return policy::create_policy(table, features); });
+    if (adapt) adapt(*policy);
     plan = accel::make_memory_plan(*policy, config, world_size);
     try {
       plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;
@@ -88,6 +104,7 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
                    error.what());
     }
   }
+  plan.gpu_memory_bytes = gpu_memory_bytes;
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
     io::write_file_atomic(file, shown.json.dump(2));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lrhost::cli {
 
@@ -18,7 +19,9 @@ struct ShownPlan {
 };
 
 // The plan, or nullopt when the config names no policy type.
-std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t world_size);
+// gpu_memory_bytes (show --gpu-memory): the plan also gives the largest batch per rank that fits each.
+std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t world_size,
+                                          const std::vector<int64_t>& gpu_memory_bytes = {});
 
 // `lrhost show --json`'s document: {"config": ..., "memory_plan": ... or null}.
 nlohmann::ordered_json show_json_document(const nlohmann::json& config, const std::optional<ShownPlan>& plan);

@@ -69,6 +69,14 @@ nlohmann::json LoraTargets::to_json() const {
 
 LoraSelection select_lora_modules(const torch::nn::Module& root, const LoraTargets& targets,
                                   const std::vector<std::string>& modules_to_save, const std::string& where) {
+  std::vector<LoraCandidate> modules;
+  for (const auto& item : root.named_modules("", /*include_self=*/false))
+    modules.push_back({item.key(), is_linear(*item.value()), item.value()->name()});
+  return select_lora_modules(modules, targets, modules_to_save, where);
+}
+
+LoraSelection select_lora_modules(const std::vector<LoraCandidate>& modules, const LoraTargets& targets,
+                                  const std::vector<std::string>& modules_to_save, const std::string& where) {
   std::vector<std::unique_ptr<text::PythonFullMatch>> save_exclusions;
   for (const auto& m : modules_to_save) save_exclusions.push_back(compile("(?:^|.*\\.)" + m + "(?:$|\\..*)", where));
   std::unique_ptr<text::PythonFullMatch> regex;
@@ -77,10 +85,9 @@ LoraSelection select_lora_modules(const torch::nn::Module& root, const LoraTarge
   LoraSelection selection;
   std::vector<std::string> linear_names;
   std::vector<bool> save_entry_used(modules_to_save.size(), false);
-  for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    const auto& key = item.key();
-    const auto& module = *item.value();
-    if (is_linear(module)) linear_names.push_back(key);
+  for (const auto& module : modules) {
+    const auto& key = module.name;
+    if (module.linear) linear_names.push_back(key);
     for (size_t i = 0; i < modules_to_save.size(); ++i)
       if (ends_with(key, modules_to_save[i])) {
         save_entry_used[i] = true;
@@ -102,12 +109,12 @@ LoraSelection select_lora_modules(const torch::nn::Module& root, const LoraTarge
                                [&](const std::string& name) { return key == name || ends_with(key, "." + name); });
         break;
       case LoraTargets::Kind::all_linear:
-        selected = is_linear(module);
+        selected = module.linear;
         break;
     }
     if (!selected) continue;
-    if (!is_linear(module))
-      throw util::ConfigError(where + ": '" + key + "' (a " + module.name() +
+    if (!module.linear)
+      throw util::ConfigError(where + ": '" + key + "' (a " + module.type +
                               ") matches the LoRA targets, but only Linear layers take LoRA adapters");
     selection.adapted.push_back(key);
   }

@@ -36,9 +36,19 @@ struct LoraSelection {
   std::vector<std::string> trained_fully;  // modules_to_save matches, in module order
 };
 
+// A module as the selection sees it: its path, whether it is a Linear, its type (named in errors).
+struct LoraCandidate {
+  std::string name;
+  bool linear = false;
+  std::string type;
+};
+
 // ConfigError naming `where` for a bad regex, an empty selection (with near module names), a
 // selected module that is not a Linear, an unmatched modules_to_save entry or an overlap.
 LoraSelection select_lora_modules(const torch::nn::Module& root, const LoraTargets& targets,
+                                  const std::vector<std::string>& modules_to_save, const std::string& where);
+// The same over modules listed in module order (a policy planned without building it).
+LoraSelection select_lora_modules(const std::vector<LoraCandidate>& modules, const LoraTargets& targets,
                                   const std::vector<std::string>& modules_to_save, const std::string& where);
 
 }  // namespace lrhost::nn

@@ -31,6 +31,8 @@ struct PlannedPolicy {
   // Activation bytes one training sample keeps for backward; -1 when not measured.
   int64_t activation_bytes_per_sample = -1;
   std::string activation_note;  // how the figure was obtained, printed under it
+  // The Linear modules' paths (the modules LoRA can adapt), in parameter order.
+  std::vector<std::string> linear_modules;
 
   // All parameters: the units' in order, then the root's.
   NamedMetaTensors parameters() const;

@@ -80,7 +80,10 @@ struct PolicySpec {
   std::optional<LeRobotPeft> lerobot_peft;
   // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of
   // the policy from its config alone (planned_policy.hpp); nullopt, or unset, builds the policy.
-  std::function<std::optional<PlannedPolicy>(const nlohmann::json& config, const PolicyFeatures& features)>
+  // `adapt_probe` (may be empty) is applied to every small policy built to measure activations, so the
+  // figure is that of the run's policy (LoRA adapters attached: lrhost show).
+  std::function<std::optional<PlannedPolicy>(const nlohmann::json& config, const PolicyFeatures& features,
+                                             const std::function<void(Policy&)>& adapt_probe)>
       plan_without_building;
 };
 

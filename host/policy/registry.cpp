@@ -65,10 +65,7 @@ std::shared_ptr<Policy> create_policy(const nlohmann::json& config, const Policy
   // LoRA adapts a pretrained policy (ckpt::load_pretrained attaches the adapters); a new one is
   // refused as LeRobot's wrap_with_peft refuses it. An inactive table is the recipes' default.
   if (config.contains(kPeftKey) && PeftSettings::read(config[kPeftKey], "policy.peft"))
-    throw util::ConfigError(
-        "policy.peft: LoRA adapters fine-tune a pretrained policy, and this one is new (no policy.pretrained_path)",
-        "set policy.pretrained_path to the folder or hub id to adapt (LeRobot refuses the same: \"Training from "
-        "scratch using PEFT is unlikely to yield good results\")");
+    throw lora_without_pretrained_error();
   return policy_spec(config["type"].get<std::string>()).create(config, features);
 }
 

@@ -5,6 +5,9 @@
 #include <cctype>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
+
+#include "host/util/error.hpp"
 
 namespace lrhost::util {
 
@@ -45,6 +48,39 @@ std::string quoted_list(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "'" : ", '") + item + "'";
   return text;
+}
+
+int64_t parse_memory_size(const std::string& text, const std::string& what) {
+  const auto fail = [&]() -> int64_t {
+    throw ConfigError(what + ": expected a size such as 24GiB, 80GB or 512MiB, got '" + text + "'",
+                      "GiB/MiB/KiB (and G/M/K) are powers of 1024, GB/MB/KB powers of 1000");
+  };
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return fail();
+  }
+  std::string unit = lowercase(text.substr(used));
+  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+  const std::pair<const char*, double> units[] = {{"", 1},
+                                                  {"b", 1},
+                                                  {"k", 1024.0},
+                                                  {"kib", 1024.0},
+                                                  {"kb", 1e3},
+                                                  {"m", 1048576.0},
+                                                  {"mib", 1048576.0},
+                                                  {"mb", 1e6},
+                                                  {"g", 1073741824.0},
+                                                  {"gib", 1073741824.0},
+                                                  {"gb", 1e9},
+                                                  {"t", 1099511627776.0},
+                                                  {"tib", 1099511627776.0},
+                                                  {"tb", 1e12}};
+  for (const auto& [name, scale] : units)
+    if (unit == name && value * scale >= 1 && value * scale < 9e18) return static_cast<int64_t>(value * scale);
+  return fail();
 }
 
 std::string human_bytes(std::uintmax_t bytes) {

@@ -21,6 +21,10 @@ std::string quoted_list(const std::vector<std::string>& items);
 // `text` in ASCII lower case (flag and config values compared case-insensitively).
 std::string lowercase(std::string text);
 
+// "24GiB", "24 GiB", "80GB", "80G", "512MiB", "1e9": bytes (GiB/G: 2^30, GB: 10^9, no unit: bytes);
+// ConfigError naming `what` for anything else or a size < 1 byte.
+int64_t parse_memory_size(const std::string& text, const std::string& what);
+
 // "512 B", "1.5 KiB", "3.2 GiB": a size for people (powers of 1024).
 std::string human_bytes(std::uintmax_t bytes);
 

@@ -7,6 +7,7 @@
 #  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
 #  - on 2 DDP ranks, and sharded (FSDP ZeRO-3) on 2 ranks with the same adapters; the FSDP checkpoint
 #    resumes in one process;
+#  - `lrhost show` plans the adapters' trainable parameters as the run has them;
 #  - `checkpoint info` shows the adapters; `checkpoint merge` writes a plain folder (model.safetensors,
 #    use_peft false) that fine-tunes like any pretrained folder; a second merge into it is refused.
 # Usage: lora_train.sh LRHOST WORK_DIR RECIPES_DIR
@@ -36,6 +37,15 @@ done
 grep -q '"use_peft": true' "$adapter/config.json" || fail "config.json does not say use_peft: true"
 grep -q '"r": 4' "$adapter/adapter_config.json" || fail "adapter_config.json: $(grep '"r"' "$adapter/adapter_config.json")"
 grep -q "\"base_model_name_or_path\": \"$base\"" "$adapter/adapter_config.json" || fail "the base is not the path given"
+
+# `lrhost show` plans the adapters: its trainable count is what the run's gradients hold (fp32, 4 bytes
+# each, from the run's memory line), and --gpu-memory gives a batch.
+run "$work/show.log" show "$recipes/pi05.lua" policy.pretrained_path="$base" policy.peft.method_type=LORA \
+  policy.peft.r=4 policy.peft.lora_alpha=8 --gpu-memory 1GiB,24GiB
+trainable=$(sed -n 's/^  parameters: [0-9]* (\([0-9]*\) trainable).*/\1/p' "$work/show.log")
+grads=$(sed -n 's/.*memory per rank (single): parameters [0-9]*, gradients \([0-9]*\),.*/\1/p' "$work/lora1.log")
+[ -n "$trainable" ] && [ "$((trainable * 4))" = "$grads" ] || fail "show plans $trainable trainable, the run has $grads gradient bytes"
+grep -q "largest batch per rank in 24.0 GiB per GPU" "$work/show.log" || fail "show --gpu-memory printed no batch"
 
 # Resume == uninterrupted: the run's step-4 checkpoint set aside, `lrhost resume` continues from step 2.
 cp -r "$work/lora1" "$work/half"

@@ -177,6 +177,27 @@ TEST_CASE("fsdp plan: text and JSON forms") {
   CHECK((j["strategies"][0]["peak_gathered_bytes"] == 336));
 }
 
+TEST_CASE("fsdp plan: the largest batch per rank that fits a GPU's memory") {
+  auto mlp = small_mlp();
+  auto plan = make_memory_plan(*mlp, fsdp_config(-1), 2);
+  const auto& zero3 = plan.strategies.front();
+  const int64_t gpu = int64_t{2} << 30;  // 2 GiB: 1.1 GiB of it is the reserve
+  CHECK(lrhost::accel::gpu_reserve_bytes(gpu) == (int64_t{1} << 30) + gpu / 20);
+  CHECK(lrhost::accel::largest_batch_per_rank(plan, zero3, gpu) == -1);  // activations not measured
+  plan.activation_bytes_per_sample = 1 << 20;
+  const int64_t free =
+      gpu - lrhost::accel::gpu_reserve_bytes(gpu) - zero3.persistent_bytes() - zero3.peak_gathered_bytes;
+  CHECK(lrhost::accel::largest_batch_per_rank(plan, zero3, gpu) == free / (1 << 20));
+  plan.activation_bytes_per_sample = gpu;  // one sample needs more than the card
+  CHECK(lrhost::accel::largest_batch_per_rank(plan, zero3, gpu) == 0);
+  plan.activation_bytes_per_sample = 1 << 20;
+  plan.gpu_memory_bytes = {gpu};
+  const auto text = lrhost::accel::render_memory_plan(plan);
+  CHECK(text.find("largest batch per rank in 2.0 GiB per GPU") != std::string::npos);
+  CHECK(text.find("zero-3 " + std::to_string(free / (1 << 20)) + " <- this config") != std::string::npos);
+  CHECK((lrhost::accel::memory_plan_json(plan)["strategies"][0]["largest_batch_per_rank"][0] == free / (1 << 20)));
+}
+
 TEST_CASE("fsdp plan: refusals") {
   auto mlp = small_mlp();
   auto sizes = described_error<lrhost::util::ConfigError>([&] { make_memory_plan(*mlp, fsdp_config(3), 2); });

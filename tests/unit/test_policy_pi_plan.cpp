@@ -13,6 +13,8 @@
 #include "host/accel/memory_plan.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
 #include "host/policy/activation_probe.hpp"
+#include "host/policy/peft/lora_adapters.hpp"
+#include "host/policy/peft/lora_plan.hpp"
 #include "host/policy/pi/paligemma_with_expert.hpp"
 #include "host/policy/pi/pi_plan.hpp"
 #include "host/policy/pi0/pi0_policy.hpp"
@@ -176,4 +178,54 @@ TEST_CASE("pi plan: LeRobot's geometry gives LeRobot's counts and memory (pi0.md
     CHECK(plan.trainable == (type == "pi0" ? 3133186832 : 3248572176));
     CHECK(planned.parameters().size() == full.parameters().size());
   }
+}
+
+TEST_CASE("pi plan: LoRA on the planned description is add_lora_adapters on the built policy") {
+  for (const std::string type : {"pi0", "pi05"})
+    for (const std::string dtype : {"float32", "bfloat16"}) {
+      CAPTURE(type);
+      CAPTURE(dtype);
+      const auto table = tiny_table(type, dtype, "none");
+      auto policy = build(table);
+      auto planned = lrhost::policy::pi::plan_pi_parameters(variant_of(table), policy->pi_config(), policy->geometry());
+      // The planned Linears are the built policy's (in state-dict order, not module order).
+      std::vector<std::string> linears;
+      for (const auto& item : policy->named_modules("", false))
+        if (item.value()->as<torch::nn::LinearImpl>() != nullptr) linears.push_back(item.key());
+      auto planned_linears = planned.linear_modules;
+      std::sort(planned_linears.begin(), planned_linears.end());
+      std::sort(linears.begin(), linears.end());
+      CHECK(planned_linears == linears);
+
+      // LeRobot's default targets, then a list with a module trained in full.
+      for (const bool second : {false, true}) {
+        CAPTURE(second);
+        auto peft_table = lrhost::policy::default_peft_table();
+        peft_table["method_type"] = "LORA";
+        peft_table["r"] = 4;
+        if (second) {
+          peft_table["target_module_names"] = {"q_proj", "down_proj"};
+          peft_table["full_training_modules"] = {"action_out_proj"};
+        }
+        const auto settings = *lrhost::policy::PeftSettings::read(peft_table, "policy.peft");
+        auto adapted = build(table);
+        lrhost::policy::add_lora_adapters(*adapted, settings, "base");
+        auto planned_lora = planned;
+        lrhost::policy::plan_lora_adapters(planned_lora, settings);
+        std::vector<std::pair<std::string, torch::Tensor>> built;
+        for (const auto& item : adapted->named_parameters()) built.emplace_back(item.key(), item.value());
+        CHECK((describe(planned_lora.parameters()) == describe(built)));
+        const auto units = lrhost::dist::fsdp::find_wrap_units(*adapted, {});
+        REQUIRE(units.size() == planned_lora.units.size() + 1);
+        for (std::size_t i = 0; i < planned_lora.units.size(); ++i)
+          CHECK((describe(units[i].params) == describe(planned_lora.units[i].params)));
+        CHECK((describe(units.back().params) == describe(planned_lora.root)));
+        const auto a = lrhost::accel::make_memory_plan(planned_lora, plan_config(2), 2);
+        const auto b = lrhost::accel::make_memory_plan(*adapted, plan_config(2), 2);
+        CHECK(a.trainable == b.trainable);
+        CHECK(a.trainable == lrhost::policy::lora_trainable_parameters(*adapted));
+        for (std::size_t s = 0; s < a.strategies.size(); ++s)
+          CHECK(a.strategies[s].persistent_bytes() == b.strategies[s].persistent_bytes());
+      }
+    }
 }

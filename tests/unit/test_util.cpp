@@ -32,6 +32,20 @@ TEST_CASE("human_bytes: bytes as they are, then one decimal of the largest power
   CHECK(human_bytes(3ull << 50) == "3072.0 TiB");  // TiB is the largest unit
 }
 
+TEST_CASE("parse_memory_size: powers of 1024 for GiB/G, of 1000 for GB, bare numbers are bytes") {
+  CHECK(parse_memory_size("24GiB", "x") == (int64_t{24} << 30));
+  CHECK(parse_memory_size("24 gib", "x") == (int64_t{24} << 30));
+  CHECK(parse_memory_size("80G", "x") == (int64_t{80} << 30));
+  CHECK(parse_memory_size("80GB", "x") == 80'000'000'000);
+  CHECK(parse_memory_size("1.5MiB", "x") == 1572864);
+  CHECK(parse_memory_size("4096", "x") == 4096);
+  for (const char* bad : {"", "GiB", "24Gx", "-1GiB", "0"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(parse_memory_size(bad, "show --gpu-memory"),
+                         doctest::Contains("show --gpu-memory: expected a size"), ConfigError);
+  }
+}
+
 TEST_CASE("dtype and device names") {
   CHECK((parse_dtype("float32") == c10::kFloat));  // (( )): doctest cannot print ScalarType
   CHECK((parse_dtype("bfloat16") == c10::kBFloat16));

@@ -131,6 +131,13 @@ nlohmann::ordered_json default_peft_table() {
           {"use_rslora", false}};
 }
 
+util::ConfigError lora_without_pretrained_error() {
+  return util::ConfigError(
+      "policy.peft: LoRA adapters fine-tune a pretrained policy, and this one is new (no policy.pretrained_path)",
+      "set policy.pretrained_path to the folder or hub id to adapt (LeRobot refuses the same: \"Training from "
+      "scratch using PEFT is unlikely to yield good results\")");
+}
+
 nlohmann::json init_lora_weights_json(nn::LoraInit init) {
   switch (init) {
     case nn::LoraInit::kaiming_uniform:

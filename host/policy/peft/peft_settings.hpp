@@ -20,6 +20,7 @@
 
 #include "host/nn/lora.hpp"
 #include "host/nn/lora_targets.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::policy {
 
@@ -36,6 +37,9 @@ struct PeftSettings {
 // lr.policy.defaults gives every policy type: like pretrained_path it is the run's, never config.json's.
 inline constexpr const char* kPeftKey = "peft";
 nlohmann::ordered_json default_peft_table();
+
+// LoRA asked for a policy built new (no policy.pretrained_path): LeRobot's wrap_with_peft refuses it.
+util::ConfigError lora_without_pretrained_error();
 
 // PEFT's init_lora_weights value for an init (true, "gaussian", false), as adapter_config.json holds it.
 nlohmann::json init_lora_weights_json(nn::LoraInit init);

@@ -63,6 +63,9 @@ PlannedPolicy plan_pi_parameters(PiVariant variant, const PiConfigFields& config
   for (const auto& entry : nn::paligemma_with_expert_layout(geometry.paligemma, geometry.expert)) {
     const auto dtype = bf16 && !stays_fp32(entry.key) ? torch::kBFloat16 : torch::kFloat32;
     auto param = meta_parameter(entry.shape, dtype, trainable(entry.key, config, last_vlm_layer));
+    // The layout's 2-D weights are Linears' but for the embedding tables.
+    if (entry.key.ends_with(".weight") && entry.shape.size() == 2 && !contains(entry.key, "embed"))
+      planned.linear_modules.push_back(kWithExpert + entry.key.substr(0, entry.key.size() - 7));
     const auto [path, type] = unit_of(entry.key);
     if (path.empty()) {
       planned.root.emplace_back(kWithExpert + entry.key, param);
@@ -74,6 +77,7 @@ PlannedPolicy plan_pi_parameters(PiVariant variant, const PiConfigFields& config
   // The policy's own projections, outside PaliGemmaWithExpert: fp32 in both modes, always trained.
   const int64_t width = geometry.expert.hidden_size;
   auto linear = [&](const std::string& name, int64_t in, int64_t out) {
+    planned.linear_modules.push_back(kModel + name);
     planned.root.emplace_back(kModel + name + ".weight", meta_parameter({out, in}, torch::kFloat32, true));
     planned.root.emplace_back(kModel + name + ".bias", meta_parameter({out}, torch::kFloat32, true));
   };

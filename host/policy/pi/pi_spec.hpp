@@ -50,13 +50,17 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
               .base_model_class = variant == PiVariant::pi05 ? "PI05Policy" : "PI0Policy",
               .parent_library = "lerobot.policies." + type + ".modeling_" + type},
       // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
-      .plan_without_building = [variant](const nlohmann::json& config,
-                                         const PolicyFeatures& features) -> std::optional<PlannedPolicy> {
+      .plan_without_building = [variant](
+                                   const nlohmann::json& config, const PolicyFeatures& features,
+                                   const std::function<void(Policy&)>& adapt_probe) -> std::optional<PlannedPolicy> {
         auto parsed = Config::from_json(config, features);
         auto geometry = pi_geometry_of(parsed, variant);
         if (geometry.custom) return std::nullopt;
-        return plan_pi_policy(variant, parsed, geometry,
-                              [&](const PiGeometry& small) { return std::make_shared<PolicyType>(parsed, small); });
+        return plan_pi_policy(variant, parsed, geometry, [&](const PiGeometry& small) {
+          auto probe = std::make_shared<PolicyType>(parsed, small);
+          if (adapt_probe) adapt_probe(*probe);
+          return probe;
+        });
       },
   };
 }
