@@ -255,6 +255,7 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                 ? std::string("measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes")
                 : plan.activation_note)
         << "; bf16 autocast roughly halves it)\n";
+    if (!plan.activation_caveat.empty()) out << "    (" << plan.activation_caveat << ")\n";
   }
   for (const int64_t gpu : plan.gpu_memory_bytes) {
     out << "  largest batch per rank in " << util::human_bytes(gpu) << " per GPU (after "

@@ -48,6 +48,8 @@ struct MemoryPlan {
   std::string schedule;
   // How activation_bytes_per_sample was obtained, when not by the default probe.
   std::string activation_note;
+  // What the figure leaves out for this config (printed under it), e.g. checkpointing's recomputation.
+  std::string activation_caveat;
   // save_async = true: the host memory rank 0 holds for a checkpoint's copy while the writer writes
   // it (host/ckpt/checkpoint_manager.hpp): the full model's parameters plus, for the selected
   // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file

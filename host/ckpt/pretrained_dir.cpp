@@ -23,6 +23,7 @@
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/log.hpp"
+#include "host/util/strings.hpp"
 #include "host/util/torch_names.hpp"
 
 namespace lrhost::ckpt {
@@ -165,17 +166,28 @@ LoadReport load_state_dict(policy::Policy& policy, const fs::path& model_file, b
   return load_tensors(policy, model_file, strict, io::MapMode::read_only);
 }
 
+namespace {
+
+// use_peft: true without adapter_config.json: LeRobot's lerobot#3975 trap (a hand-typed use_peft makes
+// it take the base for adapters), explained.
+void require_adapter_config(const fs::path& dir) {
+  if (fs::exists(dir / kAdapterConfigFile)) return;
+  throw util::ConfigError(
+      (dir / kConfigFile).string() + " says use_peft: true, and " + dir.string() + " has no " + kAdapterConfigFile,
+      "use_peft marks a folder of LoRA adapters (LeRobot writes it with them); to train "
+      "adapters on this policy set policy.peft.method_type=LORA (lerobot-train: --peft.*), "
+      "or set use_peft to false in config.json");
+}
+
+}  // namespace
+
 PretrainedBuildInputs build_inputs(const fs::path& dir, const nlohmann::json& changes, const DatasetFeatures& dataset) {
   const std::string where = (dir / kConfigFile).string();
   auto config = policy::apply_policy_changes(policy::read_policy_config(dir), changes, where);
   // use_peft: the folder holds LoRA adapters, which load_pretrained attaches after building the
   // base policy; without adapter_config.json it is LeRobot's lerobot#3975 trap.
   if (config.contains("use_peft") && config["use_peft"] == true) {
-    if (!fs::exists(dir / kAdapterConfigFile))
-      throw util::ConfigError(where + " says use_peft: true, and " + dir.string() + " has no " + kAdapterConfigFile,
-                              "use_peft marks a folder of LoRA adapters (LeRobot writes it with them); to train "
-                              "adapters on this policy set policy.peft.method_type=LORA (lerobot-train: --peft.*), "
-                              "or set use_peft to false in config.json");
+    require_adapter_config(dir);
     config["use_peft"] = false;
   }
   PretrainedBuildInputs inputs;
@@ -257,12 +269,38 @@ std::shared_ptr<policy::Policy> build_with_weights(const fs::path& config_dir, c
 // config, then this folder's adapters and processors.
 std::shared_ptr<policy::Policy> load_adapter_folder(const fs::path& dir, bool strict, const nlohmann::json& changes,
                                                     WeightLoading loading, const DatasetFeatures& dataset) {
-  if (changes.is_object() && changes.contains(policy::kPeftKey) &&
-      policy::PeftSettings::read(changes[policy::kPeftKey], "policy.peft"))
-    throw util::ConfigError("policy.peft: " + dir.string() +
-                                " holds LoRA adapters already (adapter_config.json); a second set is not added",
-                            "drop policy.peft.* to go on training the folder's adapters");
+  require_adapter_config(dir);
   const auto adapter = read_adapter_config(dir);
+  // policy.peft on an adapter folder: lerobot-train skips wrap_with_peft and trains the folder's
+  // adapters whatever --peft.* says; lrhost does so only when they say the same, and refuses otherwise.
+  std::optional<policy::PeftSettings> asked;
+  if (changes.is_object() && changes.contains(policy::kPeftKey))
+    asked = policy::PeftSettings::read(changes[policy::kPeftKey], "policy.peft");
+  if (asked) {
+    const auto type = policy::read_policy_config(dir).value("type", std::string());
+    const auto asked_targets = asked->targets ? asked->targets : policy::default_lora_targets(type);
+    std::vector<std::string> differ;
+    const auto& a = asked->lora;
+    const auto& f = adapter.settings.lora;
+    if (a.r != f.r) differ.push_back("r " + std::to_string(a.r) + " vs " + std::to_string(f.r));
+    if (a.alpha != f.alpha)
+      differ.push_back("lora_alpha " + std::to_string(a.alpha) + " vs " + std::to_string(f.alpha));
+    if (a.dropout != f.dropout) differ.push_back("lora_dropout");
+    if (a.use_rslora != f.use_rslora) differ.push_back("use_rslora");
+    if (!asked_targets || asked_targets->to_json() != adapter.settings.targets->to_json())
+      differ.push_back("target_modules " + (asked_targets ? asked_targets->to_json().dump() : std::string("none")) +
+                       " vs " + adapter.settings.targets->to_json().dump());
+    if (asked->full_training_modules != adapter.settings.full_training_modules)
+      differ.push_back("full_training_modules");
+    if (!differ.empty())
+      throw util::ConfigError("policy.peft: " + dir.string() + " holds LoRA adapters already, and policy.peft asks " +
+                                  "for others (" + util::quoted_list(differ) + ", asked vs the folder's " +
+                                  kAdapterConfigFile + ")",
+                              "drop policy.peft.* (lerobot-train: --peft.*) to go on training the folder's adapters, "
+                              "or give the base folder to train new ones");
+    spdlog::info("policy.peft: {} holds these LoRA adapters already; training them (as lerobot-train does)",
+                 dir.string());
+  }
   if (adapter.base_model_name_or_path.empty())
     throw util::DataError((dir / kAdapterConfigFile).string() + " names no base_model_name_or_path",
                           "set it to the folder or hub id of the policy the adapters were trained on");

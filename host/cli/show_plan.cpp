@@ -105,6 +105,12 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     }
   }
   plan.gpu_memory_bytes = gpu_memory_bytes;
+  // The probe counts what the forward keeps for backward; with checkpointing that is the layer inputs,
+  // and the recomputation of one layer during backward (not measured) comes on top.
+  if (table.contains("gradient_checkpointing") && table["gradient_checkpointing"] == true)
+    plan.activation_caveat =
+        "gradient checkpointing: the figure is the layer inputs kept, NOT one layer's recomputation during "
+        "backward, which comes on top (a largest batch below is too large)";
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
     io::write_file_atomic(file, shown.json.dump(2));

@@ -11,11 +11,14 @@
 -- Its twin is pi_step.py (LeRobot 0.6.1's PI0Policy / PI05Policy, same geometry, config, batch and loop);
 -- scripts/bench pi runs both.
 --   lrhost tests/bench/pi_step.lua --threads 2 policy=pi05 geometry=FILE [image=224] [batch_size=1]
---          [chunk=50] [tokens=48] [steps=3] [warmup=1] [profile=trace.json]
+--          [chunk=50] [tokens=48] [steps=3] [warmup=1] [profile=trace.json] [lora=true]
+-- lora=true: LoRA adapters with LeRobot's default targets (--peft.method_type=LORA) on the built
+-- weights (saved to a temporary folder and loaded with policy.peft, as fine-tuning does): only the
+-- adapters train.
 -- profile=PATH runs one more step under the profiler (tests/bench/trace_ops.py sums it per operator).
 local lr = require "lrhost"
 local cfg = lr.config { policy = "pi05", geometry = "", image = 224, batch_size = 1, chunk = 50, tokens = 48,
-                        steps = 3, warmup = 1, seed = 0, profile = "" }
+                        steps = 3, warmup = 1, seed = 0, profile = "", lora = false }
 assert(cfg.geometry ~= "", "geometry= (a geometry.json) is required")
 assert(cfg.policy == "pi0" or cfg.policy == "pi05", "policy must be pi0 or pi05, got '" .. cfg.policy .. "'")
 
@@ -29,6 +32,14 @@ local t0 = lr.clock()
 local policy = lr.policy.new({ type = cfg.policy, geometry = cfg.geometry, tokenizer_name = "lrhost/pi_tiny",
                                image_resolution = { r, r }, chunk_size = cfg.chunk, n_action_steps = cfg.chunk,
                                tokenizer_max_length = cfg.tokens }, features)
+if cfg.lora then
+  local dir = os.tmpname()
+  os.remove(dir)
+  policy:save_pretrained(dir)
+  lr.manual_seed(cfg.seed)
+  policy = lr.policy.load(dir, { config = { peft = { method_type = "LORA" } } })
+  os.execute("rm -rf '" .. dir .. "'")
+end
 local built = lr.clock() - t0
 local pc = policy:config()
 local batch = { ["observation.state"] = lr.randn(b, 6), ["observation.images.top"] = lr.rand(b, 3, r, r),
@@ -84,9 +95,14 @@ local params = 0
 for _, row in ipairs(policy:weight_table()) do
   if row.parameter then params = params + row.numel end
 end
-print(string.format("lrhost %s step: %s (%d params), batch %d, image %d, chunk %d, %d tokens, threads %d, fp32: "
+local trainable = 0
+for _, row in ipairs(policy:weight_table()) do
+  if row.trainable then trainable = trainable + row.numel end
+end
+print(string.format("lrhost %s%s step: %s (%d params, %d trainable), batch %d, image %d, chunk %d, %d tokens, threads %d, fp32: "
                     .. "median %.4f s/step (best %.4f, mean %.4f of %d after %d warm-up; process CPU %.4f s/step; "
-                    .. "last loss %.4f)  [built in %.1f s]", cfg.policy, cfg.geometry:match("[^/]+/[^/]+$") or cfg.geometry, params, b, r,
+                    .. "last loss %.4f)  [built in %.1f s]", cfg.policy, cfg.lora and " LoRA" or "",
+                    cfg.geometry:match("[^/]+/[^/]+$") or cfg.geometry, params, trainable, b, r,
                     cfg.chunk, cfg.tokens, lr.num_threads(), median, best, sum / n, cfg.steps, cfg.warmup,
                     cpu / cfg.steps, loss:item(), built))
 print(string.format("lrhost %s phases (median s): forward %.4f, backward %.4f, optimizer (clip + AdamW + zero_grad) %.4f",

@@ -82,6 +82,8 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("LRHOST_BENCH_THREADS", "2")))
+    ap.add_argument("--lora", action="store_true",
+                    help="LoRA with LeRobot's default targets (wrap_with_peft after torch.manual_seed(0)), as pi_step.lua lora=true")
     ap.add_argument("--profile", help="write a Chrome trace of one more step to this path (trace_ops.py sums it)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -91,6 +93,13 @@ def main() -> int:
     torch.manual_seed(0)
     t0 = time.perf_counter()
     policy = build(args.policy, geometry, args.image, args.chunk, args.tokens)
+    if args.lora:
+        policy.config.pretrained_path = "bench"  # wrap_with_peft's check; no weights are read
+        torch.manual_seed(0)
+        # lerobot-train's dataclasses.asdict(PeftConfig) for --peft.method_type=LORA (r 16 is PeftConfig's).
+        defaults = dict(method_type="LORA", r=16, lora_alpha=None, target_modules=None, full_training_modules=None,
+                        init_type=None)
+        policy = policy.wrap_with_peft(peft_cli_overrides=defaults).get_base_model()
     built = time.perf_counter() - t0
     policy.train()
     batch = make_batch(policy, args.batch_size, args.image, args.chunk, args.tokens, geometry["vlm"]["vocab_size"])
@@ -130,8 +139,10 @@ def main() -> int:
         times.append(time.perf_counter() - s)
     cpu = time.process_time() - cpu_start
     n_params = sum(p.numel() for p in policy.parameters())
+    trainable = sum(p.numel() for p in params)
     print("$ " + " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv]))
-    print(f"lerobot {args.policy} step: {"/".join(Path(args.geometry).parts[-2:])} ({n_params} params), batch {args.batch_size}, "
+    print(f"lerobot {args.policy}{' LoRA' if args.lora else ''} step: {"/".join(Path(args.geometry).parts[-2:])} "
+          f"({n_params} params, {trainable} trainable), batch {args.batch_size}, "
           f"image {args.image}, chunk {args.chunk}, {args.tokens} tokens, threads {torch.get_num_threads()}, fp32: "
           f"median {statistics.median(times):.4f} s/step (best {min(times):.4f}, mean {statistics.mean(times):.4f} "
           f"of {args.steps} after {args.warmup} warm-up; process CPU {cpu / args.steps:.4f} s/step; last loss "

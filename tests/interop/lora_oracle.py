@@ -279,8 +279,8 @@ def cmd_compare_adapters(args) -> int:
             bad.append("adapter_model.safetensors: metadata format is not 'pt'")
     for b in bad[:30]:
         log("MISMATCH " + b)
-    log(f"{'FAILED' if bad else 'OK'}: {other_dir} vs LeRobot's {ref_dir}: {len(ref_cfg)} config fields, "
-        f"{len(ref)} adapter tensors exactly equal" if not bad else f"FAILED: {len(bad)} problem(s)")
+    log(f"FAILED: {len(bad)} problem(s)" if bad else
+        f"OK: {other_dir} vs LeRobot's {ref_dir}: {len(ref_cfg)} config fields, {len(ref)} adapter tensors exactly equal")
     return 1 if bad else 0
 
 

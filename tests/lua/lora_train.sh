@@ -5,6 +5,7 @@
 #    the checkpoint's pretrained_model/ is an adapter folder (adapter_model.safetensors,
 #    adapter_config.json, config.json with use_peft: true, no model.safetensors);
 #  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
+#  - with gradient checkpointing, the same adapters; with bf16 autocast and accumulation, it trains;
 #  - on 2 DDP ranks, and sharded (FSDP ZeRO-3) on 2 ranks with the same adapters; the FSDP checkpoint
 #    resumes in one process;
 #  - `lrhost show` plans the adapters' trainable parameters as the run has them;
@@ -55,6 +56,18 @@ run "$work/resume.log" resume "$work/half"
 grep -q "resume: restored step 2" "$work/resume.log" || fail "did not resume from step 2: $(tail -3 "$work/resume.log")"
 cmp "$work/half/checkpoints/000004/pretrained_model/adapter_model.safetensors" "$adapter/adapter_model.safetensors" \
   || fail "resumed adapters differ from the uninterrupted run's"
+
+# Gradient checkpointing composes: the same adapters as without it (fp32 on CPU, the recomputation is the
+# same arithmetic). bf16 autocast and gradient accumulation compose too: the run trains (finite losses).
+run "$work/ckpt.log" lerobot-train --device=cpu --policy.path="$base" --peft.r=4 --peft.lora_alpha=8 \
+  --policy.gradient_checkpointing=true --steps=4 --save_freq=2 --batch_size=2 --output_dir="$work/ckpt" log_freq=1 \
+  eval_batches=1 num_workers=1
+cmp "$work/ckpt/checkpoints/000004/pretrained_model/adapter_model.safetensors" "$adapter/adapter_model.safetensors" \
+  || fail "gradient checkpointing changed the adapters"
+run "$work/bf16.log" --device cpu "$recipes/pi05.lua" output_dir="$work/bf16" policy.pretrained_path="$base" \
+  policy.peft.method_type=LORA accelerator.mixed_precision=bf16 accelerator.gradient_accumulation_steps=2 steps=2 \
+  save_freq=2 "${tiny[@]}"
+[ "$(grep -c 'step ./2 .* loss [0-9]' "$work/bf16.log")" = 2 ] || fail "bf16 + accumulation: $(grep 'step ' "$work/bf16.log")"
 
 # Two DDP ranks.
 run "$work/ddp.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$work/ddp" policy.pretrained_path="$base" \

@@ -593,6 +593,25 @@ TEST_CASE("smolvla: the vision cache is refused on an FSDP-sharded policy (its f
   CHECK(policy->vision_cache() != nullptr);
 }
 
+TEST_CASE("smolvla: the vision cache is refused when LoRA adapters train the vision tower") {
+  lrhost::test::TempDir dir("smolvla_lora_cache");
+  torch::manual_seed(5);
+  lrhost::ckpt::save_pretrained(*tiny_policy(write_vlm(dir, false)), dir / "pretrained");
+  const json tower{{"peft", {{"method_type", "LORA"}, {"target_module_names", {"q_proj"}}}}};
+  auto adapted =
+      std::dynamic_pointer_cast<SmolVLAPolicy>(lrhost::ckpt::load_pretrained(dir / "pretrained", true, tower));
+  REQUIRE(adapted);
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          adapted->enable_vision_cache(dir.path / "cache", 10, "test", false);
+        }).find("trainable parameters in the vision tower") != std::string::npos);
+  // LeRobot's default targets leave the tower frozen: the cache is taken.
+  auto expert = std::dynamic_pointer_cast<SmolVLAPolicy>(
+      lrhost::ckpt::load_pretrained(dir / "pretrained", true, json{{"peft", {{"method_type", "LORA"}}}}));
+  REQUIRE(expert);
+  expert->enable_vision_cache(dir.path / "cache", 10, "test", false);
+  CHECK(expert->vision_cache() != nullptr);
+}
+
 TEST_CASE("smolvla: the vision cache through Policy's training capabilities (prepare_training, training_metrics)") {
   lrhost::test::TempDir dir("smolvla_capabilities");
   const auto vlm = write_vlm(dir, false);
@@ -823,4 +842,30 @@ TEST_CASE("smolvla lora: every adapter the training forward uses gets a gradient
   std::sort(unread.begin(), unread.end());
   std::sort(without_gradient.begin(), without_gradient.end());
   CHECK(without_gradient == unread);
+}
+
+TEST_CASE("smolvla lora: an adapter folder trains on; policy.peft asking for other adapters is refused") {
+  lrhost::test::TempDir dir("smolvla_lora_folder");
+  torch::manual_seed(5);
+  lrhost::ckpt::save_pretrained(*tiny_policy(write_vlm(dir, false)), dir / "pretrained");
+  const json lora{{"peft", {{"method_type", "LORA"}}}};
+  auto adapted = lrhost::ckpt::load_pretrained(dir / "pretrained", true, lora);
+  lrhost::ckpt::save_pretrained(*adapted, dir / "adapters");
+  CHECK(fs::exists(dir / "adapters" / "adapter_config.json"));
+  CHECK(!fs::exists(dir / "adapters" / "model.safetensors"));
+  // As lerobot-train: the same --peft line on the folder trains its adapters.
+  for (const json& changes : {json::object(), lora}) {
+    auto again = lrhost::ckpt::load_pretrained(dir / "adapters", true, changes);
+    REQUIRE(again->lora_adapters());
+    CHECK(again->lora_adapters()->selection.adapted == adapted->lora_adapters()->selection.adapted);
+  }
+  const json other{{"peft", {{"method_type", "LORA"}, {"r", 8}}}};
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          lrhost::ckpt::load_pretrained(dir / "adapters", true, other);
+        }).find("asks for others ('r 8 vs 16'") != std::string::npos);
+  // use_peft without adapter_config.json: LeRobot's lerobot#3975 trap, explained.
+  fs::remove(dir / "adapters" / "adapter_config.json");
+  CHECK(lrhost::test::error_of<lrhost::util::ConfigError>([&] {
+          lrhost::ckpt::load_pretrained(dir / "adapters", true);
+        }).find("use_peft: true") != std::string::npos);
 }

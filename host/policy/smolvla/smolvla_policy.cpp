@@ -113,6 +113,12 @@ void SmolVLAPolicy::enable_vision_cache(const fs::path& dir, int64_t num_frames,
   std::vector<torch::Tensor> weights;
   for (const auto& p : vlm.vision_model->parameters()) weights.push_back(p);
   for (const auto& p : vlm.connector->parameters()) weights.push_back(p);
+  // LoRA adapters (or full_training_modules) in the tower train it: its features change every step.
+  if (std::any_of(weights.begin(), weights.end(), [](const torch::Tensor& p) { return p.requires_grad(); }))
+    throw util::ConfigError(
+        "policy 'smolvla': cache_vision_features with trainable parameters in the vision tower or connector "
+        "(policy.peft adapters or full_training_modules there): their features change as they train",
+        "keep policy.peft's targets out of the vision tower, or set policy.cache_vision_features=false");
   VisionCacheLayout layout;
   layout.num_frames = num_frames;
   const auto& vision = vlm.vision_model->config();
