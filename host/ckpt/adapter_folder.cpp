@@ -93,6 +93,10 @@ nlohmann::ordered_json adapter_config_json(const policy::LoraAdapters& adapters)
   const auto* lerobot = spec && spec->lerobot_peft ? &*spec->lerobot_peft : nullptr;
   nlohmann::ordered_json modules_to_save = nullptr;
   if (!s.full_training_modules.empty() || lerobot) modules_to_save = s.full_training_modules;
+  nlohmann::ordered_json rank_pattern = nlohmann::ordered_json::object(),
+                         alpha_pattern = nlohmann::ordered_json::object();
+  for (const auto& [key, r] : s.rank_pattern) rank_pattern[key] = r;
+  for (const auto& [key, alpha] : s.alpha_pattern) alpha_pattern[key] = alpha;
   nlohmann::ordered_json auto_mapping = nullptr;
   if (lerobot)
     auto_mapping = {{"base_model_class", lerobot->base_model_class}, {"parent_library", lerobot->parent_library}};
@@ -117,8 +121,8 @@ nlohmann::ordered_json adapter_config_json(const policy::LoraAdapters& adapters)
           {"init_lora_weights", policy::init_lora_weights_json(s.lora.init)},
           {"layers_to_transform", nullptr},
           {"layers_pattern", nullptr},
-          {"rank_pattern", nlohmann::ordered_json::object()},
-          {"alpha_pattern", nlohmann::ordered_json::object()},
+          {"rank_pattern", rank_pattern},
+          {"alpha_pattern", alpha_pattern},
           {"megatron_config", nullptr},
           {"megatron_core", "megatron.core"},
           {"trainable_token_indices", nullptr},
@@ -138,7 +142,7 @@ nlohmann::ordered_json adapter_config_json(const policy::LoraAdapters& adapters)
 
 AdapterConfig read_adapter_config(const fs::path& dir) {
   const auto file = dir / kAdapterConfigFile;
-  const nlohmann::json json =
+  const nlohmann::ordered_json json =  // ordered: a pattern's first match wins, in the file's order
       io::read_json_file(file, "an adapter folder holds adapter_config.json beside config.json");
   const std::string where = file.string();
   if (!json.is_object() || json.value("peft_type", std::string()) != "LORA") {
@@ -157,8 +161,6 @@ AdapterConfig read_adapter_config(const fs::path& dir) {
   unsupported("bias", "none");
   unsupported("fan_in_fan_out", false);
   unsupported("use_qalora", false);
-  unsupported("rank_pattern", nlohmann::json::object());
-  unsupported("alpha_pattern", nlohmann::json::object());
   for (const char* key : {"layers_to_transform", "layers_pattern", "exclude_modules", "layer_replication",
                           "target_parameters", "trainable_token_indices", "alora_invocation_tokens"})
     if (json.contains(key) && !json[key].is_null())
@@ -177,13 +179,27 @@ AdapterConfig read_adapter_config(const fs::path& dir) {
   s.lora.alpha = number("lora_alpha", 8);
   s.lora.dropout = number("lora_dropout", 0);
   s.lora.use_rslora = json.value("use_rslora", false);
-  const auto& init = json.contains("init_lora_weights") ? json["init_lora_weights"] : nlohmann::json(true);
+  const auto& init = json.contains("init_lora_weights") ? json["init_lora_weights"] : nlohmann::ordered_json(true);
   s.lora.init = init.is_boolean()    ? (init.get<bool>() ? nn::LoraInit::kaiming_uniform : nn::LoraInit::none)
                 : init == "gaussian" ? nn::LoraInit::gaussian
                                      : nn::LoraInit::kaiming_uniform;  // the weights come from the file anyway
   if (!json.contains("target_modules") || json["target_modules"].is_null())
     throw util::DataError(where + " names no target_modules");
   s.targets = nn::LoraTargets::from_json(json["target_modules"], where + ": target_modules");
+  for (const char* key : {"rank_pattern", "alpha_pattern"}) {
+    if (!json.contains(key) || json[key].is_null()) continue;
+    if (!json[key].is_object())
+      throw util::DataError(where + ": " + key + " must be an object {module pattern: number}, got " +
+                            json[key].dump());
+    for (const auto& [pattern, value] : json[key].items()) {
+      if (!value.is_number())
+        throw util::DataError(where + ": " + key + "['" + pattern + "'] must be a number, got " + value.dump());
+      if (std::string(key) == "rank_pattern")
+        s.rank_pattern.emplace_back(pattern, value.get<int64_t>());
+      else
+        s.alpha_pattern.emplace_back(pattern, value.get<double>());
+    }
+  }
   if (json.contains("modules_to_save") && json["modules_to_save"].is_array())
     for (const auto& name : json["modules_to_save"]) s.full_training_modules.push_back(name.get<std::string>());
   if (json.contains("base_model_name_or_path") && json["base_model_name_or_path"].is_string())

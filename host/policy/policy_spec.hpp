@@ -32,6 +32,18 @@ struct LeRobotPeft {
   std::string parent_library;
 };
 
+// openpi's LoRA recipe for a type (policy.peft.preset = "openpi"), in PEFT's terms: the target regex,
+// the rank and alpha, PEFT's rank_pattern / alpha_pattern (the first key matching a module's name end
+// wins) and the modules trained in full.
+struct OpenpiLora {
+  std::string targets;
+  int64_t r = 16;
+  double alpha = 16;
+  std::vector<std::pair<std::string, int64_t>> rank_pattern;
+  std::vector<std::pair<std::string, double>> alpha_pattern;
+  std::vector<std::string> full_training_modules;
+};
+
 // How `lerobot-train --policy.type=<type> ...` maps onto lrhost (host/cli/lerobot_train.cpp).
 struct LeRobotTrainMapping {
   std::string recipe;                         // the shipped recipe under recipes/, e.g. "act_ddp.lua"
@@ -78,6 +90,8 @@ struct PolicySpec {
   // What LeRobot + PEFT know of the type's LoRA (unset: LeRobot has no default targets for the type,
   // so targets must be given, and adapter_config.json has no auto_mapping).
   std::optional<LeRobotPeft> lerobot_peft;
+  // openpi's LoRA recipe (unset: the type has none).
+  std::optional<OpenpiLora> openpi_lora;
   // Policies too large to build only to plan them (pi0/pi05 at full size): the plan's description of
   // the policy from its config alone (planned_policy.hpp); nullopt, or unset, builds the policy.
   // `adapt_probe` (may be empty) is applied to every small policy built to measure activations, so the

@@ -1,6 +1,6 @@
 -- lrhost's side of the LoRA interop tests; lora_oracle.py is LeRobot 0.6.1 + PEFT 0.18's side.
 --
---   lrhost tests/interop/lora_driver.lua mode=wrap src=DIR out=OUT config=default|second seed=S
+--   lrhost tests/interop/lora_driver.lua mode=wrap src=DIR out=OUT config=default|second|openpi seed=S
 --     As lerobot-train --policy.path=DIR --peft.*: lr.manual_seed(S) right before lr.policy.load(DIR,
 --     { config = { peft = ... } }) attaches the adapters (the base's weights are loaded first, so the
 --     seed is drawn only by the adapters' init, as in LeRobot where it is set just before wrapping);
@@ -20,7 +20,8 @@ local cfg = lr.config { mode = "", src = "", dir = "", out = "", inputs = "", co
 local second_full = { smolvla = { "state_proj" }, pi0 = { "state_proj" }, pi05 = { "time_mlp_in" } }
 local function peft_table(policy_type)
   if cfg.config == "default" then return { method_type = "LORA" } end
-  assert(cfg.config == "second", "config must be default or second, got " .. cfg.config)
+  if cfg.config == "openpi" then return { method_type = "LORA", preset = "openpi" } end
+  assert(cfg.config == "second", "config must be default, second or openpi, got " .. cfg.config)
   return { method_type = "LORA", r = 8, lora_alpha = 32, target_module_names = { "q_proj", "v_proj", "action_out_proj" },
            full_training_modules = second_full[policy_type], use_rslora = true }
 end

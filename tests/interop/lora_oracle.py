@@ -4,7 +4,7 @@ policy's own protocol (run_protocol of those oracles: loss and gradients with gi
 sampled chunk) runs on the adapted policy.
 
 Subcommands:
-  wrap SRC OUT --config default|second --seed S
+  wrap SRC OUT --config default|second|openpi --seed S
       LeRobot's lerobot-train path for `--peft.*`: SRC loaded as a pretrained policy (pretrained_path =
       SRC), torch.manual_seed(S) right before PreTrainedPolicy.wrap_with_peft(peft_cli_overrides=CONFIG),
       then saved as lerobot-train's save_checkpoint writes a PEFT policy's pretrained_model/: the PEFT
@@ -60,6 +60,19 @@ SECOND = {
     "pi05": dict(r=8, lora_alpha=32, target_modules=["q_proj", "v_proj", "action_out_proj"],
                  full_training_modules=["time_mlp_in"], use_rslora=True),
 }
+# openpi's recipe (gemma_2b_lora / gemma_300m_lora and its freeze filter) in PEFT's terms, as lrhost's
+# policy.peft.preset = "openpi" means it: rank 16 / alpha 16 on the VLM's attention and MLP, 32 / 32 on
+# the expert's, SigLIP, the projector and the policy's projections trained in full.
+OPENPI_TARGETS = (r".*\.(paligemma\.model\.language_model|gemma_expert\.model)\.layers\.\d+\."
+                  r"(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)")
+OPENPI = {
+    kind: dict(r=16, lora_alpha=16, target_modules=OPENPI_TARGETS, rank_pattern={r"gemma_expert\..*": 32},
+               alpha_pattern={r"gemma_expert\..*": 32},
+               full_training_modules=["vision_tower", "multi_modal_projector", "action_in_proj", "action_out_proj",
+                                      *projections])
+    for kind, projections in (("pi0", ["state_proj", "action_time_mlp_in", "action_time_mlp_out"]),
+                              ("pi05", ["time_mlp_in", "time_mlp_out"]))
+}
 # The optimizer of `run`, also lora_driver.lua's.
 ADAMW = dict(lr=1e-3, betas=(0.9, 0.95), eps=1e-8, weight_decay=1e-2)
 # after.<name> = w0 * (1 - lr * wd)^2 - lr * (u1 + u2), Adam's updates u = m_hat / (sqrt(v_hat) + eps). An
@@ -88,7 +101,7 @@ def peft_overrides(kind: str, config: str) -> dict:
                 init_type=None)
     if config == "default":
         return base
-    return {**base, **SECOND[kind]}
+    return {**base, **(OPENPI if config == "openpi" else SECOND)[kind]}
 
 
 def type_module(kind: str):
@@ -290,7 +303,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p = sub.add_parser("wrap")
     p.add_argument("src")
     p.add_argument("out")
-    p.add_argument("--config", choices=("default", "second"), default="default")
+    p.add_argument("--config", choices=("default", "second", "openpi"), default="default")
     p.add_argument("--seed", type=int, default=42)
     p = sub.add_parser("run")
     p.add_argument("dir")

@@ -4,10 +4,12 @@
 #
 #   run_lora_interop.sh CASE LRHOST_EXE WORK_DIR
 #
-# CASE: {smolvla,pi0,pi05}_lora_{default,second}
+# CASE: {smolvla,pi0,pi05}_lora_{default,second}, {pi0,pi05}_lora_openpi
 #   default  LeRobot's --peft.method_type=LORA alone: r 16, PEFT's alpha 8, the policy type's default
 #            target regex;
-#   second   r 8, alpha 32, a list of targets, full_training_modules, use_rslora (lora_oracle.py SECOND).
+#   second   r 8, alpha 32, a list of targets, full_training_modules, use_rslora (lora_oracle.py SECOND);
+#   openpi   (pi0, pi05) policy.peft.preset = "openpi" against PEFT's LoraConfig of openpi's recipe: rank
+#            16 on the VLM, rank_pattern / alpha_pattern 32 on the expert, SigLIP and projections in full.
 # Steps: LeRobot and lrhost each wrap the same pretrained folder with the same seed and save an adapter
 # folder; the folders must be equal (adapter_config.json field by field, every adapter tensor exactly:
 # the same init drawn from the same generator); lrhost loads LeRobot's folder and LeRobot lrhost's, and
@@ -25,7 +27,7 @@ repo="$(cd "$here/../.." && pwd)"
 policy="${case_name%%_lora_*}"
 config="${case_name##*_lora_}"
 case "$policy:$config" in
-  smolvla:default | smolvla:second | pi0:default | pi0:second | pi05:default | pi05:second) ;;
+  smolvla:default | smolvla:second | pi0:default | pi0:second | pi05:default | pi05:second | pi0:openpi | pi05:openpi) ;;
   *)
     echo "unknown case $case_name" >&2
     exit 2

@@ -59,3 +59,36 @@ TEST_CASE("pi lora: every adapter the training forward uses gets a gradient (all
     CHECK(without_gradient == unread);
   }
 }
+
+TEST_CASE("pi lora: openpi's preset, rank 16 on the VLM and 32 on the expert, SigLIP and projections in full") {
+  const auto table = lrhost::test::tiny_pi_table("pi05");
+  auto policy = std::make_shared<lrhost::policy::pi05::PI05Policy>(lrhost::policy::pi05::PI05Config::from_json(table));
+  auto peft = lrhost::policy::default_peft_table();
+  peft["method_type"] = "LORA";
+  peft["preset"] = "openpi";
+  lrhost::policy::add_lora_adapters(*policy, *lrhost::policy::PeftSettings::read(peft, "policy.peft"), "base");
+  const auto params = policy->named_parameters();
+  const std::string with_expert = "model.paligemma_with_expert.";
+  CHECK(params[with_expert + "paligemma.model.language_model.layers.0.mlp.up_proj.lora_A.weight"].size(0) == 16);
+  CHECK(params[with_expert + "gemma_expert.model.layers.0.self_attn.k_proj.lora_B.weight"].size(1) == 32);
+  CHECK(params[with_expert + "paligemma.model.vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight"]
+            .requires_grad());
+  CHECK(params["model.time_mlp_in.weight"].requires_grad());
+  CHECK(!params[with_expert + "paligemma.model.language_model.layers.0.mlp.up_proj.weight"].requires_grad());
+  const auto& settings = policy->lora_adapters()->settings;  // as adapter_config.json records it
+  CHECK(settings.preset.empty());
+  CHECK(settings.rank_pattern == std::vector<std::pair<std::string, int64_t>>{{"gemma_expert\\..*", 32}});
+
+  // The preset sets what it sets; anything else there is an error, as is a type without the preset.
+  peft["r"] = 8;
+  CHECK_THROWS_WITH_AS(lrhost::policy::PeftSettings::read(peft, "policy.peft"),
+                       doctest::Contains("sets r, lora_alpha, the targets"), lrhost::util::ConfigError);
+  peft["r"] = 16;
+  peft["preset"] = "qlora";
+  CHECK_THROWS_WITH_AS(lrhost::policy::PeftSettings::read(peft, "policy.peft"),
+                       doctest::Contains("expected \"openpi\""), lrhost::util::ConfigError);
+  peft["preset"] = "openpi";
+  CHECK_THROWS_WITH_AS(
+      lrhost::policy::resolve_peft_preset(*lrhost::policy::PeftSettings::read(peft, "policy.peft"), "smolvla"),
+      doctest::Contains("no openpi LoRA recipe for 'smolvla'"), lrhost::util::ConfigError);
+}

@@ -197,16 +197,17 @@ TEST_CASE("pi plan: LoRA on the planned description is add_lora_adapters on the 
       std::sort(linears.begin(), linears.end());
       CHECK(planned_linears == linears);
 
-      // LeRobot's default targets, then a list with a module trained in full.
-      for (const bool second : {false, true}) {
-        CAPTURE(second);
+      // LeRobot's default targets, a list with a module trained in full, openpi's preset (two ranks).
+      for (const std::string variant : {"default", "second", "openpi"}) {
+        CAPTURE(variant);
         auto peft_table = lrhost::policy::default_peft_table();
         peft_table["method_type"] = "LORA";
-        peft_table["r"] = 4;
-        if (second) {
+        if (variant != "openpi") peft_table["r"] = 4;
+        if (variant == "second") {
           peft_table["target_module_names"] = {"q_proj", "down_proj"};
           peft_table["full_training_modules"] = {"action_out_proj"};
         }
+        if (variant == "openpi") peft_table["preset"] = "openpi";
         const auto settings = *lrhost::policy::PeftSettings::read(peft_table, "policy.peft");
         auto adapted = build(table);
         lrhost::policy::add_lora_adapters(*adapted, settings, "base");

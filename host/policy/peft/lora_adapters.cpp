@@ -13,8 +13,28 @@ std::optional<nn::LoraTargets> default_lora_targets(const std::string& policy_ty
   return nn::LoraTargets::from_json(spec->lerobot_peft->default_targets, policy_type + " default LoRA targets");
 }
 
-void add_lora_adapters(Policy& policy, const PeftSettings& settings, const std::string& base_model_name_or_path) {
+PeftSettings resolve_peft_preset(const PeftSettings& settings, const std::string& policy_type) {
+  if (settings.preset.empty()) return settings;
+  const auto* spec = find_policy_spec(policy_type);
+  if (spec == nullptr || !spec->openpi_lora)
+    throw util::ConfigError("policy.peft.preset = \"" + settings.preset + "\": there is no openpi LoRA recipe for '" +
+                                policy_type + "' policies",
+                            "openpi's LoRA is pi0's and pi05's; name the targets instead");
+  const auto& openpi = *spec->openpi_lora;
+  auto resolved = settings;
+  resolved.preset.clear();
+  resolved.targets = nn::LoraTargets::from_json(openpi.targets, "the openpi preset's targets");
+  resolved.lora.r = openpi.r;
+  resolved.lora.alpha = openpi.alpha;
+  resolved.rank_pattern = openpi.rank_pattern;
+  resolved.alpha_pattern = openpi.alpha_pattern;
+  resolved.full_training_modules = openpi.full_training_modules;
+  return resolved;
+}
+
+void add_lora_adapters(Policy& policy, const PeftSettings& asked, const std::string& base_model_name_or_path) {
   const std::string where = "policy.peft";
+  const auto settings = resolve_peft_preset(asked, policy.type());
   if (policy.lora_adapters())
     throw util::ConfigError(where + ": this " + policy.type() + " policy has LoRA adapters already");
   auto adapters = std::make_shared<LoraAdapters>();
@@ -34,7 +54,7 @@ void add_lora_adapters(Policy& policy, const PeftSettings& settings, const std::
   for (auto& p : policy.parameters()) p.set_requires_grad(false);
   const auto modules = policy.named_modules("", /*include_self=*/false);
   for (const auto& name : adapters->selection.adapted)
-    nn::add_lora(*modules[name]->as<torch::nn::LinearImpl>(), settings.lora);
+    nn::add_lora(*modules[name]->as<torch::nn::LinearImpl>(), settings.for_module(name));
   for (const auto& name : adapters->selection.trained_fully)
     for (auto& p : modules[name]->parameters()) p.set_requires_grad(true);
   policy.set_lora_adapters(std::move(adapters));

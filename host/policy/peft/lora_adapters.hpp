@@ -24,6 +24,10 @@ struct LoraAdapters {
   std::string policy_type;
 };
 
+// `settings` with its preset filled in for `policy_type` (ConfigError when the type has no such
+// preset); settings without a preset as they are.
+PeftSettings resolve_peft_preset(const PeftSettings& settings, const std::string& policy_type);
+
 // The type's LeRobot default targets (_get_default_peft_targets), or nullopt when LeRobot has none.
 std::optional<nn::LoraTargets> default_lora_targets(const std::string& policy_type);
 

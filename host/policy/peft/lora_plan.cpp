@@ -21,8 +21,9 @@ bool inside(const std::string& name, const std::vector<std::string>& modules) {
 
 }  // namespace
 
-void plan_lora_adapters(PlannedPolicy& planned, const PeftSettings& settings) {
+void plan_lora_adapters(PlannedPolicy& planned, const PeftSettings& asked) {
   const std::string where = "policy.peft";
+  const auto settings = resolve_peft_preset(asked, planned.type);
   const auto targets = settings.targets ? settings.targets : default_lora_targets(planned.type);
   if (!targets)
     throw util::ConfigError(where + ": LeRobot has no default LoRA targets for '" + planned.type + "' policies",
@@ -53,8 +54,9 @@ void plan_lora_adapters(PlannedPolicy& planned, const PeftSettings& settings) {
       const auto dtype = weight->second.scalar_type();
       const auto adapter_dtype = dtype == torch::kHalf || dtype == torch::kBFloat16 ? torch::kFloat32 : dtype;
       const int64_t out_features = weight->second.size(0), in_features = weight->second.size(1);
-      out.emplace_back(module + ".lora_A.weight", meta_parameter({settings.lora.r, in_features}, adapter_dtype, true));
-      out.emplace_back(module + ".lora_B.weight", meta_parameter({out_features, settings.lora.r}, adapter_dtype, true));
+      const int64_t r = settings.for_module(module).r;
+      out.emplace_back(module + ".lora_A.weight", meta_parameter({r, in_features}, adapter_dtype, true));
+      out.emplace_back(module + ".lora_B.weight", meta_parameter({out_features, r}, adapter_dtype, true));
     }
     params = std::move(out);
   };

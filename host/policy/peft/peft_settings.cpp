@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "host/config/config_reader.hpp"
+#include "host/text/unicode_regex.hpp"
 #include "host/util/error.hpp"
 #include "host/util/strings.hpp"
 
@@ -94,6 +95,7 @@ std::optional<PeftSettings> PeftSettings::read(const nlohmann::json& table, cons
                             std::to_string(settings.lora.dropout));
   settings.lora.use_rslora = reader.boolean("use_rslora", false);
   settings.lora.init = read_init(reader.string("init_type", ""), where);
+  settings.preset = reader.string("preset", "");
   const auto regex = reader.string("target_modules", "");
   const auto names = string_list(reader, table, "target_module_names", where);
   settings.full_training_modules = string_list(reader, table, "full_training_modules", where);
@@ -111,11 +113,37 @@ std::optional<PeftSettings> PeftSettings::read(const nlohmann::json& table, cons
                                  "use method_type=LORA");
     throw util::ConfigError(where + ".method_type: expected \"LORA\" (or \"\" for no adapters), got '" + method + "'");
   }
+  if (!settings.preset.empty()) {
+    if (settings.preset != "openpi")
+      throw util::ConfigError(where + ".preset: expected \"openpi\" (or \"\" for none), got '" + settings.preset + "'");
+    if (!regex.empty() || !names.empty() || !settings.full_training_modules.empty() || alpha != 0 ||
+        settings.lora.r != 16)
+      throw util::ConfigError(where +
+                              ".preset = \"openpi\" sets r, lora_alpha, the targets and "
+                              "full_training_modules itself; leave them at their defaults");
+    return settings;
+  }
   if (!regex.empty() && !names.empty())
     throw util::ConfigError(
         where + ": give target_modules (a regex or \"all-linear\") or target_module_names (a list), not both");
   if (!regex.empty()) settings.targets = nn::LoraTargets::from_json(regex, where + ".target_modules");
   if (!names.empty()) settings.targets = nn::LoraTargets::from_json(names, where + ".target_module_names");
+  return settings;
+}
+
+nn::LoraSettings PeftSettings::for_module(const std::string& name) const {
+  auto settings = lora;
+  const auto matches = [&](const std::string& key) { return text::PythonFullMatch("(?:.*\\.)?(?:" + key + ")")(name); };
+  for (const auto& [key, r] : rank_pattern)
+    if (matches(key)) {
+      settings.r = r;
+      break;
+    }
+  for (const auto& [key, alpha] : alpha_pattern)
+    if (matches(key)) {
+      settings.alpha = alpha;
+      break;
+    }
   return settings;
 }
 
@@ -128,7 +156,8 @@ nlohmann::ordered_json default_peft_table() {
           {"full_training_modules", nlohmann::ordered_json::array()},
           {"init_type", ""},
           {"lora_dropout", 0},
-          {"use_rslora", false}};
+          {"use_rslora", false},
+          {"preset", ""}};
 }
 
 util::ConfigError lora_without_pretrained_error() {

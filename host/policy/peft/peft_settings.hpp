@@ -11,7 +11,8 @@
 //                                         --   neither: the policy's LeRobot default targets
 //            full_training_modules = {},  -- PEFT modules_to_save: trained in full
 //            init_type = "",              -- "" or "true" (A kaiming-uniform, B = 0), "gaussian", "false"
-//            lora_dropout = 0, use_rslora = false }
+//            lora_dropout = 0, use_rslora = false,
+//            preset = "" }                -- "openpi": openpi's ranks, targets and fully trained modules
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,6 +29,16 @@ struct PeftSettings {
   nn::LoraSettings lora;
   std::optional<nn::LoraTargets> targets;  // nullopt: the policy type's LeRobot default
   std::vector<std::string> full_training_modules;
+  // PEFT's rank_pattern / alpha_pattern: the first key K whose `(.*\.)?(K)` matches a module's whole
+  // name gives that module its r / alpha (PEFT's get_pattern_key).
+  std::vector<std::pair<std::string, int64_t>> rank_pattern;
+  std::vector<std::pair<std::string, double>> alpha_pattern;
+  // "openpi": the type's openpi recipe (policy_spec.hpp OpenpiLora) in place of targets, r, alpha and
+  // full_training_modules; resolve_peft_preset fills them in. "": none.
+  std::string preset;
+
+  // The adapter settings of the module `name` (rank and alpha after the patterns).
+  nn::LoraSettings for_module(const std::string& name) const;
 
   // nullopt when method_type is "" (no adapters). ConfigError / NotImplemented naming `where`.key.
   static std::optional<PeftSettings> read(const nlohmann::json& table, const std::string& where);

@@ -49,6 +49,24 @@ PolicySpec make_pi_spec(PiVariant variant, const std::string& type, ProcessorPip
                   R"((.*\.gemma_expert\..*\.self_attn\.(q|v)_proj|model\.(state_proj|action_in_proj|action_out_proj|action_time_mlp_in|action_time_mlp_out)))",
               .base_model_class = variant == PiVariant::pi05 ? "PI05Policy" : "PI0Policy",
               .parent_library = "lerobot.policies." + type + ".modeling_" + type},
+      // openpi's gemma_2b_lora / gemma_300m_lora (openpi:src/openpi/models/gemma.py, pi0_config.py): rank
+      // 16 / alpha 16 on the VLM's attention and MLP, rank 32 / alpha 32 on the expert's; the freeze
+      // filter leaves SigLIP, the projector and the policy's projections trained in full.
+      .openpi_lora =
+          OpenpiLora{
+              .targets =
+                  R"(.*\.(paligemma\.model\.language_model|gemma_expert\.model)\.layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj))",
+              .r = 16,
+              .alpha = 16,
+              .rank_pattern = {{R"(gemma_expert\..*)", 32}},
+              .alpha_pattern = {{R"(gemma_expert\..*)", 32}},
+              .full_training_modules =
+                  variant == PiVariant::pi05
+                      ? std::vector<std::string>{"vision_tower", "multi_modal_projector", "action_in_proj",
+                                                 "action_out_proj", "time_mlp_in", "time_mlp_out"}
+                      : std::vector<std::string>{"vision_tower", "multi_modal_projector", "action_in_proj",
+                                                 "action_out_proj", "state_proj", "action_time_mlp_in",
+                                                 "action_time_mlp_out"}},
       // LeRobot's geometry is 4 B parameters: planned from the config, never built to be counted.
       .plan_without_building = [variant](
                                    const nlohmann::json& config, const PolicyFeatures& features,
