@@ -17,16 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Whether the adapter file holds the policy's tensor `name`: an adapter weight, or a parameter or
-// buffer of a module trained in full.
-bool in_adapter_file(const policy::LoraAdapters& adapters, const std::string& name) {
-  for (const auto& module : adapters.selection.adapted)
-    if (name == module + ".lora_A.weight" || name == module + ".lora_B.weight") return true;
-  for (const auto& module : adapters.selection.trained_fully)
-    if (name.rfind(module + ".", 0) == 0) return true;
-  return false;
-}
-
 const policy::LoraAdapters& adapters_of(const policy::Policy& policy) {
   const auto* adapters = policy.lora_adapters();
   if (!adapters) throw util::ConfigError("the '" + policy.type() + "' policy has no LoRA adapters");
@@ -45,6 +35,14 @@ std::vector<std::pair<std::string, torch::Tensor>> adapter_tensors(const policy:
 }
 
 }  // namespace
+
+bool in_adapter_file(const policy::LoraAdapters& adapters, const std::string& name) {
+  for (const auto& module : adapters.selection.adapted)
+    if (name == module + ".lora_A.weight" || name == module + ".lora_B.weight") return true;
+  for (const auto& module : adapters.selection.trained_fully)
+    if (name.rfind(module + ".", 0) == 0) return true;
+  return false;
+}
 
 std::vector<std::pair<std::string, torch::Tensor>> adapter_state(const policy::Policy& policy) {
   return adapter_state(policy, adapter_tensors(policy));

@@ -27,6 +27,10 @@ inline constexpr const char* kAdapterModelFile = "adapter_model.safetensors";
 inline constexpr const char* kAdapterConfigFile = "adapter_config.json";
 inline constexpr const char* kPeftKeyPrefix = "base_model.model.";
 
+// Whether the adapter file holds the policy's tensor `name` (its own state-dict key): an adapter
+// weight, or a parameter or buffer of a module trained in full.
+bool in_adapter_file(const policy::LoraAdapters& adapters, const std::string& name);
+
 // The adapter file's tensors of an adapted policy: its adapter parameters and the parameters and
 // buffers of its full_training_modules, under PEFT's names.
 std::vector<std::pair<std::string, torch::Tensor>> adapter_state(const policy::Policy& policy);

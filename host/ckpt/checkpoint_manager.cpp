@@ -318,7 +318,11 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
   if (targets.fsdp) {
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
     // A collective: every rank gathers; only rank 0, which writes model.safetensors, keeps the tensors.
-    full_state = targets.fsdp->full_state_dict(/*keep=*/rank_ == 0);
+    // A LoRA run gathers only what its adapter file holds: the frozen base's units are not gathered.
+    dist::fsdp::StateFilter include;
+    if (const auto* adapters = targets.policy->lora_adapters())
+      include = [adapters](const std::string& name) { return in_adapter_file(*adapters, name); };
+    full_state = targets.fsdp->full_state_dict(/*keep=*/rank_ == 0, include);
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
     snap->shards =
         checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));

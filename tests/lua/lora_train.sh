@@ -82,6 +82,10 @@ run "$work/fsdp.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$wor
 fsdp_adapters="$work/fsdp/checkpoints/000002/pretrained_model/adapter_model.safetensors"
 run "$work/fsdp_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" a="$fsdp_adapters" \
   b="$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
+# The save gathers only the adapters, never the frozen base: rank 0's host bytes at the save stay within
+# the adapters' parameters and AdamW state (4 x 4 bytes per trainable parameter), not the model's.
+peak=$(sed -n 's/.*\[rank0\].*save_host_peak_bytes=\([0-9]*\).*/\1/p' "$work/fsdp.log")
+[ -n "$peak" ] && [ "$peak" -le $((16 * trainable)) ] || fail "FSDP LoRA save: rank 0 held $peak host bytes (adapters: $((4 * trainable)))"
 # The FSDP checkpoint resumes in one process (2 more steps).
 cp -r "$work/fsdp" "$work/fsdp_resumed"
 run "$work/fsdp_resume.log" resume "$work/fsdp_resumed" --device cpu steps=4

@@ -256,8 +256,8 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
   }
 
   std::vector<std::pair<std::string, torch::Tensor>> full_state_dict() override { return full_state_dict(true); }
-  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep) {
-    return gather_full_state(policy_, groups_, *comms_.shard, keep);
+  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep, const StateFilter& include = {}) {
+    return gather_full_state(policy_, groups_, *comms_.shard, keep, include);
   }
 
   void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
@@ -306,8 +306,8 @@ FsdpEngine::~FsdpEngine() = default;
 double FsdpEngine::clip_grad_norm(double max_norm) {
   return impl_->clip_grad_norm(max_norm);
 }
-std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict(bool keep) {
-  return impl_->full_state_dict(keep);
+std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict(bool keep, const StateFilter& include) {
+  return impl_->full_state_dict(keep, include);
 }
 void FsdpEngine::load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
   impl_->load_full_state_dict(state);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "host/dist/comm.hpp"
+#include "host/dist/fsdp/fsdp_state_dict.hpp"
 #include "host/dist/fsdp/shard_layout.hpp"
 #include "host/policy/policy.hpp"
 
@@ -70,7 +71,8 @@ class FsdpEngine {
   // Collective over all ranks: full parameters and buffers by state_dict key (CPU, parameter dtype).
   // `keep` false: take part in the gathers only and get nothing back (a rank that writes no file
   // holds about one unit at a time; gather_full_state).
-  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep = true);
+  // `include`: only these state-dict keys (gather_full_state's StateFilter; empty: all).
+  std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep = true, const StateFilter& include = {});
   // Sets this rank's shards (and buffers) from full tensors by state_dict key; no communication.
   void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state);
   // The module parameter holding this rank's padded shard of `param_name` (shape spec.shard_shape()).

@@ -1,6 +1,7 @@
 // Full state dict gather / load over FSDP's units, local shards by name, and memory accounting.
 #include "host/dist/fsdp/fsdp_state_dict.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,11 +11,15 @@
 namespace lrhost::dist::fsdp {
 
 std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Policy& policy, const ParamGroups& groups,
-                                                                     Comm& shard_comm, bool keep) {
+                                                                     Comm& shard_comm, bool keep,
+                                                                     const StateFilter& include) {
   torch::NoGradGuard no_grad;
+  const auto wanted = [&](const std::string& name) { return !include || include(name); };
   std::map<const torch::TensorImpl*, torch::Tensor> full;
   for (const auto& group : groups) {
     const auto& layout = group->layout();
+    if (std::none_of(layout.params.begin(), layout.params.end(), [&](const auto& spec) { return wanted(spec.name); }))
+      continue;
     if (group->state() != ParamState::sharded)
       throw util::Error("FSDP: the full state dict was asked for during forward/backward of unit '" + layout.name +
                         "'");
@@ -40,12 +45,13 @@ std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Pol
   std::vector<std::pair<std::string, torch::Tensor>> entries;
   if (!keep) return entries;
   for (const auto& item : policy.named_parameters()) {
+    if (!wanted(item.key())) continue;
     auto found = full.find(item.value().unsafeGetTensorImpl());
     entries.emplace_back(item.key(),
                          found != full.end() ? found->second : item.value().detach().to(torch::kCPU).clone());
   }
   for (const auto& item : policy.named_buffers())
-    entries.emplace_back(item.key(), item.value().detach().to(torch::kCPU).clone());
+    if (wanted(item.key())) entries.emplace_back(item.key(), item.value().detach().to(torch::kCPU).clone());
   return entries;
 }
 

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +22,13 @@ namespace lrhost::dist::fsdp {
 // false this rank only takes part in the gathers and returns nothing: each gathered unit is dropped
 // as soon as it is passed on, so a rank that does not write the file holds about one unit at a
 // time instead of the whole model on the host (PyTorch DCP's ranks_only).
+// `include` (empty: every tensor) picks the state-dict keys wanted: a unit's parameter group holding
+// none of them is not gathered at all (a LoRA save skips the frozen base). It must pick the same keys
+// on every rank.
+using StateFilter = std::function<bool(const std::string& name)>;
 std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Policy& policy, const ParamGroups& groups,
-                                                                     Comm& shard_comm, bool keep = true);
+                                                                     Comm& shard_comm, bool keep = true,
+                                                                     const StateFilter& include = {});
 // Reshards every unit and sets this rank's shards (and unsharded parameters and buffers) from full
 // tensors by state_dict key; no communication.
 void load_full_state(policy::Policy& policy, ParamGroups& groups,
