@@ -6,7 +6,7 @@
 #    adapter_config.json, config.json with use_peft: true, no model.safetensors);
 #  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
 #  - with gradient checkpointing, the same adapters; with bf16 autocast and accumulation, it trains;
-#  - on 2 DDP ranks, and sharded (FSDP ZeRO-3) on 2 ranks with the same adapters; the FSDP checkpoint
+#  - on 2 DDP ranks, and sharded (FSDP ZeRO-3 and ZeRO-2) on 2 ranks with the same adapters; the FSDP checkpoint
 #    resumes in one process;
 #  - `lrhost show` plans the adapters' trainable parameters as the run has them;
 #  - `checkpoint info` shows the adapters; `checkpoint merge` writes a plain folder (model.safetensors,
@@ -81,6 +81,14 @@ run "$work/fsdp.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$wor
   policy.peft.method_type=LORA policy.peft.r=4 steps=2 save_freq=2 parallelism.dp_shard=2 "${tiny[@]}"
 fsdp_adapters="$work/fsdp/checkpoints/000002/pretrained_model/adapter_model.safetensors"
 run "$work/fsdp_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" a="$fsdp_adapters" \
+  b="$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
+# ZeRO-2 (reshard_after_forward=false) too.
+run "$work/zero2.log" --nproc 2 --device cpu "$recipes/pi05.lua" output_dir="$work/zero2" policy.pretrained_path="$base" \
+  policy.peft.method_type=LORA policy.peft.r=4 steps=2 save_freq=2 parallelism.dp_shard=2 \
+  accelerator.fsdp.reshard_after_forward=false "${tiny[@]}"
+grep -q "fsdp zero-2" "$work/zero2.log" || fail "the ZeRO-2 run did not run ZeRO-2"
+run "$work/zero2_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" \
+  a="$work/zero2/checkpoints/000002/pretrained_model/adapter_model.safetensors" \
   b="$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
 # The save gathers only the adapters, never the frozen base: rank 0's host bytes at the save stay within
 # the adapters' parameters and AdamW state (4 x 4 bytes per trainable parameter), not the model's.

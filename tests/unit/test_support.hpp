@@ -159,6 +159,18 @@ inline nlohmann::json tiny_pi_table(const std::string& type) {
           {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {2}}}}}}};
 }
 
+// The LoRA adapter parameters (".lora_" in the name) whose gradient is missing or all zero after a
+// backward, sorted: the adapters no output of the forward reads.
+inline std::vector<std::string> lora_parameters_without_gradient(const torch::nn::Module& module) {
+  std::vector<std::string> names;
+  for (const auto& p : module.named_parameters())
+    if (p.key().find(".lora_") != std::string::npos &&
+        !(p.value().grad().defined() && p.value().grad().abs().sum().item<double>() > 0))
+      names.push_back(p.key());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // Flips bit `bit` of byte `offset` of `file` in place (twice restores it): silent corruption.
 inline void flip_bit(const std::filesystem::path& file, uint64_t offset, int bit) {
   std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
