@@ -36,8 +36,11 @@ if [ -n "$py" ]; then
     eval_batches=1 num_workers=1 > "$work/smolvla_tiny.log" 2>&1
   mkdir -p "$work/smolvla_base"
   cp "$work/smolvla_tiny/checkpoints/000001/pretrained_model/"*processor* "$work/smolvla_base/"
+  # smolvla_base's three 256x256 cameras (camera1..3), LeRobot's chunk, language and image sizes.
   jq --arg vlm "$work/smolvlm_500m" '.vlm_model_name = $vlm | .num_vlm_layers = 16 | .resize_imgs_with_padding = [512, 512]
-      | .chunk_size = 50 | .n_action_steps = 50 | .tokenizer_max_length = 48' \
+      | .chunk_size = 50 | .n_action_steps = 50 | .tokenizer_max_length = 48
+      | .input_features = ({"observation.state": .input_features["observation.state"]} + ([1, 2, 3]
+          | map({("observation.images.camera" + tostring): {"type": "VISUAL", "shape": [3, 256, 256]}}) | add))' \
     "$work/smolvla_tiny/checkpoints/000001/pretrained_model/config.json" > "$work/smolvla_base/config.json"
   bases+=("smolvla:$work/smolvla_base")
 fi
