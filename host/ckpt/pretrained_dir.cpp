@@ -278,20 +278,7 @@ std::shared_ptr<policy::Policy> load_adapter_folder(const fs::path& dir, bool st
     asked = policy::PeftSettings::read(changes[policy::kPeftKey], "policy.peft");
   if (asked) {
     const auto type = policy::read_policy_config(dir).value("type", std::string());
-    const auto asked_targets = asked->targets ? asked->targets : policy::default_lora_targets(type);
-    std::vector<std::string> differ;
-    const auto& a = asked->lora;
-    const auto& f = adapter.settings.lora;
-    if (a.r != f.r) differ.push_back("r " + std::to_string(a.r) + " vs " + std::to_string(f.r));
-    if (a.alpha != f.alpha)
-      differ.push_back("lora_alpha " + std::to_string(a.alpha) + " vs " + std::to_string(f.alpha));
-    if (a.dropout != f.dropout) differ.push_back("lora_dropout");
-    if (a.use_rslora != f.use_rslora) differ.push_back("use_rslora");
-    if (!asked_targets || asked_targets->to_json() != adapter.settings.targets->to_json())
-      differ.push_back("target_modules " + (asked_targets ? asked_targets->to_json().dump() : std::string("none")) +
-                       " vs " + adapter.settings.targets->to_json().dump());
-    if (asked->full_training_modules != adapter.settings.full_training_modules)
-      differ.push_back("full_training_modules");
+    const auto differ = policy::lora_differences(*asked, adapter.settings, type);
     if (!differ.empty())
       throw util::ConfigError("policy.peft: " + dir.string() + " holds LoRA adapters already, and policy.peft asks " +
                                   "for others (" + util::quoted_list(differ) + ", asked vs the folder's " +

@@ -68,6 +68,28 @@ void merge_lora_adapters(Policy& policy) {
   policy.set_lora_adapters(nullptr);
 }
 
+std::vector<std::string> lora_differences(const PeftSettings& asked_in, const PeftSettings& have,
+                                          const std::string& policy_type) {
+  const auto asked = resolve_peft_preset(asked_in, policy_type);
+  const auto asked_targets = asked.targets ? asked.targets : default_lora_targets(policy_type);
+  const auto targets_json = [](const std::optional<nn::LoraTargets>& t) {
+    return t ? t->to_json().dump() : std::string("none");
+  };
+  std::vector<std::string> differ;
+  const auto& a = asked.lora;
+  const auto& h = have.lora;
+  if (a.r != h.r) differ.push_back("r " + std::to_string(a.r) + " vs " + std::to_string(h.r));
+  if (a.alpha != h.alpha) differ.push_back("lora_alpha " + std::to_string(a.alpha) + " vs " + std::to_string(h.alpha));
+  if (a.dropout != h.dropout) differ.push_back("lora_dropout");
+  if (a.use_rslora != h.use_rslora) differ.push_back("use_rslora");
+  if (targets_json(asked_targets) != targets_json(have.targets))
+    differ.push_back("target_modules " + targets_json(asked_targets) + " vs " + targets_json(have.targets));
+  if (asked.full_training_modules != have.full_training_modules) differ.push_back("full_training_modules");
+  if (asked.rank_pattern != have.rank_pattern || asked.alpha_pattern != have.alpha_pattern)
+    differ.push_back("rank_pattern / alpha_pattern");
+  return differ;
+}
+
 int64_t lora_trainable_parameters(const Policy& policy) {
   int64_t total = 0;
   for (const auto& p : policy.parameters())

@@ -39,6 +39,11 @@ void add_lora_adapters(Policy& policy, const PeftSettings& settings, const std::
 // forward equals the adapted one's up to fp32 rounding. ConfigError when the policy has no adapters.
 void merge_lora_adapters(Policy& policy);
 
+// What `asked` (a policy.peft, its preset resolved for `policy_type`, no targets meaning the type's
+// default) sets differently from `have` (an adapter folder's): "r 8 vs 16", ...; empty when the same.
+std::vector<std::string> lora_differences(const PeftSettings& asked, const PeftSettings& have,
+                                          const std::string& policy_type);
+
 // Parameters the adapters train: adapter weights and modules_to_save parameters, by name.
 int64_t lora_trainable_parameters(const Policy& policy);
 
