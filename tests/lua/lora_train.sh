@@ -6,7 +6,8 @@
 #    adapter_config.json, config.json with use_peft: true, no model.safetensors);
 #  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
 #  - with gradient checkpointing, the same adapters; with bf16 autocast and accumulation, it trains;
-#  - on 2 DDP ranks, and sharded (FSDP ZeRO-3 and ZeRO-2) on 2 ranks with the same adapters; the FSDP checkpoint
+#  - on 2 DDP ranks, sharded (FSDP ZeRO-3 and ZeRO-2) on 2 ranks and hybrid (2 x 2) on 4, with the
+#    adapters of DDP at the same rank count; the FSDP checkpoint
 #    resumes in one process;
 #  - `lrhost show` plans the adapters' trainable parameters as the run has them;
 #  - `checkpoint info` shows the adapters; `checkpoint merge` writes a plain folder (model.safetensors,
@@ -90,6 +91,16 @@ grep -q "fsdp zero-2" "$work/zero2.log" || fail "the ZeRO-2 run did not run ZeRO
 run "$work/zero2_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" \
   a="$work/zero2/checkpoints/000002/pretrained_model/adapter_model.safetensors" \
   b="$work/ddp/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
+# Hybrid sharding on 4 ranks (2 shard groups of 2) == DDP on 4 ranks.
+for layout in ddp4:1 hybrid:2; do
+  run "$work/${layout%%:*}.log" --nproc 4 --device cpu "$recipes/pi05.lua" output_dir="$work/${layout%%:*}" \
+    policy.pretrained_path="$base" policy.peft.method_type=LORA policy.peft.r=4 steps=2 save_freq=2 \
+    parallelism.dp_shard="${layout##*:}" parallelism.dp_replicate=$((4 / ${layout##*:})) "${tiny[@]}"
+done
+grep -q "dp_shard 2 x dp_replicate 2" "$work/hybrid.log" || fail "the hybrid run did not shard 2 x 2"
+run "$work/hybrid_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua" \
+  a="$work/hybrid/checkpoints/000002/pretrained_model/adapter_model.safetensors" \
+  b="$work/ddp4/checkpoints/000002/pretrained_model/adapter_model.safetensors" tol=1.7e-8
 # The save gathers only the adapters, never the frozen base: rank 0's host bytes at the save stay within
 # the adapters' parameters and AdamW state (4 x 4 bytes per trainable parameter), not the model's.
 peak=$(sed -n 's/.*\[rank0\].*save_host_peak_bytes=\([0-9]*\).*/\1/p' "$work/fsdp.log")
