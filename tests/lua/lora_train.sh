@@ -119,6 +119,10 @@ run "$work/merge.log" checkpoint merge "$work/lora1" --out "$work/merged"
 grep -q '"use_peft": false' "$work/merged/config.json" || fail "the merged config.json: $(grep use_peft "$work/merged/config.json")"
 run "$work/tune_merged.log" --device cpu "$recipes/pi05.lua" output_dir="$work/tune_merged" \
   policy.pretrained_path="$work/merged" steps=1 save_freq=1 "${tiny[@]}"
+if timeout 60 "$exe" checkpoint merge "$work/lora1" --out "$work/merged" > "$work/merge_over.log" 2>&1; then
+  fail "merging into a non-empty folder was not refused"
+fi
+grep -q "exists and is not an empty folder" "$work/merge_over.log" || fail "merge over a folder: $(cat "$work/merge_over.log")"
 if timeout 60 "$exe" checkpoint merge "$work/merged" --out "$work/merged2" > "$work/merge2.log" 2>&1; then
   fail "merging a plain folder was not refused"
 fi

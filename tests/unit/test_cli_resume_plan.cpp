@@ -90,6 +90,9 @@ TEST_CASE("lerobot resume: unmappable runs are errors that say what to do") {
   pi0["type"] = "pi0";
   fs::create_directories(dir / "absent");
   CHECK(message(train, pi0).find("'pi0' policy, which has no shipped lrhost recipe") != std::string::npos);
+  auto lora = train;
+  lora["peft"] = {{"method_type", "LORA"}, {"r", 16}};
+  CHECK(message(lora, act_config()).find("resuming a LeRobot LoRA run is not implemented") != std::string::npos);
 }
 
 TEST_CASE("resume plan: a checkpoint with neither a recipe snapshot nor LeRobot's config is refused") {

@@ -6,9 +6,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "host/ckpt/adapter_folder.hpp"
 #include "host/nn/linear.hpp"
 #include "host/nn/lora.hpp"
 #include "host/nn/lora_targets.hpp"
@@ -220,4 +222,41 @@ TEST_CASE("policy.peft: LeRobot's defaults, off when method_type is empty, and e
   CHECK(lrhost::test::contains(refused({{"method_type", "LORA"}, {"lora_dropout", 1}}), "lora_dropout"));
   CHECK(lrhost::test::contains(refused({{"method_type", "LORA"}, {"rank", 4}}), "rank"));
   CHECK(lrhost::policy::init_lora_weights_json(LoraInit::gaussian) == "gaussian");
+}
+
+TEST_CASE("adapter_config.json: PEFT fields lrhost lacks are refused by name; patterns are read in order") {
+  lrhost::test::TempDir dir("adapter_config_read");
+  auto write = [&](const nlohmann::ordered_json& config) {
+    std::ofstream(dir / "adapter_config.json") << config.dump();
+  };
+  const nlohmann::ordered_json base{{"peft_type", "LORA"},
+                                    {"r", 8},
+                                    {"lora_alpha", 16},
+                                    {"target_modules", "model\\..*_proj"},
+                                    {"base_model_name_or_path", "base"}};
+  write(base);
+  auto read = lrhost::ckpt::read_adapter_config(dir.path);
+  CHECK(read.settings.lora.r == 8);
+  CHECK(read.base_model_name_or_path == "base");
+  auto patterned = base;
+  patterned["rank_pattern"] = {{"b_proj", 4}, {"a_proj", 2}};
+  write(patterned);
+  CHECK(lrhost::ckpt::read_adapter_config(dir.path).settings.rank_pattern ==
+        std::vector<std::pair<std::string, int64_t>>{{"b_proj", 4}, {"a_proj", 2}});
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::ordered_json>>{
+           {"use_dora", true}, {"lora_bias", true}, {"bias", "all"}, {"layers_to_transform", {0}}}) {
+    CAPTURE(key);
+    auto refused = base;
+    refused[key] = value;
+    write(refused);
+    CHECK_THROWS_WITH_AS(lrhost::ckpt::read_adapter_config(dir.path), doctest::Contains(key.c_str()),
+                         lrhost::util::NotImplemented);
+  }
+  auto other = base;
+  other["peft_type"] = "IA3";
+  write(other);
+  CHECK_THROWS_AS(lrhost::ckpt::read_adapter_config(dir.path), lrhost::util::NotImplemented);
+  write(nlohmann::ordered_json{{"r", 8}});
+  CHECK_THROWS_WITH_AS(lrhost::ckpt::read_adapter_config(dir.path), doctest::Contains("not a PEFT adapter config"),
+                       lrhost::util::DataError);
 }
