@@ -1,6 +1,7 @@
 // LoRA adapters on Linear layers; see lora.hpp.
 #include "host/nn/lora.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -8,6 +9,13 @@
 #include "host/util/error.hpp"
 
 namespace lrhost::nn {
+namespace {
+
+// Whether this process has attached any adapter: lora_parts runs on every Linear's forward
+// (apply_linear), and without adapters it answers without walking the layer's children.
+std::atomic<bool> any_adapter_attached{false};
+
+}  // namespace
 
 double LoraSettings::scaling() const {
   return use_rslora ? alpha / std::sqrt(static_cast<double>(r)) : alpha / static_cast<double>(r);
@@ -54,10 +62,12 @@ void add_lora(torch::nn::LinearImpl& layer, const LoraSettings& settings) {
   up->to(weight.device(), adapter_dtype);
   layer.register_module("lora_A", down);
   layer.register_module("lora_B", up);
+  any_adapter_attached.store(true, std::memory_order_relaxed);
 }
 
 LoraParts lora_parts(const torch::nn::LinearImpl& layer) {
   LoraParts parts;
+  if (!any_adapter_attached.load(std::memory_order_relaxed)) return parts;
   for (const auto& child : layer.named_children()) {
     if (child.key() == "lora_A") parts.down = child.value()->as<torch::nn::LinearImpl>();
     if (child.key() == "lora_B") parts.up = child.value()->as<LoraUpImpl>();
