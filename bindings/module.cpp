@@ -17,6 +17,7 @@ int luaopen_lrhost(lua_State* L) {
   open_policy(L, module);
   open_optimizer(L, module);
   open_scheduler(L, module);
+  open_ema(L, module);
   open_accelerator(L, module);
   open_dataset(L, module);
   open_loader(L, module);

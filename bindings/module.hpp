@@ -13,6 +13,7 @@ void open_tensor(lua_State* L, int module);            // wrap_tensor.cpp: Tenso
 void open_policy(lua_State* L, int module);            // wrap_policy.cpp: lr.policy
 void open_optimizer(lua_State* L, int module);         // wrap_optimizer.cpp: lr.optim.*
 void open_scheduler(lua_State* L, int module);         // wrap_scheduler.cpp: lr.optim.scheduler
+void open_ema(lua_State* L, int module);               // wrap_ema.cpp: lr.optim.ema, Ema
 void open_accelerator(lua_State* L, int module);       // wrap_accelerator.cpp: lr.accelerator
 void open_dataset(lua_State* L, int module);           // wrap_dataset.cpp: lr.dataset, lr.default_dataset
 void open_loader(lua_State* L, int module);            // wrap_loader.cpp: Loader

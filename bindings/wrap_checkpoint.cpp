@@ -1,5 +1,5 @@
 // Lua binding of training checkpoints and raw safetensors files:
-//   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, keep_last =,
+//   lr.checkpoint(output_dir, {policy =, optimizer =, scheduler =, loader =, acc =, ema =, keep_last =,
 //                 resume = false|true|"auto"|path, config =, total_steps =, async =, save_freq =,
 //                 save_checkpoint =}) -> Checkpoint (save_freq, save_checkpoint and total_steps default
 //                 to the config keys save_freq, save_checkpoint and steps)
@@ -26,6 +26,7 @@
 #include "bindings/module.hpp"
 #include "bindings/wrap_accelerator.hpp"
 #include "bindings/wrap_checkpoint.hpp"
+#include "bindings/wrap_ema.hpp"
 #include "bindings/wrap_loader.hpp"
 #include "bindings/wrap_optimizer.hpp"
 #include "bindings/wrap_policy.hpp"
@@ -82,6 +83,7 @@ const std::array kCheckpointOptions{
     CheckpointOption{"loader",
                      [](lua_State* L, int v, auto& r) { r.loader = lx_check_shared<data::BatchLoader>(L, v); }},
     CheckpointOption{"acc", [](lua_State* L, int v, auto& r) { r.acc = lx_check_shared<accel::Accelerator>(L, v); }},
+    CheckpointOption{"ema", [](lua_State* L, int v, auto& r) { r.ema = lx_check_shared<optim::WeightEma>(L, v); }},
     CheckpointOption{"keep_last", [](lua_State* L, int v, auto& r) { r.keep_last = lx_check_integer(L, v); }},
     CheckpointOption{"resume", [](lua_State* L, int v, auto& r) { r.resume = check_resume(L, v); }},
     CheckpointOption{"config", [](lua_State* L, int v, auto& r) { r.train_config = lx_to_json(L, v, 2, "config"); }},

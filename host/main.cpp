@@ -372,6 +372,7 @@ int main(int argc, char** argv) {
   LaunchArguments eval_launch;
   std::string eval_checkpoint;
   int eval_episodes = 50, eval_videos = 4, eval_max_steps = 80;
+  std::string eval_weights = "live";
   auto* eval_command = app.add_subcommand(
       "eval",
       "closed-loop evaluation on the built-in pushing task: success rate, returns and rollout videos "
@@ -384,6 +385,10 @@ int main(int argc, char** argv) {
       ->check(lrhost::cli::non_negative_number);
   eval_command->add_option("--max-steps", eval_max_steps, "steps before an episode is cut off")
       ->check(lrhost::cli::positive_number);
+  eval_command
+      ->add_option("--weights", eval_weights,
+                   "live: the checkpoint's weights; ema: its EMA weights (pretrained_model_ema/, ema.enable=true)")
+      ->check(CLI::IsMember({"live", "ema"}));
   eval_command->add_option("--threads", eval_args.threads, "CPU threads for LibTorch ops")
       ->check(lrhost::cli::positive_number);
   eval_command->add_flag("-v,--verbose", eval_args.verbose, "debug-level logging");
@@ -444,7 +449,8 @@ int main(int argc, char** argv) {
       eval_args.recipe = (lrhost::util::shipped_recipes_dir() / "eval_policy.lua").string();
       std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();
       eval_args.overrides = {"checkpoint=" + checkpoint, "episodes=" + std::to_string(eval_episodes),
-                             "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps)};
+                             "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps),
+                             "weights=" + eval_weights};
       // Logs go to the evaluated run's folder (<run>/eval/logs/<time>_eval/), not ./outputs/lrhost/.
       lrhost::cli::choose_eval_run_dir(eval_launch.run_dir, checkpoint);
       return run(eval_args, lrhost::cli::RecipeMode::run, &eval_launch);

@@ -4,7 +4,9 @@
 -- eval/<step>/summary.json (<step> named as its checkpoints/<step> folder) (success rate with its 95 % interval, mean return, mean final distance,
 -- per-episode results) and the first `videos` rollouts as mp4 next to it (eval/<step>_2, ... when that
 -- step was evaluated before: nothing earlier is replaced).
---   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2
+-- weights = "ema" evaluates the checkpoint's EMA weights (pretrained_model_ema/, a run trained with
+-- ema.enable=true), with results in eval/<step>_ema/.
+--   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2 [--weights ema]
 --   lrhost recipes/eval_policy.lua checkpoint=outputs/lrhost/<run>/checkpoints/last episodes=20
 local lr = require "lrhost"
 local eval = require "closed_loop_eval"
@@ -16,7 +18,11 @@ local cfg = lr.config {
   seed = eval.DEFAULTS.seed,          -- episode e starts from seed + e
   max_steps = eval.DEFAULTS.max_steps,
   out_dir = "",      -- "": <run>/eval/<step> (<pretrained folder>/eval for a bare pretrained folder)
+  weights = "live",  -- "live": pretrained_model/; "ema": the EMA weights, pretrained_model_ema/
 }
+if cfg.weights ~= "live" and cfg.weights ~= "ema" then
+  error(string.format("weights=%s: expected \"live\" or \"ema\"", cfg.weights))
+end
 
 local function exists(path)
   local f = io.open(path, "r")
@@ -32,9 +38,22 @@ local function locate(dir)
     local real = io.popen("readlink -f '" .. dir:gsub("'", "'\\''") .. "'"):read("*l") or dir
     local name = real:match("([^/]+)$")
     local run = real:match("^(.*)/checkpoints/[^/]+$") or real
+    if cfg.weights == "ema" then
+      if not exists(dir .. "/pretrained_model_ema/config.json") then
+        error(string.format("weights=ema: %s has no pretrained_model_ema/ (the run kept no EMA: train with "
+                            .. "ema.enable=true)", dir), 2)
+      end
+      return dir .. "/pretrained_model_ema", tonumber(name), run .. "/eval/" .. name .. "_ema"
+    end
     return dir .. "/pretrained_model", tonumber(name), run .. "/eval/" .. name
   end
-  if exists(dir .. "/config.json") then return dir, nil, dir .. "/eval" end
+  if exists(dir .. "/config.json") then
+    if cfg.weights == "ema" then
+      error(string.format("weights=ema needs a checkpoint (a run or step folder with pretrained_model_ema/); %s is "
+                          .. "a pretrained folder: evaluate it as it is", dir), 2)
+    end
+    return dir, nil, dir .. "/eval"
+  end
   error(string.format("checkpoint=%s: not a run folder, checkpoint step folder or pretrained folder (no "
                       .. "pretrained_model/config.json, checkpoints/last or config.json in it)", dir), 2)
 end

@@ -119,9 +119,11 @@ MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>&
   // the root unit, and per module (all its groups; with the units gathered together with it, as the
   // policy says: Policy::fsdp_gather_group) the largest.
   int64_t trainable_shard_bytes = 0, frozen_shard_bytes = 0, root_bytes = 0, all_gathered = 0;
+  int64_t trainable_shard_numel = 0;
   std::map<std::string, int64_t> module_bytes;
   for (const auto& unit : plan.units) {
     (unit.frozen ? frozen_shard_bytes : trainable_shard_bytes) += shard_bytes(unit);
+    if (!unit.frozen) trainable_shard_numel += unit.shard_numel();
     all_gathered += gathered_bytes(unit);
     if (unit.module_type == "root")
       root_bytes += gathered_bytes(unit);
@@ -131,11 +133,23 @@ MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>&
   int64_t largest_unit = 0;
   for (const auto& [name, bytes] : module_bytes) largest_unit = std::max(largest_unit, bytes);
 
-  StrategyMemory ddp{"ddp", 1, trainable_bytes + frozen_bytes, trainable_bytes, moments * trainable_bytes, 0};
+  // The EMA's fp32 shadow of what trains (weight_ema.hpp): whole under DDP, the shards under FSDP.
+  const bool ema = config.contains("ema") && config["ema"].is_object() && config["ema"].value("enable", false);
+  StrategyMemory ddp{"ddp",
+                     1,
+                     trainable_bytes + frozen_bytes,
+                     trainable_bytes,
+                     moments * trainable_bytes,
+                     ema ? 4 * plan.trainable : 0,
+                     0};
   auto sharded = [&](const std::string& name, bool reshard) {
-    StrategyMemory m{
-        name, shard, trainable_shard_bytes + frozen_shard_bytes, trainable_shard_bytes, moments * trainable_shard_bytes,
-        0};
+    StrategyMemory m{name,
+                     shard,
+                     trainable_shard_bytes + frozen_shard_bytes,
+                     trainable_shard_bytes,
+                     moments * trainable_shard_bytes,
+                     ema ? 4 * trainable_shard_numel : 0,
+                     0};
     // ZeRO-3: the root unit, the running unit and one prefetched unit; ZeRO-2: everything, between
     // forward and the end of backward.
     m.peak_gathered_bytes = reshard ? root_bytes + 2 * largest_unit : all_gathered;
@@ -234,14 +248,17 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                   static_cast<long long>(count), static_cast<long long>(elements / count), mib(bytes / count).c_str());
     out << line;
   }
-  out << "  per rank, between steps (parameters + gradients + optimizer state) and peak gathered parameters:\n";
+  const bool ema = !plan.strategies.empty() && plan.strategies.front().ema_bytes > 0;
+  out << "  per rank, between steps (parameters + gradients + optimizer state" << (ema ? " + EMA" : "")
+      << ") and peak gathered parameters:\n";
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
     const auto& s = plan.strategies[i];
-    char line[240];
+    char line[280];
     std::snprintf(line, sizeof line,
-                  "    %-16s %-6s params %10s  grads %10s  optimizer %10s  = %10s   gathered peak %10s%s\n",
+                  "    %-16s %-6s params %10s  grads %10s  optimizer %10s%s%s  = %10s   gathered peak %10s%s\n",
                   s.name.c_str(), ("/" + std::to_string(s.shard_size)).c_str(), mib(s.parameter_bytes).c_str(),
-                  mib(s.gradient_bytes).c_str(), mib(s.optimizer_bytes).c_str(), mib(s.persistent_bytes()).c_str(),
+                  mib(s.gradient_bytes).c_str(), mib(s.optimizer_bytes).c_str(), ema ? "  ema " : "",
+                  ema ? mib(s.ema_bytes).c_str() : "", mib(s.persistent_bytes()).c_str(),
                   mib(s.peak_gathered_bytes).c_str(), i == 0 ? "   <- this config" : "");
     out << line;
   }
@@ -255,7 +272,6 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                 ? std::string("measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes")
                 : plan.activation_note)
         << "; bf16 autocast roughly halves it)\n";
-    if (!plan.activation_caveat.empty()) out << "    (" << plan.activation_caveat << ")\n";
   }
   for (const int64_t gpu : plan.gpu_memory_bytes) {
     out << "  largest batch per rank in " << util::human_bytes(gpu) << " per GPU (after "
@@ -311,6 +327,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
                           {"parameter_bytes", s.parameter_bytes},
                           {"gradient_bytes", s.gradient_bytes},
                           {"optimizer_bytes", s.optimizer_bytes},
+                          {"ema_bytes", s.ema_bytes},
                           {"persistent_bytes", s.persistent_bytes()},
                           {"peak_gathered_bytes", s.peak_gathered_bytes},
                           {"largest_batch_per_rank", batches}});

@@ -24,8 +24,11 @@ struct StrategyMemory {
   int64_t parameter_bytes = 0;  // per rank, between steps
   int64_t gradient_bytes = 0;
   int64_t optimizer_bytes = 0;
+  // The EMA of the weights (ema.enable): an fp32 copy of the trainable parameters, of this rank's
+  // shards under FSDP; with ema.on_main_only, on rank 0 (the figure is rank 0's).
+  int64_t ema_bytes = 0;
   int64_t peak_gathered_bytes = 0;  // full parameters alive at once during forward/backward
-  int64_t persistent_bytes() const { return parameter_bytes + gradient_bytes + optimizer_bytes; }
+  int64_t persistent_bytes() const { return parameter_bytes + gradient_bytes + optimizer_bytes + ema_bytes; }
 };
 
 struct MemoryPlan {
@@ -48,8 +51,6 @@ struct MemoryPlan {
   std::string schedule;
   // How activation_bytes_per_sample was obtained, when not by the default probe.
   std::string activation_note;
-  // What the figure leaves out for this config (printed under it), e.g. checkpointing's recomputation.
-  std::string activation_caveat;
   // save_async = true: the host memory rank 0 holds for a checkpoint's copy while the writer writes
   // it (host/ckpt/checkpoint_manager.hpp): the full model's parameters plus, for the selected
   // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file

@@ -57,28 +57,39 @@ std::vector<std::pair<std::string, torch::Tensor>> adapter_state(
   return tensors;
 }
 
-void load_adapter_state(policy::Policy& policy, const fs::path& file) {
+std::vector<std::pair<std::string, torch::Tensor>> read_adapter_state(const policy::Policy& policy,
+                                                                      const fs::path& file) {
   auto content = io::read_safetensors(file, io::MapMode::read_only);
-  std::map<std::string, torch::Tensor> targets;
-  for (auto& [name, tensor] : adapter_tensors(policy)) targets.emplace(kPeftKeyPrefix + name, tensor);
+  std::set<std::string> wanted, in_file;
+  for (const auto& [name, tensor] : adapter_tensors(policy)) wanted.insert(kPeftKeyPrefix + name);
   std::vector<std::string> missing, unexpected;
-  for (const auto& [name, tensor] : content.tensors)
-    if (!targets.count(name)) unexpected.push_back(name);
-  std::set<std::string> in_file;
-  for (const auto& [name, tensor] : content.tensors) in_file.insert(name);
-  for (const auto& [name, tensor] : targets)
+  for (const auto& [name, tensor] : content.tensors) {
+    in_file.insert(name);
+    if (!wanted.count(name)) unexpected.push_back(name);
+  }
+  for (const auto& name : wanted)
     if (!in_file.count(name)) missing.push_back(name);
   if (!missing.empty() || !unexpected.empty())
     throw util::DataError(file.string() + " does not hold this policy's LoRA adapters:" +
                               (missing.empty() ? "" : " missing " + util::quoted_list(missing) + ";") +
                               (unexpected.empty() ? "" : " unexpected " + util::quoted_list(unexpected) + ";"),
                           "the adapters were saved with other targets, another rank or another base policy");
+  const std::size_t prefix = std::string(kPeftKeyPrefix).size();
+  std::vector<std::pair<std::string, torch::Tensor>> state;
+  for (auto& [name, tensor] : content.tensors) state.emplace_back(name.substr(prefix), std::move(tensor));
+  return state;
+}
+
+void load_adapter_state(policy::Policy& policy, const fs::path& file) {
+  auto state = read_adapter_state(policy, file);
+  const auto tensors = adapter_tensors(policy);
+  std::map<std::string, torch::Tensor> targets(tensors.begin(), tensors.end());
   torch::NoGradGuard no_grad;
-  for (const auto& [name, saved] : content.tensors) {
+  for (const auto& [name, saved] : state) {
     auto& target = targets.at(name);
     if (saved.sizes() != target.sizes())
-      throw util::DataError(file.string() + ": '" + name + "' is " + c10::str(saved.sizes()) + ", the adapter has " +
-                            c10::str(target.sizes()));
+      throw util::DataError(file.string() + ": '" + kPeftKeyPrefix + name + "' is " + c10::str(saved.sizes()) +
+                            ", the adapter has " + c10::str(target.sizes()));
     target.copy_(saved);
   }
 }

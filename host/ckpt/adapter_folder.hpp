@@ -38,8 +38,13 @@ std::vector<std::pair<std::string, torch::Tensor>> adapter_state(const policy::P
 std::vector<std::pair<std::string, torch::Tensor>> adapter_state(
     const policy::Policy& policy, std::vector<std::pair<std::string, torch::Tensor>> state);
 
-// Copies the adapter file's tensors into the policy's adapter (DataError naming the file and the
-// missing or unexpected keys, or a shape that differs).
+// The adapter file's tensors under the policy's own names, checked to be exactly the policy's adapter
+// tensors (DataError naming the file and the missing or unexpected keys); shapes are the caller's
+// to check (an FSDP run's parameters are shards).
+std::vector<std::pair<std::string, torch::Tensor>> read_adapter_state(const policy::Policy& policy,
+                                                                      const std::filesystem::path& file);
+// Copies the adapter file's tensors into the policy's adapter (read_adapter_state's errors, or a
+// shape that differs).
 void load_adapter_state(policy::Policy& policy, const std::filesystem::path& file);
 
 // adapter_config.json for the policy's adapters: PEFT 0.18's LoraConfig as it serialises itself.

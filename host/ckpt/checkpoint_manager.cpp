@@ -14,6 +14,7 @@
 #include <set>
 
 #include "host/ckpt/adapter_folder.hpp"
+#include "host/ckpt/ema_checkpoint.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/sharded_state.hpp"
 #include "host/io/atomic_dir.hpp"
@@ -164,7 +165,8 @@ void CheckpointManager::stage_deferred(Snapshot& snap) {
 }
 
 void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
-                                            std::vector<std::pair<std::string, torch::Tensor>>* full_state, bool copy) {
+                                            std::vector<std::pair<std::string, torch::Tensor>>* full_state,
+                                            std::vector<std::pair<std::string, torch::Tensor>>* ema_state, bool copy) {
   if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
   std::error_code ec;
   fs::create_directories(snap.step_dir.parent_path(), ec);
@@ -179,6 +181,20 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
   // An adapted policy saves its adapters alone (adapter_folder.hpp), under FSDP picked from the
   // gathered state.
   const bool adapters = targets.policy->lora_adapters() != nullptr;
+  // pretrained_model_ema/'s weights, built before the live state moves into its file.
+  std::optional<TensorFile> ema_model;
+  if (targets.ema) {
+    std::map<std::string, torch::Tensor> values;
+    if (ema_state)
+      values.insert(ema_state->begin(), ema_state->end());
+    else
+      values.insert(targets.ema->shadows().begin(), targets.ema->shadows().end());
+    ema_model =
+        TensorFile{snap.staging->path() / kPretrainedEmaDir / pretrained_weights_file(*targets.policy),
+                   ema_policy_state(*targets.policy, full_state ? *full_state : targets.policy->state_dict(), values),
+                   {{"format", "pt"}}};
+    sort_pretrained_state(ema_model->tensors);
+  }
   TensorFile model{pretrained / pretrained_weights_file(*targets.policy),
                    full_state && adapters ? adapter_state(*targets.policy, std::move(*full_state))
                    : full_state           ? std::move(*full_state)
@@ -198,6 +214,34 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
                   parameters.count(model.tensors[i].second.unsafeGetTensorImpl()) > 0);
   }
   snap.files.push_back(std::move(model));
+  if (ema_model) {
+    // Gathered (FSDP): host copies already. Otherwise parameters, shadows and the shadows cast to
+    // the weights' dtype only change at the next optimizer step, so they may wait for the writer;
+    // buffers are copied now.
+    std::set<const torch::TensorImpl*> buffers;
+    for (const auto& item : targets.policy->named_buffers()) buffers.insert(item.value().unsafeGetTensorImpl());
+    for (std::size_t i = 0; i < ema_model->tensors.size(); ++i) {
+      if (full_state && copy)
+        copied_bytes_ += static_cast<int64_t>(ema_model->tensors[i].second.nbytes());
+      else if (!full_state)
+        take_tensor(*ema_model, i, "ema_model/" + ema_model->tensors[i].first, copy,
+                    buffers.count(ema_model->tensors[i].second.unsafeGetTensorImpl()) == 0);
+    }
+    snap.files.push_back(std::move(*ema_model));
+    fs::create_directories(snap.staging->path() / kPretrainedEmaDir, ec);
+    if (ec)
+      throw util::IoError("cannot create " + (snap.staging->path() / kPretrainedEmaDir).string() + ": " + ec.message());
+    save_pretrained_files(*targets.policy, snap.staging->path() / kPretrainedEmaDir);
+    io::write_file_atomic(snap.staging->path() / kPretrainedEmaDir / kTrainConfigFile,
+                          nlohmann::ordered_json(options_.train_config).dump(4));
+    io::write_file_atomic(state / optim::kEmaStateFile, targets.ema->state_json().dump(2));
+    if (!targets.fsdp) {  // under FSDP the shadows are in the shard files
+      TensorFile shadows{state / optim::kEmaShadowFile, targets.ema->shadows(), {}};
+      for (std::size_t i = 0; i < shadows.tensors.size(); ++i)
+        take_tensor(shadows, i, "ema/" + shadows.tensors[i].first, copy, /*deferrable=*/true);
+      snap.files.push_back(std::move(shadows));
+    }
+  }
   if (targets.optimizer && !targets.fsdp) {
     TensorFile optimizer{state / optim::kOptimizerStateFile, optim::optimizer_state_tensors(*targets.optimizer), {}};
     for (std::size_t i = 0; i < optimizer.tensors.size(); ++i)
@@ -213,7 +257,8 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
     io::write_file_atomic(state / optim::kOptimizerParamGroupsFile,
                           optim::optimizer_param_groups(*targets.optimizer, targets.scheduler != nullptr).dump(4));
   if (targets.fsdp)  // the shards folder was created before the snapshot (save())
-    io::write_file_atomic(snap.shards / kShardIndexFile, shard_index(*targets.fsdp, targets.optimizer).dump(2));
+    io::write_file_atomic(snap.shards / kShardIndexFile,
+                          shard_index(*targets.fsdp, targets.optimizer, targets.ema).dump(2));
   if (targets.scheduler && targets.optimizer)
     optim::save_scheduler_state(*targets.scheduler, *targets.optimizer, state);
   save_rng_state(state);
@@ -314,7 +359,7 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
   auto snap = std::make_unique<Snapshot>();
   snap->step = step;
   snap->step_dir = checkpoints_dir() / step_identifier(step, options_.total_steps);
-  std::vector<std::pair<std::string, torch::Tensor>> full_state;
+  std::vector<std::pair<std::string, torch::Tensor>> full_state, ema_state;
   if (targets.fsdp) {
     if (!targets.policy) throw util::ConfigError("checkpoint: no policy to save");
     // A collective: every rank gathers; only rank 0, which writes model.safetensors, keeps the tensors.
@@ -323,6 +368,17 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
     if (const auto* adapters = targets.policy->lora_adapters())
       include = [adapters](const std::string& name) { return in_adapter_file(*adapters, name); };
     full_state = targets.fsdp->full_state_dict(/*keep=*/rank_ == 0, include);
+    // The EMA weights, gathered the same way with the shadows swapped in (only the tracked groups).
+    if (targets.ema) {
+      targets.ema->swap_in();
+      try {
+        ema_state = targets.fsdp->full_state_dict(/*keep=*/rank_ == 0, tracked_by(*targets.ema));
+      } catch (...) {
+        targets.ema->swap_out();
+        throw;
+      }
+      targets.ema->swap_out();
+    }
     // Shard files go to a temporary folder first; rank 0 moves it into the step folder it builds.
     snap->shards =
         checkpoints_dir() / (std::string(io::kTempPrefix) + "fsdp-" + step_identifier(step, options_.total_steps));
@@ -337,7 +393,7 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
     snap->shard_size = view.shard_size;
     if (view.replicate_rank == 0) {
       TensorFile shard{snap->shards / shard_file_name(view.shard_rank),
-                       rank_shard_tensors(*targets.fsdp, targets.optimizer), rank_shard_metadata(view)};
+                       rank_shard_tensors(*targets.fsdp, targets.optimizer, targets.ema), rank_shard_metadata(view)};
       for (std::size_t i = 0; i < shard.tensors.size(); ++i)
         take_tensor(shard, i, "shard/" + shard.tensors[i].first, copy, /*deferrable=*/true);
       snap->shard = std::move(shard);
@@ -347,13 +403,16 @@ fs::path CheckpointManager::save_metered(int64_t step, const CheckpointTargets& 
     collective("writing FSDP shards at step " + std::to_string(step), true, [&] { write_shard(*snap); });
     // Gathering the sampler position is local, but must happen on every rank in the same order.
     collective("checkpoint save at step " + std::to_string(step), false, [&] {
-      snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, false);
+      snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr,
+                          targets.fsdp && targets.ema ? &ema_state : nullptr, false);
       write_checkpoint(*snap);
     });
     return snap->step_dir;
   }
-  collective("checkpoint snapshot at step " + std::to_string(step), false,
-             [&] { snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr, true); });
+  collective("checkpoint snapshot at step " + std::to_string(step), false, [&] {
+    snapshot_checkpoint(*snap, targets, targets.fsdp ? &full_state : nullptr,
+                        targets.fsdp && targets.ema ? &ema_state : nullptr, true);
+  });
   spdlog::info(
       "checkpoint: step {} copies {} bytes to host memory ({} of them while the next step's forward and "
       "backward run); writing in the background",
@@ -594,42 +653,56 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
                      targets.fsdp ? "shards it with FSDP" : "does not shard",
                      sharded ? "every rank assembles the parameters and optimizer state from all shard files"
                              : "each rank cuts its shards from the full tensors");
+      // A LoRA run's base is its pretrained_path, loaded before: its checkpoint holds the adapters.
+      const auto* adapters = targets.policy ? targets.policy->lora_adapters() : nullptr;
+      // An EMA state comes with the shard files' rows under FSDP, else from ema_shadow.safetensors.
+      const bool ema_saved = targets.ema && path_exists(state / optim::kEmaStateFile);
+      optim::WeightEma* ema_in_shards = ema_saved && sharded ? targets.ema : nullptr;
       if (targets.fsdp && targets.policy && !sharded) {
-        targets.fsdp->load_full_state_dict(io::read_safetensors(pretrained / kModelFile).tensors);
+        if (adapters)
+          targets.fsdp->load_full_state_dict(
+              read_adapter_state(*targets.policy, pretrained / kAdapterModelFile),
+              [adapters](const std::string& name) { return in_adapter_file(*adapters, name); });
+        else
+          targets.fsdp->load_full_state_dict(io::read_safetensors(pretrained / kModelFile).tensors);
       } else if (targets.fsdp && targets.policy) {
-        // Parameters and optimizer state come from this rank's rows of the shard files; buffers and
-        // frozen parameters (not sharded) from model.safetensors.
-        load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer);
-        // A LoRA run's file holds only the adapters' unsharded tensors (buffers of modules trained in
-        // full); the frozen base is the run's pretrained_path, loaded before.
-        const bool adapters = targets.policy->lora_adapters() != nullptr;
+        // Trainable parameters and their optimizer state come from this rank's rows of the shard
+        // files; buffers, parameters outside the units and frozen units from model.safetensors (a
+        // LoRA run's adapter file holds only the buffers of modules trained in full; its frozen base
+        // stays as loaded).
+        const auto from_shards = load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer, ema_in_shards);
         const fs::path weights = pretrained / pretrained_weights_file(*targets.policy);
         auto model = io::read_safetensors(weights);
         const auto& view = targets.fsdp->view();
         torch::NoGradGuard no_grad;
         auto restore_unsharded = [&](const std::string& name, torch::Tensor& tensor) {
-          if (view.find(name) != nullptr) return;
+          const auto* spec = view.find(name);
+          if (spec != nullptr && (from_shards.count(name) || adapters)) return;
           const std::string key = adapters ? kPeftKeyPrefix + name : name;
           if (adapters && model.find(key) == nullptr) return;
           const auto& saved = model.at(key);
-          if (saved.sizes() != tensor.sizes())
+          const auto expected = spec ? c10::IntArrayRef(spec->shape) : tensor.sizes();
+          if (saved.sizes() != expected)
             throw util::DataError(weights.string() + ": '" + name + "' is " + c10::str(saved.sizes()) +
-                                      ", the model has " + c10::str(tensor.sizes()),
+                                      ", the model has " + c10::str(expected),
                                   "resume with the policy config the checkpoint was written with");
-          tensor.detach().copy_(saved);
+          if (spec)  // a frozen unit's parameter: this rank's rows
+            targets.fsdp->local_shard(name).detach().copy_(
+                dist::fsdp::shard_of(*spec, saved.to(spec->dtype), view.shard_rank));
+          else
+            tensor.detach().copy_(saved);
         };
         for (auto& item : targets.policy->named_parameters()) restore_unsharded(item.key(), item.value());
         for (auto& item : targets.policy->named_buffers()) restore_unsharded(item.key(), item.value());
       } else if (targets.policy) {
-        // A LoRA run's base is its pretrained_path, loaded before; the checkpoint holds the adapters.
-        if (targets.policy->lora_adapters())
+        if (adapters)
           load_adapter_state(*targets.policy, pretrained / kAdapterModelFile);
         else
           load_state_dict(*targets.policy, pretrained / kModelFile, true);
         if (sharded) {
           std::vector<std::pair<std::string, torch::Tensor>> parameters;
           for (const auto& item : targets.policy->named_parameters()) parameters.emplace_back(item.key(), item.value());
-          load_shards_unsharded(state / kShardsDir, parameters, targets.optimizer);
+          load_shards_unsharded(state / kShardsDir, parameters, targets.optimizer, ema_in_shards);
         }
       }
       // LeRobot resumes with the checkpoint's statistics, not the dataset's (its issue #4006).
@@ -644,6 +717,16 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         optim::load_optimizer_state(*targets.optimizer, state);
       if (targets.scheduler && targets.optimizer)
         optim::load_scheduler_state(*targets.scheduler, *targets.optimizer, state);
+      if (ema_saved) {
+        if (!sharded) load_ema_shadow_file(state, *targets.ema, targets.fsdp);
+        targets.ema->load_step(io::read_json_file(state / optim::kEmaStateFile, ""),
+                               (state / optim::kEmaStateFile).string());
+      } else if (targets.ema) {
+        // LeRobot main does the same when its ema_state.pt is missing.
+        spdlog::warn("resume: {} has no EMA state ({}); the EMA restarts from the restored weights", step_dir.string(),
+                     optim::kEmaStateFile);
+        targets.ema->reset_to_parameters();
+      }
       load_rng_state(state);
       // Logged here, inside the reading scope, where its figures are known.
       if (!verified.has_manifest())

@@ -48,6 +48,7 @@
 #include "host/io/checksum_manifest.hpp"
 #include "host/optim/optimizer.hpp"
 #include "host/optim/scheduler.hpp"
+#include "host/optim/weight_ema.hpp"
 #include "host/policy/policy.hpp"
 #include "host/util/error.hpp"
 
@@ -64,6 +65,9 @@ struct CheckpointTargets {
   // FSDP: the full state dict is gathered from every rank, and every rank of replica 0 writes its
   // parameter and optimizer shards (sharded_state.hpp) instead of optimizer_state.safetensors.
   dist::fsdp::FsdpEngine* fsdp = nullptr;
+  // The EMA of the weights (ema_checkpoint.hpp): pretrained_model_ema/ and its training state. Under
+  // DDP with ema.on_main_only only rank 0 has one.
+  optim::WeightEma* ema = nullptr;
 };
 
 struct CheckpointOptions {
@@ -152,8 +156,10 @@ class CheckpointManager {
   // dict (FSDP) or null.
   // save() without the wait for the previous save, under save()'s host-memory meter.
   std::filesystem::path save_metered(int64_t step, const CheckpointTargets& targets);
+  // `ema_state`: under FSDP, the EMA weights gathered (rank 0), or null.
   void snapshot_checkpoint(Snapshot& snap, const CheckpointTargets& targets,
-                           std::vector<std::pair<std::string, torch::Tensor>>* full_state, bool copy);
+                           std::vector<std::pair<std::string, torch::Tensor>>* full_state,
+                           std::vector<std::pair<std::string, torch::Tensor>>* ema_state, bool copy);
   // The writing: this rank's FSDP shard file and manifest, then (rank 0) the tensor files, the shards
   // folder once complete, checksums.json, the rename, `last` and keep_last.
   void write_shard(Snapshot& snap);

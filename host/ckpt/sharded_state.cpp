@@ -100,22 +100,35 @@ struct Restored {
   const dist::fsdp::ParamShardSpec* spec = nullptr;
   torch::Tensor param;                         // shard_shape()
   std::map<std::string, torch::Tensor> state;  // by torch's names, shard-shaped (step 0-d)
+  torch::Tensor ema;                           // the EMA shadow's rows, when asked for
 };
 
 }  // namespace
+
+bool in_shard_files(const dist::fsdp::UnitLayout& unit) {
+  return !unit.frozen;
+}
 
 std::string shard_file_name(int shard_rank) {
   return "rank_" + std::to_string(shard_rank) + ".safetensors";
 }
 
+ShardLookup ema_shard_lookup(const optim::WeightEma* ema) {
+  if (ema == nullptr) return {};
+  return [ema](const std::string& name) { return ema->shadow(name); };
+}
+
 std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::ShardingView& view,
                                                                       const ShardLookup& local_shard,
-                                                                      optim::Optimizer* optimizer) {
+                                                                      optim::Optimizer* optimizer,
+                                                                      const ShardLookup& ema) {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& unit : view.units) {
+    if (!in_shard_files(unit)) continue;
     for (const auto& spec : unit.params) {
       auto shard = checked_shard(local_shard, spec);
       tensors.emplace_back("param/" + spec.name, shard.detach().to(torch::kCPU).contiguous());
+      if (ema) tensors.emplace_back("ema/" + spec.name, ema(spec.name).detach().to(torch::kCPU).contiguous());
       if (optimizer == nullptr) continue;
       // The optimizer's state is keyed by the parameter tensor itself (TensorImpl identity).
       for (const auto& [key, tensor] : optim::param_state_tensors(*optimizer, shard))
@@ -126,9 +139,10 @@ std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> rank_shard_tensors(const dist::fsdp::FsdpEngine& fsdp,
-                                                                      optim::Optimizer* optimizer) {
+                                                                      optim::Optimizer* optimizer,
+                                                                      const optim::WeightEma* ema) {
   return rank_shard_tensors(
-      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer, ema_shard_lookup(ema));
 }
 
 std::map<std::string, std::string> rank_shard_metadata(const dist::fsdp::ShardingView& view) {
@@ -148,7 +162,7 @@ void write_rank_shards(const fs::path& file, const dist::fsdp::FsdpEngine& fsdp,
 }
 
 ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup& local_shard,
-                         optim::Optimizer* optimizer) {
+                         optim::Optimizer* optimizer, bool ema) {
   ordered_json index;
   index["format"] = kFormat;
   index["shard_size"] = view.shard_size;
@@ -156,8 +170,10 @@ ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup
   ordered_json files = ordered_json::array();
   for (int r = 0; r < view.shard_size; ++r) files.push_back(shard_file_name(r));
   index["files"] = files;
+  if (ema) index["ema"] = true;
   ordered_json params = ordered_json::object();
   for (const auto& unit : view.units) {
+    if (!in_shard_files(unit)) continue;
     for (const auto& spec : unit.params) {
       ordered_json ranges = ordered_json::array();
       for (int r = 0; r < view.shard_size; ++r) {
@@ -182,9 +198,17 @@ ordered_json shard_index(const dist::fsdp::ShardingView& view, const ShardLookup
   return index;
 }
 
-ordered_json shard_index(const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {
+ordered_json shard_index(const dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer, const optim::WeightEma* ema) {
   return shard_index(
-      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+      fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer, ema != nullptr);
+}
+
+bool shards_hold_ema(const fs::path& shards_dir) {
+  const fs::path index_file = shards_dir / kShardIndexFile;
+  std::error_code ec;
+  if (!fs::exists(index_file, ec)) return false;
+  const auto index = io::read_json_file(index_file, kDamaged);
+  return index.value("ema", false);
 }
 
 std::vector<std::string> missing_shard_files(const fs::path& shards_dir) {
@@ -205,8 +229,9 @@ std::vector<std::string> missing_shard_files(const fs::path& shards_dir) {
   return missing;
 }
 
-void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView& view, const ShardLookup& local_shard,
-                      optim::Optimizer* optimizer) {
+std::set<std::string> load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView& view,
+                                       const ShardLookup& local_shard, optim::Optimizer* optimizer,
+                                       const ShardLookup& ema) {
   const fs::path index_file = shards_dir / kShardIndexFile;
   std::error_code ec;
   if (!fs::exists(index_file, ec))
@@ -225,17 +250,19 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
                               " file names (one per shard rank)",
                           kDamaged);
   const auto& params = index["params"];
+  if (ema && !index.value("ema", false))
+    throw util::DataError(index_file.string() + ": the shards hold no EMA shadows", kDamaged);
 
-  // The saved and current parameter sets must agree.
-  std::set<std::string> current, saved;
+  // The saved and current trainable parameter sets must agree; frozen ones may be saved or not.
+  std::set<std::string> trainable, frozen, saved;
   for (const auto& unit : view.units)
-    for (const auto& spec : unit.params) current.insert(spec.name);
+    for (const auto& spec : unit.params) (in_shard_files(unit) ? trainable : frozen).insert(spec.name);
   for (const auto& [name, entry] : params.items()) saved.insert(name);
   std::vector<std::string> missing, unexpected;
-  for (const auto& name : current)
+  for (const auto& name : trainable)
     if (!saved.count(name)) missing.push_back(name);
   for (const auto& name : saved)
-    if (!current.count(name)) unexpected.push_back(name);
+    if (!trainable.count(name) && !frozen.count(name)) unexpected.push_back(name);
   if (!missing.empty() || !unexpected.empty()) {
     auto list = [](const std::vector<std::string>& names) {
       std::string text;
@@ -267,6 +294,7 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
   std::vector<Restored> restored;
   for (const auto& unit : view.units) {
     for (const auto& spec : unit.params) {
+      if (!saved.count(spec.name)) continue;  // a frozen parameter the files leave out
       const auto saved_param = check_saved_param(params[spec.name], spec, saved_shards, index_file);
       const int64_t saved_rpr = saved_param.rows_per_rank;
       const auto [begin, end] = spec.row_range(view.shard_rank);
@@ -281,6 +309,9 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
       Restored item;
       item.spec = &spec;
       item.param = torch::zeros({spec.rows_per_rank, spec.row_numel}, torch::TensorOptions().dtype(spec.dtype));
+      // Frozen parameters have no shadow (weight_ema.hpp).
+      const bool has_ema = ema && in_shard_files(unit);
+      if (has_ema) item.ema = torch::zeros({spec.rows_per_rank, spec.row_numel}, torch::kFloat32);
       if (optimizer != nullptr) {
         const auto& content = file(first, "parameter '" + spec.name + "'");
         const std::string path = file_path(first).string();
@@ -322,10 +353,12 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
               .copy_(found->reshape({saved_rpr, spec.row_numel}).narrow(0, lo - saved_begin, hi - lo));
         };
         copy_rows("param/" + spec.name, item.param);
+        if (has_ema) copy_rows("ema/" + spec.name, item.ema);
         for (auto& [key, tensor] : item.state)
           if (key != "step") copy_rows(optim_prefix + key, tensor);
       }
       item.param = item.param.reshape(spec.shard_shape());
+      if (has_ema) item.ema = item.ema.reshape(spec.shard_shape());
       for (auto& [key, tensor] : item.state)
         if (key != "step") tensor = tensor.reshape(spec.shard_shape());
       if (optimizer != nullptr && !item.state.empty())
@@ -337,27 +370,36 @@ void load_rank_shards(const fs::path& shards_dir, const dist::fsdp::ShardingView
 
   // Everything is read and checked: now the parameters (in place: the optimizer keys its state by
   // these tensors) and the optimizer state.
-  std::vector<torch::Tensor> shards;
-  for (const auto& item : restored) shards.push_back(checked_shard(local_shard, *item.spec));
+  std::vector<torch::Tensor> shards, shadows;
+  for (const auto& item : restored) {
+    shards.push_back(checked_shard(local_shard, *item.spec));
+    shadows.push_back(item.ema.defined() ? checked_shard(ema, *item.spec) : torch::Tensor());
+  }
   torch::NoGradGuard no_grad;
+  std::set<std::string> names;
   for (std::size_t i = 0; i < restored.size(); ++i) {
     shards[i].detach().copy_(restored[i].param);
+    if (shadows[i].defined()) shadows[i].copy_(restored[i].ema);
+    names.insert(restored[i].spec->name);
     if (optimizer == nullptr) continue;
     if (restored[i].state.empty())
       optim::erase_param_state(*optimizer, shards[i]);
     else
       optim::set_param_state(*optimizer, shards[i], restored[i].state);
   }
+  return names;
 }
 
-void load_rank_shards(const fs::path& shards_dir, dist::fsdp::FsdpEngine& fsdp, optim::Optimizer* optimizer) {
-  load_rank_shards(
-      shards_dir, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer);
+std::set<std::string> load_rank_shards(const fs::path& shards_dir, dist::fsdp::FsdpEngine& fsdp,
+                                       optim::Optimizer* optimizer, const optim::WeightEma* ema) {
+  return load_rank_shards(
+      shards_dir, fsdp.view(), [&](const std::string& name) { return fsdp.local_shard(name); }, optimizer,
+      ema_shard_lookup(ema));
 }
 
 void load_shards_unsharded(const fs::path& shards_dir,
                            const std::vector<std::pair<std::string, torch::Tensor>>& parameters,
-                           optim::Optimizer* optimizer) {
+                           optim::Optimizer* optimizer, const optim::WeightEma* ema) {
   const fs::path index_file = shards_dir / kShardIndexFile;
   std::error_code ec;
   if (!fs::exists(index_file, ec))
@@ -369,13 +411,20 @@ void load_shards_unsharded(const fs::path& shards_dir,
   // every trainable one: a trainable parameter the shards lack, or one the model lacks, is the
   // mismatch load_rank_shards names. Frozen parameters outside FSDP's units are in model.safetensors.
   std::map<std::string, torch::Tensor> by_name(parameters.begin(), parameters.end());
-  std::vector<std::pair<std::string, torch::Tensor>> covered;
-  for (const auto& [name, tensor] : parameters)
-    if (index["params"].contains(name) || tensor.requires_grad()) covered.emplace_back(name, tensor);
+  // (Frozen ones the files hold, from before frozen units were left out, form a frozen unit: no EMA.)
+  std::vector<std::pair<std::string, torch::Tensor>> trainable, frozen;
+  for (const auto& [name, tensor] : parameters) {
+    if (tensor.requires_grad())
+      trainable.emplace_back(name, tensor);
+    else if (index["params"].contains(name))
+      frozen.emplace_back(name, tensor);
+  }
   dist::fsdp::ShardingView view;
-  view.units.push_back(dist::fsdp::make_unit_layout("root", "root", covered, /*shard_size=*/1));
+  view.units.push_back(dist::fsdp::make_unit_layout("root", "root", trainable, /*shard_size=*/1));
+  if (!frozen.empty())
+    view.units.push_back(dist::fsdp::make_unit_layout("root", "root", frozen, /*shard_size=*/1, /*frozen=*/true));
   load_rank_shards(
-      shards_dir, view, [&](const std::string& name) { return by_name.at(name); }, optimizer);
+      shards_dir, view, [&](const std::string& name) { return by_name.at(name); }, optimizer, ema_shard_lookup(ema));
 }
 
 void load_full_optimizer_state_sharded(const fs::path& state_dir, dist::fsdp::FsdpEngine& fsdp,

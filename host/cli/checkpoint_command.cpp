@@ -9,6 +9,7 @@
 
 #include "host/ckpt/adapter_folder.hpp"
 #include "host/ckpt/checkpoint_manager.hpp"
+#include "host/ckpt/ema_checkpoint.hpp"
 #include "host/ckpt/merge_adapters.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/ckpt/sharded_state.hpp"
@@ -161,7 +162,18 @@ void describe_training_state(std::ostream& out, const fs::path& state) {
         << index.value("shard_size", nlohmann::json()).dump() << " x dp_replicate "
         << index.value("replicate_size", nlohmann::json()).dump() << ", "
         << index.value("params", nlohmann::json::object()).size()
-        << " sharded parameters; resumable at any rank count\n";
+        << " trainable sharded parameters; resumable at any rank count\n";
+  }
+  if (path_exists(state / optim::kEmaStateFile)) {
+    auto ema = read_json(state / optim::kEmaStateFile);
+    const auto settings = ema.value("settings", nlohmann::json::object());
+    const auto decay = settings.value("decay", nlohmann::json());
+    out << "  ema: step " << ema.value("optimization_step", nlohmann::json()).dump() << ", last decay "
+        << ema.value("cur_decay_value", nlohmann::json()).dump() << " ("
+        << (decay.is_number() ? "constant decay " + decay.dump()
+                              : "warm-up schedule, max_decay " + settings.value("max_decay", nlohmann::json()).dump())
+        << "), " << ema.value("tracked", nlohmann::json()).dump() << " tracked tensors; weights in "
+        << ckpt::kPretrainedEmaDir << "/\n";
   }
   if (path_exists(state / optim::kSchedulerStateFile)) {
     auto scheduler = read_json(state / optim::kSchedulerStateFile);

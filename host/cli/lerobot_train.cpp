@@ -123,6 +123,9 @@ constexpr std::array kLeRobotFlags{
              "lrhost has no LeRobot gym environments: eval_freq=N works with the built-in task"},
     FlagRule{"--eval.", Kind::refuse, "", "lrhost has no LeRobot gym environments: see `lrhost eval`", true},
     FlagRule{"--eval_steps", Kind::refuse, "", "not supported: the recipe evaluates held-out episodes at the end"},
+    FlagRule{"--ema.", Kind::special, "ema.",
+             "the EMA of the weights (LeRobot main's EMAConfig, not in 0.6.1: enable, decay, update_after_step, "
+             "inv_gamma, power, min_decay, max_decay, use_for_eval); also under FSDP and with LoRA"},
     FlagRule{"--peft.", Kind::special, "policy.peft.",
              "LoRA adapters (LeRobot's PeftConfig: method_type, r, lora_alpha, target_modules, "
              "full_training_modules, init_type); any of them turns LoRA on (method_type LORA), as in LeRobot"},
@@ -364,6 +367,23 @@ nlohmann::json name_list(const Flag& flag) {
   return names;
 }
 
+// LeRobot main's EMAConfig fields (configs/default.py), each the ema key of the same name.
+constexpr std::array<std::string_view, 8> kEmaFields{"enable", "decay",     "update_after_step", "inv_gamma",
+                                                     "power",  "min_decay", "max_decay",         "use_for_eval"};
+
+// --ema.X=v as the ema override it means; --ema.decay=None (EMAConfig's default) is the table's -1.
+std::string ema_override(const Flag& flag) {
+  const std::string field = flag.name.substr(std::string_view("--ema.").size());
+  if (std::find(kEmaFields.begin(), kEmaFields.end(), field) == kEmaFields.end())
+    throw ConfigError("lerobot-train: unknown flag " + flag.name +
+                          (field == "on_main_only" ? " (LeRobot's EMAConfig has no such field)" : ""),
+                      field == "on_main_only" ? "lrhost has it: give ema.on_main_only=" + flag.value
+                                              : "LeRobot's --ema fields: enable, decay, update_after_step, inv_gamma, "
+                                                "power, min_decay, max_decay, use_for_eval");
+  if (field == "decay" && (flag.value == "None" || flag.value == "null")) return "ema.decay=-1";
+  return "ema." + field + "=" + flag.value;
+}
+
 // --peft.X=v as the policy.peft override it means. target_modules is PEFT's `list[str] | str`: a list
 // becomes lrhost's target_module_names, a string (a regex or "all-linear") target_modules.
 std::string peft_override(const Flag& flag) {
@@ -566,6 +586,8 @@ LeRobotTrainPlan plan_lerobot_train(const std::vector<std::string>& arguments,
           if (name != "--save_checkpoint_to_hub") plan.overrides.push_back(name.substr(2) + "=false");
         } else if (name == "--policy.repo_id") {
           repo_ids.push_back(flag.value);
+        } else if (name.starts_with("--ema.")) {
+          plan.overrides.push_back(ema_override(flag));
         } else if (name.starts_with("--peft.")) {
           if (flag.value == "null" || flag.value == "None") break;  // PeftConfig's own default
           if (plan.resume_from)

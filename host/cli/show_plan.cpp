@@ -97,7 +97,13 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     if (adapt) adapt(*policy);
     plan = accel::make_memory_plan(*policy, config, world_size);
     try {
-      plan.activation_bytes_per_sample = policy::measure_activations(*policy).per_sample;
+      const bool checkpointing = table.contains("gradient_checkpointing") && table["gradient_checkpointing"] == true;
+      plan.activation_bytes_per_sample =
+          policy::measure_activations(*policy, {}, policy::activation_measure(checkpointing)).per_sample;
+      if (checkpointing)
+        plan.activation_note =
+            "measured: training forward and backward on CPU at batch 1 and 2 in the policy's dtypes, at their "
+            "peak (gradient checkpointing: the layer inputs kept plus one layer's recomputation)";
     } catch (const std::exception& error) {
       // The plan stands without it; say why the line is missing.
       spdlog::warn("show: activations per sample not measured: the policy's forward refused an example batch: {}",
@@ -105,12 +111,6 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
     }
   }
   plan.gpu_memory_bytes = gpu_memory_bytes;
-  // The probe counts what the forward keeps for backward; with checkpointing that is the layer inputs,
-  // and the recomputation of one layer during backward (not measured) comes on top.
-  if (table.contains("gradient_checkpointing") && table["gradient_checkpointing"] == true)
-    plan.activation_caveat =
-        "gradient checkpointing: the figure is the layer inputs kept, NOT one layer's recomputation during "
-        "backward, which comes on top (a largest batch below is too large)";
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
     io::write_file_atomic(file, shown.json.dump(2));

@@ -112,6 +112,7 @@ ckpt::CheckpointTargets TrainingCheckpoint::targets() const {
     t.sampler_state = [held] { return loader_state(*held); };
   }
   if (parts_.acc) t.fsdp = parts_.acc->fsdp();
+  t.ema = parts_.ema.get();
   return t;
 }
 

@@ -39,6 +39,7 @@ struct TrainingCheckpointRequest {
   std::shared_ptr<optim::Optimizer> scheduler_optimizer;
   std::shared_ptr<data::BatchLoader> loader;
   std::shared_ptr<accel::Accelerator> acc;
+  std::shared_ptr<optim::WeightEma> ema;  // the EMA of the weights, when the run keeps one on this rank
   int64_t keep_last = 0;
   bool async = false;
   // Unset (total_steps: or 0): the config keys steps, save_freq and save_checkpoint.

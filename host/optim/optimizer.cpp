@@ -82,7 +82,13 @@ bool Optimizer::step() {
   if (before_step_ && !before_step_(*this)) return false;
   if (!is_adam_family(kind_) || !fused_ || !fused_adam_step(*torch_, kind_ == OptimizerKind::adamw)) torch_->step();
   ++applied_steps_;
+  for (const auto& callback : after_step_) callback();
   return true;
+}
+
+void Optimizer::note_captured_step() {
+  ++applied_steps_;
+  for (const auto& callback : after_step_) callback();
 }
 
 void Optimizer::zero_grad() {

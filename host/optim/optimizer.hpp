@@ -40,7 +40,10 @@ class Optimizer {
   bool gated() const { return static_cast<bool>(before_step_); }
   int64_t applied_steps() const { return applied_steps_; }
   // Counts an update that a replayed CUDA graph applied (accel/cuda_graph_step.hpp), as step() would.
-  void note_captured_step() { ++applied_steps_; }
+  void note_captured_step();
+  // Runs `callback` after every applied update (step() or a replayed graph's), never after a declined
+  // one: the EMA of the weights (weight_ema.hpp) moves once per optimizer step.
+  void add_after_step(std::function<void()> callback) { after_step_.push_back(std::move(callback)); }
   // Clips the gradients of every parameter to a global L2 norm; returns the norm before clipping.
   double clip_grad_norm(double max_norm);
 
@@ -69,6 +72,7 @@ class Optimizer {
   std::function<bool(Optimizer&)> before_step_;
   std::function<bool()> allow_zero_grad_;
   int64_t applied_steps_ = 0;
+  std::vector<std::function<void()>> after_step_;
   std::vector<std::shared_future<void>> pending_reads_;
 };
 

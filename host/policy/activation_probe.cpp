@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "host/policy/tensor_bytes_meter.hpp"
+#include "host/util/error.hpp"
 #include "host/util/heap_bytes.hpp"
 
 namespace lrhost::policy {
@@ -14,15 +15,32 @@ struct ForwardCost {
   int64_t heap = 0;     // growth of the live heap, the same moment
 };
 
-// What one training forward on `batch` leaves alive while its output (and with it the graph) is.
-ForwardCost forward_cost(Policy& policy, const Batch& batch) {
+// What one training forward on `batch` leaves alive while its output (and with it the graph) is, or
+// the most that forward and backward held at once.
+ForwardCost forward_cost(Policy& policy, const Batch& batch, ActivationMeasure measure) {
   // The meter outlives the output, so every storage it saw allocated is also seen freed and
   // ATen's profiler bookkeeping keeps no stale entries; the batch was allocated before it.
   CpuTensorBytesMeter meter;
   const int64_t heap_before = util::live_heap_bytes();
   auto output = policy.run(batch);
-  return {meter.net_bytes(), util::live_heap_bytes() - heap_before};
+  if (measure == ActivationMeasure::kept_for_backward)
+    return {meter.net_bytes(), util::live_heap_bytes() - heap_before};
+  if (!output.loss.requires_grad())
+    throw util::ConfigError("the activation probe's backward: the loss needs no gradient (nothing trains)");
+  output.loss.backward();
+  return {meter.peak_bytes(), 0};  // the heap's peak is not tracked: no cross-check
 }
+
+// The parameters' gradients as they were before the probe, put back after it.
+struct SavedGradients {
+  explicit SavedGradients(Policy& policy) {
+    for (auto& p : policy.parameters()) saved.emplace_back(p, p.grad().defined() ? p.grad().clone() : torch::Tensor());
+  }
+  ~SavedGradients() {
+    for (auto& [param, grad] : saved) param.mutable_grad() = grad;
+  }
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> saved;
+};
 
 }  // namespace
 
@@ -51,17 +69,20 @@ Batch example_batch(const Policy& policy, int64_t batch_size) {
   return batch;
 }
 
-ActivationCost measure_activations(Policy& policy, const std::function<Batch(int64_t)>& make_batch) {
+ActivationCost measure_activations(Policy& policy, const std::function<Batch(int64_t)>& make_batch,
+                                   ActivationMeasure measure) {
   auto batch = [&](int64_t size) { return make_batch ? make_batch(size) : example_batch(policy, size); };
   const bool was_training = policy.is_training();
   policy.train(true);
   torch::AutoGradMode grad(true);
   ActivationCost cost;
   try {
-    // A first forward makes what lives on past it (lazily built tables, caches) before measuring.
-    forward_cost(policy, batch(1));
-    const auto one = forward_cost(policy, batch(1));
-    const auto two = forward_cost(policy, batch(2));
+    SavedGradients gradients(policy);
+    // A first pass makes what lives on past it (lazily built tables, caches, and with a backward
+    // the gradients, which each further pass accumulates into) before measuring.
+    forward_cost(policy, batch(1), measure);
+    const auto one = forward_cost(policy, batch(1), measure);
+    const auto two = forward_cost(policy, batch(2), measure);
     cost.one_sample = one.tensors;
     cost.per_sample = two.tensors - one.tensors;
     cost.heap_per_sample = two.heap - one.heap;

@@ -12,6 +12,10 @@
 // allocator actually in use (util/heap_bytes.hpp), is kept beside the figure as a cross-check: it
 // must be at least the tensors' bytes, give or take what the allocator rounds.
 //
+// With gradient checkpointing the forward keeps only each layer's input, and the backward
+// recomputes one layer at a time: its peak is those inputs plus one layer's recomputation, which the
+// forward alone never shows. The probe then measures through the backward (backward_peak).
+//
 // The figure is for the policy's dtypes on CPU. Under bf16 autocast on a GPU, most activations are
 // bf16 and the figure roughly halves; fused GPU kernels may keep a little less or more.
 #pragma once
@@ -27,16 +31,27 @@ namespace lrhost::policy {
 // for several frames (delta_indices), and language tokens for policies that read a task.
 Batch example_batch(const Policy& policy, int64_t batch_size);
 
+// What the probe counts: what the training forward leaves alive for backward (the peak without
+// gradient checkpointing, reached as backward starts), or the highest point of forward and backward
+// together (with it).
+enum class ActivationMeasure { kept_for_backward, backward_peak };
+inline ActivationMeasure activation_measure(bool gradient_checkpointing) {
+  return gradient_checkpointing ? ActivationMeasure::backward_peak : ActivationMeasure::kept_for_backward;
+}
+
 struct ActivationCost {
-  int64_t per_sample = 0;       // tensor bytes each further sample adds
-  int64_t one_sample = 0;       // tensor bytes alive after the forward of a batch of one
+  int64_t per_sample = 0;       // tensor bytes each further sample adds (of the measure asked for)
+  int64_t one_sample = 0;       // tensor bytes at a batch of one
   int64_t heap_per_sample = 0;  // the cross-check: what each further sample adds to the live heap
+                                // (kept_for_backward only; 0 for backward_peak)
 };
 
 // Runs three training forwards (a warm-up, then batches of one and two from `make_batch`, by
-// default example_batch; train mode, gradients on, no backward) on the CPU policy and restores its
-// mode. Parameters are not touched. Counts the calling thread's allocations only (see
-// tensor_bytes_meter.hpp), so a profiler running on this thread misses the probe's forwards.
-ActivationCost measure_activations(Policy& policy, const std::function<Batch(int64_t)>& make_batch = {});
+// default example_batch; train mode, gradients on) on the CPU policy, each followed by its backward
+// for backward_peak, and restores its mode and its parameters' gradients. Parameters are not
+// touched. Counts the calling thread's allocations only (see tensor_bytes_meter.hpp; a CPU backward
+// runs on the calling thread), so a profiler running on this thread misses the probe's passes.
+ActivationCost measure_activations(Policy& policy, const std::function<Batch(int64_t)>& make_batch = {},
+                                   ActivationMeasure measure = ActivationMeasure::kept_for_backward);
 
 }  // namespace lrhost::policy

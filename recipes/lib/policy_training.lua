@@ -14,6 +14,10 @@
 -- forward, backward, optimizer, checkpoint; max over ranks), which also go to <output>/metrics.jsonl
 -- and <output>/tensorboard/ (a resumed run continues both without duplicated steps). With eval_freq
 -- it also rolls the policy out in the built-in task's simulator (recipes/lib/closed_loop_eval.lua).
+-- With ema.enable it keeps an exponential moving average of the trained weights (LeRobot main's
+-- --ema.*: diffusers' EMAModel rule), saved as pretrained_model_ema/ in every checkpoint; the
+-- rollouts and the held-out evaluation then use the EMA weights (ema.use_for_eval), and the end
+-- reports both the live and the EMA held-out MSE.
 --   local training = require "policy_training"
 --   local cfg = lr.config(training.defaults { policy = lr.policy.defaults("act", {...}) })
 --   training.run(lr, cfg)
@@ -81,6 +85,9 @@ local BASE = {
                   fsdp = { reshard_after_forward = true, wrap_modules = "" } },
   -- dp_shard = 1: DDP replicas; -1 (or the rank count): FSDP, one shard group; with dp_replicate: hybrid.
   parallelism = { dp_shard = 1, dp_replicate = 1 },
+  -- The EMA of the weights (docs/ema.md): enable, decay (-1: none, the warm-up schedule), update_after_step,
+  -- inv_gamma, power, min_decay, max_decay, use_for_eval, on_main_only (DDP: the shadow on rank 0 only).
+  ema = lr.optim.ema_defaults(),
 }
 
 local THIS_FILE = debug.getinfo(1, "S").source
@@ -343,6 +350,16 @@ function M.build(lr, cfg)
                             augmentation = transforms ~= nil and transforms.enable == true }
   acc:prepare(policy, opt)
   run.policy, run.opt = policy, opt
+  -- After prepare: the EMA tracks what this rank trains (under FSDP its shards) and moves by itself
+  -- after every applied optimizer step. With on_main_only, ranks other than 0 keep none.
+  if cfg.ema.enable then
+    run.ema = lr.optim.ema(policy, opt, cfg.ema, acc)
+    run.ema_everywhere = not cfg.ema.on_main_only or acc.world_size == 1
+    if not run.ema_everywhere and cfg.ema.use_for_eval and cfg.eval_freq > 0 then
+      recipe_error("ema.on_main_only = true keeps the EMA weights on rank 0 only, and the eval_freq rollouts run on "
+                   .. "every rank: set ema.use_for_eval=false, ema.on_main_only=false or eval_freq=0")
+    end
+  end
   -- preprocess = policy: batches come out normalized (and tokenized) by the policy's preprocessor, the
   -- steps before its device step (pi05's state prompt) still in host memory, so the loop hands them
   -- straight to acc:train_step.
@@ -350,6 +367,7 @@ function M.build(lr, cfg)
                                        drop_n_last_frames = policy:config().drop_n_last_frames or 0,
                                        image_transforms = transforms, preprocess = policy })
   run.ckpt = lr.checkpoint(run.output_dir, { acc = acc, policy = policy, optimizer = opt, scheduler = run.sched,
+                                             ema = run.ema,
                                              loader = run.loader, config = cfg, total_steps = cfg.steps,
                                              keep_last = cfg.keep_last, resume = cfg.resume,
                                              async = cfg.save_async, save_freq = cfg.save_freq,
@@ -389,9 +407,10 @@ function M.step(run, step, batch)
       { max_norm = run.clip, meter = run.meter, scheduler = run.sched, memory_stats = first })
   if memory then
     -- What this rank keeps between steps (FSDP: its shards), the figures `lrhost show` plans.
-    run.lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes",
+    run.lr.log.info(string.format("memory per rank (%s): parameters %d, gradients %d, optimizer state %d bytes%s",
                                   run.acc.strategy, memory.parameter_bytes, memory.gradient_bytes,
-                                  memory.optimizer_bytes))
+                                  memory.optimizer_bytes,
+                                  run.ema and string.format(", ema %d bytes", run.ema:bytes()) or ""))
   end
   run.meter:end_step(step)
   return { loss = loss, parts = parts, grad_norm = grad_norm }
@@ -410,6 +429,11 @@ function M.log(run, step, out)
     if name:match("_loss$") then metrics[name] = value end
   end
   for name, value in pairs(run.policy:training_metrics()) do metrics[name] = value end
+  -- (Every rank logs the same keys: with on_main_only the other ranks hold no EMA, so none are logged.)
+  if run.ema and run.ema_everywhere then
+    metrics["ema/decay"] = run.ema:decay()
+    metrics["ema/step"] = run.ema:step()
+  end
   local device_memory = acc:device_memory()
   if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end
   acc:log(step, metrics, run.meter)  -- adds the phase timings, step_s, samples_per_s, peak_rss_gib
@@ -424,14 +448,32 @@ function M.save(run, step)
   run.meter:mark("checkpoint")
 end
 
+-- Runs fn() with the EMA weights in the policy (store -> swap -> restore, as LeRobot main's
+-- _ema_weights), putting the live ones back even when fn fails.
+local function with_ema_weights(ema, fn)
+  ema:swap_in()
+  local ok, result = pcall(fn)
+  ema:swap_out()
+  if not ok then error(result, 0) end
+  return result
+end
+
+-- Whether the evaluations use the EMA weights (ema.use_for_eval, on every rank).
+local function evaluates_ema(run)
+  return run.ema ~= nil and run.ema_everywhere and run.cfg.ema.use_for_eval
+end
+
 -- Every eval_freq steps and at the last (eval_freq > 0): rollouts in the built-in task's simulator,
--- results in <output>/eval/<step>/ and the metrics.
+-- results in <output>/eval/<step>/ and the metrics; with the EMA weights when ema.use_for_eval.
 function M.evaluate(run, step)
   local cfg = run.cfg
   if not (cfg.eval_freq > 0 and (step % cfg.eval_freq == 0 or step == cfg.steps)) then return end
-  local summary = closed_loop.run(run.lr, run.acc, run.policy, {
-    episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
-    out_dir = string.format("%s/eval/%s", run.output_dir, M.step_name(step, cfg.steps)) })
+  local function rollouts()
+    return closed_loop.run(run.lr, run.acc, run.policy, {
+      episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
+      out_dir = string.format("%s/eval/%s", run.output_dir, M.step_name(step, cfg.steps)) })
+  end
+  local summary = evaluates_ema(run) and with_ema_weights(run.ema, rollouts) or rollouts()
   run.acc:log(step, closed_loop.metrics(summary))
   run.meter:mark("eval")
 end
@@ -482,12 +524,24 @@ function M.finish(run)
     end)
     return { checkpoint = run.ckpt:last_dir() }
   end
-  local policy_mse, baseline_mse = evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action)
+  local live_mse, baseline_mse = evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action)
+  local ema_mse
+  if run.ema and run.ema_everywhere then
+    ema_mse = with_ema_weights(run.ema, function()
+      return (evaluate(lr, acc, run.policy, run.held_out, cfg, run.mean_action))
+    end)
+  end
+  -- The figure checked: the EMA weights' when the evaluations use them.
+  local policy_mse = evaluates_ema(run) and ema_mse or live_mse
   local gain = baseline_mse / policy_mse
   acc:on_main(function()
     lr.log.info(string.format("held-out action MSE over %d episodes: policy %.4g, constant baseline %.4g %s",
-                              #run.eval_episodes, policy_mse, baseline_mse,
-                              M.versus_baseline(policy_mse, baseline_mse)))
+                              #run.eval_episodes, live_mse, baseline_mse, M.versus_baseline(live_mse, baseline_mse)))
+    if ema_mse then
+      lr.log.info(string.format("held-out action MSE over %d episodes: policy with the EMA weights (step %d) %.4g %s%s",
+                                #run.eval_episodes, run.ema:step(), ema_mse, M.versus_baseline(ema_mse, baseline_mse),
+                                evaluates_ema(run) and " (ema.use_for_eval: the figure min_gain checks)" or ""))
+    end
   end)
   -- Written so that NaN fails: every comparison with NaN is false.
   if not (finite(policy_mse) and finite(baseline_mse)) then
@@ -498,7 +552,8 @@ function M.finish(run)
     error(string.format("the policy beats the constant baseline only %.2fx on held-out episodes (min_gain = %.2f)",
                         gain, cfg.min_gain))
   end
-  return { policy_mse = policy_mse, baseline_mse = baseline_mse, checkpoint = run.ckpt:last_dir() }
+  return { policy_mse = policy_mse, live_mse = live_mse, ema_mse = ema_mse, baseline_mse = baseline_mse,
+           checkpoint = run.ckpt:last_dir() }
 end
 
 function M.run(lr, cfg)

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # The per-GPU-size guide of docs/multi_gpu.md: for pi05 and SmolVLA at LeRobot's full size, full
-# fine-tuning vs LoRA (LeRobot's default targets), on 1/2/4/8 GPUs,
-# the largest batch per GPU that `lrhost show --gpu-memory 24GiB,40GiB,48GiB,80GiB` plans under DDP,
-# ZeRO-2 and ZeRO-3. Nothing runs on a GPU: the figures are the plan's (parameters, gradients,
+# fine-tuning vs LoRA (LeRobot's default targets), gradient checkpointing off and on, on 1/2/4/8
+# GPUs, the largest batch per GPU that `lrhost show --gpu-memory 24GiB,40GiB,48GiB,80GiB` plans under
+# DDP, ZeRO-2 and ZeRO-3. Nothing runs on a GPU: the figures are the plan's (parameters, gradients,
 # optimizer state, gathered parameters, activations measured on the CPU in the policy's dtypes, a
-# reserve for the CUDA context). Prints a markdown table per policy. Gradient checkpointing is left
-# out: the plan's activation figure then counts the layer inputs kept, not one layer's recomputation
-# during backward, so its batches would be too large (lrhost show says so under the figure).
+# reserve for the CUDA context; with checkpointing the activations' peak through the backward: the
+# layer inputs kept plus one layer's recomputation). Prints a markdown table per policy.
 #   tests/bench/gpu_size_guide.sh LRHOST WORK_DIR [ORACLE_PYTHON]
 # pi05's base is a config.json at LeRobot's geometry (no weights: show reads none); SmolVLA's needs the
 # SmolVLM2-500M config, which the interop oracle writes (smolvla_oracle.py vlm --full-size) when
@@ -52,19 +51,22 @@ for entry in "${bases[@]}"; do
   echo
   echo "#### $policy (largest batch per GPU: DDP / ZeRO-2 / ZeRO-3; 0: does not fit)"
   echo
-  echo "| training | GPUs | trainable | 24 GB | 40 GB | 48 GB | 80 GB |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| training | checkpointing | GPUs | trainable | 24 GB | 40 GB | 48 GB | 80 GB |"
+  echo "|---|---|---|---|---|---|---|---|"
   for method in full lora; do
     peft=() && [ $method = lora ] && peft=(policy.peft.method_type=LORA)
-    for gpus in 1 2 4 8; do
-        json="$work/plan_${policy}_${method}_${gpus}.json"
+    for checkpointing in off on; do
+      ckpt=() && [ $checkpointing = on ] && ckpt=(policy.gradient_checkpointing=true)
+      for gpus in 1 2 4 8; do
+        json="$work/plan_${policy}_${method}_${checkpointing}_${gpus}.json"
         LRHOST_PLAN_JSON="$json" "$exe" show "$recipes/$policy.lua" --gpus "$gpus" policy.pretrained_path="$base" \
-          accelerator.mixed_precision=bf16 "${dtype[@]}" "${peft[@]}" \
+          accelerator.mixed_precision=bf16 "${dtype[@]}" "${peft[@]}" "${ckpt[@]}" \
           --gpu-memory "$sizes" > "$work/show.log" 2>&1 || { tail -5 "$work/show.log" >&2; exit 1; }
         row=$(jq -r '[.strategies | map({(.name): .largest_batch_per_rank}) | add
                       | [.["ddp"], .["zero-2"], .["zero-3"]] | transpose[] | map(tostring) | join(" / ")] | join(" | ")' "$json")
         trainable=$(jq -r '.trainable' "$json")
-        echo "| $method | $gpus | $trainable | $row |"
+        echo "| $method | $checkpointing | $gpus | $trainable | $row |"
+      done
     done
   done
 done

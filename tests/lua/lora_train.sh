@@ -7,8 +7,9 @@
 #  - resumed from its step-2 checkpoint, it ends with the adapters of the uninterrupted 4 steps exactly;
 #  - with gradient checkpointing, the same adapters; with bf16 autocast and accumulation, it trains;
 #  - on 2 DDP ranks, sharded (FSDP ZeRO-3 and ZeRO-2) on 2 ranks and hybrid (2 x 2) on 4, with the
-#    adapters of DDP at the same rank count; the FSDP checkpoint
-#    resumes in one process;
+#    adapters of DDP at the same rank count; the FSDP shard files hold only the adapters; the FSDP
+#    checkpoint resumes in one process, under FSDP at the same and at another rank count, and the DDP
+#    one under FSDP;
 #  - `lrhost show` plans the adapters' trainable parameters as the run has them;
 #  - `checkpoint info` shows the adapters; `checkpoint merge` writes a plain folder (model.safetensors,
 #    use_peft false) that fine-tunes like any pretrained folder; a second merge into it is refused.
@@ -105,11 +106,44 @@ run "$work/hybrid_vs_ddp.log" --device cpu "$(dirname "$0")/compare_adapters.lua
 # the adapters' parameters and AdamW state (4 x 4 bytes per trainable parameter), not the model's.
 peak=$(sed -n 's/.*\[rank0\].*save_host_peak_bytes=\([0-9]*\).*/\1/p' "$work/fsdp.log")
 [ -n "$peak" ] && [ "$peak" -le $((16 * trainable)) ] || fail "FSDP LoRA save: rank 0 held $peak host bytes (adapters: $((4 * trainable)))"
+# The shard files hold the adapters only, never the frozen base: index.json lists exactly the adapter
+# file's tensors (LeRobot's default targets train no module in full).
+safetensors_names() { # the tensor names in a safetensors file's header
+  local length
+  length=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+  tail -c +9 "$1" | head -c "$length" | jq -r 'keys[] | select(. != "__metadata__")'
+}
+shards="$work/fsdp/checkpoints/000002/training_state/fsdp_shards"
+diff <(jq -r '.params | keys[]' "$shards/index.json" | sort) \
+  <(safetensors_names "$fsdp_adapters" | sed 's/^base_model\.model\.//' | sort) > "$work/shard_names.diff" \
+  || fail "the FSDP shard files do not hold exactly the adapters: $(head -5 "$work/shard_names.diff")"
+for r in 0 1; do
+  if safetensors_names "$shards/rank_$r.safetensors" | grep -v lora_; then fail "rank_$r holds frozen tensors"; fi
+done
 # The FSDP checkpoint resumes in one process (2 more steps).
 cp -r "$work/fsdp" "$work/fsdp_resumed"
 run "$work/fsdp_resume.log" resume "$work/fsdp_resumed" --device cpu steps=4
 grep -q "resume: restored step 2" "$work/fsdp_resume.log" || fail "FSDP -> one process: $(tail -3 "$work/fsdp_resume.log")"
 [ -f "$work/fsdp_resumed/checkpoints/000004/pretrained_model/adapter_model.safetensors" ] || fail "no step 4 after the resume"
+# The DDP checkpoint resumes under FSDP (each rank cuts its shards from the adapter file), and the FSDP
+# one under FSDP: one more step each from step 2, on the same samples and layout. They start from the
+# DDP and FSDP adapters of step 2 (within 1.7e-8, above) and step 3 adds at most 1e-3 of its AdamW
+# update (at most lr, below the peak lr 1.4e-5): 1.7e-8 + 1.4e-8.
+cp -r "$work/ddp" "$work/ddp_to_fsdp"
+cp -r "$work/fsdp" "$work/fsdp_to_fsdp"
+for to in ddp_to_fsdp fsdp_to_fsdp; do
+  run "$work/$to.log" resume "$work/$to" --nproc 2 --device cpu parallelism.dp_shard=2 steps=3
+  grep -q "resume: restored step 2" "$work/$to.log" || fail "$to: $(tail -3 "$work/$to.log")"
+done
+grep -q "each rank cuts its shards from the full tensors" "$work/ddp_to_fsdp.log" || fail "DDP -> FSDP did not shard"
+run "$work/ddp_to_fsdp_vs.log" --device cpu "$(dirname "$0")/compare_adapters.lua" \
+  a="$work/ddp_to_fsdp/checkpoints/000003/pretrained_model/adapter_model.safetensors" \
+  b="$work/fsdp_to_fsdp/checkpoints/000003/pretrained_model/adapter_model.safetensors" tol=3.1e-8
+# At another rank count (2 -> 3 shard ranks): every rank re-slices the adapters' rows; it trains on.
+cp -r "$work/fsdp" "$work/fsdp_to_3"
+run "$work/fsdp_to_3.log" resume "$work/fsdp_to_3" --nproc 3 --device cpu parallelism.dp_shard=3 steps=3
+grep -q "resume: restored step 2" "$work/fsdp_to_3.log" || fail "FSDP 2 -> 3 ranks: $(tail -3 "$work/fsdp_to_3.log")"
+[ -f "$work/fsdp_to_3/checkpoints/000003/pretrained_model/adapter_model.safetensors" ] || fail "no step 3 on 3 ranks"
 
 # checkpoint info, merge.
 run "$work/info.log" checkpoint info "$work/lora1"

@@ -4,8 +4,9 @@
 # the policy never built — the whole show stays far below the 16 GB an fp32 model would take. Checks
 # the plan against LeRobot's counts (pi0.md §1.1, §10.1: 813 tensors, 4,143,404,816 parameters,
 # 3,248,572,176 that receive a gradient; DDP fp32 bytes = 4 B per parameter, grads per trainable one,
-# AdamW two moments), ZeRO-3 on 4 ranks about a quarter of that, and gradient checkpointing keeping
-# tens of MB of activations per sample where the plan without it measures GiB.
+# AdamW two moments), ZeRO-3 on 4 ranks about a quarter of that, and gradient checkpointing peaking at
+# hundreds of MB of activations per sample (the inputs kept plus one pair's recomputation) where the
+# plan without it measures GiB.
 # Usage: show_pi_full_size.sh LRHOST WORK_DIR FIXTURES_DIR RECIPES_DIR
 set -euo pipefail
 exe=$1 work=$2 fixtures=$3 recipes=$4
@@ -55,7 +56,10 @@ if not (ddp["persistent_bytes"] / 4 <= zero3["persistent_bytes"] <= ddp["persist
     fail(f"zero-3 on 4 ranks keeps {zero3['persistent_bytes']} bytes, not a quarter of {ddp['persistent_bytes']}")
 plain, ckpt = ddp_doc["activation_bytes_per_sample"], zero3_doc["activation_bytes_per_sample"]
 if not (plain > 1 << 30): fail(f"activations without checkpointing {plain} bytes per sample: expected GiB")
-if not (0 < ckpt < 400 << 20 and ckpt * 5 < plain):
+# With checkpointing the plan is the backward's peak: the layer pairs' inputs kept (under 400 MiB) plus
+# one pair recomputed with its backward, at most 3 times that pair's share of the figure without
+# checkpointing (its saved activations, their gradients, the recomputed copy); 18 pairs.
+if not (0 < ckpt < (400 << 20) + 3 * plain / 18 and ckpt * 5 < plain):
     fail(f"activations with checkpointing {ckpt} bytes per sample vs {plain} without")
 if max(rss) > 6 << 20: fail(f"show's peak RSS {max(rss)} KiB: the 4 B model must not be built")
 print(f"ok: pi05 planned at full size: {ddp_doc['parameters']} parameters, DDP {ddp['persistent_bytes'] / 2**30:.1f} GiB, "

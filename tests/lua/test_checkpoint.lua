@@ -81,7 +81,7 @@ local opt = lr.optim.adamw(policy, { lr = 1e-3 })
 local sched = lr.optim.scheduler(opt, { type = "constant" })
 t.raises(function() lr.checkpoint(out, { optimizer = opt }) end, "'policy' is required")
 t.raises(function() lr.checkpoint(out, { policy = policy, keep = 2 }) end,
-         "unknown option 'keep' (valid: policy, optimizer, scheduler, loader, acc, keep_last, resume, config, "
+         "unknown option 'keep' (valid: policy, optimizer, scheduler, loader, acc, ema, keep_last, resume, config, "
            .. "total_steps, async, save_freq, save_checkpoint)")
 t.raises(function() lr.checkpoint(out, { policy = policy, keep_last = "2" }) end, "keep_last: expected")
 t.raises(function() lr.checkpoint(out, { policy = opt }) end, "policy: expected Policy, got Optimizer")

@@ -731,6 +731,18 @@ TEST_CASE("smolvla: gradient_checkpointing keeps fewer activation bytes per samp
   const int64_t kept = 4 * (language * 64 + chunk * 48) * 4 + 2 * 16 * 32 * 4;
   CHECK(off.per_sample - on.per_sample >= 10 * kept);
   CHECK(on.per_sample < off.per_sample);
+
+  // Through the backward (what `lrhost show` plans with checkpointing): the peak holds the inputs
+  // kept plus one layer's recomputation, whose text layer alone keeps at least 10 of its widths per
+  // prefix token (above), yet stays below the peak without checkpointing.
+  using lrhost::policy::ActivationMeasure;
+  const auto on_peak = lrhost::policy::measure_activations(*checkpointed, {}, ActivationMeasure::backward_peak);
+  const auto off_peak = lrhost::policy::measure_activations(*plain, {}, ActivationMeasure::backward_peak);
+  MESSAGE("peak through backward per sample: off " << off_peak.per_sample << ", on " << on_peak.per_sample);
+  CHECK(on_peak.per_sample - on.per_sample >= 10 * language * 64 * 4);
+  CHECK(on_peak.per_sample < off_peak.per_sample);
+  // The probe leaves no gradients behind.
+  for (const auto& p : checkpointed->parameters()) CHECK_FALSE(p.grad().defined());
 }
 
 TEST_CASE("smolvla: the FSDP plan gathers each expert layer with the VLM layer it runs beside") {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "host/ckpt/sharded_state.hpp"
 #include "host/io/atomic_dir.hpp"
@@ -225,6 +226,58 @@ TEST_CASE("sharded state without optimizer state restores parameters and clears 
   for (auto& rank : loaded) ckpt::load_rank_shards(dir.path, rank.view, rank.lookup(), rank.optimizer.get());
   check_exact(loaded, gather(saved));
   for (auto& rank : loaded) CHECK(rank.optimizer->torch_optimizer().state().empty());
+}
+
+TEST_CASE("frozen units stay out of the shard files; a folder that holds them still loads") {
+  Model reference;
+  const Tensors initial = random_like(reference, 8);
+  auto freeze_enc = [](std::vector<Rank>& ranks) {
+    for (auto& rank : ranks) rank.view.units[0].frozen = true;  // the "enc" unit
+  };
+  auto saved = make_ranks(2, initial, "adamw");
+  step_all(saved, random_like(reference, 9));
+  const auto original = gather(saved);
+
+  // Written frozen: neither the index nor any file mentions enc.*.
+  TempDir dir("sharded_state");
+  freeze_enc(saved);
+  save_all(dir.path, saved);
+  const auto index = io::read_json_file(dir.path / ckpt::kShardIndexFile, "");
+  CHECK(index["params"].size() == 2);
+  CHECK_FALSE(index["params"].contains("enc.weight"));
+  for (int r = 0; r < 2; ++r) {
+    auto content = io::read_safetensors(dir.path / ckpt::shard_file_name(r));
+    CHECK(content.find("param/head.weight") != nullptr);
+    CHECK(content.find("param/enc.weight") == nullptr);
+    CHECK(content.find("optim/enc.weight/exp_avg") == nullptr);
+  }
+  auto loaded = make_ranks(3, {}, "adamw");  // zeros everywhere
+  freeze_enc(loaded);
+  for (auto& rank : loaded) {
+    const auto names = ckpt::load_rank_shards(dir.path, rank.view, rank.lookup(), rank.optimizer.get());
+    CHECK(names == std::set<std::string>{"head.weight", "temperature"});
+    CHECK(torch::equal(rank.param("enc.weight"), torch::zeros_like(rank.param("enc.weight"))));
+    CHECK(torch::equal(
+        rank.param("head.weight"),
+        fsdp::shard_of(*rank.view.find("head.weight"), original.at("head.weight").at("param"), rank.view.shard_rank)));
+  }
+
+  // Written before frozen units were left out (here: written unfrozen), loaded frozen: restored too.
+  TempDir old_dir("sharded_state");
+  auto unfrozen = make_ranks(2, initial, "adamw");
+  step_all(unfrozen, random_like(reference, 9));
+  save_all(old_dir.path, unfrozen);
+  auto reloaded = make_ranks(3, {}, "adamw");
+  freeze_enc(reloaded);
+  for (auto& rank : reloaded)
+    CHECK(ckpt::load_rank_shards(old_dir.path, rank.view, rank.lookup(), rank.optimizer.get()).size() == 4);
+  check_exact(reloaded, original);
+
+  // A trainable parameter the files lack is still the mismatch it was.
+  auto trainable = make_ranks(2, {}, "adamw");
+  CHECK(data_error([&] {
+          ckpt::load_rank_shards(dir.path, trainable[0].view, trainable[0].lookup(), trainable[0].optimizer.get());
+        }).find("missing 'enc.bias', 'enc.weight'") != std::string::npos);
 }
 
 TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the model untouched") {

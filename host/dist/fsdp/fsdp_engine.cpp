@@ -260,8 +260,9 @@ class FsdpEngine::Impl : public policy::ShardedStateSource {
     return gather_full_state(policy_, groups_, *comms_.shard, keep, include);
   }
 
-  void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
-    load_full_state(policy_, groups_, state, view_.shard_rank);
+  void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state,
+                            const StateFilter& include) {
+    load_full_state(policy_, groups_, state, view_.shard_rank, include);
   }
 
   int64_t num_parameters() const override { return total_parameters_; }
@@ -309,8 +310,9 @@ double FsdpEngine::clip_grad_norm(double max_norm) {
 std::vector<std::pair<std::string, torch::Tensor>> FsdpEngine::full_state_dict(bool keep, const StateFilter& include) {
   return impl_->full_state_dict(keep, include);
 }
-void FsdpEngine::load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state) {
-  impl_->load_full_state_dict(state);
+void FsdpEngine::load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state,
+                                      const StateFilter& include) {
+  impl_->load_full_state_dict(state, include);
 }
 torch::Tensor FsdpEngine::local_shard(const std::string& param_name) const {
   return impl_->local_shard(param_name);

@@ -74,7 +74,9 @@ class FsdpEngine {
   // `include`: only these state-dict keys (gather_full_state's StateFilter; empty: all).
   std::vector<std::pair<std::string, torch::Tensor>> full_state_dict(bool keep = true, const StateFilter& include = {});
   // Sets this rank's shards (and buffers) from full tensors by state_dict key; no communication.
-  void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state);
+  // `include`: only these parameters need a tensor (load_full_state; empty: all).
+  void load_full_state_dict(const std::vector<std::pair<std::string, torch::Tensor>>& state,
+                            const StateFilter& include = {});
   // The module parameter holding this rank's padded shard of `param_name` (shape spec.shard_shape()).
   torch::Tensor local_shard(const std::string& param_name) const;
   FsdpMemory memory() const;

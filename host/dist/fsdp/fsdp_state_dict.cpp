@@ -56,13 +56,15 @@ std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Pol
 }
 
 void load_full_state(policy::Policy& policy, ParamGroups& groups,
-                     const std::vector<std::pair<std::string, torch::Tensor>>& state, int shard_rank) {
+                     const std::vector<std::pair<std::string, torch::Tensor>>& state, int shard_rank,
+                     const StateFilter& include) {
   torch::NoGradGuard no_grad;
   std::map<std::string, torch::Tensor> by_name(state.begin(), state.end());
   for (auto& group : groups) {
     group->reshard();
     for (const auto& p : group->params()) {
       const auto& spec = p.spec();
+      if (include && !include(spec.name)) continue;
       auto found = by_name.find(spec.name);
       if (found == by_name.end()) throw util::DataError("FSDP load: no tensor for parameter '" + spec.name + "'");
       if (found->second.sizes().vec() != spec.shape)

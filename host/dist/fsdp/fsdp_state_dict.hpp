@@ -30,9 +30,11 @@ std::vector<std::pair<std::string, torch::Tensor>> gather_full_state(policy::Pol
                                                                      Comm& shard_comm, bool keep = true,
                                                                      const StateFilter& include = {});
 // Reshards every unit and sets this rank's shards (and unsharded parameters and buffers) from full
-// tensors by state_dict key; no communication.
+// tensors by state_dict key; no communication. Every sharded parameter `include` picks (empty: all)
+// needs its tensor; the others keep their values (a LoRA checkpoint holds only the adapters).
 void load_full_state(policy::Policy& policy, ParamGroups& groups,
-                     const std::vector<std::pair<std::string, torch::Tensor>>& state, int shard_rank);
+                     const std::vector<std::pair<std::string, torch::Tensor>>& state, int shard_rank,
+                     const StateFilter& include = {});
 // The module parameter holding this rank's padded shard of `param_name`.
 torch::Tensor find_local_shard(const ParamGroups& groups, const std::string& param_name);
 // The policy's parameter count with every sharded parameter counted at its full size.

@@ -100,7 +100,7 @@ PlannedPolicy plan_pi_policy(PiVariant variant, const PiConfigFields& config, co
                              const PiPolicyAtGeometry& build) {
   auto planned = plan_pi_parameters(variant, config, geometry);
   // Full widths, `pairs` layer pairs, `vision` SigLIP layers, vocabularies of 1024.
-  auto measure = [&](int64_t pairs, int64_t vision) {
+  auto measure = [&](int64_t pairs, int64_t vision, ActivationMeasure what) {
     PiGeometry small = geometry;
     small.paligemma.text.num_hidden_layers = pairs;
     small.expert.num_hidden_layers = pairs;
@@ -123,20 +123,34 @@ PlannedPolicy plan_pi_policy(PiVariant variant, const PiConfigFields& config, co
       b["observation.language.attention_mask"] = torch::ones({size, config.tokenizer_max_length}, torch::kBool);
       return b;
     };
-    return measure_activations(*policy, batch).per_sample;
+    return measure_activations(*policy, batch, what).per_sample;
   };
-  const auto base = measure(1, 1);
-  const auto per_pair = measure(2, 1) - base;
-  const auto per_vision_layer = measure(1, 2) - base;
+  // What the forward keeps grows by one layer's share per layer: extrapolated from 1-2 layers.
+  const auto kept = ActivationMeasure::kept_for_backward;
+  const auto base = measure(1, 1, kept);
+  const auto per_pair = measure(2, 1, kept) - base;
+  const auto per_vision_layer = measure(1, 2, kept) - base;
   planned.activation_bytes_per_sample = base + (geometry.paligemma.text.num_hidden_layers - 1) * per_pair +
                                         (geometry.paligemma.vision.num_hidden_layers - 1) * per_vision_layer;
+  // With checkpointing the backward's peak adds one layer pair's recomputation (and its backward) to
+  // what is kept, the same at every depth from 2 pairs on (a 1-pair model peaks elsewhere): measured
+  // on the 2-pair model.
+  int64_t recompute = 0;
+  if (config.gradient_checkpointing) recompute = measure(2, 1, ActivationMeasure::backward_peak) - (base + per_pair);
+  planned.activation_bytes_per_sample += recompute;
   planned.activation_note =
-      "measured on CPU: training forwards at batch 1 and 2 of full-width models with 1-2 layer "
-      "pairs and 1-2 SigLIP layers, extrapolated to " +
+      std::string(
+          "measured on CPU: training forwards at batch 1 and 2 of full-width models with 1-2 layer "
+          "pairs and 1-2 SigLIP layers, extrapolated to ") +
       std::to_string(geometry.paligemma.text.num_hidden_layers) + " pairs and " +
-      std::to_string(geometry.paligemma.vision.num_hidden_layers) + " SigLIP layers";
-  spdlog::debug("pi plan: activations {} base + {} per layer pair + {} per SigLIP layer, bytes per sample", base,
-                per_pair, per_vision_layer);
+      std::to_string(geometry.paligemma.vision.num_hidden_layers) + " SigLIP layers" +
+      (config.gradient_checkpointing
+           ? ", plus one layer pair's recomputation during backward (the peak through forward and backward of "
+             "the 2-pair model, less what it keeps)"
+           : "");
+  spdlog::debug(
+      "pi plan: activations {} base + {} per layer pair + {} per SigLIP layer + {} recomputed, bytes per sample", base,
+      per_pair, per_vision_layer, recompute);
   return planned;
 }
 
