@@ -135,6 +135,7 @@ MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>&
 
   // The EMA's fp32 shadow of what trains (weight_ema.hpp): whole under DDP, the shards under FSDP.
   const bool ema = config.contains("ema") && config["ema"].is_object() && config["ema"].value("enable", false);
+  plan.ema_on_main_only = ema && !accel.fsdp() && config["ema"].value("on_main_only", false);
   StrategyMemory ddp{"ddp",
                      1,
                      trainable_bytes + frozen_bytes,
@@ -262,6 +263,7 @@ std::string render_memory_plan(const MemoryPlan& plan) {
                   mib(s.peak_gathered_bytes).c_str(), i == 0 ? "   <- this config" : "");
     out << line;
   }
+  if (plan.ema_on_main_only) out << "    (ema.on_main_only: the EMA figures are rank 0's; the other ranks hold none)\n";
   if (plan.activation_bytes_per_sample >= 0) {
     out << "  activations: " << mib(plan.activation_bytes_per_sample) << " per sample";
     if (plan.batch_size > 0)
@@ -308,6 +310,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["trainable"] = plan.trainable;
   json["schedule"] = plan.schedule;
   json["async_checkpoint_bytes"] = plan.async_checkpoint_bytes;
+  json["ema_on_main_only"] = plan.ema_on_main_only;
   json["gpu_memory_bytes"] = plan.gpu_memory_bytes;  // the sizes largest_batch_per_rank lists
   auto units = nlohmann::ordered_json::array();
   for (const auto& unit : plan.units)

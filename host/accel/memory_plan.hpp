@@ -56,6 +56,8 @@ struct MemoryPlan {
   // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file
   // holds). 0: saves are synchronous. Checkpoint:copied_bytes() measures it.
   int64_t async_checkpoint_bytes = 0;
+  // ema.on_main_only under DDP: only rank 0 holds the EMA (the strategies' ema_bytes are rank 0's).
+  bool ema_on_main_only = false;
   // `show --gpu-memory`: GPU memory sizes to give the largest batch per rank for (empty: not asked).
   std::vector<int64_t> gpu_memory_bytes;
 };

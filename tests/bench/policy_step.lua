@@ -18,11 +18,15 @@
 --   lrhost tests/bench/policy_step.lua --threads 2 policy=act [batch_size=8] [image=480x640]
 --          [steps=5] [warmup=2] [device=cuda] [fast_paths=on|fold] [tf32=off] [cuda_graph=on]
 --          [profile=trace.json]
+-- ema=on keeps the EMA of the weights (lr.optim.ema, LeRobot's defaults), updated inside opt:step() after
+-- each update, so its cost is in the optimizer phase; its twin is policy_step.py --ema (diffusers'
+-- EMAModel.step after optimizer.step(), as LeRobot main's lerobot-train does).
 -- profile=PATH runs one more step under the profiler and writes its Chrome trace to PATH
 -- (tests/bench/trace_ops.py sums it per operator).
 local lr = require "lrhost"
 local cfg = lr.config { policy = "act", batch_size = 8, steps = 5, warmup = 2, image = "", device = "cpu", seed = 0,
-                        fast_paths = "off", tf32 = "on", cuda_graph = "off", profile = "" }
+                        fast_paths = "off", tf32 = "on", cuda_graph = "off", profile = "", ema = "off" }
+assert(cfg.ema == "on" or cfg.ema == "off", "ema must be on or off")
 for _, key in ipairs { "tf32", "cuda_graph" } do
   assert(cfg[key] == "on" or cfg[key] == "off", key .. " must be on or off")
 end
@@ -75,6 +79,7 @@ local kind, clip = options.type, options.grad_clip_norm
 options.type, options.grad_clip_norm = nil, nil
 local opt = lr.optim[kind](policy, options)
 policy, opt = acc:prepare(policy, opt)
+local ema = cfg.ema == "on" and lr.optim.ema(policy, opt, { enable = true }, acc) or nil
 
 local loss
 local phases = { forward = 0, backward = 0, optimizer = 0 }
@@ -108,10 +113,11 @@ end
 local last = loss:item()
 local elapsed, cpu = lr.clock() - start, os.clock() - cpu_start
 local graph = cfg.cuda_graph == "on" and string.format(", cuda graph %s", acc.cuda_graph) or ""
-print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, tf32 %s%s, %d params, %s: "
+print(string.format("lrhost %s step: batch %d, image %dx%d, threads %d, device %s, fast paths %s, tf32 %s%s%s, %d params, %s: "
                     .. "%.1f ms/step (mean of %d after %d warm-up; fastest %.1f; process CPU %.1f ms/step; last loss %.4f); "
                     .. "forward %.1f, backward %.1f, optimizer %.1f ms", cfg.policy, b, h, w, lr.num_threads(),
-                    acc.device, cfg.fast_paths, cfg.tf32, graph, policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
+                    acc.device, cfg.fast_paths, cfg.tf32, graph, ema and string.format(", ema (step %d)", ema:step()) or "",
+                    policy:num_parameters(), kind, 1000 * elapsed / cfg.steps, cfg.steps,
                     cfg.warmup, 1000 * fastest, 1000 * cpu / cfg.steps, last, 1000 * phases.forward / cfg.steps,
                     1000 * phases.backward / cfg.steps, 1000 * phases.optimizer / cfg.steps))
 if cfg.profile ~= "" then

@@ -102,6 +102,8 @@ def main() -> int:
     ap.add_argument("--no-tf32", action="store_true",
                     help="on CUDA, keep PyTorch's defaults instead of lerobot-train's TF32 + cudnn.benchmark")
     ap.add_argument("--profile", help="write a Chrome trace of one more step to this path")
+    ap.add_argument("--ema", action="store_true",
+                    help="diffusers' EMAModel.step after each optimizer step, as LeRobot main's --ema.enable=true")
     args = ap.parse_args()
     if args.device.startswith("cuda") and not args.no_tf32:
         # What lerobot-train sets on a GPU (lerobot/scripts/lerobot_train.py).
@@ -117,6 +119,14 @@ def main() -> int:
     opt, clip, opt_name = make_optimizer(policy)
     params = [p for p in policy.parameters() if p.requires_grad]
     cuda = args.device.startswith("cuda")
+    ema = None
+    if args.ema:
+        from diffusers.training_utils import EMAModel
+
+        # lerobot-train's construction (LeRobot main, EMAConfig defaults).
+        ema = EMAModel(policy.parameters(), decay=0.9999, min_decay=0.0, update_after_step=0, use_ema_warmup=True,
+                       inv_gamma=1.0, power=0.75)
+        ema.to(args.device)
 
     phases = dict(forward=0.0, backward=0.0, optimizer=0.0)
 
@@ -129,6 +139,8 @@ def main() -> int:
         t2 = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(params, clip, error_if_nonfinite=False)
         opt.step()
+        if ema is not None:
+            ema.step(policy.parameters())
         opt.zero_grad()
         t3 = time.perf_counter()
         phases["forward"] += t1 - t0
@@ -153,7 +165,7 @@ def main() -> int:
     n_params = sum(p.numel() for p in params)
     print("$ " + " ".join(shlex.quote(x) for x in [sys.executable, *sys.argv]))
     print(f"python {args.policy} step: batch {args.batch_size}, image {image[0]}x{image[1]}, threads "
-          f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}"
+          f"{torch.get_num_threads()}, device {args.device}{' bf16' if args.bf16 else ''}{', ema' if ema else ''}"
           f"{', tf32' if args.device.startswith('cuda') and not args.no_tf32 else ''}, {n_params} params, "
           f"{opt_name}: {1000 * elapsed / args.steps:.1f} ms/step (mean of {args.steps} after {args.warmup} warm-up; "
           f"fastest {1000 * fastest:.1f}; "

@@ -280,6 +280,54 @@ TEST_CASE("frozen units stay out of the shard files; a folder that holds them st
         }).find("missing 'enc.bias', 'enc.weight'") != std::string::npos);
 }
 
+TEST_CASE("EMA shadow rows in the shard files re-slice at another rank count exactly") {
+  Model reference;
+  const Tensors shadows_full = random_like(reference, 11);  // an EMA's full shadows
+  auto saved = make_ranks(4, random_like(reference, 10), "adamw");
+  // Each rank's shadows: its shards of the full ones, fp32.
+  auto shadows_of = [&](const std::vector<Rank>& ranks) {
+    std::vector<std::map<std::string, torch::Tensor>> out(ranks.size());
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      for (const auto& unit : ranks[r].view.units)
+        for (const auto& spec : unit.params)
+          out[r][spec.name] = fsdp::shard_of(spec, shadows_full.at(spec.name), static_cast<int>(r));
+    return out;
+  };
+  auto saved_shadows = shadows_of(saved);
+  TempDir dir("sharded_state");
+  for (std::size_t r = 0; r < saved.size(); ++r) {
+    auto& held = saved_shadows[r];
+    io::write_safetensors(dir.path / ckpt::shard_file_name(static_cast<int>(r)),
+                          ckpt::rank_shard_tensors(saved[r].view, saved[r].lookup(), nullptr,
+                                                   [&held](const std::string& name) { return held.at(name); }),
+                          ckpt::rank_shard_metadata(saved[r].view));
+  }
+  io::write_file_atomic(dir.path / ckpt::kShardIndexFile,
+                        ckpt::shard_index(saved[0].view, saved[0].lookup(), nullptr, /*ema=*/true).dump(2));
+  CHECK(ckpt::shards_hold_ema(dir.path));
+  auto loaded = make_ranks(2, {}, "adamw");
+  for (std::size_t r = 0; r < loaded.size(); ++r) {
+    std::map<std::string, torch::Tensor> into;
+    for (const auto& unit : loaded[r].view.units)
+      for (const auto& spec : unit.params) into[spec.name] = torch::zeros(spec.shard_shape());
+    ckpt::load_rank_shards(dir.path, loaded[r].view, loaded[r].lookup(), nullptr,
+                           [&into](const std::string& name) { return into.at(name); });
+    for (const auto& unit : loaded[r].view.units)
+      for (const auto& spec : unit.params) {
+        CAPTURE(spec.name);
+        CHECK(torch::equal(into.at(spec.name), fsdp::shard_of(spec, shadows_full.at(spec.name), static_cast<int>(r))));
+      }
+  }
+  // Files without shadows, asked for them: a DataError naming the index.
+  TempDir plain("sharded_state");
+  save_all(plain.path, saved);
+  CHECK_FALSE(ckpt::shards_hold_ema(plain.path));
+  auto lookup = [](const std::string&) { return torch::zeros({1}); };
+  CHECK(data_error([&] {
+          ckpt::load_rank_shards(plain.path, loaded[0].view, loaded[0].lookup(), nullptr, lookup);
+        }).find("the shards hold no EMA shadows") != std::string::npos);
+}
+
 TEST_CASE("damaged shard folders are DataErrors naming the file, and leave the model untouched") {
   Model reference;
   auto saved = make_ranks(4, random_like(reference, 8), "adamw");
