@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <ATen/Parallel.h>
+
 #include <set>
 
 #include "host/util/error.hpp"
@@ -12,6 +14,29 @@ namespace {
 
 constexpr int kStateFormat = 1;
 constexpr int64_t kChunkBytes = int64_t{64} << 20;
+
+// One pass over a CPU tensor's elements with the three roundings of `s - (1 - d) * (s - p)` in their
+// order: separate float operations, never contracted into a fused multiply-add, so the result is the
+// foreach kernels' (and diffusers') bit for bit, without their temporary and two more passes.
+template <typename Param>
+void update_in_one_pass(float* shadow, const Param* param, int64_t n, float weight) {
+  at::parallel_for(0, n, int64_t{1} << 16, [&](int64_t begin, int64_t end) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    for (int64_t i = begin; i < end; ++i) {
+      const float difference = shadow[i] - static_cast<float>(param[i]);
+      const float step = difference * weight;
+      shadow[i] = shadow[i] - step;
+    }
+  });
+}
+
+// Whether update_in_one_pass takes this pair: CPU, contiguous, an fp32 shadow of an fp32 or bf16 weight.
+bool one_pass(const torch::Tensor& shadow, const torch::Tensor& param) {
+  return shadow.device().is_cpu() && param.device().is_cpu() && shadow.is_contiguous() && param.is_contiguous() &&
+         (param.scalar_type() == torch::kFloat32 || param.scalar_type() == torch::kBFloat16);
+}
 
 }  // namespace
 
@@ -45,8 +70,18 @@ void WeightEma::update() {
     params.clear();
     bytes = 0;
   };
+  // The scalar as the foreach multiply (and PyTorch's tensor * float) applies it to fp32 values.
+  const auto weight = static_cast<float>(one_minus_decay);
   for (std::size_t i = 0; i < params_.size(); ++i) {
     const auto& param = params_[i].second;
+    auto& shadow = shadows_[i].second;
+    if (one_pass(shadow, param)) {
+      if (param.scalar_type() == torch::kFloat32)
+        update_in_one_pass(shadow.data_ptr<float>(), param.data_ptr<float>(), shadow.numel(), weight);
+      else
+        update_in_one_pass(shadow.data_ptr<float>(), param.data_ptr<c10::BFloat16>(), shadow.numel(), weight);
+      continue;
+    }
     if (!params.empty() && (params.back().scalar_type() != param.scalar_type() || bytes >= kChunkBytes)) flush();
     shadows.push_back(shadows_[i].second);
     params.push_back(param.detach());

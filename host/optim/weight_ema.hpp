@@ -9,8 +9,9 @@
 // not tracked (as diffusers). Under FSDP each rank tracks its own shards (memory = shard size); with
 // LoRA only the adapters and the modules trained in full.
 //
-// The update runs in chunks of at most 64 MiB of tensors of one dtype, each three foreach kernels
-// (one fused pass per kernel on a GPU); the temporary is one chunk, never a model-sized copy.
+// The update is one pass over each CPU tensor (fp32 or bf16 weights: the same three roundings in one
+// loop); elsewhere (GPU) chunks of at most 64 MiB of tensors of one dtype, three foreach kernels each,
+// whose temporary is one chunk, never a model-sized copy.
 //
 // swap_in / swap_out put the EMA weights into the parameters and back (evaluation, saving the EMA
 // folder): where shadow and parameter share a dtype the two exchange values in place (no extra

@@ -473,7 +473,16 @@ function M.evaluate(run, step)
       episodes = cfg.eval.episodes, videos = cfg.eval.videos, max_steps = cfg.eval.max_steps,
       out_dir = string.format("%s/eval/%s", run.output_dir, M.step_name(step, cfg.steps)) })
   end
-  local summary = evaluates_ema(run) and with_ema_weights(run.ema, rollouts) or rollouts()
+  local summary
+  if evaluates_ema(run) then
+    run.acc:on_main(function()
+      run.lr.log.info(string.format("closed-loop evaluation at step %d with the EMA weights (EMA step %d)", step,
+                                    run.ema:step()))
+    end)
+    summary = with_ema_weights(run.ema, rollouts)
+  else
+    summary = rollouts()
+  end
   run.acc:log(step, closed_loop.metrics(summary))
   run.meter:mark("eval")
 end
