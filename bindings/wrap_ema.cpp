@@ -9,8 +9,6 @@
 //     this rank, swap_in() / swap_out() (the EMA weights into the parameters and back), settings()
 #include "bindings/wrap_ema.hpp"
 
-#include <set>
-
 #include "bindings/json_convert.hpp"
 #include "bindings/module.hpp"
 #include "bindings/wrap_accelerator.hpp"
@@ -37,27 +35,13 @@ int w_ema(lua_State* L) {
     auto optimizer = lx_check_shared<optim::Optimizer>(L, 2);
     auto settings = optim::EmaSettings::read(lx_to_json(L, 3, 3, "ema"), "ema");
     auto& acc = lx_check<accel::Accelerator>(L, 4);
-    if (!settings.enable) throw util::ConfigError("lr.optim.ema: ema.enable is false", "set ema.enable=true");
-    if (settings.on_main_only && acc.is_sharded())
-      throw util::ConfigError("ema.on_main_only = true under FSDP: each rank holds only its shards of the weights",
-                              "leave ema.on_main_only=false: each rank then averages its own shards");
-    if (settings.on_main_only && !acc.is_main_process()) {
+    std::vector<std::pair<std::string, torch::Tensor>> named;
+    for (const auto& item : policy.named_parameters()) named.emplace_back(item.key(), item.value());
+    auto ema = optim::attach_weight_ema(settings, named, *optimizer, acc.is_sharded(), acc.is_main_process());
+    if (!ema) {
       lua_pushnil(L);
       return 1;
     }
-    std::set<const torch::TensorImpl*> trained;
-    for (const auto& param : optimizer->parameters()) trained.insert(param.unsafeGetTensorImpl());
-    std::vector<std::pair<std::string, torch::Tensor>> tracked;
-    for (const auto& item : policy.named_parameters())
-      if (trained.count(item.value().unsafeGetTensorImpl())) tracked.emplace_back(item.key(), item.value());
-    if (tracked.empty())
-      throw util::ConfigError("lr.optim.ema: the optimizer trains none of the policy's parameters",
-                              "call it after acc:prepare(policy, optimizer)");
-    auto ema = std::make_shared<optim::WeightEma>(settings, std::move(tracked));
-    std::weak_ptr<optim::WeightEma> held = ema;
-    optimizer->add_after_step([held] {
-      if (auto live = held.lock()) live->update();
-    });
     lx_push(L, ema);
     return 1;
   });

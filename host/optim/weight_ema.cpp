@@ -196,4 +196,28 @@ void WeightEma::reset_to_parameters() {
   last_decay_ = 0;
 }
 
+std::shared_ptr<WeightEma> attach_weight_ema(const EmaSettings& settings,
+                                             const std::vector<std::pair<std::string, torch::Tensor>>& named,
+                                             Optimizer& optimizer, bool sharded, bool main_process) {
+  if (!settings.enable) throw util::ConfigError("lr.optim.ema: ema.enable is false", "set ema.enable=true");
+  if (settings.on_main_only && sharded)
+    throw util::ConfigError("ema.on_main_only = true under FSDP: each rank holds only its shards of the weights",
+                            "leave ema.on_main_only=false: each rank then averages its own shards");
+  if (settings.on_main_only && !main_process) return nullptr;
+  std::set<const torch::TensorImpl*> trained;
+  for (const auto& param : optimizer.parameters()) trained.insert(param.unsafeGetTensorImpl());
+  std::vector<std::pair<std::string, torch::Tensor>> tracked;
+  for (const auto& [name, param] : named)
+    if (trained.count(param.unsafeGetTensorImpl())) tracked.emplace_back(name, param);
+  if (tracked.empty())
+    throw util::ConfigError("lr.optim.ema: the optimizer trains none of the policy's parameters",
+                            "call it after acc:prepare(policy, optimizer)");
+  auto ema = std::make_shared<WeightEma>(settings, std::move(tracked));
+  std::weak_ptr<WeightEma> held = ema;  // the optimizer does not keep the EMA alive
+  optimizer.add_after_step([held] {
+    if (auto live = held.lock()) live->update();
+  });
+  return ema;
+}
+
 }  // namespace lrhost::optim

@@ -21,12 +21,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "host/optim/ema_settings.hpp"
+#include "host/optim/optimizer.hpp"
 
 namespace lrhost::optim {
 
@@ -75,6 +77,14 @@ class WeightEma {
   double last_decay_ = 0;
   bool swapped_ = false;
 };
+
+// A run's EMA (lr.optim.ema): of the parameters among `named` (the policy's, after the accelerator
+// prepared it: under FSDP this rank's shards) that `optimizer` trains, moved after each of its
+// applied steps. nullptr on a rank that keeps none (on_main_only, not the main process). ConfigError
+// for settings.enable false, on_main_only under FSDP (`sharded`), or an optimizer that trains none.
+std::shared_ptr<WeightEma> attach_weight_ema(const EmaSettings& settings,
+                                             const std::vector<std::pair<std::string, torch::Tensor>>& named,
+                                             Optimizer& optimizer, bool sharded, bool main_process);
 
 // The training_state/ files of an EMA without FSDP (with FSDP the shadows go into the shard files).
 inline constexpr const char* kEmaStateFile = "ema_state.json";

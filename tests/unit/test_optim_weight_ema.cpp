@@ -3,7 +3,7 @@
 // decay 0 at the first update and up to update_after_step), the settings' checks in LeRobot's words,
 // the update's arithmetic bit for bit against `s - (1 - d) * (s - p)` (fp32 and bf16 weights, tensors
 // of several dtypes in one EMA), the swap in and out, the state's checks, and the optimizer hook that
-// moves the EMA only after an applied step.
+// moves the EMA only after an applied step, and attach_weight_ema (what lr.optim.ema builds).
 #include <doctest/doctest.h>
 #include <torch/torch.h>
 
@@ -180,4 +180,29 @@ TEST_CASE("ema: the optimizer runs its after-step callbacks only when a step is 
   CHECK(calls == 1);
   opt.note_captured_step();  // a replayed CUDA graph's update
   CHECK(calls == 2);
+}
+
+TEST_CASE("ema: attach_weight_ema tracks what the optimizer trains and moves with its applied steps") {
+  auto trained = torch::ones({3}, torch::requires_grad());
+  auto frozen = torch::ones({2});
+  lrhost::optim::Optimizer opt("sgd", {{"all", {trained}, {}, {}}}, json{{"lr", 0.5}});
+  const std::vector<std::pair<std::string, torch::Tensor>> named{{"trained", trained}, {"frozen", frozen}};
+  auto ema = lrhost::optim::attach_weight_ema(settings_of(json::object()), named, opt, false, true);
+  REQUIRE(ema != nullptr);
+  CHECK(ema->shadows().size() == 1);  // the frozen parameter is not tracked
+  trained.mutable_grad() = torch::ones({3});
+  opt.step();
+  CHECK(ema->optimization_step() == 1);
+  CHECK(torch::equal(ema->shadow("trained"), torch::full({3}, 0.5)));  // decay 0: the new weights
+  // on_main_only: a rank other than 0 keeps none; under FSDP it is refused.
+  CHECK(lrhost::optim::attach_weight_ema(settings_of({{"on_main_only", true}}), named, opt, false, false) == nullptr);
+  CHECK(lrhost::test::error_of<ConfigError>([&] {
+          lrhost::optim::attach_weight_ema(settings_of({{"on_main_only", true}}), named, opt, true, true);
+        }).find("under FSDP") != std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([&] {
+          lrhost::optim::attach_weight_ema(EmaSettings::read(json::object(), "ema"), named, opt, false, true);
+        }).find("ema.enable is false") != std::string::npos);
+  CHECK(lrhost::test::error_of<ConfigError>([&] {
+          lrhost::optim::attach_weight_ema(settings_of(json::object()), {{"frozen", frozen}}, opt, false, true);
+        }).find("trains none") != std::string::npos);
 }
