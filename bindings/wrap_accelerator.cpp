@@ -590,7 +590,7 @@ int w_fsdp_units(lua_State* L) {
 int w_loader(lua_State* L) {
   return lx_guard(L, "Accelerator:loader", [&] {
     auto& acc = check_accelerator(L, 1);
-    push_loader(L, lx_check_shared<data::LeRobotDataset>(L, 2), 3, acc.rank(), acc.world_size(), acc.device());
+    push_loader(L, lx_check_shared<data::FrameSource>(L, 2), 3, acc.rank(), acc.world_size(), acc.device());
     return 1;
   });
 }

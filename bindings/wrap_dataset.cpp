@@ -1,4 +1,6 @@
 // Lua binding of datasets: lr.dataset.lerobot{root =, delta_timestamps =, episodes =, tolerance_s =},
+// lr.dataset.mixture{mixture =, weighting =, stats =, mixed_fps =, and the same options} (several
+// datasets as one: host/data/mixture),
 // lr.dataset.synth{out =, episodes =, ...}, lr.dataset.from_repo_id(id) (the local folder LeRobot
 // keeps dataset `user/name` in; never a download), lr.default_dataset(), and the Dataset methods len(),
 // get(i) (0-based, a table of tensors: for inspection and tests, training uses a loader),
@@ -12,6 +14,7 @@
 #include "host/config/config_reader.hpp"
 #include "host/data/batch_normalizer.hpp"
 #include "host/data/data_options.hpp"
+#include "host/data/mixture/mixture_dataset.hpp"
 #include "host/data/synthetic_push.hpp"
 #include "host/io/hf_cache.hpp"
 
@@ -23,15 +26,26 @@ struct LxTraits<data::BatchNormalizer> {
 };
 
 namespace {
-data::LeRobotDataset& check_dataset(lua_State* L, int index) {
-  return lx_check<data::LeRobotDataset>(L, index);
+data::FrameSource& check_dataset(lua_State* L, int index) {
+  return lx_check<data::FrameSource>(L, index);
 }
 
 int w_lerobot(lua_State* L) {
   return lx_guard(L, "lr.dataset.lerobot", [&] {
     lx_check_table(L, 1, "table with 'root'");
     auto request = data::dataset_request_from_json(lx_to_json(L, 1, 1, "dataset"));
-    lx_push(L, std::make_shared<data::LeRobotDataset>(request.root, request.options));
+    lx_push(L,
+            std::shared_ptr<data::FrameSource>(std::make_shared<data::LeRobotDataset>(request.root, request.options)));
+    return 1;
+  });
+}
+
+int w_mixture(lua_State* L) {
+  return lx_guard(L, "lr.dataset.mixture", [&] {
+    lx_check_table(L, 1, "table with 'mixture'");
+    auto request = data::mixture_request_from_json(lx_to_json(L, 1, 1, "dataset"));
+    lx_push(L, std::shared_ptr<data::FrameSource>(
+                   std::make_shared<data::MixtureDataset>(std::move(request.spec), std::move(request.options))));
     return 1;
   });
 }
@@ -176,7 +190,7 @@ int w_normalizer(lua_State* L) {
 
 int w_dataset_loader(lua_State* L) {
   return lx_guard(L, "Dataset:loader", [&] {
-    push_loader(L, lx_check_shared<data::LeRobotDataset>(L, 1), 2, 0, 1, c10::Device(c10::kCPU));
+    push_loader(L, lx_check_shared<data::FrameSource>(L, 1), 2, 0, 1, c10::Device(c10::kCPU));
     return 1;
   });
 }
@@ -207,14 +221,17 @@ void open_dataset(lua_State* L, int module) {
       {"meta", w_meta},  {"stats", w_stats}, {"normalizer", w_normalizer}, {"loader", w_dataset_loader},
       {nullptr, nullptr}};
   const luaL_Reg metamethods[] = {{"__len", w_len}, {nullptr, nullptr}};
-  lx_register_type(L, LxTraits<data::LeRobotDataset>::type, methods, nullptr, metamethods);
+  lx_register_type(L, LxTraits<data::FrameSource>::type, methods, nullptr, metamethods);
   const luaL_Reg normalizer_methods[] = {
       {"normalize", w_normalize}, {"unnormalize", w_unnormalize}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::BatchNormalizer>::type, normalizer_methods);
 
   lua_newtable(L);
-  const luaL_Reg functions[] = {
-      {"lerobot", w_lerobot}, {"synth", w_synth}, {"from_repo_id", w_from_repo_id}, {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"lerobot", w_lerobot},
+                                {"mixture", w_mixture},
+                                {"synth", w_synth},
+                                {"from_repo_id", w_from_repo_id},
+                                {nullptr, nullptr}};
   lx_set_functions(L, lua_gettop(L), functions);
   lua_setfield(L, module, "dataset");
   lua_pushcfunction(L, w_default_dataset);

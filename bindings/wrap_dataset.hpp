@@ -9,12 +9,12 @@
 namespace lrhost::bindings {
 
 template <>
-struct LxTraits<data::LeRobotDataset> {
+struct LxTraits<data::FrameSource> {
   static constexpr LxType type{"Dataset", "lrhost.Dataset"};
 };
 
 // Pushes a Loader over `dataset` with the options table at `options_index` (may be none).
-void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank,
-                 int world_size, c10::Device device);
+void push_loader(lua_State* L, std::shared_ptr<data::FrameSource> dataset, int options_index, int rank, int world_size,
+                 c10::Device device);
 
 }  // namespace lrhost::bindings

@@ -16,7 +16,7 @@
 
 namespace lrhost::bindings {
 
-void push_loader(lua_State* L, std::shared_ptr<data::LeRobotDataset> dataset, int options_index, int rank,
+void push_loader(lua_State* L, std::shared_ptr<data::FrameSource> dataset, int options_index, int rank,
                  int world_size, c10::Device device) {
   // preprocess = policy is the one option that is not JSON: read it, then convert a copy without it.
   std::shared_ptr<policy::Policy> preprocessor;

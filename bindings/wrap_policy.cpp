@@ -56,8 +56,8 @@ policy::Policy& check_policy(lua_State* L, int index) {
 policy::PolicyFeatures check_features(lua_State* L, int index) {
   policy::PolicyFeatures features;
   if (lua_isnoneornil(L, index)) return features;
-  if (lx_is<data::LeRobotDataset>(L, index))
-    return policy::PolicyFeatures::from_dataset(lx_check<data::LeRobotDataset>(L, index).meta().info);
+  if (lx_is<data::FrameSource>(L, index))
+    return policy::PolicyFeatures::from_dataset(lx_check<data::FrameSource>(L, index).meta().info);
   auto table = lx_to_json(L, index, index, "features");
   for (const char* side : {"inputs", "outputs"}) {
     if (!table.contains(side)) continue;
@@ -110,8 +110,8 @@ int w_policy_new(lua_State* L) {
     reader.reject_unknown();
     auto policy = policy::create_policy(config, features);
     policy->load_pretrained_parts();
-    if (lx_is<data::LeRobotDataset>(L, 2)) {
-      policy::attach_dataset_processors(*policy, features, lx_check<data::LeRobotDataset>(L, 2).meta(),
+    if (lx_is<data::FrameSource>(L, 2)) {
+      policy::attach_dataset_processors(*policy, features, lx_check<data::FrameSource>(L, 2).meta(),
                                         {.use_imagenet_stats = imagenet, .normalization_mapping = mapping_override});
     } else if (!lua_isnoneornil(L, 3)) {
       throw LxArgError(3, "options need a Dataset as argument #2 (its stats build the processors)");
@@ -197,7 +197,7 @@ int w_preprocess(lua_State* L) {
 int w_use_dataset(lua_State* L) {
   return lx_guard(L, "Policy:use_dataset", [&] {
     auto& p = check_policy(L, 1);
-    const auto& meta = lx_check<data::LeRobotDataset>(L, 2).meta();
+    const auto& meta = lx_check<data::FrameSource>(L, 2).meta();
     auto options = check_options(L, 3, "use_dataset options {use_imagenet_stats =}");
     config::ConfigReader reader(options, "Policy:use_dataset options");
     const bool imagenet = reader.boolean("use_imagenet_stats", true);
@@ -217,9 +217,9 @@ int w_prepare_training(lua_State* L) {
     lua_getfield(L, 2, "dataset");
     const data::DatasetMeta* dataset = nullptr;
     if (!lua_isnil(L, -1)) {
-      if (!lx_is<data::LeRobotDataset>(L, -1))
+      if (!lx_is<data::FrameSource>(L, -1))
         throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
-      dataset = &lx_check<data::LeRobotDataset>(L, -1).meta();
+      dataset = &lx_check<data::FrameSource>(L, -1).meta();
     }
     lua_pop(L, 1);
     auto context = policy::TrainingContext::read(lx_options(L, 2, 2, "prepare_training", "dataset"), dataset,
@@ -257,8 +257,8 @@ int w_set_tasks(lua_State* L) {
   return lx_guard(L, "Policy:set_tasks", [&] {
     auto& p = check_policy(L, 1);
     const auto& processors = policy::require_processors(p, "Policy:set_tasks");
-    if (lx_is<data::LeRobotDataset>(L, 2))
-      processors.set_task_table(lx_check<data::LeRobotDataset>(L, 2).meta().tasks);
+    if (lx_is<data::FrameSource>(L, 2))
+      processors.set_task_table(lx_check<data::FrameSource>(L, 2).meta().tasks);
     else
       processors.set_task_table(check_string_list(L, 2, "a Dataset or a list of task strings by task_index"));
     return 0;

@@ -9,7 +9,7 @@
 
 namespace lrhost::data {
 
-BatchLoader::BatchLoader(std::shared_ptr<const LeRobotDataset> dataset, LoaderOptions options, SamplerPosition start)
+BatchLoader::BatchLoader(std::shared_ptr<const FrameSource> dataset, LoaderOptions options, SamplerPosition start)
     : dataset_(std::move(dataset)), options_(std::move(options)), sampler_([&] {
         std::vector<std::pair<int64_t, int64_t>> ranges;
         int64_t row = 0;
@@ -18,7 +18,7 @@ BatchLoader::BatchLoader(std::shared_ptr<const LeRobotDataset> dataset, LoaderOp
           ranges.emplace_back(row, row + length);
           row += length;
         }
-        return EpisodeSampler(ranges, options_.sampler);
+        return EpisodeSampler(ranges, options_.sampler, dataset_->sampling_groups());
       }()) {
   if (options_.num_workers < 1)
     throw util::ConfigError("num_workers must be >= 1, got " + std::to_string(options_.num_workers));

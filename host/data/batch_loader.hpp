@@ -57,7 +57,7 @@ struct LoaderStats {
 
 class BatchLoader {
  public:
-  BatchLoader(std::shared_ptr<const LeRobotDataset> dataset, LoaderOptions options,
+  BatchLoader(std::shared_ptr<const FrameSource> dataset, LoaderOptions options,
               SamplerPosition start = SamplerPosition{});
   ~BatchLoader();
   BatchLoader(const BatchLoader&) = delete;
@@ -74,7 +74,7 @@ class BatchLoader {
   // flight for the old position are dropped. ConfigError when `start` is outside the dataset.
   void seek(SamplerPosition start);
   const EpisodeSampler& sampler() const { return sampler_; }
-  const LeRobotDataset& dataset() const { return *dataset_; }
+  const FrameSource& dataset() const { return *dataset_; }
   LoaderStats stats() const;
 
  private:
@@ -97,7 +97,7 @@ class BatchLoader {
   Batch assemble(const Job& job, ReadContext& context) const;
   void check_position(const SamplerPosition& start) const;
 
-  std::shared_ptr<const LeRobotDataset> dataset_;
+  std::shared_ptr<const FrameSource> dataset_;
   LoaderOptions options_;
   EpisodeSampler sampler_;
 

@@ -16,6 +16,44 @@ json as_object(const json& table) {
 }
 }  // namespace
 
+namespace {
+// The options every dataset takes: tolerance_s, delta_timestamps, keys, episodes.
+DatasetOptions dataset_options(config::ConfigReader& reader, const json& table, const std::string& where) {
+  DatasetOptions options;
+  options.tolerance_s = reader.number("tolerance_s", 1e-4);
+  reader.allow("delta_timestamps");
+  if (table.contains("delta_timestamps") && !table["delta_timestamps"].is_null()) {
+    const json& deltas = table["delta_timestamps"];
+    if (!deltas.is_object())
+      throw util::ConfigError(where + ": delta_timestamps must be a table {key = {seconds, ...}}");
+    for (const auto& [key, list] : deltas.items()) {
+      if (!list.is_array()) throw util::ConfigError("delta_timestamps['" + key + "'] must be a list of seconds");
+      std::vector<double> seconds;
+      for (const json& value : list) {
+        if (!value.is_number())
+          throw util::ConfigError("delta_timestamps['" + key + "'] must hold numbers, got " + value.dump());
+        seconds.push_back(value.get<double>());
+      }
+      options.delta_timestamps[key] = seconds;
+    }
+  }
+  reader.allow("keys");
+  if (table.contains("keys") && !table["keys"].is_null()) {
+    if (!table["keys"].is_array()) throw util::ConfigError(where + ": keys must be a list of feature names");
+    options.keys.emplace();
+    for (const json& key : table["keys"]) {
+      if (!key.is_string()) throw util::ConfigError(where + ": keys must hold feature names, got " + key.dump());
+      options.keys->push_back(key.get<std::string>());
+    }
+  }
+  if (table.contains("episodes") && !table["episodes"].is_null())
+    options.episodes = reader.integer_list("episodes", {});
+  else
+    reader.allow("episodes");
+  return options;
+}
+}  // namespace
+
 DatasetRequest dataset_request_from_json(const json& options) {
   const json table = as_object(options);
   config::ConfigReader reader(table, "lr.dataset.lerobot");
@@ -25,39 +63,25 @@ DatasetRequest dataset_request_from_json(const json& options) {
     throw util::ConfigError("lr.dataset.lerobot: 'root' is required (the folder holding meta/info.json)",
                             "lr.default_dataset() gives the built-in dataset's folder");
   request.root = root;
-  request.options.tolerance_s = reader.number("tolerance_s", 1e-4);
-  reader.allow("delta_timestamps");
-  if (table.contains("delta_timestamps") && !table["delta_timestamps"].is_null()) {
-    const json& deltas = table["delta_timestamps"];
-    if (!deltas.is_object())
-      throw util::ConfigError("lr.dataset.lerobot: delta_timestamps must be a table {key = {seconds, ...}}");
-    for (const auto& [key, list] : deltas.items()) {
-      if (!list.is_array()) throw util::ConfigError("delta_timestamps['" + key + "'] must be a list of seconds");
-      std::vector<double> seconds;
-      for (const json& value : list) {
-        if (!value.is_number())
-          throw util::ConfigError("delta_timestamps['" + key + "'] must hold numbers, got " + value.dump());
-        seconds.push_back(value.get<double>());
-      }
-      request.options.delta_timestamps[key] = seconds;
-    }
-  }
-  reader.allow("keys");
-  if (table.contains("keys") && !table["keys"].is_null()) {
-    if (!table["keys"].is_array()) throw util::ConfigError("lr.dataset.lerobot: keys must be a list of feature names");
-    request.options.keys.emplace();
-    for (const json& key : table["keys"]) {
-      if (!key.is_string())
-        throw util::ConfigError("lr.dataset.lerobot: keys must hold feature names, got " + key.dump());
-      request.options.keys->push_back(key.get<std::string>());
-    }
-  }
-  if (table.contains("episodes") && !table["episodes"].is_null())
-    request.options.episodes = reader.integer_list("episodes", {});
-  else
-    reader.allow("episodes");
+  request.options = dataset_options(reader, table, "lr.dataset.lerobot");
   reader.reject_unknown();
   return request;
+}
+
+MixtureRequest mixture_request_from_json(const json& options) {
+  const json table = as_object(options);
+  config::ConfigReader reader(table, "lr.dataset.mixture");
+  if (!table.contains("mixture"))
+    throw util::ConfigError(
+        "lr.dataset.mixture: 'mixture' is required (a list of {repo_id = | root =, weight =}, "
+        "its JSON text, or @file.json)");
+  reader.allow("mixture");
+  const std::string weighting = reader.string("weighting", "");
+  const std::string stats = reader.string("stats", "pooled");
+  const bool mixed_fps = reader.boolean("mixed_fps", false);
+  DatasetOptions common = dataset_options(reader, table, "lr.dataset.mixture");
+  reader.reject_unknown();
+  return {mixture_spec_from_json(table.at("mixture"), weighting, stats, mixed_fps), std::move(common)};
 }
 
 ImageTransforms image_transforms_from_json(const json& options) {

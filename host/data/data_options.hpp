@@ -9,6 +9,7 @@
 
 #include "host/data/batch_loader.hpp"
 #include "host/data/lerobot_dataset.hpp"
+#include "host/data/mixture/mixture_spec.hpp"
 
 namespace lrhost::data {
 
@@ -19,6 +20,14 @@ struct DatasetRequest {
 
 // { root =, delta_timestamps = {key = {seconds...}}, episodes = {...}, keys = {...}, tolerance_s = }
 DatasetRequest dataset_request_from_json(const nlohmann::json& table);
+
+// { mixture = {...} | "[json]" | "@file.json", weighting = "", stats = "pooled", mixed_fps = false, and
+// the options above } (episodes in the mixture's numbering, keys and windows in the policy's names).
+struct MixtureRequest {
+  MixtureSpec spec;
+  DatasetOptions options;
+};
+MixtureRequest mixture_request_from_json(const nlohmann::json& table);
 
 // { batch_size =, shuffle =, seed =, num_workers =, prefetch =, drop_n_first_frames =,
 //   drop_n_last_frames =, video_cache =, image_transforms = {...}, state = {epoch =, start_index =,

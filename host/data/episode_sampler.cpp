@@ -11,8 +11,9 @@
 
 namespace lrhost::data {
 
-EpisodeSampler::EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& episode_ranges, SamplerOptions options)
-    : options_(options) {
+EpisodeSampler::EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& episode_ranges, SamplerOptions options,
+                               SamplingGroups groups)
+    : options_(options), group_weights_(std::move(groups.group_weights)) {
   if (options_.batch_size < 1)
     throw util::ConfigError("batch_size must be >= 1, got " + std::to_string(options_.batch_size));
   if (options_.drop_first < 0 || options_.drop_last < 0)
@@ -20,7 +21,27 @@ EpisodeSampler::EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& e
   if (options_.world_size < 1 || options_.rank < 0 || options_.rank >= options_.world_size)
     throw util::ConfigError("sampler rank " + std::to_string(options_.rank) + " is outside world size " +
                             std::to_string(options_.world_size));
+  const bool weighted = !group_weights_.empty();
+  if (weighted) {
+    int64_t grouped = 0;
+    for (int64_t n : groups.group_episodes) grouped += n;
+    if (groups.group_episodes.size() != group_weights_.size() || grouped != static_cast<int64_t>(episode_ranges.size()))
+      throw util::Error("sampler: the mixture's groups (" + std::to_string(grouped) + " episodes) do not cover its " +
+                        std::to_string(episode_ranges.size()) + " episodes");
+    for (double w : group_weights_)
+      if (!(w > 0)) throw util::ConfigError("sampler: every mixture weight must be > 0");
+  }
+  std::size_t group = 0;
+  int64_t episodes_left_in_group = weighted ? groups.group_episodes[0] : 0;
+  if (weighted) group_positions_.emplace_back(0, 0);
   for (std::size_t episode = 0; episode < episode_ranges.size(); ++episode) {
+    if (weighted) {
+      while (episodes_left_in_group == 0) {
+        episodes_left_in_group = groups.group_episodes[++group];
+        group_positions_.emplace_back(num_samples_, num_samples_);
+      }
+      --episodes_left_in_group;
+    }
     auto [from, to] = episode_ranges[episode];
     int64_t start = from + options_.drop_first;
     int64_t length = to - options_.drop_last - start;
@@ -32,7 +53,17 @@ EpisodeSampler::EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& e
     starts_.push_back(start);
     num_samples_ += length;
     cum_lengths_.push_back(num_samples_);
+    if (weighted) group_positions_.back().second = num_samples_;
   }
+  while (weighted && group_positions_.size() < group_weights_.size())
+    group_positions_.emplace_back(num_samples_, num_samples_);
+  for (std::size_t g = 0; g < group_positions_.size(); ++g)
+    if (group_positions_[g].first == group_positions_[g].second)
+      throw util::ConfigError("mixture dataset " + std::to_string(g + 1) +
+                              " has no frames left to sample (after "
+                              "dropping " +
+                              std::to_string(options_.drop_first) + " first and " + std::to_string(options_.drop_last) +
+                              " last frames of each episode)");
   if (num_samples_ == 0)
     throw util::ConfigError("no frames remain after dropping " + std::to_string(options_.drop_first) + " first and " +
                             std::to_string(options_.drop_last) + " last frames of every episode");
@@ -51,12 +82,48 @@ std::vector<int64_t> EpisodeSampler::epoch_order(int64_t epoch) const {
     for (int64_t k = 0; k < num_samples_; ++k) order[k] = row_at(k);
     return order;
   }
+  if (!group_weights_.empty()) {
+    std::vector<int64_t> positions = weighted_positions(epoch);
+    for (int64_t k = 0; k < num_samples_; ++k) order[k] = row_at(positions[k]);
+    return order;
+  }
   uint64_t epoch_seed = seed_sequence_uint64({options_.seed, static_cast<uint64_t>(epoch)});
   auto generator = at::detail::createCPUGenerator(epoch_seed);
   torch::Tensor permutation = torch::randperm(num_samples_, generator, torch::kLong);
   const int64_t* data = permutation.data_ptr<int64_t>();
   for (int64_t k = 0; k < num_samples_; ++k) order[k] = row_at(data[k]);
   return order;
+}
+
+std::vector<int64_t> EpisodeSampler::weighted_positions(int64_t epoch) const {
+  const auto e = static_cast<uint64_t>(epoch);
+  auto choice_generator = at::detail::createCPUGenerator(seed_sequence_uint64({options_.seed, e, 1}));
+  torch::Tensor weights = torch::tensor(group_weights_, torch::kDouble);
+  torch::Tensor choices = torch::multinomial(weights, num_samples_, /*replacement=*/true, choice_generator);
+  const int64_t* group_of_draw = choices.data_ptr<int64_t>();
+  // Each group's rows in the order its draws take them: its permutations, one per pass, end to end.
+  const std::size_t groups = group_weights_.size();
+  std::vector<int64_t> draws(groups, 0);
+  for (int64_t k = 0; k < num_samples_; ++k) ++draws[static_cast<std::size_t>(group_of_draw[k])];
+  std::vector<std::vector<int64_t>> stream(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto [begin, end] = group_positions_[g];
+    const int64_t n = end - begin;
+    for (int64_t pass = 0; static_cast<int64_t>(stream[g].size()) < draws[g]; ++pass) {
+      auto generator = at::detail::createCPUGenerator(
+          seed_sequence_uint64({options_.seed, e, 2, static_cast<uint64_t>(g), static_cast<uint64_t>(pass)}));
+      torch::Tensor permutation = torch::randperm(n, generator, torch::kLong);
+      const int64_t* data = permutation.data_ptr<int64_t>();
+      for (int64_t k = 0; k < n; ++k) stream[g].push_back(begin + data[k]);
+    }
+  }
+  std::vector<int64_t> positions(num_samples_);
+  std::vector<std::size_t> taken(groups, 0);
+  for (int64_t k = 0; k < num_samples_; ++k) {
+    const auto g = static_cast<std::size_t>(group_of_draw[k]);
+    positions[k] = stream[g][taken[g]++];
+  }
+  return positions;
 }
 
 std::vector<std::vector<int64_t>> EpisodeSampler::rank_batches(int64_t epoch, int64_t start_index) const {

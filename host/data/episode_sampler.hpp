@@ -4,10 +4,17 @@
 // epoch's sample stream is cut into batches and batch k goes to data-parallel rank k mod W, with
 // accelerate's even_batches padding from the epoch's first samples when W > 1. A position
 // (epoch, start_index) resumes sample-exactly. Semantics: shared/reference/lerobot.md section 2.4.
+// A weighted mixture (SamplingGroups with weights) keeps everything but the epoch's order: an epoch
+// is still N draws, each picking a dataset by weight (multinomial, seeded by [seed, epoch, 1]) and
+// taking that dataset's next row from its own permutations (one per pass over it, seeded by [seed,
+// epoch, 2, dataset, pass]), so the order is a function of (seed, epoch) alone: identical on every
+// rank, split between them as above, and resumable at any position.
 #pragma once
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "host/data/frame_source.hpp"
 
 namespace lrhost::data {
 
@@ -29,7 +36,9 @@ struct SamplerPosition {
 class EpisodeSampler {
  public:
   // episode_ranges: half-open [from, to) dataset rows of each episode.
-  EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& episode_ranges, SamplerOptions options);
+  // groups: the mixture's datasets and weights (docs in frame_source.hpp); empty: uniform.
+  EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& episode_ranges, SamplerOptions options,
+                 SamplingGroups groups = {});
 
   const SamplerOptions& options() const { return options_; }
   int64_t num_samples() const { return num_samples_; }
@@ -46,11 +55,15 @@ class EpisodeSampler {
 
  private:
   int64_t row_at(int64_t position) const;
+  std::vector<int64_t> weighted_positions(int64_t epoch) const;
 
   SamplerOptions options_;
   std::vector<int64_t> starts_;       // first usable row of each kept episode
   std::vector<int64_t> cum_lengths_;  // cumulative usable lengths
   int64_t num_samples_ = 0;
+  // Weighted mixtures: each group's [begin, end) positions and its weight (empty: uniform).
+  std::vector<std::pair<int64_t, int64_t>> group_positions_;
+  std::vector<double> group_weights_;
 };
 
 }  // namespace lrhost::data

@@ -17,6 +17,7 @@
 
 #include "host/data/dataset_meta.hpp"
 #include "host/data/delta_windows.hpp"
+#include "host/data/frame_source.hpp"
 
 namespace lrhost::data {
 
@@ -32,10 +33,6 @@ struct DatasetOptions {
   std::optional<std::vector<std::string>> keys;
 };
 
-// One item: every numeric column and camera of the dataset (text features are left out; the task
-// is available through task_index and DatasetMeta::task).
-using Sample = std::map<std::string, torch::Tensor>;
-
 // Per-thread decoding state: an LRU of open video files.
 class ReadContext {
  public:
@@ -47,22 +44,22 @@ class ReadContext {
   std::unique_ptr<VideoReaderCache> videos_;
 };
 
-class LeRobotDataset {
+class LeRobotDataset final : public FrameSource {
  public:
   LeRobotDataset(const std::filesystem::path& root, DatasetOptions options = {});
-  ~LeRobotDataset();
+  ~LeRobotDataset() override;
 
-  const DatasetMeta& meta() const { return meta_; }
+  const DatasetMeta& meta() const override { return meta_; }
   const DatasetOptions& options() const { return options_; }
-  const DeltaIndices& delta_indices() const { return delta_indices_; }
-  int64_t size() const { return num_frames_; }                               // frames of the selected episodes
-  const std::vector<int64_t>& episode_indices() const { return episodes_; }  // selected, ascending
+  const DeltaIndices& delta_indices() const override { return delta_indices_; }
+  int64_t size() const override { return num_frames_; }                               // frames of the selected episodes
+  const std::vector<int64_t>& episode_indices() const override { return episodes_; }  // selected, ascending
 
   // Item i (0 <= i < size(), in selected-episode order). DataError naming the index when out of range,
   // and for video frames outside tolerance (naming episode, camera and timestamp).
-  Sample get(int64_t i, ReadContext& context) const;
+  Sample get(int64_t i, ReadContext& context) const override;
   // A numeric column over all loaded rows ([size(), ...]), e.g. "action" for baselines and tests.
-  const torch::Tensor& column(const std::string& key) const;
+  const torch::Tensor& column(const std::string& key) const override;
 
  private:
   struct ImageSegment;

@@ -16,6 +16,8 @@ Features
                                             encodes frame_index (see front_frame()), blue = episode tint
   observation.images.wrist  image  [H,W,3]  PNG bytes in the data parquet (lossless, see wrist_frame());
                                             omitted with --no-image
+  (observation.extra is omitted with --no-extra: LeRobot 0.6.1's merge cannot rewrite 2-D columns,
+   see merge_datasets.py)
 Tasks: 3 strings; episode e uses TASKS[e % 3]; episode 2 switches to TASKS[0] halfway, so it has
 two tasks. Episode lengths cycle through LENGTHS.
 """
@@ -73,7 +75,7 @@ def wrist_frame(episode: int, frame_index: int) -> np.ndarray:
     return img
 
 
-def features(with_image: bool = True) -> dict:
+def features(with_image: bool = True, with_extra: bool = True) -> dict:
     feats = {
         "observation.state": {"dtype": "float32", "shape": (6,), "names": [f"j{i}" for i in range(6)]},
         "action": {"dtype": "float32", "shape": (4,), "names": ["ax", "ay", "az", "grip"]},
@@ -91,6 +93,8 @@ def features(with_image: bool = True) -> dict:
     }
     if not with_image:
         del feats["observation.images.wrist"]
+    if not with_extra:
+        del feats["observation.extra"]
     return feats
 
 
@@ -105,6 +109,7 @@ def main() -> int:
     ap.add_argument("--no-image", action="store_true", help="omit observation.images.wrist (video-only, "
                     "like most real datasets; LeRobot + datasets 4.x decode every image column on each "
                     "delta_timestamps query, which dominates loader benchmarks)")
+    ap.add_argument("--no-extra", action="store_true", help="omit observation.extra (the 2-D Array2D column)")
     ap.add_argument("--height", type=int, default=H)
     ap.add_argument("--width", type=int, default=W)
     args = ap.parse_args()
@@ -118,7 +123,7 @@ def main() -> int:
         repo_id=args.repo_id,
         root=args.root,
         fps=args.fps,
-        features=features(not args.no_image),
+        features=features(not args.no_image, not args.no_extra),
         robot_type="lrhost_fake",
         use_videos=True,
         rgb_encoder=RGBEncoderConfig(vcodec=args.vcodec),  # 0.6.1: the codec lives in the encoder config
@@ -143,6 +148,8 @@ def main() -> int:
             }
             if not args.no_image:
                 frame["observation.images.wrist"] = wrist_frame(ep, f)
+            if args.no_extra:
+                del frame["observation.extra"]
             ds.add_frame(frame)
         ds.save_episode()
     if hasattr(ds, "finalize"):
