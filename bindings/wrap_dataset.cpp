@@ -148,6 +148,39 @@ int w_meta(lua_State* L) {
   });
 }
 
+// Dataset:mixture() -> nil for one dataset; for a mixture {weighting =, stats =, datasets = {{name =,
+// source =, root =, episodes =, frames =, fps =, share =, weight =, missing_cameras =}, ...},
+// padded = {key = width}} (datasets in order, frames and episodes of those selected).
+int w_mixture_info(lua_State* L) {
+  return lx_guard(L, "Dataset:mixture", [&] {
+    const auto* mixture = dynamic_cast<const data::MixtureDataset*>(&check_dataset(L, 1));
+    if (!mixture) {
+      lua_pushnil(L);
+      return 1;
+    }
+    nlohmann::json datasets = nlohmann::json::array();
+    for (const data::MixtureMember& member : mixture->members()) {
+      nlohmann::json entry = {{"name", member.part.name},
+                              {"source", member.part.source},
+                              {"root", member.part.root.string()},
+                              {"episodes", member.dataset ? member.dataset->episode_indices().size() : 0},
+                              {"frames", member.dataset ? member.dataset->size() : 0},
+                              {"fps", member.dataset ? member.dataset->meta().info.fps : 0},
+                              {"share", member.share},
+                              {"missing_cameras", member.missing_cameras}};
+      if (member.part.weight) entry["weight"] = *member.part.weight;
+      datasets.push_back(entry);
+    }
+    nlohmann::json padded = nlohmann::json::object();
+    for (const auto& [key, width] : mixture->padded_features()) padded[key] = width;
+    lx_push_json(L, {{"weighting", data::weighting_name(mixture->spec().weighting)},
+                     {"stats", "pooled"},
+                     {"datasets", datasets},
+                     {"padded", padded}});
+    return 1;
+  });
+}
+
 int w_stats(lua_State* L) {
   return lx_guard(L, "Dataset:stats", [&] {
     const auto& stats = check_dataset(L, 1).meta().stats;
@@ -216,10 +249,16 @@ int w_unnormalize(lua_State* L) {
 }  // namespace
 
 void open_dataset(lua_State* L, int module) {
-  const luaL_Reg methods[] = {
-      {"len", w_len},    {"get", w_get},     {"column", w_column},         {"task", w_task},
-      {"meta", w_meta},  {"stats", w_stats}, {"normalizer", w_normalizer}, {"loader", w_dataset_loader},
-      {nullptr, nullptr}};
+  const luaL_Reg methods[] = {{"len", w_len},
+                              {"get", w_get},
+                              {"column", w_column},
+                              {"task", w_task},
+                              {"meta", w_meta},
+                              {"stats", w_stats},
+                              {"mixture", w_mixture_info},
+                              {"normalizer", w_normalizer},
+                              {"loader", w_dataset_loader},
+                              {nullptr, nullptr}};
   const luaL_Reg metamethods[] = {{"__len", w_len}, {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::FrameSource>::type, methods, nullptr, metamethods);
   const luaL_Reg normalizer_methods[] = {

@@ -1,7 +1,7 @@
 // Lua binding of the data loader: Dataset:loader(options) or acc:loader(ds, options) build one
 // (options: data_options.hpp). Methods: next() -> batch table, steps(first, last) -> iterator of
 // (step, batch) for step = first .. last, state() -> saveable position table, stats(),
-// batches_per_epoch(), num_samples(). loader:release() stops its worker threads at once. The option
+// batches_per_epoch(), num_samples(), samples_by_group(). loader:release() stops its worker threads at once. The option
 // preprocess = policy makes every batch come out through the policy's preprocessor
 // (policy::loader_preprocessing).
 #include "bindings/wrap_loader.hpp"
@@ -16,8 +16,8 @@
 
 namespace lrhost::bindings {
 
-void push_loader(lua_State* L, std::shared_ptr<data::FrameSource> dataset, int options_index, int rank,
-                 int world_size, c10::Device device) {
+void push_loader(lua_State* L, std::shared_ptr<data::FrameSource> dataset, int options_index, int rank, int world_size,
+                 c10::Device device) {
   // preprocess = policy is the one option that is not JSON: read it, then convert a copy without it.
   std::shared_ptr<policy::Policy> preprocessor;
   nlohmann::json options = nlohmann::json::object();
@@ -146,6 +146,15 @@ int w_batches_per_epoch(lua_State* L) {
   });
 }
 
+// Loader:samples_by_group() -> {n, ...}: samples this rank was handed per dataset of a mixture (one
+// entry for a single dataset), from the run's first step.
+int w_samples_by_group(lua_State* L) {
+  return lx_guard(L, "Loader:samples_by_group", [&] {
+    lx_push_json(L, check_loader(L, 1).samples_by_group());
+    return 1;
+  });
+}
+
 int w_num_samples(lua_State* L) {
   return lx_guard(L, "Loader:num_samples", [&] {
     lua_pushnumber(L, static_cast<double>(check_loader(L, 1).sampler().num_samples()));
@@ -161,6 +170,7 @@ void open_loader(lua_State* L, int /*module*/) {
                               {"stats", w_stats},
                               {"batches_per_epoch", w_batches_per_epoch},
                               {"num_samples", w_num_samples},
+                              {"samples_by_group", w_samples_by_group},
                               {nullptr, nullptr}};
   lx_register_type(L, LxTraits<data::BatchLoader>::type, methods);
 }

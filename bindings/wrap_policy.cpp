@@ -37,6 +37,7 @@
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/config/config_reader.hpp"
 #include "host/policy/dataset_processors.hpp"
+#include "host/policy/mixture_fit.hpp"
 #include "host/policy/policy_defaults.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
@@ -217,8 +218,7 @@ int w_prepare_training(lua_State* L) {
     lua_getfield(L, 2, "dataset");
     const data::DatasetMeta* dataset = nullptr;
     if (!lua_isnil(L, -1)) {
-      if (!lx_is<data::FrameSource>(L, -1))
-        throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
+      if (!lx_is<data::FrameSource>(L, -1)) throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
       dataset = &lx_check<data::FrameSource>(L, -1).meta();
     }
     lua_pop(L, 1);
@@ -279,6 +279,14 @@ int w_needs_task(lua_State* L) {
     const auto& p = check_policy(L, 1);
     lua_pushboolean(L, p.processors() != nullptr && p.processors()->has_language());
     return 1;
+  });
+}
+
+// Policy:check_dataset(ds): errors when ds is a mixture whose differences the policy cannot take.
+int w_check_dataset(lua_State* L) {
+  return lx_guard(L, "Policy:check_dataset", [&] {
+    policy::check_mixture_fits(check_policy(L, 1), lx_check<data::FrameSource>(L, 2));
+    return 0;
   });
 }
 
@@ -598,6 +606,7 @@ void open_policy(lua_State* L, int module) {
                               {"postprocess", w_postprocess},
                               {"has_processors", w_has_processors},
                               {"needs_task", w_needs_task},
+                              {"check_dataset", w_check_dataset},
                               {"save_pretrained", w_save_pretrained},
                               {"state_dict", w_state_dict},
                               {"parameters", w_parameters},

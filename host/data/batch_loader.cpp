@@ -191,6 +191,23 @@ SamplerPosition BatchLoader::position() const {
   return position_;
 }
 
+std::vector<int64_t> BatchLoader::samples_by_group() const {
+  const SamplerPosition at = position();
+  const int64_t per_step = options_.sampler.batch_size * options_.sampler.world_size;
+  std::vector<int64_t> counts(sampler_.num_groups(), 0);
+  auto add = [&](const std::vector<int64_t>& more) {
+    for (std::size_t g = 0; g < counts.size(); ++g) counts[g] += more[g];
+  };
+  for (int64_t epoch = 0; epoch < at.epoch; ++epoch) {
+    std::lock_guard lock(counts_mutex_);
+    auto& done = epoch_group_counts_[epoch];
+    if (done.empty()) done = sampler_.group_counts(epoch, sampler_.batches_per_epoch());
+    add(done);
+  }
+  add(sampler_.group_counts(at.epoch, (at.start_index + per_step - 1) / per_step));
+  return counts;
+}
+
 LoaderStats BatchLoader::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

@@ -74,6 +74,9 @@ class BatchLoader {
   // flight for the old position are dropped. ConfigError when `start` is outside the dataset.
   void seek(SamplerPosition start);
   const EpisodeSampler& sampler() const { return sampler_; }
+  // Samples per group (a mixture's datasets) this rank's next() has returned since epoch 0, position 0
+  // (a resumed run included: the stream is a function of the seed). Finished epochs are counted once.
+  std::vector<int64_t> samples_by_group() const;
   const FrameSource& dataset() const { return *dataset_; }
   LoaderStats stats() const;
 
@@ -111,6 +114,8 @@ class BatchLoader {
   SamplerPosition position_;
   bool stopping_ = false;
   LoaderStats stats_;
+  mutable std::mutex counts_mutex_;
+  mutable std::map<int64_t, std::vector<int64_t>> epoch_group_counts_;  // finished epochs' counts
   std::vector<std::thread> workers_;
 };
 

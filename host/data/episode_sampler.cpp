@@ -22,15 +22,20 @@ EpisodeSampler::EpisodeSampler(const std::vector<std::pair<int64_t, int64_t>>& e
     throw util::ConfigError("sampler rank " + std::to_string(options_.rank) + " is outside world size " +
                             std::to_string(options_.world_size));
   const bool weighted = !group_weights_.empty();
-  if (weighted) {
+  if (!groups.group_episodes.empty() || weighted) {
     int64_t grouped = 0;
-    for (int64_t n : groups.group_episodes) grouped += n;
-    if (groups.group_episodes.size() != group_weights_.size() || grouped != static_cast<int64_t>(episode_ranges.size()))
+    for (int64_t n : groups.group_episodes) {
+      const auto first = static_cast<std::size_t>(std::min<int64_t>(grouped, std::ssize(episode_ranges) - 1));
+      group_first_row_.push_back(episode_ranges.empty() ? 0 : episode_ranges[first].first);
+      grouped += n;
+    }
+    if ((weighted && groups.group_episodes.size() != group_weights_.size()) ||
+        grouped != static_cast<int64_t>(episode_ranges.size()))
       throw util::Error("sampler: the mixture's groups (" + std::to_string(grouped) + " episodes) do not cover its " +
                         std::to_string(episode_ranges.size()) + " episodes");
-    for (double w : group_weights_)
-      if (!(w > 0)) throw util::ConfigError("sampler: every mixture weight must be > 0");
   }
+  for (double w : group_weights_)
+    if (!(w > 0)) throw util::ConfigError("sampler: every mixture weight must be > 0");
   std::size_t group = 0;
   int64_t episodes_left_in_group = weighted ? groups.group_episodes[0] : 0;
   if (weighted) group_positions_.emplace_back(0, 0);
@@ -196,6 +201,19 @@ SamplerPosition EpisodeSampler::advance(SamplerPosition from, int64_t batches) c
     position = {position.epoch + 1, 0};
   }
   return position;
+}
+
+std::vector<int64_t> EpisodeSampler::group_counts(int64_t epoch, int64_t batches) const {
+  std::vector<int64_t> counts(num_groups(), 0);
+  auto all = rank_batches(epoch, 0);
+  batches = std::min<int64_t>(batches, static_cast<int64_t>(all.size()));
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t row : all[static_cast<std::size_t>(b)]) {
+      auto after = std::upper_bound(group_first_row_.begin(), group_first_row_.end(), row) - group_first_row_.begin();
+      ++counts[static_cast<std::size_t>(std::max<std::ptrdiff_t>(after - 1, 0))];
+    }
+  }
+  return counts;
 }
 
 SamplerPosition EpisodeSampler::position_for_step(int64_t step, int64_t num_samples, int64_t batch_size,

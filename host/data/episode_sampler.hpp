@@ -52,6 +52,10 @@ class EpisodeSampler {
   SamplerPosition advance(SamplerPosition from, int64_t batches) const;
   // LeRobot's compute_sampler_state(step, N, B, W).
   static SamplerPosition position_for_step(int64_t step, int64_t num_samples, int64_t batch_size, int world_size);
+  // Samples per group (a mixture's datasets; one group without groups) in this rank's first
+  // `batches` batches of `epoch`.
+  std::vector<int64_t> group_counts(int64_t epoch, int64_t batches) const;
+  std::size_t num_groups() const { return group_first_row_.empty() ? 1 : group_first_row_.size(); }
 
  private:
   int64_t row_at(int64_t position) const;
@@ -64,6 +68,7 @@ class EpisodeSampler {
   // Weighted mixtures: each group's [begin, end) positions and its weight (empty: uniform).
   std::vector<std::pair<int64_t, int64_t>> group_positions_;
   std::vector<double> group_weights_;
+  std::vector<int64_t> group_first_row_;  // each group's first row (empty: one group)
 };
 
 }  // namespace lrhost::data

@@ -22,10 +22,11 @@ class ReadContext;
 // is available through task_index and DatasetMeta::task).
 using Sample = std::map<std::string, torch::Tensor>;
 
-// How the sampler draws the rows of an epoch. Empty `group_weights`: one uniform permutation of all
-// rows (LeRobot's sampler; for a mixture, the frame-proportional concatenation LeRobot's merge gives).
-// Otherwise the rows form consecutive groups (the mixture's datasets, `group_episodes[g]` episodes
-// each, in episode order) and each draw picks group g with probability group_weights[g] / sum.
+// The rows' groups (a mixture's datasets: `group_episodes[g]` episodes each, in episode order; empty
+// for one dataset) and how the sampler draws the rows of an epoch: with empty `group_weights`, one
+// uniform permutation of all rows (LeRobot's sampler; for a mixture, the frame-proportional
+// concatenation LeRobot's merge gives), otherwise each draw picks group g with probability
+// group_weights[g] / sum.
 struct SamplingGroups {
   std::vector<int64_t> group_episodes;
   std::vector<double> group_weights;

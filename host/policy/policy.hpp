@@ -156,6 +156,10 @@ class Policy : public torch::nn::Module {
   // training_flops.hpp says), from the policy's geometry and config: the step line's tflops and mfu.
   // nullopt: not counted for this type (the step line then shows neither).
   virtual std::optional<double> training_flops_per_sample() const { return std::nullopt; }
+  // Whether the policy honours the per-sample masks of a mixture (host/data/mixture/padded_dimensions.hpp):
+  // a camera some datasets lack fed as an empty one, padded state/action dimensions zero and out of the
+  // loss. A policy that does not refuses such a mixture (check_mixture_fits).
+  virtual bool honours_mixture_masks() const { return false; }
 
   // Parameters then buffers by dotted name, the keys of LeRobot's state_dict / model.safetensors.
   // Under FSDP, full tensors gathered from every rank (all ranks must call it together).

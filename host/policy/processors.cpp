@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "host/data/mixture/padded_dimensions.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/rename_map.hpp"
 #include "host/policy/state_prompt.hpp"
@@ -276,12 +277,15 @@ Batch PolicyProcessors::normalized(Batch out) const {
     if (feature.type == "VISUAL" && mode != data::NormMode::Identity && entry->second.scalar_type() == torch::kByte)
       entry->second = entry->second.to(torch::kFloat).div_(255.0);
     entry->second = data::normalize(entry->second, stats->second, mode, normalizer_.eps);
+    // A mixture's zero-padded dimensions stay zero (as pad_vector's are): no data behind them.
+    if (feature.type != "VISUAL") entry->second = data::zero_padded_dimensions(out, feature.key, entry->second);
   }
   auto action = out.find("action");
   auto action_stats = normalizer_.stats.find("action");
   if (action != out.end() && action_stats != normalizer_.stats.end())
-    action->second =
-        data::normalize(action->second, action_stats->second, normalizer_.mode_of("ACTION"), normalizer_.eps);
+    action->second = data::zero_padded_dimensions(
+        out, "action",
+        data::normalize(action->second, action_stats->second, normalizer_.mode_of("ACTION"), normalizer_.eps));
   return out;
 }
 

@@ -53,7 +53,14 @@ local BASE = {
   -- keeps it ($HF_LEROBOT_HOME/user/name, ~/.cache/huggingface/lerobot/user/name; never downloaded);
   -- neither: the built-in task. episodes: the episode indices to use ([]: all), as LeRobot's
   -- --dataset.episodes; the last eval_episodes of them (at most half) are held out.
+  -- mixture: several datasets trained on as one (docs/datasets.md#mixtures): a list of
+  -- { repo_id = | root =, weight =, rename_map =, episodes =, name = }, its JSON text, or "@file.json"
+  -- ("": none, root / repo_id above). weighting: "" (given when any weight is set, else frames),
+  -- "frames" (LeRobot's merge), "given" or "balanced" (weight x frames); stats: "pooled" (LeRobot's
+  -- aggregate_stats); mixed_fps: allow datasets of different fps (windows served in seconds).
+  -- episodes then counts the mixture's episodes one dataset after another, as the merged dataset would.
   dataset = { root = "", repo_id = "", episodes = {},
+    mixture = "", weighting = "", stats = "pooled", mixed_fps = false,
     -- LeRobot's DatasetConfig defaults: cameras normalized with ImageNet's mean/std instead of the
     -- dataset's, and its ImageTransformsConfig (training frames only; off unless enable = true).
     use_imagenet_stats = true,
@@ -208,6 +215,32 @@ function M.dataset_root(dataset)
   return lr.default_dataset()
 end
 
+local function has_mixture(dataset)
+  local mixture = dataset.mixture
+  return mixture ~= nil and mixture ~= "" and not (type(mixture) == "table" and next(mixture) == nil)
+end
+
+-- A function opening the run's dataset with the given options (episodes, delta_timestamps, keys,
+-- tolerance_s): the mixture when dataset.mixture is set, else the folder of M.dataset_root.
+function M.dataset_opener(dataset)
+  if not has_mixture(dataset) then
+    local root = M.dataset_root(dataset)
+    return function(options)
+      options.root = root
+      return lr.dataset.lerobot(options)
+    end, root
+  end
+  if dataset.root ~= "" or dataset.repo_id ~= "" then
+    recipe_error("dataset.mixture lists the datasets: leave dataset.root and dataset.repo_id empty (a dataset of "
+                 .. "the mixture is an entry { root = ... } or { repo_id = ... })")
+  end
+  return function(options)
+    options.mixture, options.weighting = dataset.mixture, dataset.weighting
+    options.stats, options.mixed_fps = dataset.stats, dataset.mixed_fps
+    return lr.dataset.mixture(options)
+  end, "dataset.mixture"
+end
+
 -- The policy's optimizer preset with the recipe's optimizer table on top (recipe values win).
 local function optimizer_options(policy, overrides)
   local options = policy:optimizer_preset()
@@ -298,8 +331,8 @@ function M.build(lr, cfg)
   local acc = lr.accelerator(cfg)
   run.acc = acc
   lr.manual_seed(cfg.seed)
-  local root = M.dataset_root(cfg.dataset)
-  local meta = lr.dataset.lerobot({ root = root, keys = {} }):meta()
+  local open, root = M.dataset_opener(cfg.dataset)
+  local meta = open({ keys = {} }):meta()
   if cfg.eval_freq > 0 and meta.robot_type ~= "lrhost_push2d" then
     recipe_error(string.format("eval_freq = %d: closed-loop evaluation needs a simulator, and only the built-in "
                                .. "pushing task has one (dataset %s is robot_type '%s'); set eval_freq=0",
@@ -321,15 +354,15 @@ function M.build(lr, cfg)
   end
 
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
-  local plain = lr.dataset.lerobot { root = root, episodes = run.train_episodes, tolerance_s = cfg.tolerance_s }
+  local plain = open { episodes = run.train_episodes, tolerance_s = cfg.tolerance_s }
   local policy = M.make_policy(lr, cfg, plain)
+  policy:check_dataset(plain)  -- a mixture's missing cameras / padded widths: only policies that take them
   local deltas = policy:delta_timestamps(plain:meta().fps)
-  run.train = lr.dataset.lerobot { root = root, episodes = run.train_episodes, delta_timestamps = deltas,
-                                   tolerance_s = cfg.tolerance_s }
+  run.train = open { episodes = run.train_episodes, delta_timestamps = deltas, tolerance_s = cfg.tolerance_s }
+  run.mixture = run.train:mixture()
   -- (An empty episode list would mean every episode.)
   if #run.eval_episodes > 0 then
-    run.held_out = lr.dataset.lerobot { root = root, episodes = run.eval_episodes, delta_timestamps = deltas,
-                                        tolerance_s = cfg.tolerance_s }
+    run.held_out = open { episodes = run.eval_episodes, delta_timestamps = deltas, tolerance_s = cfg.tolerance_s }
   end
   run.mean_action = plain:column("action"):mean(0)
   plain = nil
@@ -376,6 +409,7 @@ function M.build(lr, cfg)
   run.first = run.ckpt:resume() + 1
   -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
   if run.first > 1 and policy:needs_task() then policy:set_tasks(run.train) end
+  if run.mixture then acc:on_main(function() M.log_mixture(run.mixture, cfg.steps * acc.effective_batch) end) end
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
                             policy:num_parameters(), #run.train, #run.train_episodes, #run.eval_episodes,
@@ -394,6 +428,19 @@ function M.build(lr, cfg)
                                    samples_per_step = cfg.batch_size,
                                    flops_per_sample = policy:training_flops_per_sample() }
   return run
+end
+
+-- The mixture's datasets as the run samples them: frames, fps, the share of draws, and the passes
+-- over each that `samples` draws make.
+function M.log_mixture(mixture, samples)
+  lr.log.info(string.format("dataset mixture (weighting %s, stats %s): %d datasets", mixture.weighting,
+                            mixture.stats, #mixture.datasets))
+  for _, d in ipairs(mixture.datasets) do
+    local missing = #d.missing_cameras > 0 and (", no " .. table.concat(d.missing_cameras, ", ")) or ""
+    lr.log.info(string.format("  %-20s %8d frames %4d episodes %3d fps  share %5.1f%%  %.2f passes%s", d.name,
+                              d.frames, d.episodes, d.fps, 100 * d.share,
+                              d.frames > 0 and samples * d.share / d.frames or 0, missing))
+  end
 end
 
 -- One training step, the same call eagerly or captured in a CUDA graph (accelerator.cuda_graph):
@@ -433,6 +480,11 @@ function M.log(run, step, out)
   if run.ema and run.ema_everywhere then
     metrics["ema/decay"] = run.ema:decay()
     metrics["ema/step"] = run.ema:step()
+  end
+  if run.mixture then
+    -- Cumulative over all ranks, from the run's first step (a resumed run included).
+    local seen = acc:all_reduce(lr.tensor(run.loader:samples_by_group(), { dtype = "float64" })):tolist()
+    for k, dataset in ipairs(run.mixture.datasets) do metrics["samples_seen/" .. dataset.name] = seen[k] end
   end
   local device_memory = acc:device_memory()
   if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end

@@ -96,6 +96,7 @@ TEST_CASE("mixture: two datasets numbered as LeRobot's merge numbers them, items
 
   CHECK(mix.spec().weighting == MixtureWeighting::frames);
   CHECK(mix.sampling_groups().group_weights.empty());  // frames: the plain concatenation
+  CHECK(mix.sampling_groups().group_episodes == std::vector<int64_t>{3, 2});
   CHECK(mix.size() == 15 + 10);
   CHECK(mix.meta().info.total_episodes == 5);
   CHECK(mix.meta().tasks == std::vector<std::string>{"pick", "place", "wipe"});  // once each, first appearance
@@ -168,7 +169,7 @@ TEST_CASE("mixture: different cameras and widths become uniform per sample, stat
   ReadContext context;
   Sample from_a = mix.get(0, context);
   CHECK(from_a.at("action_dim_is_pad").equal(torch::tensor({false, false})));
-  CHECK(from_a.at("observation.images.wrist_is_missing").item<bool>() == false);
+  CHECK(from_a.at("observation.images.wrist_padding_mask").item<bool>());
   CHECK(!from_a.count("observation.extra"));
   Sample from_b = mix.get(15 + 1, context);  // b's episode 0, frame 1
   Sample own = db.get(1, context);
@@ -180,7 +181,7 @@ TEST_CASE("mixture: different cameras and widths become uniform per sample, stat
   CHECK(torch::equal(from_b.at("observation.state").narrow(0, 0, 2), own.at("observation.state")));
   CHECK(from_b.at("observation.state")[2].item<float>() == 0.0f);
   CHECK(torch::equal(from_b.at("observation.images.top"), own.at("observation.images.front")));  // renamed
-  CHECK(from_b.at("observation.images.wrist_is_missing").item<bool>());
+  CHECK(!from_b.at("observation.images.wrist_padding_mask").item<bool>());
   CHECK(from_b.at("observation.images.wrist").sizes().vec() == std::vector<int64_t>{3, kSide, kSide});
   CHECK(from_b.at("observation.images.wrist").max().item<int>() == 0);
   CHECK(from_a.size() == from_b.size());  // the same keys: they collate

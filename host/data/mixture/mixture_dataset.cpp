@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "host/data/mixture/padded_dimensions.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::data {
@@ -341,12 +342,12 @@ void MixtureDataset::open_members(const DatasetOptions& options) {
 
 SamplingGroups MixtureDataset::sampling_groups() const {
   SamplingGroups groups;
-  if (spec_.weighting == MixtureWeighting::frames) return groups;
   for (const MixtureMember& member : members_) {
     if (!member.dataset) continue;
+    groups.group_episodes.push_back(static_cast<int64_t>(member.dataset->episode_indices().size()));
+    if (spec_.weighting == MixtureWeighting::frames) continue;
     double weight = member.part.weight.value_or(1.0);
     if (spec_.weighting == MixtureWeighting::balanced) weight *= static_cast<double>(member.dataset->size());
-    groups.group_episodes.push_back(static_cast<int64_t>(member.dataset->episode_indices().size()));
     groups.group_weights.push_back(weight);
   }
   return groups;
@@ -386,11 +387,11 @@ Sample MixtureDataset::get(int64_t i, ReadContext& context) const {
     const int64_t frame_dims = delta_indices_.count(key) ? 1 : 0;
     if (found->second.dim() == frame_dims) found->second = found->second.unsqueeze(-1);
     if (own < width) found->second = torch::constant_pad_nd(found->second, {0, width - own});
-    sample[key + "_dim_is_pad"] = torch::arange(width) >= own;
+    sample[dim_is_pad_key(key)] = torch::arange(width) >= own;
   }
   for (const std::string& camera : partial_cameras_) {
     const bool missing = member.missing_cameras.count(camera) > 0;
-    sample[camera + "_is_missing"] = torch::scalar_tensor(missing, torch::kBool);
+    sample[camera_padding_mask_key(camera)] = torch::scalar_tensor(!missing, torch::kBool);
     if (!missing) continue;
     std::vector<int64_t> shape = meta_.info.feature(camera).chw_shape();
     auto window = delta_indices_.find(camera);

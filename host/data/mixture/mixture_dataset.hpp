@@ -3,10 +3,11 @@
 // LeRobot's merge (lerobot-edit-dataset --operation.type=merge) numbers them, one task table, and the
 // pooled statistics LeRobot's aggregate_stats gives. Differences between the datasets that a policy
 // can take are made uniform per sample so that batches collate:
-//  - a camera some datasets lack is served as black frames with `<camera>_is_missing` = true (the
+//  - a camera some datasets lack is served as black frames with `<camera>_padding_mask` = false (the
 //    VLAs feed such a camera as an empty one for that sample; other policies refuse the mixture);
 //  - a 1-D feature (state, action) narrower in some datasets is zero-padded to the widest, with
-//    `<key>_dim_is_pad` (bool [width]) saying which dimensions are padding, so that they add no loss;
+//    `<key>_dim_is_pad` (bool [width]) saying which dimensions are padding, so that they stay 0 after
+//    normalization and add no loss (padded_dimensions.hpp);
 //  - a numeric feature not in every dataset is left out (LeRobot's MultiLeRobotDataset keeps the
 //    intersection), and said once in the log.
 // Rows are in mixture episode order; sampling_groups() carries the weights to the sampler.

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "host/data/mixture/padded_dimensions.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/nn/image_preprocess.hpp"
 #include "host/policy/common/flow_matching.hpp"
@@ -97,8 +98,14 @@ PiInputs PiPolicy::prepare_inputs(const Batch& batch) const {
       continue;
     }
     inputs.images.push_back(prepare_image(camera.key, found->second));
-    inputs.image_masks.push_back(
-        torch::ones({inputs.images.back().size(0)}, torch::TensorOptions(torch::kBool).device(found->second.device())));
+    // LeRobot's pi0/pi05 read no `_padding_mask`; a mixture's samples without this camera carry one
+    // (their frames are black, which prepare_image makes the empty camera's -1), so they are masked
+    // out as LeRobot's empty cameras are.
+    auto present = batch.find(data::camera_padding_mask_key(camera.key));
+    inputs.image_masks.push_back(present != batch.end()
+                                     ? present->second.to(torch::kBool).to(found->second.device())
+                                     : torch::ones({inputs.images.back().size(0)},
+                                                   torch::TensorOptions(torch::kBool).device(found->second.device())));
   }
   if (inputs.images.empty())
     throw util::ConfigError(type + " policy: none of the policy's cameras is in the batch (expected '" +
@@ -147,10 +154,18 @@ PolicyOutput PiPolicy::forward(const Batch& batch) {
                                                                     .scale = config_.time_sampling_scale,
                                                                     .offset = config_.time_sampling_offset});
   auto losses = model_->forward(inputs, actions, noise, time);
-  losses = losses.slice(-1, 0, config_.action_feature()->shape[0]);
+  const int64_t action_dim = config_.action_feature()->shape[0];
+  losses = losses.slice(-1, 0, action_dim);
   // A plain mean: LeRobot 0.6.1's pi0/pi05 do not mask padded action steps (action_is_pad is ignored).
+  // A mixture's padded action dimensions are left out of it (they have no data).
   PolicyOutput out;
-  out.loss = losses.mean();
+  auto real = data::real_dimension_weights(batch, "action", action_dim);
+  if (!real.defined()) {
+    out.loss = losses.mean();
+  } else {
+    real = real.to(losses.device()).expand_as(losses);
+    out.loss = (losses * real).sum() / real.sum().clamp_min(1);
+  }
   return out;
 }
 

@@ -60,6 +60,7 @@ class PiPolicy : public Policy {
 
   // pi_flops.hpp: every camera of the config through SigLIP, language padded to tokenizer_max_length.
   std::optional<double> training_flops_per_sample() const override;
+  bool honours_mixture_masks() const override { return true; }
   // config.json's fields and the geometry file the policy was built from (unless LeRobot's).
   nlohmann::ordered_json rebuild_config() const override;
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "host/data/mixture/padded_dimensions.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/nn/deferred_init.hpp"
 #include "host/nn/image_preprocess.hpp"
@@ -269,10 +270,17 @@ PolicyOutput SmolVLAPolicy::forward(const Batch& batch) {
   auto time = time_entry != batch.end() ? time_entry->second
                                         : VLAFlowMatchingImpl::sample_time(actions.size(0), actions.device());
   auto losses = model_->forward(inputs, actions, noise, time);
-  losses = losses.slice(-1, 0, config_.action_feature()->shape[0]);
+  const int64_t action_dim = config_.action_feature()->shape[0];
+  losses = losses.slice(-1, 0, action_dim);
   PolicyOutput out;
   auto is_pad = batch.find("action_is_pad");
-  if (is_pad == batch.end()) {
+  // A mixture's padded action dimensions (no data behind them) are left out of the mean.
+  auto real = data::real_dimension_weights(batch, "action", action_dim);
+  if (real.defined()) {
+    auto weights = real.to(losses.device()).expand_as(losses);
+    if (is_pad != batch.end()) weights = weights * is_pad->second.to(torch::kBool).logical_not().unsqueeze(-1);
+    out.loss = (losses * weights).sum() / weights.sum().clamp_min(1);
+  } else if (is_pad == batch.end()) {
     out.loss = losses.mean();
   } else {
     auto in_episode = is_pad->second.to(torch::kBool).logical_not();

@@ -48,6 +48,7 @@ class SmolVLAPolicy : public Policy {
   // smolvla_flops.hpp's count for this model (missing cameras are fed as empty ones: every config
   // camera counts).
   std::optional<double> training_flops_per_sample() const override;
+  bool honours_mixture_masks() const override { return true; }
   nlohmann::ordered_json scheduler_preset() const override;
   std::map<std::string, std::string> normalization_mapping() const override;
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
