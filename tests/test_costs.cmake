@@ -12,6 +12,7 @@ set(_lrhost_test_costs
   interop.quantile_stats=29
   dist.sharded_load_pi05=29
   lua.guide_commands=25
+  lua.mixture_train=25
   lua.shipped_losses=32
   unit.test_policy_diffusion=24
   unit.test_policy_training_flops=15

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Dataset mixtures (dataset.mixture) through the shipped recipes on CPU ranks:
+#  - every shipped recipe (ACT DDP and FSDP, Diffusion, SmolVLA, pi0, pi05; tiny) trains 2 steps on a
+#    weighted two-dataset mixture given as a shared @file; metrics.jsonl has samples_seen/<name>, summing
+#    to the samples trained;
+#  - ACT on 2 DDP ranks: resumed at step 2, samples_seen at step 4 equals the uninterrupted run's (the
+#    stream is a function of the seed), and the weights' share shows (3:1 over 16 steps);
+#  - SmolVLA and pi05 on 2 FSDP ranks on three datasets with 1 or 2 cameras and 10 or 20 fps
+#    (dataset.mixed_fps): they train, and the log names the camera a dataset lacks;
+#  - the errors a user meets name the dataset and the key.
+# Usage: mixture_train.sh LRHOST WORK_DIR RECIPES_DIR
+set -euo pipefail
+exe=$1 work=$2 recipes=$3
+rm -rf "$work"
+mkdir -p "$work"
+export OMP_NUM_THREADS=1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run() { # run LOG ARGS...: one lrhost call, killed after 300 s
+  local log=$1
+  shift
+  timeout 300 "$exe" "$@" > "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "lrhost $*"; }
+}
+refused() { # refused LOG EXPECTED ARGS...: the call fails naming EXPECTED
+  local log=$1 expected=$2
+  shift 2
+  if timeout 120 "$exe" "$@" > "$log" 2>&1; then fail "lrhost $* was not refused"; fi
+  grep -qF -- "$expected" "$log" || fail "lrhost $*: expected '$expected' in: $(tail -3 "$log")"
+}
+# The last logged value of a metric in a run's metrics.jsonl.
+metric() { grep -o "\"$2\":[0-9.e+-]*" "$1/metrics.jsonl" | tail -1 | cut -d: -f2 | awk '{ printf "%d", $1 }'; }
+
+cat > "$work/make.lua" <<LUA
+local lr = require "lrhost"
+lr.dataset.synth { out = "$work/a", episodes = 6, max_length = 16, seed = 1 }
+lr.dataset.synth { out = "$work/b", episodes = 4, max_length = 16, seed = 2 }
+lr.dataset.synth { out = "$work/wrist", episodes = 4, max_length = 16, seed = 3, wrist = true, vcodec = "libx264" }
+lr.dataset.synth { out = "$work/fast", episodes = 4, max_length = 16, seed = 4, fps = 20 }
+LUA
+run "$work/make.log" "$work/make.lua"
+echo "[{\"root\": \"$work/a\", \"weight\": 1}, {\"root\": \"$work/b\", \"weight\": 3, \"name\": \"bee\"}]" > "$work/mix.json"
+mix="dataset.mixture=@$work/mix.json"
+tiny=(batch_size=2 log_freq=1 eval_batches=1 eval_episodes=2 num_workers=1)
+act=(policy.dim_model=64 policy.dim_feedforward=128 policy.n_heads=2 policy.n_encoder_layers=1
+  policy.n_vae_encoder_layers=1)
+declare -A small
+small=([act_ddp]="${act[*]}" [act_fsdp]="${act[*]}" [diffusion_ddp]="policy.down_dims=[32,64] policy.diffusion_step_embed_dim=32")
+
+for recipe in act_ddp act_fsdp diffusion_ddp smolvla pi0 pi05; do
+  # shellcheck disable=SC2206  # the small network's overrides, split as words
+  sizes=(${small[$recipe]:-})
+  run "$work/$recipe.log" --device cpu "$recipes/$recipe.lua" output_dir="$work/$recipe" steps=2 save_freq=2 \
+    "${tiny[@]}" "${sizes[@]}" "$mix"
+  a=$(metric "$work/$recipe" "samples_seen/a")
+  b=$(metric "$work/$recipe" "samples_seen/bee")
+  [ $((a + b)) = 4 ] || fail "$recipe: samples_seen a=$a bee=$b, expected 4 in all"
+  grep -q "dataset mixture (weighting given, stats pooled): 2 datasets" "$work/$recipe.log" || fail "$recipe: no mixture line"
+done
+
+# 2 DDP ranks, 16 steps of 4 samples: uninterrupted, and resumed from step 8.
+ddp=(--device cpu --nproc 2 "$recipes/act_ddp.lua" batch_size=2 log_freq=4 eval_episodes=0 num_workers=1 "${act[@]}" "$mix")
+run "$work/whole.log" "${ddp[@]}" output_dir="$work/whole" steps=16 save_freq=16
+run "$work/part.log" "${ddp[@]}" output_dir="$work/part" steps=8 save_freq=8
+run "$work/rest.log" "${ddp[@]}" output_dir="$work/part" steps=16 save_freq=16
+for name in a bee; do
+  whole=$(metric "$work/whole" "samples_seen/$name")
+  resumed=$(metric "$work/part" "samples_seen/$name")
+  [ "$whole" = "$resumed" ] || fail "samples_seen/$name: $resumed after a resume, $whole uninterrupted"
+done
+a=$(metric "$work/whole" "samples_seen/a")
+b=$(metric "$work/whole" "samples_seen/bee")
+[ $((a + b)) = 64 ] || fail "2 ranks x 16 steps x 2: samples_seen a=$a bee=$b"
+[ "$b" -gt "$a" ] || fail "weight 3 for bee against 1 for a, got a=$a bee=$b"
+
+# Different cameras and fps under FSDP on 2 ranks.
+hetero="dataset.mixture=[{\"root\": \"$work/a\"}, {\"root\": \"$work/wrist\", \"weight\": 2}, {\"root\": \"$work/fast\"}]"
+for recipe in smolvla pi05; do
+  run "$work/$recipe-hetero.log" --device cpu --nproc 2 "$recipes/$recipe.lua" output_dir="$work/$recipe-hetero" \
+    steps=2 save_freq=2 "${tiny[@]}" parallelism.dp_shard=-1 dataset.mixed_fps=true "$hetero"
+  grep -q "no observation.images.wrist" "$work/$recipe-hetero.log" || fail "$recipe: the missing camera is not named"
+  [ -f "$work/$recipe-hetero/checkpoints/000002/pretrained_model/config.json" ] || fail "$recipe: no checkpoint"
+done
+
+# Errors.
+refused "$work/e1.log" "has no camera 'observation.images.wrist', and the act policy has no empty cameras" \
+  --device cpu "$recipes/act_ddp.lua" output_dir="$work/e1" steps=1 "${act[@]}" \
+  "dataset.mixture=[{\"root\": \"$work/a\"}, {\"root\": \"$work/wrist\"}]"
+refused "$work/e2.log" "records at 20 fps" --device cpu "$recipes/smolvla.lua" output_dir="$work/e2" steps=1 \
+  "dataset.mixture=[{\"root\": \"$work/a\"}, {\"root\": \"$work/fast\"}]"
+refused "$work/e3.log" "'weight' must be a number > 0, got 0" --device cpu "$recipes/smolvla.lua" output_dir="$work/e3" \
+  steps=1 "dataset.mixture=[{\"root\": \"$work/a\", \"weight\": 0}]"
+refused "$work/e4.log" "is not a LeRobot dataset" --device cpu "$recipes/smolvla.lua" output_dir="$work/e4" steps=1 \
+  "dataset.mixture=[{\"root\": \"$work/nowhere\"}]"
+refused "$work/e5.log" "rename_map names 'observation.images.side'" --device cpu "$recipes/smolvla.lua" \
+  output_dir="$work/e5" steps=1 \
+  "dataset.mixture=[{\"root\": \"$work/a\", \"rename_map\": {\"observation.images.side\": \"observation.images.top\"}}]"
+refused "$work/e6.log" "leave dataset.root and dataset.repo_id empty" --device cpu "$recipes/smolvla.lua" \
+  output_dir="$work/e6" steps=1 dataset.root="$work/a" "$mix"
+refused "$work/e7.log" "dataset.weighting = 'uniform'" --device cpu "$recipes/smolvla.lua" output_dir="$work/e7" \
+  steps=1 dataset.weighting=uniform "$mix"
+refused "$work/e8.log" "not implemented yet" --device cpu "$recipes/smolvla.lua" output_dir="$work/e8" steps=1 \
+  dataset.stats=per_dataset "$mix"
+echo "mixture_train: all checks passed"
