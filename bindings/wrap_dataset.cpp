@@ -15,6 +15,7 @@
 #include "host/data/batch_normalizer.hpp"
 #include "host/data/data_options.hpp"
 #include "host/data/mixture/mixture_dataset.hpp"
+#include "host/data/mixture/mixture_report.hpp"
 #include "host/data/synthetic_push.hpp"
 #include "host/io/hf_cache.hpp"
 
@@ -181,6 +182,19 @@ int w_mixture_info(lua_State* L) {
   });
 }
 
+// Dataset:mixture_report([samples]) -> lines describing a mixture (data/mixture/mixture_report.hpp);
+// ConfigError for a single dataset.
+int w_mixture_report(lua_State* L) {
+  return lx_guard(L, "Dataset:mixture_report", [&] {
+    const auto* mixture = dynamic_cast<const data::MixtureDataset*>(&check_dataset(L, 1));
+    if (!mixture) throw LxArgError(1, "a mixture (lr.dataset.mixture), got a single dataset");
+    std::optional<int64_t> samples;
+    if (!lua_isnoneornil(L, 2)) samples = lx_check_integer(L, 2);
+    lx_push_json(L, data::mixture_report(*mixture, samples));
+    return 1;
+  });
+}
+
 int w_stats(lua_State* L) {
   return lx_guard(L, "Dataset:stats", [&] {
     const auto& stats = check_dataset(L, 1).meta().stats;
@@ -256,6 +270,7 @@ void open_dataset(lua_State* L, int module) {
                               {"meta", w_meta},
                               {"stats", w_stats},
                               {"mixture", w_mixture_info},
+                              {"mixture_report", w_mixture_report},
                               {"normalizer", w_normalizer},
                               {"loader", w_dataset_loader},
                               {nullptr, nullptr}};

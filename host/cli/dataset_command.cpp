@@ -8,6 +8,7 @@
 #include "host/cli/number_checks.hpp"
 #include "host/data/dataset_meta.hpp"
 #include "host/data/dataset_verify.hpp"
+#include "host/data/mixture/mixture_report.hpp"
 #include "host/data/stats/quantile_augment.hpp"
 #include "host/data/video/video_reader.hpp"
 #include "host/util/error.hpp"
@@ -74,6 +75,21 @@ int print_info(const fs::path& root) {
       "stats     {}\n", meta.stats ? "meta/stats.json (" + std::to_string(meta.stats->size()) + " features)" : "none");
   return 0;
 }
+// A mixture (@file.json or its JSON text): its datasets with their shares, and the features it serves.
+int print_mixture_info(const std::string& mixture, const std::string& weighting, bool mixed_fps) {
+  data::MixtureDataset dataset(data::mixture_spec_from_json(nlohmann::json(mixture), weighting, "pooled", mixed_fps),
+                               data::DatasetOptions{.keys = std::vector<std::string>{}});
+  for (const std::string& line : data::mixture_report(dataset)) std::cout << line << "\n";
+  std::cout << fmt::format("episodes  {}   tasks {}\n", dataset.meta().episodes.size(), dataset.meta().tasks.size());
+  std::cout << "features (the datasets' union, in the policy's names)\n";
+  for (const auto& feature : dataset.meta().info.features) {
+    const bool partial = dataset.partial_cameras().count(feature.key) > 0;
+    std::cout << fmt::format("  {:<32} {:<8} {}{}\n", feature.key, feature.dtype, shape_text(feature.shape),
+                             partial ? "  (not in every dataset: an empty camera where missing)" : "");
+  }
+  return 0;
+}
+
 // Prints the summary and every problem; exit code 1 when there is any.
 int print_verify(const fs::path& root, double tolerance_s) {
   data::VerifyReport report = data::verify_dataset(root, {.tolerance_s = tolerance_s});
@@ -121,8 +137,14 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.synth->add_flag("--images", options.cameras_as_images, "store cameras as PNG image columns instead of mp4");
   command.synth->add_flag("--wrist", options.second_camera, "add a second camera (observation.images.wrist)");
   command.synth->add_option("--vcodec", command.vcodec, "video encoder (default libsvtav1, falling back to libx264)");
-  command.info = dataset->add_subcommand("info", "describe a dataset: features, episodes, cameras, file sizes");
-  command.info->add_option("path", command.path, "dataset root (the folder holding meta/info.json)")->required();
+  command.info = dataset->add_subcommand(
+      "info", "describe a dataset (features, episodes, cameras, file sizes) or a mixture (@mix.json or its JSON text)");
+  command.info
+      ->add_option("path", command.path,
+                   "dataset root (the folder holding meta/info.json), or a mixture: @mix.json or '[{\"root\": ...}]'")
+      ->required();
+  command.info->add_option("--weighting", command.weighting, "a mixture's dataset.weighting: frames, given, balanced");
+  command.info->add_flag("--mixed-fps", command.mixed_fps, "a mixture's dataset.mixed_fps");
   command.verify = dataset->add_subcommand(
       "verify",
       "read every parquet, image and video file and check it against the metadata; lists every problem "
@@ -147,7 +169,14 @@ int run_dataset_command(const DatasetCommand& command) {
     std::cout << fmt::format("wrote {} episodes, {} frames to {}\n", options.episodes, frames, command.out);
     return 0;
   }
-  if (command.info && command.info->parsed()) return print_info(command.path);
+  if (command.info && command.info->parsed()) {
+    const bool mixture = command.path.starts_with("@") || command.path.starts_with("[");
+    if (mixture) return print_mixture_info(command.path, command.weighting, command.mixed_fps);
+    if (!command.weighting.empty() || command.mixed_fps)
+      throw util::ConfigError("--weighting and --mixed-fps describe a mixture; " + command.path +
+                              " is one dataset (give @mix.json or the mixture's JSON text)");
+    return print_info(command.path);
+  }
   if (command.verify && command.verify->parsed()) return print_verify(command.path, command.tolerance_s);
   if (command.stats && command.stats->parsed()) return add_quantile_stats(command.path, command.overwrite);
   return -1;

@@ -10,6 +10,7 @@
 #include "host/accel/memory_plan.hpp"
 #include "host/ckpt/pretrained_dir.hpp"
 #include "host/data/dataset_meta.hpp"
+#include "host/data/mixture/mixture_report.hpp"
 #include "host/data/synthetic_push.hpp"
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
@@ -44,7 +45,13 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   policy::PolicyFeatures features;
   const auto& policy_config = config["policy"];
   std::string config_file;  // the pretrained folder's config.json, named in errors
+  // A mixture's features are its datasets' union (data/mixture/mixture_dataset.hpp), as training sees them.
+  std::optional<data::MixtureDataset> mixture;
+  if (config.contains("dataset"))
+    if (auto spec = data::recipe_mixture_spec(config["dataset"]))
+      mixture.emplace(std::move(*spec), data::DatasetOptions{.keys = std::vector<std::string>{}});
   const auto dataset_features = [&] {
+    if (mixture) return policy::PolicyFeatures::from_dataset(mixture->meta().info);
     auto dataset = root.empty() ? data::default_dataset() : std::filesystem::path(root);
     return policy::PolicyFeatures::from_dataset(data::DatasetMeta::read(dataset).info);
   };
@@ -112,6 +119,16 @@ std::optional<ShownPlan> show_memory_plan(const nlohmann::json& config, int64_t 
   }
   plan.gpu_memory_bytes = gpu_memory_bytes;
   ShownPlan shown{accel::render_memory_plan(plan), accel::memory_plan_json(plan)};
+  if (mixture) {
+    // The passes the run's samples make over each dataset: steps x batch_size x ranks x accumulation.
+    const auto number = [&](const nlohmann::json& table, const char* key, int64_t fallback) {
+      return table.is_object() && table.contains(key) && table[key].is_number() ? table[key].get<int64_t>() : fallback;
+    };
+    const int64_t accumulation =
+        config.contains("accelerator") ? number(config["accelerator"], "gradient_accumulation_steps", 1) : 1;
+    const int64_t samples = number(config, "steps", 0) * number(config, "batch_size", 1) * world_size * accumulation;
+    for (const std::string& line : data::mixture_report(*mixture, samples)) shown.text += line + "\n";
+  }
   if (const char* file = std::getenv("LRHOST_PLAN_JSON"); file != nullptr && *file != 0)
     io::write_file_atomic(file, shown.json.dump(2));
   return shown;

@@ -409,7 +409,11 @@ function M.build(lr, cfg)
   run.first = run.ckpt:resume() + 1
   -- A resumed checkpoint's processors replace the policy's; their task table is the dataset's.
   if run.first > 1 and policy:needs_task() then policy:set_tasks(run.train) end
-  if run.mixture then acc:on_main(function() M.log_mixture(run.mixture, cfg.steps * acc.effective_batch) end) end
+  if run.mixture then
+    acc:on_main(function()
+      for _, line in ipairs(run.train:mixture_report(cfg.steps * acc.effective_batch)) do lr.log.info(line) end
+    end)
+  end
   lr.log.info(string.format("%s: %d parameters, %d train frames (%d episodes), %d held-out episodes, "
                             .. "effective batch %d, %s lr %.3g, output %s", policy:type_name(),
                             policy:num_parameters(), #run.train, #run.train_episodes, #run.eval_episodes,
@@ -428,19 +432,6 @@ function M.build(lr, cfg)
                                    samples_per_step = cfg.batch_size,
                                    flops_per_sample = policy:training_flops_per_sample() }
   return run
-end
-
--- The mixture's datasets as the run samples them: frames, fps, the share of draws, and the passes
--- over each that `samples` draws make.
-function M.log_mixture(mixture, samples)
-  lr.log.info(string.format("dataset mixture (weighting %s, stats %s): %d datasets", mixture.weighting,
-                            mixture.stats, #mixture.datasets))
-  for _, d in ipairs(mixture.datasets) do
-    local missing = #d.missing_cameras > 0 and (", no " .. table.concat(d.missing_cameras, ", ")) or ""
-    lr.log.info(string.format("  %-20s %8d frames %4d episodes %3d fps  share %5.1f%%  %.2f passes%s", d.name,
-                              d.frames, d.episodes, d.fps, 100 * d.share,
-                              d.frames > 0 and samples * d.share / d.frames or 0, missing))
-  end
 end
 
 -- One training step, the same call eagerly or captured in a CUDA graph (accelerator.cuda_graph):

@@ -7,6 +7,7 @@
 #    stream is a function of the seed), and the weights' share shows (3:1 over 16 steps);
 #  - SmolVLA and pi05 on 2 FSDP ranks on three datasets with 1 or 2 cameras and 10 or 20 fps
 #    (dataset.mixed_fps): they train, and the log names the camera a dataset lacks;
+#  - `lrhost dataset info @mix.json` and `lrhost show` describe the mixture (shares, passes, cameras);
 #  - the errors a user meets name the dataset and the key.
 # Usage: mixture_train.sh LRHOST WORK_DIR RECIPES_DIR
 set -euo pipefail
@@ -79,6 +80,13 @@ for recipe in smolvla pi05; do
   grep -q "no observation.images.wrist" "$work/$recipe-hetero.log" || fail "$recipe: the missing camera is not named"
   [ -f "$work/$recipe-hetero/checkpoints/000002/pretrained_model/config.json" ] || fail "$recipe: no checkpoint"
 done
+
+# What a user checks first: `dataset info` of the mixture file, `show` with the run's passes.
+run "$work/info.log" dataset info "@$work/mix.json"
+grep -q "bee .* 64 frames .* share  75.0%" "$work/info.log" || fail "dataset info: $(cat "$work/info.log")"
+run "$work/show.log" show "$recipes/smolvla.lua" steps=100 batch_size=4 dataset.mixed_fps=true "$hetero"
+grep -q "wrist .* share  50.0%  3.92 passes" "$work/show.log" || fail "show: $(tail -5 "$work/show.log")"
+grep -q "no observation.images.wrist" "$work/show.log" || fail "show does not name the missing camera"
 
 # Errors.
 refused "$work/e1.log" "has no camera 'observation.images.wrist', and the act policy has no empty cameras" \

@@ -166,4 +166,16 @@ MixtureSpec mixture_spec_from_json(const nlohmann::json& mixture, const std::str
   return spec;
 }
 
+std::optional<MixtureSpec> recipe_mixture_spec(const nlohmann::json& dataset) {
+  if (!dataset.is_object() || !dataset.contains("mixture")) return std::nullopt;
+  const nlohmann::json& mixture = dataset.at("mixture");
+  if (mixture.is_null() || mixture.empty() || (mixture.is_string() && mixture.get<std::string>().empty()))
+    return std::nullopt;
+  auto text = [&](const char* key, const char* fallback) {
+    return dataset.contains(key) && dataset[key].is_string() ? dataset[key].get<std::string>() : std::string(fallback);
+  };
+  const bool mixed_fps = dataset.contains("mixed_fps") && dataset["mixed_fps"] == true;
+  return mixture_spec_from_json(mixture, text("weighting", ""), text("stats", "pooled"), mixed_fps);
+}
+
 }  // namespace lrhost::data

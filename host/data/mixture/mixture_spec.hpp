@@ -47,4 +47,8 @@ MixtureSpec mixture_spec_from_json(const nlohmann::json& mixture, const std::str
                                    const std::string& stats, bool mixed_fps,
                                    const std::filesystem::path& base_dir = std::filesystem::current_path());
 
+// The mixture a recipe's dataset table names (policy_training.lua's dataset.mixture, weighting, stats,
+// mixed_fps), for the commands that read a run's config; nullopt when it names none.
+std::optional<MixtureSpec> recipe_mixture_spec(const nlohmann::json& dataset);
+
 }  // namespace lrhost::data
