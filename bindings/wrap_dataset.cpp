@@ -195,6 +195,19 @@ int w_mixture_report(lua_State* L) {
   });
 }
 
+// Dataset:sum_by_dataset(index, values) -> sums, counts (float64 [datasets]): a mixture's per-dataset
+// sums of a batch's per-sample values, by each sample's frame index.
+int w_sum_by_dataset(lua_State* L) {
+  return lx_guard(L, "Dataset:sum_by_dataset", [&] {
+    const auto* mixture = dynamic_cast<const data::MixtureDataset*>(&check_dataset(L, 1));
+    if (!mixture) throw LxArgError(1, "a mixture (lr.dataset.mixture), got a single dataset");
+    auto [sums, counts] = mixture->sum_by_member(check_tensor(L, 2), check_tensor(L, 3));
+    push_tensor(L, sums);
+    push_tensor(L, counts);
+    return 2;
+  });
+}
+
 int w_stats(lua_State* L) {
   return lx_guard(L, "Dataset:stats", [&] {
     const auto& stats = check_dataset(L, 1).meta().stats;
@@ -271,6 +284,7 @@ void open_dataset(lua_State* L, int module) {
                               {"stats", w_stats},
                               {"mixture", w_mixture_info},
                               {"mixture_report", w_mixture_report},
+                              {"sum_by_dataset", w_sum_by_dataset},
                               {"normalizer", w_normalizer},
                               {"loader", w_dataset_loader},
                               {nullptr, nullptr}};

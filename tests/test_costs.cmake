@@ -24,6 +24,7 @@ set(_lrhost_test_costs
   dist.fsdp_resume_pi05_2_to_3=12
   dist.closed_loop_eval=36
   interop.lerobot_writes_lrhost_reads=29
+  interop.mixture_merge=38
   interop.pi_processors=25
   interop.smolvla_to_lerobot=27
   interop.smolvla_from_lerobot=27

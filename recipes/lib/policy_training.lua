@@ -451,6 +451,13 @@ function M.step(run, step, batch)
                                   run.ema and string.format(", ema %d bytes", run.ema:bytes()) or ""))
   end
   run.meter:end_step(step)
+  -- A mixture's per-dataset loss over the log window: each sample's loss summed by its dataset.
+  if run.mixture and parts.loss_per_sample then
+    local sums, counts = run.train:sum_by_dataset(batch.index, parts.loss_per_sample)
+    local window = run.mixture_loss
+    run.mixture_loss = window and { sums = window.sums + sums, counts = window.counts + counts }
+        or { sums = sums, counts = counts }
+  end
   return { loss = loss, parts = parts, grad_norm = grad_norm }
 end
 
@@ -473,9 +480,26 @@ function M.log(run, step, out)
     metrics["ema/step"] = run.ema:step()
   end
   if run.mixture then
-    -- Cumulative over all ranks, from the run's first step (a resumed run included).
+    -- Cumulative over all ranks, from the run's first step (a resumed run included); the loader
+    -- counts the datasets it samples (those with frames).
     local seen = acc:all_reduce(lr.tensor(run.loader:samples_by_group(), { dtype = "float64" })):tolist()
-    for k, dataset in ipairs(run.mixture.datasets) do metrics["samples_seen/" .. dataset.name] = seen[k] end
+    local group = 0
+    for _, dataset in ipairs(run.mixture.datasets) do
+      if dataset.frames > 0 then
+        group = group + 1
+        metrics["samples_seen/" .. dataset.name] = seen[group]
+      end
+    end
+    -- The mean loss of each dataset's samples since the last log line, over all ranks (a dataset
+    -- with no sample in the window has none). Every rank has the same sums after the reduction.
+    if run.mixture_loss then
+      local sums = acc:all_reduce(run.mixture_loss.sums):tolist()
+      local counts = acc:all_reduce(run.mixture_loss.counts):tolist()
+      for k, dataset in ipairs(run.mixture.datasets) do
+        if counts[k] > 0 then metrics["loss/" .. dataset.name] = sums[k] / counts[k] end
+      end
+      run.mixture_loss = nil
+    end
   end
   local device_memory = acc:device_memory()
   if device_memory then metrics.cuda_peak_gib = device_memory.peak / 2 ^ 30 end

@@ -2,7 +2,7 @@
 # Dataset mixtures (dataset.mixture) through the shipped recipes on CPU ranks:
 #  - every shipped recipe (ACT DDP and FSDP, Diffusion, SmolVLA, pi0, pi05; tiny) trains 2 steps on a
 #    weighted two-dataset mixture given as a shared @file; metrics.jsonl has samples_seen/<name>, summing
-#    to the samples trained;
+#    to the samples trained; loss/<name> averages (by samples_seen's counts) to pi05's loss;
 #  - ACT on 2 DDP ranks: resumed at step 2, samples_seen at step 4 equals the uninterrupted run's (the
 #    stream is a function of the seed), and the weights' share shows (3:1 over 16 steps);
 #  - SmolVLA and pi05 on 2 FSDP ranks on three datasets with 1 or 2 cameras and 10 or 20 fps
@@ -56,6 +56,22 @@ for recipe in act_ddp act_fsdp diffusion_ddp smolvla pi0 pi05; do
   [ $((a + b)) = 4 ] || fail "$recipe: samples_seen a=$a bee=$b, expected 4 in all"
   grep -q "dataset mixture (weighting given, stats pooled): 2 datasets" "$work/$recipe.log" || fail "$recipe: no mixture line"
 done
+
+# loss/<name> is the mean loss of that dataset's samples: pi05's loss is a plain mean over equal-sized
+# samples, so each step's loss must be the sample-weighted mean of its datasets' (counts from
+# samples_seen's steps). float32 sums of 4 x 10 x 8 elements: relative error well under 1e-5.
+run "$work/pi05-loss.log" --device cpu "$recipes/pi05.lua" output_dir="$work/pi05-loss" steps=6 save_freq=6 \
+  batch_size=4 log_freq=1 eval_episodes=0 num_workers=1 "$mix"
+worst=$(jq -s '
+  [ .[] | select(has("samples_seen/a")) ] as $r
+  | [ range(0; $r | length) as $i
+      | $r[$i] as $x
+      | (if $i == 0 then {"samples_seen/a": 0, "samples_seen/bee": 0} else $r[$i - 1] end) as $p
+      | [ ("a", "bee") as $n | { n: ($x["samples_seen/" + $n] - $p["samples_seen/" + $n]), l: ($x["loss/" + $n] // 0) } ]
+      | ((map(.n * .l) | add) / (map(.n) | add) - $x.loss) / $x.loss | fabs ] | max' "$work/pi05-loss/metrics.jsonl")
+mixed=$(jq -s '[ .[] | select(has("loss/a") and has("loss/bee")) ] | length' "$work/pi05-loss/metrics.jsonl")
+[ "$mixed" -ge 1 ] || fail "pi05: no step drew from both datasets"
+jq -n --argjson w "$worst" '$w < 1e-5' | grep -q true || fail "pi05: loss/<name> do not average to the loss (worst relative $worst)"
 
 # 2 DDP ranks, 16 steps of 4 samples: uninterrupted, and resumed from step 8.
 ddp=(--device cpu --nproc 2 "$recipes/act_ddp.lua" batch_size=2 log_freq=4 eval_episodes=0 num_workers=1 "${act[@]}" "$mix")

@@ -367,10 +367,19 @@ TEST_CASE("act forward and backward: shapes, finite loss, gradients everywhere, 
   auto out = policy->forward(batch);
   CHECK(out.loss.dim() == 0);
   CHECK(std::isfinite(out.loss.item<double>()));
-  CHECK(out.parts.size() == 2);
+  CHECK(out.parts.size() == 3);
   CHECK(out.parts.count("l1_loss") == 1);
   CHECK(out.parts.count("kld_loss") == 1);
   CHECK(!out.parts["l1_loss"].requires_grad());
+  // Each sample's loss (a mixture's loss/<name>): with every action step real, their mean is the loss.
+  const auto& per_sample = out.parts.at("loss_per_sample");
+  CHECK(per_sample.sizes().vec() == std::vector<int64_t>{3});
+  CHECK(!per_sample.requires_grad());
+  auto unpadded = batch;
+  unpadded["action_is_pad"] = torch::zeros_like(batch.at("action_is_pad"));
+  auto whole = policy->forward(unpadded);
+  CHECK(whole.parts.at("loss_per_sample").mean().item<double>() ==
+        doctest::Approx(whole.loss.item<double>()).epsilon(1e-5));
   out.loss.backward();
   for (const auto& item : policy->named_parameters()) {
     INFO(item.key());

@@ -614,7 +614,12 @@ TEST_CASE("diffusion: forward gives a finite loss whose gradient reaches every p
   auto out = policy->forward(batch);
   CHECK(out.loss.dim() == 0);
   CHECK(std::isfinite(out.loss.item<double>()));
-  CHECK(out.parts.empty());  // LeRobot returns no output dict
+  // LeRobot returns no output dict; lrhost adds each sample's loss (a mixture's loss/<name>), whose
+  // mean is the loss (every sample has the same number of elements).
+  REQUIRE(out.parts.size() == 1);
+  CHECK(out.parts.at("loss_per_sample").sizes().vec() == std::vector<int64_t>{3});
+  CHECK(out.parts.at("loss_per_sample").mean().item<double>() ==
+        doctest::Approx(out.loss.item<double>()).epsilon(1e-5));
   out.loss.backward();
   for (const auto& item : policy->named_parameters()) {
     INFO(item.key());

@@ -362,6 +362,23 @@ const MixtureMember& MixtureDataset::member_of_row(int64_t i) const {
   throw util::DataError("dataset index " + std::to_string(i) + " belongs to no dataset of the mixture");
 }
 
+std::pair<torch::Tensor, torch::Tensor> MixtureDataset::sum_by_member(const torch::Tensor& index,
+                                                                      const torch::Tensor& values) const {
+  std::vector<int64_t> offsets;
+  for (const MixtureMember& member : members_) offsets.push_back(member.index_offset);
+  const auto frames = index.to(torch::kCPU, torch::kLong).flatten();
+  const auto figures = values.detach().to(torch::kCPU, torch::kDouble).flatten();
+  if (frames.numel() != figures.numel())
+    throw util::DataError("sum_by_member: " + std::to_string(frames.numel()) + " frame indices for " +
+                          std::to_string(figures.numel()) + " values");
+  // The member of each frame: the last whose first index is <= it.
+  const auto member = torch::searchsorted(torch::tensor(offsets, torch::kLong), frames, false, /*right=*/true) - 1;
+  const auto n = static_cast<int64_t>(members_.size());
+  auto sums = torch::zeros({n}, torch::kDouble).index_add_(0, member, figures);
+  auto counts = torch::zeros({n}, torch::kDouble).index_add_(0, member, torch::ones_like(figures));
+  return {sums, counts};
+}
+
 Sample MixtureDataset::get(int64_t i, ReadContext& context) const {
   const MixtureMember& member = member_of_row(i);
   Sample local = member.dataset->get(i - member.first_row, context);

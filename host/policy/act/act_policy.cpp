@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "host/policy/act/act_flops.hpp"
+#include "host/policy/per_sample_loss.hpp"
 
 namespace lrhost::policy::act {
 
@@ -33,14 +34,18 @@ PolicyOutput ACTPolicy::forward(const Batch& batch) {
 
   PolicyOutput result;
   result.parts["l1_loss"] = l1_loss.detach();
+  auto per_sample = per_sample_mean(abs_err, valid);
   if (config_.use_vae && out.log_sigma_x2.defined()) {
     // KL(N(mu, sigma^2) || N(0, 1)) summed over the latent dimensions, averaged over the batch.
-    auto kld = (-0.5 * (1 + out.log_sigma_x2 - out.mu.pow(2) - out.log_sigma_x2.exp())).sum(-1).mean();
+    auto kld_of_sample = (-0.5 * (1 + out.log_sigma_x2 - out.mu.pow(2) - out.log_sigma_x2.exp())).sum(-1);
+    auto kld = kld_of_sample.mean();
     result.parts["kld_loss"] = kld.detach();
     result.loss = l1_loss + kld * config_.kl_weight;
+    per_sample = per_sample + kld_of_sample.detach() * config_.kl_weight;
   } else {
     result.loss = l1_loss;
   }
+  result.parts[kPerSampleLoss] = per_sample;
   return result;
 }
 

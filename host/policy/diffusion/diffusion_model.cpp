@@ -1,6 +1,7 @@
 // DiffusionModel: observation encoding, the denoising loss and reverse-diffusion sampling.
 #include "host/policy/diffusion/diffusion_model.hpp"
 
+#include "host/policy/per_sample_loss.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::diffusion {
@@ -130,13 +131,13 @@ std::pair<torch::Tensor, torch::Tensor> DiffusionModelImpl::loss_inputs(const Ba
   return {prepare_global_conditioning(batch), actions};
 }
 
-torch::Tensor DiffusionModelImpl::compute_loss(const Batch& batch) {
+torch::Tensor DiffusionModelImpl::compute_loss(const Batch& batch, torch::Tensor* per_sample) {
   auto [global_cond, actions] = loss_inputs(batch);
   // LeRobot's draws: the noise (float32, the actions' shape), then one timestep per sample.
   auto noise = torch::randn(actions.sizes(), torch::TensorOptions().device(actions.device()));
   auto timesteps = torch::randint(0, config_.num_train_timesteps, {actions.size(0)},
                                   torch::TensorOptions().dtype(torch::kLong).device(actions.device()));
-  return loss_from(batch, global_cond, actions, noise, timesteps);
+  return loss_from(batch, global_cond, actions, noise, timesteps, per_sample);
 }
 
 torch::Tensor DiffusionModelImpl::compute_loss(const Batch& batch, const torch::Tensor& noise,
@@ -152,7 +153,7 @@ torch::Tensor DiffusionModelImpl::compute_loss(const Batch& batch, const torch::
 
 torch::Tensor DiffusionModelImpl::loss_from(const Batch& batch, const torch::Tensor& global_cond,
                                             const torch::Tensor& actions, const torch::Tensor& noise,
-                                            const torch::Tensor& timesteps) {
+                                            const torch::Tensor& timesteps, torch::Tensor* per_sample) {
   auto noisy = scheduler_.add_noise(actions, noise, timesteps);
   auto pred = unet_->forward(noisy, timesteps, global_cond);
   const auto& target = config_.prediction_type == "epsilon" ? noise : actions;
@@ -160,9 +161,11 @@ torch::Tensor DiffusionModelImpl::loss_from(const Batch& batch, const torch::Ten
   if (config_.do_mask_loss_for_padding) {
     // Mean over the real (non-padded) action steps only.
     auto mask = batch.at("action_is_pad").to(torch::kBool).logical_not().unsqueeze(-1);
+    if (per_sample) *per_sample = per_sample_mean(loss, mask);
     auto num_valid = mask.sum() * loss.size(-1);
     return (loss * mask).sum() / num_valid.clamp_min(1);
   }
+  if (per_sample) *per_sample = per_sample_mean(loss);
   return loss.mean();
 }
 

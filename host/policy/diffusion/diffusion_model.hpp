@@ -40,7 +40,8 @@ class DiffusionModelImpl : public torch::nn::Module {
 
   // Mean squared error of the U-Net's prediction (noise or clean actions) on noised actions.
   // Needs "action" (B, horizon, A) and "action_is_pad" (B, horizon) besides the observations.
-  torch::Tensor compute_loss(const Batch& batch);
+  // `per_sample` (when given) receives each sample's loss ([B], detached: per_sample_loss.hpp).
+  torch::Tensor compute_loss(const Batch& batch, torch::Tensor* per_sample = nullptr);
   // The same with the noise (B, horizon, A) and timesteps (B,) given instead of drawn.
   torch::Tensor compute_loss(const Batch& batch, const torch::Tensor& noise, const torch::Tensor& timesteps);
 
@@ -53,7 +54,8 @@ class DiffusionModelImpl : public torch::nn::Module {
   // Checks the inputs and returns (global_cond, actions).
   std::pair<torch::Tensor, torch::Tensor> loss_inputs(const Batch& batch);
   torch::Tensor loss_from(const Batch& batch, const torch::Tensor& global_cond, const torch::Tensor& actions,
-                          const torch::Tensor& noise, const torch::Tensor& timesteps);
+                          const torch::Tensor& noise, const torch::Tensor& timesteps,
+                          torch::Tensor* per_sample = nullptr);
 
   DiffusionConfig config_;
   int64_t action_dim_ = 0;

@@ -2,6 +2,7 @@
 #include "host/policy/diffusion/diffusion_policy.hpp"
 
 #include "host/policy/diffusion/diffusion_flops.hpp"
+#include "host/policy/per_sample_loss.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::diffusion {
@@ -44,7 +45,9 @@ std::optional<std::string> DiffusionPolicy::cuda_graph_blocker() const {
 
 PolicyOutput DiffusionPolicy::forward(const Batch& batch) {
   PolicyOutput out;
-  out.loss = diffusion_->compute_loss(with_windows(batch));
+  torch::Tensor per_sample;
+  out.loss = diffusion_->compute_loss(with_windows(batch), &per_sample);
+  out.parts[kPerSampleLoss] = per_sample;
   return out;
 }
 

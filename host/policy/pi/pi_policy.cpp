@@ -1,6 +1,7 @@
 // PiPolicy: batch preparation, the loss, the inference queue and the presets of pi0/pi05.
 #include "host/policy/pi/pi_policy.hpp"
 
+#include "host/policy/per_sample_loss.hpp"
 #include "host/policy/pi/pi_flops.hpp"
 
 #include <algorithm>
@@ -166,6 +167,7 @@ PolicyOutput PiPolicy::forward(const Batch& batch) {
     real = real.to(losses.device()).expand_as(losses);
     out.loss = (losses * real).sum() / real.sum().clamp_min(1);
   }
+  out.parts[kPerSampleLoss] = per_sample_mean(losses, real);
   return out;
 }
 

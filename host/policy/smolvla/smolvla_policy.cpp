@@ -12,6 +12,7 @@
 #include "host/nn/image_preprocess.hpp"
 #include "host/nn/llama_model.hpp"
 #include "host/nn/module_weights.hpp"
+#include "host/policy/per_sample_loss.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/rename_map.hpp"
 #include "host/policy/smolvla/smolvla_flops.hpp"
@@ -280,10 +281,13 @@ PolicyOutput SmolVLAPolicy::forward(const Batch& batch) {
     auto weights = real.to(losses.device()).expand_as(losses);
     if (is_pad != batch.end()) weights = weights * is_pad->second.to(torch::kBool).logical_not().unsqueeze(-1);
     out.loss = (losses * weights).sum() / weights.sum().clamp_min(1);
+    out.parts[kPerSampleLoss] = per_sample_mean(losses, weights);
   } else if (is_pad == batch.end()) {
     out.loss = losses.mean();
+    out.parts[kPerSampleLoss] = per_sample_mean(losses);
   } else {
     auto in_episode = is_pad->second.to(torch::kBool).logical_not();
+    out.parts[kPerSampleLoss] = per_sample_mean(losses, in_episode.unsqueeze(-1));
     losses = losses * in_episode.unsqueeze(-1);
     auto num_valid = (in_episode.sum() * losses.size(-1)).clamp_min(1);
     out.loss = losses.sum() / num_valid;
