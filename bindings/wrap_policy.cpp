@@ -112,6 +112,7 @@ int w_policy_new(lua_State* L) {
     auto policy = policy::create_policy(config, features);
     policy->load_pretrained_parts();
     if (lx_is<data::FrameSource>(L, 2)) {
+      policy::check_mixture_fits(*policy, lx_check<data::FrameSource>(L, 2));
       policy::attach_dataset_processors(*policy, features, lx_check<data::FrameSource>(L, 2).meta(),
                                         {.use_imagenet_stats = imagenet, .normalization_mapping = mapping_override});
     } else if (!lua_isnoneornil(L, 3)) {
@@ -198,6 +199,7 @@ int w_preprocess(lua_State* L) {
 int w_use_dataset(lua_State* L) {
   return lx_guard(L, "Policy:use_dataset", [&] {
     auto& p = check_policy(L, 1);
+    policy::check_mixture_fits(p, lx_check<data::FrameSource>(L, 2));
     const auto& meta = lx_check<data::FrameSource>(L, 2).meta();
     auto options = check_options(L, 3, "use_dataset options {use_imagenet_stats =}");
     config::ConfigReader reader(options, "Policy:use_dataset options");
@@ -279,14 +281,6 @@ int w_needs_task(lua_State* L) {
     const auto& p = check_policy(L, 1);
     lua_pushboolean(L, p.processors() != nullptr && p.processors()->has_language());
     return 1;
-  });
-}
-
-// Policy:check_dataset(ds): errors when ds is a mixture whose differences the policy cannot take.
-int w_check_dataset(lua_State* L) {
-  return lx_guard(L, "Policy:check_dataset", [&] {
-    policy::check_mixture_fits(check_policy(L, 1), lx_check<data::FrameSource>(L, 2));
-    return 0;
   });
 }
 
@@ -606,7 +600,6 @@ void open_policy(lua_State* L, int module) {
                               {"postprocess", w_postprocess},
                               {"has_processors", w_has_processors},
                               {"needs_task", w_needs_task},
-                              {"check_dataset", w_check_dataset},
                               {"save_pretrained", w_save_pretrained},
                               {"state_dict", w_state_dict},
                               {"parameters", w_parameters},

@@ -356,7 +356,6 @@ function M.build(lr, cfg)
   -- Features and normalization stats come from the training episodes, like LeRobot's make_policy.
   local plain = open { episodes = run.train_episodes, tolerance_s = cfg.tolerance_s }
   local policy = M.make_policy(lr, cfg, plain)
-  policy:check_dataset(plain)  -- a mixture's missing cameras / padded widths: only policies that take them
   local deltas = policy:delta_timestamps(plain:meta().fps)
   run.train = open { episodes = run.train_episodes, delta_timestamps = deltas, tolerance_s = cfg.tolerance_s }
   run.mixture = run.train:mixture()

@@ -2,7 +2,8 @@
 -- masks: a camera one dataset lacks (`<camera>_padding_mask` false: its black frames may hold
 -- anything, the loss does not move) and padded state/action dimensions (`<key>_dim_is_pad`: zero after
 -- normalization and out of the loss, so their values get exactly zero gradient contribution), for
--- SmolVLA and pi05 on their tiny geometries; ACT refuses a mixture whose cameras differ; the
+-- SmolVLA and pi05 on their tiny geometries; ACT refuses a mixture whose cameras differ (lr.policy.new,
+-- use_dataset); the
 -- mixture's description (shares, missing cameras) and samples_by_group of its loader.
 local lr = require "lrhost"
 local t = require "testlib"
@@ -36,10 +37,12 @@ local seen = loader:samples_by_group()
 t.eq(seen[1] + seen[2], 8, "samples_by_group counts what next() returned")
 
 -- ACT has no empty cameras: the mixture is refused, naming the dataset and the camera.
-local act = lr.policy.new(lr.policy.defaults("act", { dim_model = 32, dim_feedforward = 64, n_heads = 2,
-                                                     n_encoder_layers = 1, n_vae_encoder_layers = 1 }), mix)
-t.raises(function() act:check_dataset(mix) end, "dataset.mixture 'top_only' (" .. top_only
-         .. ") has no camera 'observation.images.wrist', and the act policy has no empty cameras")
+local act_cfg = lr.policy.defaults("act", { dim_model = 32, dim_feedforward = 64, n_heads = 2, n_encoder_layers = 1,
+                                           n_vae_encoder_layers = 1 })
+t.raises(function() lr.policy.new(act_cfg, mix) end, "dataset.mixture 'top_only' (" .. top_only
+         .. ") has no camera 'observation.images.wrist', and the act policy has no empty cameras", "lr.policy.new")
+local act = lr.policy.new(act_cfg, lr.dataset.lerobot { root = with_wrist })
+t.raises(function() act:use_dataset(mix) end, "has no camera 'observation.images.wrist'", "use_dataset")
 
 local function smolvla()
   return lr.policy.defaults("smolvla", { vlm_model_name = here .. "/../../recipes/assets/smolvla_tiny_vlm",
@@ -78,7 +81,6 @@ end
 for _, case in ipairs { { name = "smolvla", cfg = smolvla, max_action = 32 }, { name = "pi05", cfg = pi05, max_action = 8 } } do
   lr.manual_seed(1)
   local policy = lr.policy.new(case.cfg(), mix)
-  policy:check_dataset(mix)  -- the VLAs honour the masks
   policy:train()
   local windows = lr.dataset.mixture { mixture = { { root = top_only }, { root = with_wrist } },
                                        delta_timestamps = policy:delta_timestamps(mix:meta().fps) }

@@ -59,9 +59,7 @@ MixtureDataset::MixtureDataset(MixtureSpec spec, DatasetOptions options) : spec_
       if (!meta.info.find_feature(from)) {
         std::string features;
         for (const FeatureSpec& f : meta.info.features) features += (features.empty() ? "" : ", ") + f.key;
-        throw util::ConfigError(describe(part) + ": rename_map names '" + from +
-                                    "', which is not a feature of the "
-                                    "dataset",
+        throw util::ConfigError(describe(part) + ": rename_map names '" + from + "', which is not one of its features",
                                 "its features: " + features);
       }
     }
