@@ -19,18 +19,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-run() { # run LOG ARGS...: one lrhost call, killed after 300 s
-  local log=$1
-  shift
-  timeout 300 "$exe" "$@" > "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "lrhost $*"; }
-}
-refused() { # refused LOG EXPECTED ARGS...: the call fails naming EXPECTED
-  local log=$1 expected=$2
-  shift 2
-  if timeout 120 "$exe" "$@" > "$log" 2>&1; then fail "lrhost $* was not refused"; fi
-  grep -qF -- "$expected" "$log" || fail "lrhost $*: expected '$expected' in: $(tail -3 "$log")"
-}
+# shellcheck source=lrhost_calls.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lrhost_calls.sh"
 tiny=(batch_size=2 log_freq=1 eval_batches=1 num_workers=1 ema.enable=true)
 # Small ACT and Diffusion networks (the recipes train LeRobot's 52 M and 263 M parameters): every
 # checkpoint holds the weights, the EMA weights, their shadows and the optimizer state.

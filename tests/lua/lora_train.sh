@@ -19,12 +19,8 @@ exe=$1 work=$2 recipes=$3
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-run() { # run LOG ARGS...: one lrhost call, killed after 300 s
-  local log=$1
-  shift
-  timeout 300 "$exe" "$@" > "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "lrhost $*"; }
-}
+# shellcheck source=lrhost_calls.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lrhost_calls.sh"
 tiny=(batch_size=2 log_freq=1 eval_batches=1 num_workers=1)
 run "$work/base.log" --device cpu "$recipes/pi05.lua" output_dir="$work/base" steps=1 save_freq=1 "${tiny[@]}"
 base="$work/base/checkpoints/000001/pretrained_model"

@@ -15,18 +15,8 @@ exe=$1 work=$2 recipes=$3
 rm -rf "$work"
 mkdir -p "$work"
 export OMP_NUM_THREADS=1
-fail() { echo "FAIL: $*" >&2; exit 1; }
-run() { # run LOG ARGS...: one lrhost call, killed after 300 s
-  local log=$1
-  shift
-  timeout 300 "$exe" "$@" > "$log" 2>&1 || { tail -n 30 "$log" >&2; fail "lrhost $*"; }
-}
-refused() { # refused LOG EXPECTED ARGS...: the call fails naming EXPECTED
-  local log=$1 expected=$2
-  shift 2
-  if timeout 120 "$exe" "$@" > "$log" 2>&1; then fail "lrhost $* was not refused"; fi
-  grep -qF -- "$expected" "$log" || fail "lrhost $*: expected '$expected' in: $(tail -3 "$log")"
-}
+# shellcheck source=lrhost_calls.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lrhost_calls.sh"
 # The last logged value of a metric in a run's metrics.jsonl.
 metric() { grep -o "\"$2\":[0-9.e+-]*" "$1/metrics.jsonl" | tail -1 | cut -d: -f2 | awk '{ printf "%d", $1 }'; }
 
