@@ -218,10 +218,11 @@ int w_prepare_training(lua_State* L) {
     auto& p = check_policy(L, 1);
     lx_check_table(L, 2, "options {cache_dir =, dataset =, augmentation =, num_frames =, dataset_id =}");
     lua_getfield(L, 2, "dataset");
-    const data::DatasetMeta* dataset = nullptr;
+    std::optional<policy::TrainingContext::DatasetFacts> dataset;
     if (!lua_isnil(L, -1)) {
       if (!lx_is<data::FrameSource>(L, -1)) throw LxArgError(2, "dataset must be a Dataset, got " + lx_typename(L, -1));
-      dataset = &lx_check<data::FrameSource>(L, -1).meta();
+      const auto& source = lx_check<data::FrameSource>(L, -1);
+      dataset = policy::TrainingContext::DatasetFacts{source.frame_index_count(), source.identity()};
     }
     lua_pop(L, 1);
     auto context = policy::TrainingContext::read(lx_options(L, 2, 2, "prepare_training", "dataset"), dataset,

@@ -117,7 +117,7 @@ Batch BatchLoader::assemble(const Job& job, ReadContext& context) const {
 }
 
 void BatchLoader::worker_main() {
-  ReadContext context(options_.video_cache_size);
+  ReadContext context(options_.video_cache_size.value_or(std::max<std::size_t>(8, dataset_->video_streams())));
   Job job;
   while (claim(job)) {
     Ready ready;

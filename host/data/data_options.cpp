@@ -152,7 +152,10 @@ LoaderRequest loader_request_from_json(const json& options, int rank, int world_
   sampler.world_size = world_size;
   request.options.num_workers = static_cast<int>(reader.positive_integer("num_workers", 2));
   request.options.prefetch = static_cast<int>(reader.positive_integer("prefetch", 4));
-  request.options.video_cache_size = static_cast<std::size_t>(reader.positive_integer("video_cache", 8));
+  if (auto files = reader.optional_integer("video_cache")) {
+    if (*files < 1) throw util::ConfigError("loader option 'video_cache' must be >= 1, got " + std::to_string(*files));
+    request.options.video_cache_size = static_cast<std::size_t>(*files);
+  }
   request.options.device = device;
   reader.allow("image_transforms");
   if (table.contains("image_transforms"))

@@ -44,6 +44,13 @@ class FrameSource {
   // A numeric column over all rows ([size(), ...]), e.g. "action" for baselines and tests.
   virtual const torch::Tensor& column(const std::string& key) const = 0;
   virtual SamplingGroups sampling_groups() const { return {}; }
+  // How many values a frame's `index` can take (it is in [0, count)), and a name for the frames it
+  // indexes: what a policy's per-frame cache is keyed by. One dataset: its frames and its root.
+  virtual int64_t frame_index_count() const { return meta().info.total_frames; }
+  virtual std::string identity() const { return meta().root.string(); }
+  // Video streams a shuffled epoch reads from (its video cameras; a mixture's, of every member): the
+  // loader's default number of open video files per worker is at least this.
+  virtual std::size_t video_streams() const { return meta().info.keys_of(FeatureKind::Video).size(); }
 };
 
 }  // namespace lrhost::data

@@ -73,13 +73,13 @@ std::vector<std::string> Policy::fsdp_wrap_module_types() const {
   return spec ? spec->fsdp_wrap_module_types : std::vector<std::string>{};
 }
 
-TrainingContext TrainingContext::read(const nlohmann::json& options, const data::DatasetMeta* from_dataset,
+TrainingContext TrainingContext::read(const nlohmann::json& options, const std::optional<DatasetFacts>& from_dataset,
                                       const std::string& where) {
   config::ConfigReader reader(options, where);
   TrainingContext context;
   if (from_dataset) {
-    context.num_frames = from_dataset->info.total_frames;
-    context.dataset_id = from_dataset->root.string();
+    context.num_frames = from_dataset->num_frames;
+    context.dataset_id = from_dataset->id;
   }
   context.cache_dir = reader.string("cache_dir", "");
   context.augmentation = reader.boolean("augmentation", false);

@@ -56,10 +56,15 @@ struct TrainingContext {
   std::string dataset_id;     // names the dataset in what the policy keeps (its root folder)
   bool augmentation = false;  // image transforms are on: a frame's pixels differ every epoch
 
+  // What the training dataset says of itself (data::FrameSource::frame_index_count and identity).
+  struct DatasetFacts {
+    int64_t num_frames = 0;
+    std::string id;
+  };
   // A recipe's table {cache_dir =, augmentation =, num_frames =, dataset_id =} (the `dataset` key,
-  // read by the caller, gives `from_dataset`'s frame count and root; num_frames and dataset_id, when
-  // given, win over them). Types are checked, unknown keys are ConfigErrors naming `where`.
-  static TrainingContext read(const nlohmann::json& options, const data::DatasetMeta* from_dataset,
+  // read by the caller, gives `from_dataset`; num_frames and dataset_id, when given, win over it).
+  // Types are checked, unknown keys are ConfigErrors naming `where`.
+  static TrainingContext read(const nlohmann::json& options, const std::optional<DatasetFacts>& from_dataset,
                               const std::string& where);
 };
 

@@ -144,6 +144,13 @@ TEST_CASE("mixture: two datasets numbered as LeRobot's merge numbers them, items
   CHECK(picked.episode_indices() == std::vector<int64_t>{1, 4});
   CHECK(picked.get(4, context).at("episode_index").item<int64_t>() == 4);
   CHECK(picked.get(4, context).at("index").item<int64_t>() == 15 + 3);
+  // A per-frame cache (SmolVLA's vision cache) is keyed by index over every member's frames, and by an
+  // identity naming each member: another mixture's cache is not this one's.
+  CHECK(picked.frame_index_count() == 25);
+  CHECK(picked.identity() == "mixture:" + (tmp / "a").string() + ":" + (tmp / "b").string());
+  CHECK(picked.identity() != da.identity());
+  CHECK(da.frame_index_count() == 15);
+  CHECK(mix.video_streams() == 0);  // PNG image cameras: no video decoders to keep open
 }
 
 TEST_CASE("mixture: different cameras and widths become uniform per sample, stats pooled per span") {

@@ -102,20 +102,19 @@ TEST_CASE("a policy without training capabilities: prepare_training keeps nothin
 
 TEST_CASE("training context: a recipe's prepare_training table, the dataset's facts overridable") {
   using lrhost::policy::TrainingContext;
-  lrhost::data::DatasetMeta meta;
-  meta.root = "/data/push";
-  meta.info.total_frames = 120;
-  auto from_dataset = TrainingContext::read({{"cache_dir", "/run/cache"}, {"augmentation", true}}, &meta, "prep");
+  const TrainingContext::DatasetFacts meta{120, "/data/push"};
+  auto from_dataset = TrainingContext::read({{"cache_dir", "/run/cache"}, {"augmentation", true}}, meta, "prep");
   CHECK(from_dataset.cache_dir == "/run/cache");
   CHECK(from_dataset.augmentation);
   CHECK(from_dataset.num_frames == 120);
   CHECK(from_dataset.dataset_id == "/data/push");
-  auto given = TrainingContext::read({{"num_frames", 7}, {"dataset_id", "d"}}, &meta, "prep");
+  auto given = TrainingContext::read({{"num_frames", 7}, {"dataset_id", "d"}}, meta, "prep");
   CHECK(given.num_frames == 7);
   CHECK(given.dataset_id == "d");
   CHECK_FALSE(given.augmentation);
   auto error = [](const nlohmann::json& table) {
-    return lrhost::test::error_of<lrhost::util::ConfigError>([&] { TrainingContext::read(table, nullptr, "prep"); });
+    return lrhost::test::error_of<lrhost::util::ConfigError>(
+        [&] { TrainingContext::read(table, std::nullopt, "prep"); });
   };
   CHECK(error({{"cach_dir", "x"}}).find("prep: unknown option 'cach_dir'") == 0);
   CHECK(error({{"augmentation", "yes"}}).find("prep: 'augmentation' must be true or false") == 0);

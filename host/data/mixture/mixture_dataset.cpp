@@ -338,6 +338,23 @@ void MixtureDataset::open_members(const DatasetOptions& options) {
   }
 }
 
+int64_t MixtureDataset::frame_index_count() const {
+  return members_.back().index_offset + member_meta_.back().info.total_frames;
+}
+
+std::string MixtureDataset::identity() const {
+  std::string id = "mixture";
+  for (const MixtureMember& member : members_) id += ":" + member.part.root.string();
+  return id;
+}
+
+std::size_t MixtureDataset::video_streams() const {
+  std::size_t streams = 0;
+  for (const MixtureMember& member : members_)
+    if (member.dataset) streams += member.dataset->video_streams();
+  return streams;
+}
+
 SamplingGroups MixtureDataset::sampling_groups() const {
   SamplingGroups groups;
   for (const MixtureMember& member : members_) {

@@ -51,6 +51,11 @@ class MixtureDataset final : public FrameSource {
   Sample get(int64_t i, ReadContext& context) const override;
   const torch::Tensor& column(const std::string& key) const override;
   SamplingGroups sampling_groups() const override;
+  // Indices run over every member's frames (index_offset + its own), episodes in use or not; the
+  // identity names every member in order, so a cache of another mixture is never taken for this one.
+  int64_t frame_index_count() const override;
+  std::string identity() const override;
+  std::size_t video_streams() const override;
 
   const MixtureSpec& spec() const { return spec_; }
   const std::vector<MixtureMember>& members() const { return members_; }
