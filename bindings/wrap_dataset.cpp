@@ -4,8 +4,9 @@
 // lr.dataset.synth{out =, episodes =, ...}, lr.dataset.from_repo_id(id) (the local folder LeRobot
 // keeps dataset `user/name` in; never a download), lr.default_dataset(), and the Dataset methods len(),
 // get(i) (0-based, a table of tensors: for inspection and tests, training uses a loader),
-// column(key), meta(), stats(), task(i), normalizer(mapping [, {use_imagenet_stats =}]) and
-// loader(options) (single process; acc:loader(ds, options) shards across ranks). A Normalizer has
+// column(key), meta(), stats(), task(i), normalizer(mapping [, {use_imagenet_stats =}]),
+// loader(options) (single process; acc:loader(ds, options) shards across ranks), and for a mixture
+// mixture(), mixture_report([samples]) and sum_by_dataset(index, values). A Normalizer has
 // normalize(batch) and unnormalize(key, tensor).
 #include "bindings/wrap_dataset.hpp"
 #include "bindings/json_convert.hpp"
