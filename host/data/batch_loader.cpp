@@ -26,6 +26,7 @@ BatchLoader::BatchLoader(std::shared_ptr<const FrameSource> dataset, LoaderOptio
   check_position(start);
   plan_next_ = start;
   position_ = start;
+  if (sampler_.grouped()) samples_by_group_ = sampler_.group_counts_until(start);
   for (int worker = 0; worker < options_.num_workers; ++worker) workers_.emplace_back([this] { worker_main(); });
 }
 
@@ -48,6 +49,7 @@ void BatchLoader::seek(SamplerPosition start) {
     consumed_ = next_sequence_;
     plan_next_ = start;
     position_ = start;
+    if (sampler_.grouped()) samples_by_group_ = sampler_.group_counts_until(start);
   }
   work_ready_.notify_all();
 }
@@ -122,6 +124,10 @@ void BatchLoader::worker_main() {
   while (claim(job)) {
     Ready ready;
     ready.after = job.after;
+    if (sampler_.grouped()) {
+      ready.group_counts.assign(sampler_.num_groups(), 0);
+      for (int64_t row : job.rows) ++ready.group_counts[sampler_.group_of_row(row)];
+    }
     try {
       ready.batch = assemble(job, context);
       for (const auto& [key, tensor] : ready.batch) ready.bytes += static_cast<int64_t>(tensor.nbytes());
@@ -154,6 +160,7 @@ Batch BatchLoader::next() {
     if (!ready.error) {
       ++stats_.batches;
       position_ = ready.after;
+      for (std::size_t g = 0; g < ready.group_counts.size(); ++g) samples_by_group_[g] += ready.group_counts[g];
     }
   }
   work_ready_.notify_all();
@@ -192,20 +199,12 @@ SamplerPosition BatchLoader::position() const {
 }
 
 std::vector<int64_t> BatchLoader::samples_by_group() const {
-  const SamplerPosition at = position();
-  const int64_t per_step = options_.sampler.batch_size * options_.sampler.world_size;
-  std::vector<int64_t> counts(sampler_.num_groups(), 0);
-  auto add = [&](const std::vector<int64_t>& more) {
-    for (std::size_t g = 0; g < counts.size(); ++g) counts[g] += more[g];
-  };
-  for (int64_t epoch = 0; epoch < at.epoch; ++epoch) {
-    std::lock_guard lock(counts_mutex_);
-    auto& done = epoch_group_counts_[epoch];
-    if (done.empty()) done = sampler_.group_counts(epoch, sampler_.batches_per_epoch());
-    add(done);
-  }
-  add(sampler_.group_counts(at.epoch, (at.start_index + per_step - 1) / per_step));
-  return counts;
+  if (!sampler_.grouped())
+    throw util::ConfigError(
+        "samples_by_group: the loader's dataset is not a mixture (one dataset: its samples are "
+        "the batches times batch_size)");
+  std::lock_guard lock(mutex_);
+  return samples_by_group_;
 }
 
 LoaderStats BatchLoader::stats() const {

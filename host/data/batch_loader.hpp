@@ -78,7 +78,8 @@ class BatchLoader {
   void seek(SamplerPosition start);
   const EpisodeSampler& sampler() const { return sampler_; }
   // Samples per group (a mixture's datasets) this rank's next() has returned since epoch 0, position 0
-  // (a resumed run included: the stream is a function of the seed). Finished epochs are counted once.
+  // (a resumed run included: the stream is a function of the seed): counted as batches are assembled,
+  // from the sampler's count up to the start position.
   std::vector<int64_t> samples_by_group() const;
   const FrameSource& dataset() const { return *dataset_; }
   LoaderStats stats() const;
@@ -95,6 +96,7 @@ class BatchLoader {
     std::exception_ptr error;
     int64_t bytes = 0;
     SamplerPosition after;
+    std::vector<int64_t> group_counts;  // the batch's samples per group
   };
 
   void worker_main();
@@ -117,8 +119,7 @@ class BatchLoader {
   SamplerPosition position_;
   bool stopping_ = false;
   LoaderStats stats_;
-  mutable std::mutex counts_mutex_;
-  mutable std::map<int64_t, std::vector<int64_t>> epoch_group_counts_;  // finished epochs' counts
+  std::vector<int64_t> samples_by_group_;  // handed out by next(), from epoch 0
   std::vector<std::thread> workers_;
 };
 

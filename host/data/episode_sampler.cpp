@@ -203,15 +203,21 @@ SamplerPosition EpisodeSampler::advance(SamplerPosition from, int64_t batches) c
   return position;
 }
 
-std::vector<int64_t> EpisodeSampler::group_counts(int64_t epoch, int64_t batches) const {
+std::size_t EpisodeSampler::group_of_row(int64_t row) const {
+  auto after = std::upper_bound(group_first_row_.begin(), group_first_row_.end(), row) - group_first_row_.begin();
+  return static_cast<std::size_t>(std::max<std::ptrdiff_t>(after - 1, 0));
+}
+
+std::vector<int64_t> EpisodeSampler::group_counts_until(SamplerPosition position) const {
   std::vector<int64_t> counts(num_groups(), 0);
-  auto all = rank_batches(epoch, 0);
-  batches = std::min<int64_t>(batches, static_cast<int64_t>(all.size()));
-  for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t row : all[static_cast<std::size_t>(b)]) {
-      auto after = std::upper_bound(group_first_row_.begin(), group_first_row_.end(), row) - group_first_row_.begin();
-      ++counts[static_cast<std::size_t>(std::max<std::ptrdiff_t>(after - 1, 0))];
-    }
+  const int64_t per_step = options_.batch_size * options_.world_size;
+  for (int64_t epoch = 0; epoch <= position.epoch; ++epoch) {
+    if (epoch == position.epoch && position.start_index == 0) break;
+    auto batches = rank_batches(epoch, 0);
+    auto taken = static_cast<int64_t>(batches.size());
+    if (epoch == position.epoch) taken = std::min(taken, (position.start_index + per_step - 1) / per_step);
+    for (int64_t b = 0; b < taken; ++b)
+      for (int64_t row : batches[static_cast<std::size_t>(b)]) ++counts[group_of_row(row)];
   }
   return counts;
 }

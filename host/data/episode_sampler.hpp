@@ -52,10 +52,13 @@ class EpisodeSampler {
   SamplerPosition advance(SamplerPosition from, int64_t batches) const;
   // LeRobot's compute_sampler_state(step, N, B, W).
   static SamplerPosition position_for_step(int64_t step, int64_t num_samples, int64_t batch_size, int world_size);
-  // Samples per group (a mixture's datasets; one group without groups) in this rank's first
-  // `batches` batches of `epoch`.
-  std::vector<int64_t> group_counts(int64_t epoch, int64_t batches) const;
+  // The group (a mixture's dataset; 0 without groups) of a dataset row.
+  std::size_t group_of_row(int64_t row) const;
+  // Samples per group this rank is handed from epoch 0, position 0 up to `position` (a resumed run's
+  // start: the stream is a function of the seed). One rank_batches per epoch before it.
+  std::vector<int64_t> group_counts_until(SamplerPosition position) const;
   std::size_t num_groups() const { return group_first_row_.empty() ? 1 : group_first_row_.size(); }
+  bool grouped() const { return !group_first_row_.empty(); }  // a mixture's rows
 
  private:
   int64_t row_at(int64_t position) const;

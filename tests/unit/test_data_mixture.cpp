@@ -10,6 +10,7 @@
 #include <cmath>
 #include <set>
 
+#include "host/data/batch_loader.hpp"
 #include "host/data/data_options.hpp"
 #include "host/data/dataset_writer.hpp"
 #include "host/data/episode_sampler.hpp"
@@ -332,4 +333,31 @@ TEST_CASE(
               EpisodeSampler(ranges, options, SamplingGroups{{1, 2, 3}, {1, 0, 1}});
             }),
             "> 0");
+}
+
+TEST_CASE("mixture loader: samples_by_group counts what next() returned, also from a resumed position") {
+  TempDir tmp("mixture_counts");
+  write_dataset(tmp / "a", SmallDataset{.id = 1});
+  write_dataset(tmp / "b", SmallDataset{.id = 2, .lengths = {3, 7}});
+  auto mix = std::make_shared<MixtureDataset>(spec_of(
+      json::array({{{"root", (tmp / "a").string()}, {"weight", 1}}, {{"root", (tmp / "b").string()}, {"weight", 3}}})));
+  LoaderOptions options;
+  options.sampler = {.batch_size = 4, .seed = 5};
+  options.num_workers = 2;
+  BatchLoader loader(mix, options);
+  std::vector<int64_t> expected(2, 0);
+  for (int step = 0; step < 9; ++step) {  // 36 samples: past the 25-sample epoch
+    Batch batch = loader.next();
+    const auto index = batch.at("index");
+    for (int64_t k = 0; k < index.size(0); ++k) ++expected[index[k].item<int64_t>() < 15 ? 0 : 1];
+    CHECK(loader.samples_by_group() == expected);
+  }
+  // A loader started at the position reached counts from epoch 0 as well (the resumed run's view).
+  BatchLoader resumed(mix, options, loader.position());
+  CHECK(resumed.samples_by_group() == expected);
+  CHECK(resumed.sampler().group_counts_until({0, 0}) == std::vector<int64_t>{0, 0});
+  // One dataset has no groups: asking is an error, not a count of nothing.
+  auto single = std::make_shared<LeRobotDataset>(tmp / "a");
+  BatchLoader plain(single, options);
+  CHECK_HAS(error_of<util::ConfigError>([&] { plain.samples_by_group(); }), "not a mixture");
 }
