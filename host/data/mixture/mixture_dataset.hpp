@@ -62,7 +62,8 @@ class MixtureDataset final : public FrameSource {
   // The member whose rows hold row i.
   const MixtureMember& member_of_row(int64_t i) const;
   // Per member (in order): the sum of `values` [B] over the samples whose frame `index` [B] is its,
-  // and their count; float64 [members] each. For per-dataset means of a batch's per-sample figures.
+  // and their count; float64 [members] each, on the values' device. For per-dataset means of a batch's
+  // per-sample figures.
   std::pair<torch::Tensor, torch::Tensor> sum_by_member(const torch::Tensor& index, const torch::Tensor& values) const;
   // Cameras some member lacks, and 1-D features padded for some member (key -> the widest width).
   const std::set<std::string>& partial_cameras() const { return partial_cameras_; }
