@@ -20,6 +20,11 @@ struct LeRobotDataset::ImageSegment {
   int64_t length = 0;
 };
 
+struct LeRobotDataset::Rows {
+  std::map<std::string, torch::Tensor> columns;             // wanted numeric features incl. index/timestamp/...
+  std::map<std::string, std::vector<ImageSegment>> images;  // wanted image features: a segment per selected episode
+};
+
 ReadContext::ReadContext(std::size_t video_cache_size)
     : videos_(std::make_unique<VideoReaderCache>(video_cache_size)) {}
 ReadContext::~ReadContext() = default;
@@ -43,7 +48,25 @@ LeRobotDataset::LeRobotDataset(const fs::path& root, DatasetOptions options)
       if (!wanted(key))
         throw util::ConfigError("delta_timestamps['" + key + "'] names a feature that 'keys' leaves out");
   }
-  load_rows();
+  // Rows are in selected-episode order.
+  first_row_of_episode_.assign(meta_.episodes.size(), -1);
+  for (int64_t episode_index : episodes_) {
+    first_row_of_episode_[static_cast<std::size_t>(episode_index)] = num_frames_;
+    num_frames_ += meta_.episode(episode_index).length;
+  }
+  std::set<fs::path> files;
+  for (int64_t episode_index : episodes_) {
+    fs::path file = meta_.data_file(meta_.episode(episode_index));
+    if (files.insert(file).second && !fs::exists(file))
+      throw util::IoError("data file " + file.string() + " is missing",
+                          "meta/episodes lists episode " + std::to_string(episode_index) + " in it");
+  }
+  if (!options_.lazy_rows) rows();
+}
+
+const LeRobotDataset::Rows& LeRobotDataset::rows() const {
+  std::call_once(rows_loaded_, [this] { rows_ = load_rows(); });
+  return *rows_;
 }
 
 bool LeRobotDataset::wanted(const std::string& key) const {
@@ -55,7 +78,8 @@ bool LeRobotDataset::wanted(const std::string& key) const {
 
 LeRobotDataset::~LeRobotDataset() = default;
 
-void LeRobotDataset::load_rows() {
+std::unique_ptr<LeRobotDataset::Rows> LeRobotDataset::load_rows() const {
+  auto loaded = std::make_unique<Rows>();
   // Group the selected episodes by data file so that each file is read once.
   std::map<fs::path, std::vector<int64_t>> by_file;
   std::vector<fs::path> file_order;
@@ -66,6 +90,7 @@ void LeRobotDataset::load_rows() {
   }
   std::vector<const FeatureSpec*> numeric, images;
   for (const FeatureSpec& feature : meta_.info.features) {
+    if (!wanted(feature.key)) continue;
     if (feature.kind == FeatureKind::Numeric) numeric.push_back(&feature);
     if (feature.kind == FeatureKind::Image) images.push_back(&feature);
   }
@@ -74,9 +99,6 @@ void LeRobotDataset::load_rows() {
   std::map<int64_t, std::map<std::string, torch::Tensor>> episode_columns;
   std::map<int64_t, std::map<std::string, std::pair<ByteColumn, int64_t>>> episode_images;
   for (const fs::path& file : file_order) {
-    if (!fs::exists(file))
-      throw util::IoError("data file " + file.string() + " is missing",
-                          "meta/episodes lists episode " + std::to_string(by_file[file].front()) + " in it");
     ParquetReader reader(file);
     std::map<std::string, torch::Tensor> file_columns;
     for (const FeatureSpec* feature : numeric)
@@ -113,27 +135,21 @@ void LeRobotDataset::load_rows() {
       for (const auto& [key, bytes] : file_images) episode_images[episode_index][key] = {bytes, first};
     }
   }
-  first_row_of_episode_.assign(meta_.episodes.size(), -1);
-  int64_t next_row = 0;
   for (int64_t episode_index : episodes_) {
-    const Episode& episode = meta_.episode(episode_index);
-    first_row_of_episode_[episode_index] = next_row;
+    const int64_t first_row = first_row_of_episode_[static_cast<std::size_t>(episode_index)];
     for (auto& [key, column] : episode_columns[episode_index]) pieces[key].push_back(column);
     for (auto& [key, image] : episode_images[episode_index])
-      images_[key].push_back({image.first, image.second, next_row, episode.length});
-    next_row += episode.length;
+      loaded->images[key].push_back({image.first, image.second, first_row, meta_.episode(episode_index).length});
   }
-  num_frames_ = next_row;
-  for (auto& [key, list] : pieces) columns_[key] = torch::cat(list).contiguous();
+  for (auto& [key, list] : pieces) loaded->columns[key] = torch::cat(list).contiguous();
+  return loaded;
 }
 
 const torch::Tensor& LeRobotDataset::column(const std::string& key) const {
-  auto found = columns_.find(key);
-  if (found == columns_.end()) {
-    meta_.info.feature(key);  // unknown key: DataError listing the features
-    throw util::DataError("feature '" + key + "' is not a numeric column");
-  }
-  return found->second;
+  const FeatureSpec& feature = meta_.info.feature(key);  // unknown key: DataError listing the features
+  if (feature.kind != FeatureKind::Numeric) throw util::DataError("feature '" + key + "' is not a numeric column");
+  if (!wanted(key)) throw util::DataError("feature '" + key + "' is not loaded: the dataset's 'keys' leave it out");
+  return rows().columns.at(key);
 }
 
 torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vector<int64_t>& local_rows,
@@ -142,7 +158,7 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
   if (feature.kind == FeatureKind::Image) {
     std::vector<torch::Tensor> frames;
     for (int64_t row : local_rows) {
-      const auto& segments = images_.at(key);
+      const auto& segments = rows().images.at(key);
       // Segments are in row order: the last one starting at or before `row` holds it.
       auto segment =
           std::prev(std::upper_bound(segments.begin(), segments.end(), row,
@@ -155,7 +171,7 @@ torch::Tensor LeRobotDataset::read_camera(const std::string& key, const std::vec
   }
   const Episode& episode = meta_.episode(episode_index);
   const EpisodeVideo& video = episode.videos.at(key);
-  const float* timestamps = columns_.at("timestamp").data_ptr<float>();
+  const float* timestamps = rows().columns.at("timestamp").data_ptr<float>();
   std::vector<double> query;
   for (int64_t row : local_rows) query.push_back(video.from_timestamp + static_cast<double>(timestamps[row]));
   fs::path file = meta_.video_file(episode, key);
@@ -175,8 +191,9 @@ Sample LeRobotDataset::get(int64_t i, ReadContext& context) const {
     throw util::DataError("dataset index " + std::to_string(i) + " is out of range 0.." +
                           std::to_string(num_frames_ - 1));
   Sample sample;
-  const int64_t episode_index = columns_.at("episode_index").data_ptr<int64_t>()[i];
-  const int64_t global_index = columns_.at("index").data_ptr<int64_t>()[i];
+  const std::map<std::string, torch::Tensor>& columns = rows().columns;
+  const int64_t episode_index = columns.at("episode_index").data_ptr<int64_t>()[i];
+  const int64_t global_index = columns.at("index").data_ptr<int64_t>()[i];
   const Episode& episode = meta_.episode(episode_index);
   const int64_t episode_first_row = first_row_of_episode_[episode_index];
   auto rows_of = [&](const std::string& key, Sample& out) -> std::vector<int64_t> {
@@ -193,7 +210,7 @@ Sample LeRobotDataset::get(int64_t i, ReadContext& context) const {
     bool windowed = delta_indices_.count(feature.key) > 0;
     std::vector<int64_t> rows = rows_of(feature.key, sample);
     if (feature.kind == FeatureKind::Numeric) {
-      const torch::Tensor& column = columns_.at(feature.key);
+      const torch::Tensor& column = columns.at(feature.key);
       sample[feature.key] = windowed ? column.index_select(0, torch::tensor(rows, torch::kLong)) : column[i].clone();
     } else {
       torch::Tensor frames = read_camera(feature.key, rows, episode_index, context);

@@ -1,5 +1,7 @@
-// A LeRobot dataset opened for training: the selected episodes' rows loaded from their parquet files
-// into contiguous tensors, and get(i) assembling one item exactly as LeRobot's __getitem__ does
+// A LeRobot dataset opened for training: the selected episodes' rows (the wanted numeric columns and
+// image bytes) loaded from their parquet files into contiguous tensors — at construction, or with
+// `lazy_rows` at the first get()/column(), so that opening reads only the metadata — and get(i)
+// assembling one item exactly as LeRobot's __getitem__ does
 // (columns, delta windows with `<key>_is_pad`, video frames at from_timestamp + timestamp, PNG image
 // columns decoded). Cameras come back as uint8 [C,H,W] ([T,C,H,W] with a window); the loader
 // converts to float. Decoding state (open videos) lives in a ReadContext that each worker thread
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +34,12 @@ struct DatasetOptions {
   // Features to return (the five index columns always come along); all when unset. Leaving cameras
   // out skips their decoding entirely, e.g. for state-only policies.
   std::optional<std::vector<std::string>> keys;
+  // Load the rows at the first get() or column() (thread-safe) instead of in the constructor. A
+  // mixture's members are opened so: opening 100 datasets reads only their metadata, and a member
+  // the run never draws from (e.g. the probe open of a recipe) never loads its rows. The constructor
+  // still checks the metadata and that every data file exists; row-level errors (an episode's rows
+  // not where meta/episodes says) then come from the first read.
+  bool lazy_rows = false;
 };
 
 // Per-thread decoding state: an LRU of open video files.
@@ -58,13 +67,16 @@ class LeRobotDataset final : public FrameSource {
   // Item i (0 <= i < size(), in selected-episode order). DataError naming the index when out of range,
   // and for video frames outside tolerance (naming episode, camera and timestamp).
   Sample get(int64_t i, ReadContext& context) const override;
-  // A numeric column over all loaded rows ([size(), ...]), e.g. "action" for baselines and tests.
+  // A numeric column over all selected rows ([size(), ...]), e.g. "action" for baselines and tests;
+  // DataError for a feature `keys` leaves out (its rows are not loaded).
   const torch::Tensor& column(const std::string& key) const override;
 
  private:
   struct ImageSegment;
+  struct Rows;
   bool wanted(const std::string& key) const;
-  void load_rows();
+  const Rows& rows() const;  // loads them once
+  std::unique_ptr<Rows> load_rows() const;
   torch::Tensor read_camera(const std::string& key, const std::vector<int64_t>& local_rows, int64_t episode,
                             ReadContext& context) const;
 
@@ -74,8 +86,8 @@ class LeRobotDataset final : public FrameSource {
   std::vector<int64_t> episodes_;              // selected episode indices
   std::vector<int64_t> first_row_of_episode_;  // by episode index; -1 when not selected
   int64_t num_frames_ = 0;
-  std::map<std::string, torch::Tensor> columns_;             // numeric features incl. index/timestamp/...
-  std::map<std::string, std::vector<ImageSegment>> images_;  // image features: one segment per selected episode
+  mutable std::once_flag rows_loaded_;
+  mutable std::unique_ptr<const Rows> rows_;
 };
 
 }  // namespace lrhost::data

@@ -1,6 +1,7 @@
 -- Mixture scale benchmark: open a mixture of `datasets` numeric-only LeRobot datasets written by
 -- tests/bench/make_mixture_datasets.py (ROOT/ds000, ROOT/ds001, ...) with the keys state and action,
--- and print the frames, the wall time of lr.dataset.mixture and the process RSS before and after.
+-- and print the frames, the wall time of lr.dataset.mixture and the process RSS before and after,
+-- then the time and RSS of `samples` random reads (the first read of a member loads its rows).
 -- Measure the peak from outside as well: /usr/bin/time -v (its "Maximum resident set size").
 -- datasets=1 with single=1 opens ROOT/ds000 alone with lr.dataset.lerobot (no mixture).
 --   python tests/bench/make_mixture_datasets.py DIR --datasets 100 --frames-per-dataset 100000 --episode-length 500
@@ -39,7 +40,10 @@ for _ = 1, cfg.samples do
   assert(sample["observation.state"]:size(0) == 14)
 end
 local get_s = lr.clock() - start
+-- A mixture's members load their rows at their first read: the reads above touch every member.
+local read, read_peak = rss_mb()
 print(string.format("mixture_open datasets=%d frames=%d open_s=%.2f rss_before_mb=%.0f rss_after_mb=%.0f " ..
-                    "peak_mb=%.0f open_mb=%.0f mb_per_1e6_frames=%.1f get_us=%.1f",
+                    "peak_mb=%.0f open_mb=%.0f mb_per_1e6_frames=%.1f reads_s=%.2f rss_after_reads_mb=%.0f " ..
+                    "peak_after_reads_mb=%.0f",
                     cfg.single ~= 0 and 1 or cfg.datasets, n, open_s, before, after, peak, after - before,
-                    (after - before) / (n / 1e6), get_s / cfg.samples * 1e6))
+                    (after - before) / (n / 1e6), get_s, read, read_peak))

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
 
 #include "host/data/batch_loader.hpp"
@@ -152,6 +153,34 @@ TEST_CASE("mixture: two datasets numbered as LeRobot's merge numbers them, items
   CHECK(picked.identity() != da.identity());
   CHECK(da.frame_index_count() == 15);
   CHECK(mix.video_streams() == 0);  // PNG image cameras: no video decoders to keep open
+}
+
+TEST_CASE("mixture: opening reads each dataset's metadata only; a member's rows load at its first read") {
+  TempDir tmp("mixture_lazy");
+  write_dataset(tmp / "a", SmallDataset{.id = 1});
+  write_dataset(tmp / "b", SmallDataset{.id = 2});
+  // b's data file exists but is not parquet: only reading its rows can tell.
+  const fs::path b_file = LeRobotDataset(tmp / "b").meta().data_file(LeRobotDataset(tmp / "b").meta().episode(0));
+  { std::ofstream(b_file, std::ios::trunc) << "not a parquet file"; }
+  CHECK_THROWS(LeRobotDataset(tmp / "b"));  // a plain open loads the rows at once
+  const json both = json::array({{{"root", (tmp / "a").string()}}, {{"root", (tmp / "b").string()}}});
+  MixtureDataset mix(spec_of(both));  // metadata only: opens
+  CHECK(mix.size() == 30);
+  ReadContext context;
+  CHECK(mix.get(0, context).at("observation.state")[0].item<float>() == value(1, 0, 0, 0));
+  const std::string error = error_of<util::Error>([&] { mix.get(20, context); });
+  CHECK_HAS(error, b_file.string());
+  // A missing data file is still an error at the open, naming the file.
+  fs::remove(b_file);
+  const std::string missing = config_error(both);
+  CHECK_HAS(missing, "'b'");
+  CHECK_HAS(missing, b_file.string());
+  // Only the wanted columns are loaded; one left out by `keys` is an error, not a silent load.
+  DatasetOptions some;
+  some.keys = std::vector<std::string>{"action"};
+  LeRobotDataset only_action(tmp / "a", some);
+  CHECK(only_action.column("action").size(0) == 15);
+  CHECK_HAS(error_of<util::DataError>([&] { only_action.column("observation.state"); }), "'keys' leave it out");
 }
 
 TEST_CASE("mixture: different cameras and widths become uniform per sample, stats pooled per span") {

@@ -304,6 +304,7 @@ void MixtureDataset::open_members(const DatasetOptions& options) {
     DatasetOptions own;
     own.episodes = local[m];
     own.tolerance_s = options.tolerance_s;
+    own.lazy_rows = true;  // opening reads metadata only; a member's rows load at its first draw
     for (const auto& [key, offsets] : options.delta_timestamps) {
       auto found = member.to_dataset_key.find(key);
       if (found != member.to_dataset_key.end()) own.delta_timestamps[found->second] = offsets;
