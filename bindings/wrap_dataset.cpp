@@ -67,6 +67,7 @@ int w_synth(lua_State* L) {
     options.seed = static_cast<uint64_t>(reader.integer("seed", 0));
     options.cameras_as_images = reader.boolean("images", false);
     options.second_camera = reader.boolean("wrist", false);
+    options.extra_action_dims = static_cast<int>(reader.integer("extra_action_dims", 0));
     options.video.codec = reader.string("vcodec", options.video.codec);
     reader.reject_unknown();
     lua_pushnumber(L, static_cast<double>(data::write_synthetic_push(out, options)));

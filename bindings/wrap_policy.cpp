@@ -127,10 +127,12 @@ int w_policy_load(lua_State* L) {
   return lx_guard(L, "lr.policy.load", [&] {
     ensure_not_show_mode(L, "lr.policy.load");
     std::string dir = lx_check_string(L, 1);
-    auto options = check_options(L, 2, "load options {strict =, rename_map =, config =, file_backed =}");
+    auto options =
+        check_options(L, 2, "load options {strict =, rename_map =, config =, file_backed =, dataset_name =}");
     config::ConfigReader reader(options, "lr.policy.load options");
     bool strict = reader.boolean("strict", true);
     const bool file_backed = reader.boolean("file_backed", false);
+    const std::string dataset_name = reader.string("dataset_name", "");
     reader.allow("rename_map");
     reader.allow("config");
     reader.reject_unknown();
@@ -142,6 +144,12 @@ int w_policy_load(lua_State* L) {
     if (!lua_isnoneornil(L, 3)) dataset = [features = check_features(L, 3)] { return features; };
     auto policy = ckpt::load_pretrained(
         dir, strict, changes, file_backed ? ckpt::WeightLoading::file_backed : ckpt::WeightLoading::copy, dataset);
+    if (!dataset_name.empty()) {  // one dataset's stats of a policy trained with dataset.stats = "per_dataset"
+      if (!policy->processors())
+        throw LxArgError(2, "dataset_name needs the policy's processors, and " + dir + " has no processor files");
+      policy->set_processors(
+          std::make_shared<policy::PolicyProcessors>(policy->processors()->for_dataset(dataset_name)));
+    }
     if (options.contains("rename_map")) {
       const auto& renames = options["rename_map"];
       if (!renames.is_object() && !(renames.is_array() && renames.empty()))
@@ -271,7 +279,9 @@ int w_set_tasks(lua_State* L) {
 int w_postprocess(lua_State* L) {
   return lx_guard(L, "Policy:postprocess", [&] {
     auto& p = check_policy(L, 1);
-    push_tensor(L, policy::require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2)));
+    // The batch's dataset_index (optional): each sample's own stats under dataset.stats = "per_dataset".
+    const torch::Tensor dataset_index = lua_isnoneornil(L, 3) ? torch::Tensor() : check_tensor(L, 3);
+    push_tensor(L, policy::require_processors(p, "Policy:postprocess").unnormalize(check_tensor(L, 2), dataset_index));
     return 1;
   });
 }

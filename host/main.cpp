@@ -373,6 +373,7 @@ int main(int argc, char** argv) {
   std::string eval_checkpoint;
   int eval_episodes = 50, eval_videos = 4, eval_max_steps = 80;
   std::string eval_weights = "live";
+  std::string eval_dataset_name;
   auto* eval_command = app.add_subcommand(
       "eval",
       "closed-loop evaluation on the built-in pushing task: success rate, returns and rollout videos "
@@ -389,6 +390,9 @@ int main(int argc, char** argv) {
       ->add_option("--weights", eval_weights,
                    "live: the checkpoint's weights; ema: its EMA weights (pretrained_model_ema/, ema.enable=true)")
       ->check(CLI::IsMember({"live", "ema"}));
+  eval_command->add_option("--dataset-name", eval_dataset_name,
+                           "a policy trained on a mixture with dataset.stats=per_dataset: normalize with this "
+                           "dataset's stats (its name in dataset.mixture)");
   eval_command->add_option("--threads", eval_args.threads, "CPU threads for LibTorch ops")
       ->check(lrhost::cli::positive_number);
   eval_command->add_flag("-v,--verbose", eval_args.verbose, "debug-level logging");
@@ -448,9 +452,12 @@ int main(int argc, char** argv) {
     if (eval_command->parsed()) {
       eval_args.recipe = (lrhost::util::shipped_recipes_dir() / "eval_policy.lua").string();
       std::string checkpoint = std::filesystem::absolute(eval_checkpoint).lexically_normal().string();
-      eval_args.overrides = {"checkpoint=" + checkpoint, "episodes=" + std::to_string(eval_episodes),
-                             "videos=" + std::to_string(eval_videos), "max_steps=" + std::to_string(eval_max_steps),
-                             "weights=" + eval_weights};
+      eval_args.overrides = {"checkpoint=" + checkpoint,
+                             "episodes=" + std::to_string(eval_episodes),
+                             "videos=" + std::to_string(eval_videos),
+                             "max_steps=" + std::to_string(eval_max_steps),
+                             "weights=" + eval_weights,
+                             "dataset_name=" + eval_dataset_name};
       // Logs go to the evaluated run's folder (<run>/eval/logs/<time>_eval/), not ./outputs/lrhost/.
       lrhost::cli::choose_eval_run_dir(eval_launch.run_dir, checkpoint);
       return run(eval_args, lrhost::cli::RecipeMode::run, &eval_launch);

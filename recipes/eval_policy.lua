@@ -6,7 +6,8 @@
 -- step was evaluated before: nothing earlier is replaced).
 -- weights = "ema" evaluates the checkpoint's EMA weights (pretrained_model_ema/, a run trained with
 -- ema.enable=true), with results in eval/<step>_ema/.
---   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2 [--weights ema]
+-- dataset_name picks one dataset's stats of a policy trained on a mixture with dataset.stats=per_dataset.
+--   lrhost eval outputs/lrhost/<run> --episodes 50 --videos 4 --nproc 2 [--weights ema] [--dataset-name mine]
 --   lrhost recipes/eval_policy.lua checkpoint=outputs/lrhost/<run>/checkpoints/last episodes=20
 local lr = require "lrhost"
 local eval = require "closed_loop_eval"
@@ -19,6 +20,7 @@ local cfg = lr.config {
   max_steps = eval.DEFAULTS.max_steps,
   out_dir = "",      -- "": <run>/eval/<step> (<pretrained folder>/eval for a bare pretrained folder)
   weights = "live",  -- "live": pretrained_model/; "ema": the EMA weights, pretrained_model_ema/
+  dataset_name = "", -- a policy trained with dataset.stats=per_dataset: the dataset whose stats normalize
 }
 if cfg.weights ~= "live" and cfg.weights ~= "ema" then
   error(string.format("weights=%s: expected \"live\" or \"ema\"", cfg.weights))
@@ -62,7 +64,7 @@ if cfg.checkpoint == "" then error("checkpoint=DIR is required: a run folder, ch
 local pretrained, step, default_out = locate(cfg.checkpoint)
 local out_dir = cfg.out_dir ~= "" and cfg.out_dir or default_out
 local acc = lr.accelerator(cfg)
-local policy = lr.policy.load(pretrained)
+local policy = lr.policy.load(pretrained, { dataset_name = cfg.dataset_name })
 policy:to(acc.device)
 lr.log.info(string.format("evaluating %s (%s, step %s) on %d episodes over %d rank(s)", pretrained,
                           policy:type_name(), step or "?", cfg.episodes, acc.world_size))

@@ -136,6 +136,8 @@ void add_dataset_command(CLI::App& app, DatasetCommand& command) {
   command.synth->add_option("--seed", options.seed, "random seed of the start positions")->capture_default_str();
   command.synth->add_flag("--images", options.cameras_as_images, "store cameras as PNG image columns instead of mp4");
   command.synth->add_flag("--wrist", options.second_camera, "add a second camera (observation.images.wrist)");
+  command.synth->add_option("--extra-action-dims", options.extra_action_dims,
+                            "action dimensions after (vx, vy): a smooth signal, for mixtures of action widths");
   command.synth->add_option("--vcodec", command.vcodec, "video encoder (default libsvtav1, falling back to libx264)");
   command.info = dataset->add_subcommand(
       "info", "describe a dataset (features, episodes, cameras, file sizes) or a mixture (@mix.json or its JSON text)");

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/data/dataset_info.hpp"
@@ -37,6 +38,10 @@ struct DatasetMeta {
   std::vector<Episode> episodes;   // ordered by episode index; episodes[i].index == i
   std::vector<std::string> tasks;  // by task_index
   std::optional<DatasetStats> stats;
+  // A mixture normalized per dataset (dataset.stats = "per_dataset"): each dataset's stats by its
+  // name, in the order of the `dataset_index` its samples carry, in the mixture's feature names and
+  // widths; empty otherwise. `stats` then still holds the pooled stats (for reports).
+  std::vector<std::pair<std::string, DatasetStats>> per_dataset_stats;
 
   // Reads the tables and checks them against each other (DataError naming the first mismatch), then
   // loads the statistics.

@@ -22,11 +22,16 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
   if (options.image_size < 16 || options.image_size % 2)
     throw util::ConfigError("--image-size must be an even number >= 16, got " + std::to_string(options.image_size));
   if (options.max_episode_length < 2) throw util::ConfigError("--max-length must be >= 2");
+  if (options.extra_action_dims < 0 || options.extra_action_dims > 64)
+    throw util::ConfigError("--extra-action-dims must be in 0..64, got " + std::to_string(options.extra_action_dims));
   const int64_t size = options.image_size;
+  const int64_t action_width = 2 + options.extra_action_dims;
   std::string camera_dtype = options.cameras_as_images ? "image" : "video";
+  nlohmann::json action_names = {"vx", "vy"};
+  for (int k = 0; k < options.extra_action_dims; ++k) action_names.push_back("extra_" + std::to_string(k));
   std::vector<WriterFeature> features{
       {"observation.state", "float32", {6}, {"agent_x", "agent_y", "block_x", "block_y", "goal_x", "goal_y"}},
-      {"action", "float32", {2}, {"vx", "vy"}},
+      {"action", "float32", {action_width}, action_names},
       {"observation.images.top", camera_dtype, {size, size, 3}, nullptr}};
   if (options.second_camera) features.push_back({"observation.images.wrist", camera_dtype, {size, size, 3}, nullptr});
   WriterOptions writer_options;
@@ -46,6 +51,8 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
       sim::expert_action(w, action);
       states.insert(states.end(), {w.agent[0], w.agent[1], w.block[0], w.block[1], w.goal[0], w.goal[1]});
       actions.insert(actions.end(), {action[0], action[1]});
+      for (int k = 0; k < options.extra_action_dims; ++k)
+        actions.push_back(std::sin(0.3f * static_cast<float>(length) + static_cast<float>(k + episode)));
       top.resize(top.size() + size * size * 3);
       sim::render_top(w, static_cast<int>(size), top.data() + top.size() - size * size * 3);
       if (options.second_camera) {
@@ -64,7 +71,7 @@ int64_t write_synthetic_push(const fs::path& root, const SyntheticPushOptions& o
     }
     EpisodeData data;
     data.values["observation.state"] = torch::from_blob(states.data(), {length, 6}, torch::kFloat).clone();
-    data.values["action"] = torch::from_blob(actions.data(), {length, 2}, torch::kFloat).clone();
+    data.values["action"] = torch::from_blob(actions.data(), {length, action_width}, torch::kFloat).clone();
     data.values["observation.images.top"] = torch::from_blob(top.data(), {length, size, size, 3}, torch::kByte).clone();
     if (options.second_camera)
       data.values["observation.images.wrist"] =

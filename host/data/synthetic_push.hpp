@@ -21,6 +21,9 @@ struct SyntheticPushOptions {
   uint64_t seed = 0;
   bool cameras_as_images = false;  // PNG image columns instead of mp4 video
   bool second_camera = false;      // adds a zoomed "observation.images.wrist" view around the agent
+  // Extra action dimensions after (vx, vy), "extra_<k>": a smooth per-episode signal
+  // sin(0.3 * frame + k + episode), for mixtures of robots with different action widths.
+  int extra_action_dims = 0;
   io::VideoWriterOptions video;
 };
 

@@ -8,6 +8,24 @@
 #include "host/util/error.hpp"
 
 namespace lrhost::policy {
+namespace {
+
+// A mixture normalized per dataset: each dataset's stats (ImageNet's for the cameras when asked, as
+// for one dataset's), the first's then the defaults.
+void set_per_dataset_stats(PolicyProcessors& processors, const data::DatasetMeta& meta, bool use_imagenet_stats) {
+  if (meta.per_dataset_stats.empty()) return;
+  auto per_dataset = meta.per_dataset_stats;
+  if (use_imagenet_stats)
+    for (auto& [name, stats] : per_dataset) data::apply_imagenet_stats(stats, meta.info.camera_keys());
+  processors.set_per_dataset_stats(per_dataset);
+  spdlog::info(
+      "dataset.stats = per_dataset: each sample is normalized with its dataset's stats; checkpoints save "
+      "each dataset's processors as policy_preprocessor_<name>.json, and the default files hold the "
+      "first dataset's ('{}')",
+      per_dataset.front().first);
+}
+
+}  // namespace
 
 void attach_dataset_processors(Policy& policy, const PolicyFeatures& features, const data::DatasetMeta& meta,
                                const DatasetProcessorOptions& options) {
@@ -16,6 +34,7 @@ void attach_dataset_processors(Policy& policy, const PolicyFeatures& features, c
     spdlog::warn("lr.policy.new: the dataset has no stats.json; the policy's processors normalize nothing");
   if (options.use_imagenet_stats) data::apply_imagenet_stats(stats, meta.info.camera_keys());
   auto processors = PolicyProcessors::for_policy(policy, features, stats, options.normalization_mapping);
+  set_per_dataset_stats(processors, meta, options.use_imagenet_stats);
   if (processors.has_language()) processors.set_task_table(meta.tasks);
   processors.require_stats(meta.root.string());
   policy.set_processors(std::make_shared<PolicyProcessors>(std::move(processors)));
@@ -29,6 +48,7 @@ void use_dataset(Policy& policy, const data::DatasetMeta& meta, bool use_imagene
   if (use_imagenet_stats) data::apply_imagenet_stats(stats, meta.info.camera_keys());
   auto processors = std::make_shared<PolicyProcessors>(
       PolicyProcessors::for_policy(policy, PolicyFeatures::from_dataset(meta.info), stats));
+  set_per_dataset_stats(*processors, meta, use_imagenet_stats);
   processors->require_stats(meta.root.string());
   if (policy.processors()) processors->set_rename_map(policy.processors()->rename_map());
   if (processors->has_language()) processors->set_task_table(meta.tasks);

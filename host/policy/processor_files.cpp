@@ -19,9 +19,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-constexpr const char* kPreName = "policy_preprocessor";
-constexpr const char* kPostName = "policy_postprocessor";
-
 ordered_json features_json(const std::vector<PolicyFeature>& features) {
   return PolicyFeatures::list_to_json(features);
 }
@@ -227,12 +224,12 @@ bool string_list(const ordered_json& value) {
 
 std::string PolicyProcessors::normalizer_state_file() const {
   auto index = *ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::normalizer);
-  return step_state_file(kPreName, index, pipeline_.pre[index].registry_name);
+  return step_state_file(pre_name_, index, pipeline_.pre[index].registry_name);
 }
 
 std::string PolicyProcessors::unnormalizer_state_file() const {
   auto index = *ProcessorPipeline::index_of(pipeline_.post, ProcessorStepKind::unnormalizer);
-  return step_state_file(kPostName, index, pipeline_.post[index].registry_name);
+  return step_state_file(post_name_, index, pipeline_.post[index].registry_name);
 }
 
 PolicyProcessors::StepCodec PolicyProcessors::codec(ProcessorStepKind kind) {
@@ -353,7 +350,7 @@ ordered_json PolicyProcessors::step_json(const ProcessorStep& step, const std::s
 
 ordered_json PolicyProcessors::preprocessor_json() const {
   ordered_json doc;
-  doc["name"] = kPreName;
+  doc["name"] = pre_name_;
   doc["steps"] = ordered_json::array();
   for (const auto& step : pipeline_.pre) doc["steps"].push_back(step_json(step, device_));
   return doc;
@@ -361,18 +358,26 @@ ordered_json PolicyProcessors::preprocessor_json() const {
 
 ordered_json PolicyProcessors::postprocessor_json() const {
   ordered_json doc;
-  doc["name"] = kPostName;
+  doc["name"] = post_name_;
   doc["steps"] = ordered_json::array();
   for (const auto& step : pipeline_.post) doc["steps"].push_back(step_json(step, "cpu"));
   return doc;
 }
 
-void PolicyProcessors::save(const fs::path& dir) const {
+void PolicyProcessors::save_pipeline_files(const fs::path& dir) const {
   // State files first: a JSON file that names its state file is only written once that file exists.
   if (!normalizer_.stats.empty()) io::write_safetensors(dir / normalizer_state_file(), normalizer_.state());
   if (!unnormalizer_.stats.empty()) io::write_safetensors(dir / unnormalizer_state_file(), unnormalizer_.state());
-  io::write_file_atomic(dir / kPreprocessorFile, preprocessor_json().dump(2));
-  io::write_file_atomic(dir / kPostprocessorFile, postprocessor_json().dump(2));
+  io::write_file_atomic(dir / (pre_name_ + ".json"), preprocessor_json().dump(2));
+  io::write_file_atomic(dir / (post_name_ + ".json"), postprocessor_json().dump(2));
+}
+
+void PolicyProcessors::save(const fs::path& dir) const {
+  const std::vector<std::string> datasets = per_dataset_names();
+  for (const std::string& name : datasets) for_dataset(name).save_pipeline_files(dir);
+  if (!datasets.empty())
+    io::write_file_atomic(dir / kPerDatasetStatsFile, ordered_json{{"datasets", datasets}}.dump(2));
+  save_pipeline_files(dir);
 }
 
 bool PolicyProcessors::present(const fs::path& dir) {
@@ -386,18 +391,44 @@ void PolicyProcessors::read_step(const ProcessorStep& step, const ordered_json& 
   codec(step.kind).read(*this, StepFileEntry{entry, entry["config"], index, dir, file, where, postprocessor});
 }
 
-PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
+PolicyProcessors PolicyProcessors::load_pipeline_files(const fs::path& dir, const std::string& suffix) {
   PolicyProcessors p;
-  const fs::path pre_file = dir / kPreprocessorFile, post_file = dir / kPostprocessorFile;
+  p.pre_name_ += suffix;
+  p.post_name_ += suffix;
+  const fs::path pre_file = dir / (p.pre_name_ + ".json"), post_file = dir / (p.post_name_ + ".json");
   ordered_json pre = parse_json_file(pre_file);
   p.pipeline_ = closest_pipeline(step_names(pre));
-  const auto& pre_steps = checked_steps(pre, pre_file, kPreName, p.pipeline_.pre);
+  const auto& pre_steps = checked_steps(pre, pre_file, p.pre_name_, p.pipeline_.pre);
   for (std::size_t i = 0; i < p.pipeline_.pre.size(); ++i)
     p.read_step(p.pipeline_.pre[i], pre_steps[i], i, dir, pre_file, false);
   ordered_json post = parse_json_file(post_file);
-  const auto& post_steps = checked_steps(post, post_file, kPostName, p.pipeline_.post);
+  const auto& post_steps = checked_steps(post, post_file, p.post_name_, p.pipeline_.post);
   for (std::size_t i = 0; i < p.pipeline_.post.size(); ++i)
     p.read_step(p.pipeline_.post[i], post_steps[i], i, dir, post_file, true);
+  return p;
+}
+
+PolicyProcessors PolicyProcessors::load(const fs::path& dir) {
+  // The datasets of a checkpoint normalized per dataset, in dataset_index order.
+  std::vector<std::string> datasets;
+  const fs::path list_file = dir / kPerDatasetStatsFile;
+  if (fs::exists(list_file)) {
+    const ordered_json list = parse_json_file(list_file);
+    const ordered_json& names = field(list, "datasets", list_file.string());
+    if (!string_list(names) || names.empty())
+      throw util::DataError(list_file.string() + ": 'datasets' must be a non-empty list of dataset names");
+    datasets = names.get<std::vector<std::string>>();
+  }
+  PolicyProcessors p = load_pipeline_files(dir, "");
+  if (datasets.empty()) return p;
+  std::vector<std::pair<std::string, data::DatasetStats>> normalizer, unnormalizer;
+  for (const std::string& name : datasets) {
+    PolicyProcessors one = load_pipeline_files(dir, "_" + name);
+    normalizer.emplace_back(name, one.normalizer_.stats);
+    unnormalizer.emplace_back(name, one.unnormalizer_.stats);
+  }
+  p.normalizer_.per_dataset = std::move(normalizer);
+  p.unnormalizer_.per_dataset = std::move(unnormalizer);
   return p;
 }
 

@@ -34,7 +34,17 @@ bool stats_equal(const data::DatasetStats& a, const data::DatasetStats& b) {
 }
 
 bool steps_equal(const NormalizerStep& a, const NormalizerStep& b) {
+  if (a.per_dataset.size() != b.per_dataset.size()) return false;
+  for (std::size_t k = 0; k < a.per_dataset.size(); ++k)
+    if (a.per_dataset[k].first != b.per_dataset[k].first ||
+        !stats_equal(a.per_dataset[k].second, b.per_dataset[k].second))
+      return false;
   return a.features == b.features && a.norm_map == b.norm_map && a.eps == b.eps && stats_equal(a.stats, b.stats);
+}
+
+const torch::Tensor* dataset_index_of(const Batch& batch) {
+  auto found = batch.find(data::kDatasetIndexKey);
+  return found == batch.end() ? nullptr : &found->second;
 }
 
 }  // namespace
@@ -143,6 +153,80 @@ PolicyProcessors PolicyProcessors::for_policy(
   if (config.contains("action_feature_names") && config["action_feature_names"].is_array())
     processors.relative_config_["action_names"] = config["action_feature_names"];
   return processors;
+}
+
+std::optional<data::FeatureStats> NormalizerStep::stats_for(const std::string& key, const torch::Tensor& x,
+                                                            const torch::Tensor* dataset_index) const {
+  auto plain = stats.find(key);
+  if (per_dataset.empty()) return plain == stats.end() ? std::nullopt : std::optional(plain->second);
+  if (!dataset_index)
+    throw util::DataError(
+        "the policy normalizes each sample with its dataset's stats (dataset.stats = "
+        "\"per_dataset\"), but the batch has no '" +
+            std::string(data::kDatasetIndexKey) + "'",
+        "feed it batches of the mixture it was trained on, or load one dataset's processors: "
+        "lrhost eval --dataset-name NAME, lr.policy.load(dir, {dataset_name = NAME})");
+  const auto which = dataset_index->to(torch::kCPU, torch::kLong).flatten();
+  const auto datasets = static_cast<int64_t>(per_dataset.size());
+  if (which.numel() && (which.min().item<int64_t>() < 0 || which.max().item<int64_t>() >= datasets))
+    throw util::DataError("'" + std::string(data::kDatasetIndexKey) + "' holds a value outside 0.." +
+                          std::to_string(datasets - 1) + " (the policy's " + std::to_string(datasets) + " datasets)");
+  if (std::none_of(per_dataset.begin(), per_dataset.end(), [&](const auto& d) { return d.second.count(key); }))
+    return std::nullopt;
+  // Each stat stacked over the datasets [datasets, stat shape], one row per sample, then shaped to
+  // broadcast against x's trailing dimensions: per sample, the same arithmetic as its dataset's stats.
+  data::FeatureStats picked;
+  for (const std::string& name : per_dataset.front().second.at(key).names()) {
+    std::vector<torch::Tensor> rows;
+    for (const auto& [dataset, dataset_stats] : per_dataset) rows.push_back(dataset_stats.at(key).get(name));
+    torch::Tensor value = torch::stack(rows).index_select(0, which);
+    std::vector<int64_t> shape{value.size(0)};
+    for (int64_t d = value.dim(); d < x.dim(); ++d) shape.push_back(1);
+    for (int64_t d = 1; d < value.dim(); ++d) shape.push_back(value.size(d));
+    picked.set(name, value.reshape(shape));
+  }
+  return picked;
+}
+
+void PolicyProcessors::set_per_dataset_stats(const std::vector<std::pair<std::string, data::DatasetStats>>& stats) {
+  if (stats.empty()) throw util::ConfigError("set_per_dataset_stats: no datasets given");
+  normalizer_.per_dataset.clear();
+  unnormalizer_.per_dataset.clear();
+  for (const auto& [name, dataset_stats] : stats) {
+    normalizer_.per_dataset.emplace_back(name, NormalizerStep::lerobot_stats(dataset_stats, normalizer_.features));
+    unnormalizer_.per_dataset.emplace_back(name, NormalizerStep::lerobot_stats(dataset_stats, unnormalizer_.features));
+  }
+  normalizer_.stats = normalizer_.per_dataset.front().second;
+  unnormalizer_.stats = unnormalizer_.per_dataset.front().second;
+}
+
+std::vector<std::string> PolicyProcessors::per_dataset_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, stats] : normalizer_.per_dataset) names.push_back(name);
+  return names;
+}
+
+PolicyProcessors PolicyProcessors::for_dataset(const std::string& name) const {
+  auto at = [&](const NormalizerStep& step) -> const data::DatasetStats* {
+    for (const auto& [dataset, stats] : step.per_dataset)
+      if (dataset == name) return &stats;
+    return nullptr;
+  };
+  if (!at(normalizer_))
+    throw util::ConfigError(normalizer_.per_dataset.empty()
+                                ? "dataset_name=" + name +
+                                      ": the policy normalizes with one set of stats (it was not trained with "
+                                      "dataset.stats = \"per_dataset\"); leave dataset_name out"
+                                : "dataset_name=" + name + ": the policy has no stats of that dataset (its datasets: " +
+                                      util::quoted_list(per_dataset_names()) + ")");
+  PolicyProcessors one = *this;
+  one.normalizer_.stats = *at(normalizer_);
+  one.unnormalizer_.stats = *at(unnormalizer_);
+  one.normalizer_.per_dataset.clear();
+  one.unnormalizer_.per_dataset.clear();
+  one.pre_name_ += "_" + name;
+  one.post_name_ += "_" + name;
+  return one;
 }
 
 Batch PolicyProcessors::renamed(const Batch& batch) const {
@@ -266,41 +350,57 @@ Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::st
 }
 
 Batch PolicyProcessors::normalized(Batch out) const {
+  const torch::Tensor* dataset_index = dataset_index_of(out);
   for (const auto& feature : normalizer_.features) {
     if (feature.type == "ACTION") continue;
     auto entry = out.find(feature.key);
-    auto stats = normalizer_.stats.find(feature.key);
-    if (entry == out.end() || stats == normalizer_.stats.end()) continue;
+    if (entry == out.end()) continue;
+    const auto stats = normalizer_.stats_for(feature.key, entry->second, dataset_index);
+    if (!stats) continue;
     const data::NormMode mode = normalizer_.mode_of(feature.type);
     // Camera frames normalized before the device copy (pi05's order) are still the loader's uint8:
     // they become float in [0, 1] first, as the loader makes them after its copy.
     if (feature.type == "VISUAL" && mode != data::NormMode::Identity && entry->second.scalar_type() == torch::kByte)
       entry->second = entry->second.to(torch::kFloat).div_(255.0);
-    entry->second = data::normalize(entry->second, stats->second, mode, normalizer_.eps);
+    entry->second = data::normalize(entry->second, *stats, mode, normalizer_.eps);
     // A mixture's zero-padded dimensions stay zero (as pad_vector's are): no data behind them.
     if (feature.type != "VISUAL") entry->second = data::zero_padded_dimensions(out, feature.key, entry->second);
   }
   auto action = out.find("action");
-  auto action_stats = normalizer_.stats.find("action");
-  if (action != out.end() && action_stats != normalizer_.stats.end())
+  if (action == out.end()) return out;
+  if (const auto action_stats = normalizer_.stats_for("action", action->second, dataset_index))
     action->second = data::zero_padded_dimensions(
-        out, "action",
-        data::normalize(action->second, action_stats->second, normalizer_.mode_of("ACTION"), normalizer_.eps));
+        out, "action", data::normalize(action->second, *action_stats, normalizer_.mode_of("ACTION"), normalizer_.eps));
   return out;
 }
 
 void PolicyProcessors::require_stats(const std::string& dataset) const {
-  for (const auto& feature : normalizer_.features) {
-    auto stats = normalizer_.stats.find(feature.key);
-    if (stats != normalizer_.stats.end())
-      data::require_norm_stats(stats->second, feature.key, normalizer_.mode_of(feature.type), dataset);
+  auto check = [&](const data::DatasetStats& all, const std::string& where) {
+    for (const auto& feature : normalizer_.features) {
+      auto stats = all.find(feature.key);
+      if (stats != all.end())
+        data::require_norm_stats(stats->second, feature.key, normalizer_.mode_of(feature.type), where);
+    }
+  };
+  if (normalizer_.per_dataset.empty()) return check(normalizer_.stats, dataset);
+  for (const auto& [name, stats] : normalizer_.per_dataset) {
+    try {
+      check(stats, dataset);
+    } catch (const util::DataError& error) {
+      throw util::DataError("dataset.mixture '" + name + "': " + error.what(), error.hint());
+    }
   }
 }
 
-torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action) const {
-  auto stats = unnormalizer_.stats.find("action");
+torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action, const torch::Tensor& dataset_index) const {
+  const data::NormMode mode = unnormalizer_.mode_of("ACTION");
+  if (!unnormalizer_.per_dataset.empty() && dataset_index.defined()) {
+    const auto stats = unnormalizer_.stats_for("action", action, &dataset_index);
+    return stats ? data::unnormalize(action, *stats, mode, unnormalizer_.eps) : action;
+  }
+  auto stats = unnormalizer_.stats.find("action");  // one set of stats, or the first dataset's
   if (stats == unnormalizer_.stats.end()) return action;
-  return data::unnormalize(action, stats->second, unnormalizer_.mode_of("ACTION"), unnormalizer_.eps);
+  return data::unnormalize(action, stats->second, mode, unnormalizer_.eps);
 }
 
 bool PolicyProcessors::operator==(const PolicyProcessors& other) const {

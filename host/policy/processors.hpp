@@ -43,9 +43,18 @@ struct NormalizerStep {
   std::vector<std::pair<std::string, std::string>> norm_map;
   double eps = data::kNormEps;
   data::DatasetStats stats;
+  // A mixture normalized per dataset (dataset.stats = "per_dataset"): each dataset's stats by name,
+  // converted as `stats` is, in the order of the batches' `dataset_index`; `stats` is then the first
+  // dataset's (what the default files hold). Empty otherwise.
+  std::vector<std::pair<std::string, data::DatasetStats>> per_dataset;
 
   // Flat "<feature>.<stat>" tensors in name order, as the step's state file holds them.
   std::vector<std::pair<std::string, torch::Tensor>> state() const;
+  // The stats that normalize `key` in `x` ([B, ...]): `stats`'s entry, or with per-dataset stats
+  // each sample's dataset's (every stat [B, 1.., stat shape], picked by `dataset_index` [B], which is
+  // then required: DataError naming it). Nullopt when no stats cover `key`.
+  std::optional<data::FeatureStats> stats_for(const std::string& key, const torch::Tensor& x,
+                                              const torch::Tensor* dataset_index) const;
   // The mode of a feature type; IDENTITY when the map has none (LeRobot's norm_map.get default).
   data::NormMode mode_of(const std::string& type) const;
   // `stats` of `features` as LeRobot keeps them (to_tensor(stats, dtype=float32)): every stat float32,
@@ -103,14 +112,31 @@ class PolicyProcessors {
   // e.g. q01/q99 for QUANTILES; features without any stats pass through, as in LeRobot. Called
   // when a policy meets its dataset, so that the error comes before the first batch.
   void require_stats(const std::string& dataset) const;
-  // Postprocessor: unnormalizes an action tensor (the "action" feature).
-  torch::Tensor unnormalize(const torch::Tensor& action) const;
+  // Postprocessor: unnormalizes an action tensor (the "action" feature). With per-dataset stats,
+  // `dataset_index` ([B], a batch's) picks each sample's dataset; without it the first dataset's stats
+  // apply (the default files').
+  torch::Tensor unnormalize(const torch::Tensor& action, const torch::Tensor& dataset_index = {}) const;
 
-  // Writes policy_preprocessor.json, policy_postprocessor.json and the state files into `dir`.
+  // Per-dataset normalization (a mixture with dataset.stats = "per_dataset"): each dataset's stats
+  // (dataset_index order, as DatasetMeta::per_dataset_stats has them); the default stats become the
+  // first's. Feature and stat conversion as build() does it.
+  void set_per_dataset_stats(const std::vector<std::pair<std::string, data::DatasetStats>>& stats);
+  std::vector<std::string> per_dataset_names() const;
+  // These processors with one dataset's stats only: what policy_preprocessor_<name>.json holds, for
+  // evaluating or deploying on that dataset's robot. ConfigError listing the names otherwise.
+  PolicyProcessors for_dataset(const std::string& name) const;
+
+  // Writes policy_preprocessor.json, policy_postprocessor.json and the state files into `dir`; with
+  // per-dataset stats also each dataset's pipeline files as LeRobot would save a pipeline named
+  // policy_preprocessor_<name> (policy_preprocessor_<name>.json, policy_preprocessor_<name>_step_<i>_
+  // normalizer_processor.safetensors, the same for the postprocessor) and per_dataset_stats.json
+  // listing the names in order. LeRobot reads one with PolicyProcessorPipeline.from_pretrained(dir,
+  // config_filename="policy_preprocessor_<name>.json"); its defaults read the first dataset's.
   void save(const std::filesystem::path& dir) const;
   // Reads them back; errors name the file and what is wrong. Files are checked against the pipeline of
   // a registered policy type (step names and order, config keys, state file names,
-  // "<feature>.<stat>" keys).
+  // "<feature>.<stat>" keys). With per_dataset_stats.json each dataset's stats come back too (its
+  // files read and checked the same way); for_dataset(name) then gives one dataset's processors.
   static PolicyProcessors load(const std::filesystem::path& dir);
   // Whether `dir` holds processor files (either JSON).
   static bool present(const std::filesystem::path& dir);
@@ -159,7 +185,13 @@ class PolicyProcessors {
   nlohmann::ordered_json step_json(const ProcessorStep& step, const std::string& device) const;
   void read_step(const ProcessorStep& step, const nlohmann::ordered_json& entry, std::size_t index,
                  const std::filesystem::path& dir, const std::filesystem::path& file, bool postprocessor);
+  // One pair of pipeline files (named pre_name_ / post_name_) and their state files.
+  void save_pipeline_files(const std::filesystem::path& dir) const;
+  static PolicyProcessors load_pipeline_files(const std::filesystem::path& dir, const std::string& suffix);
 
+  // The pipelines' names, which name their files: LeRobot's, or with a dataset's stats only
+  // (for_dataset) "policy_preprocessor_<name>" / "policy_postprocessor_<name>".
+  std::string pre_name_ = "policy_preprocessor", post_name_ = "policy_postprocessor";
   ProcessorPipeline pipeline_ = ProcessorPipeline::lerobot_default();
   NormalizerStep normalizer_, unnormalizer_;
   std::string device_ = "cpu";
@@ -172,5 +204,7 @@ class PolicyProcessors {
 
 inline constexpr const char* kPreprocessorFile = "policy_preprocessor.json";
 inline constexpr const char* kPostprocessorFile = "policy_postprocessor.json";
+// The datasets of a checkpoint normalized per dataset, in order: {"datasets": ["<name>", ...]}.
+inline constexpr const char* kPerDatasetStatsFile = "per_dataset_stats.json";
 
 }  // namespace lrhost::policy

@@ -57,7 +57,7 @@ local BASE = {
   -- { repo_id = | root =, weight =, rename_map =, episodes =, name = }, its JSON text, or "@file.json"
   -- ("": none, root / repo_id above). weighting: "" (given when any weight is set, else frames),
   -- "frames" (LeRobot's merge), "given" or "balanced" (weight x frames); stats: "pooled" (LeRobot's
-  -- aggregate_stats); mixed_fps: allow datasets of different fps (windows served in seconds).
+  -- aggregate_stats) or "per_dataset" (each sample by its dataset's stats); mixed_fps: allow datasets of different fps (windows served in seconds).
   -- episodes then counts the mixture's episodes one dataset after another, as the merged dataset would.
   dataset = { root = "", repo_id = "", episodes = {},
     mixture = "", weighting = "", stats = "pooled", mixed_fps = false,
@@ -273,7 +273,8 @@ local function evaluate(lr, acc, policy, held_out, cfg, mean_action)
   lr.no_grad(function()
     for _, batch in loader:steps(1, batches) do
       policy:reset()
-      local chunk = policy:postprocess(policy:predict_action_chunk(policy:preprocess(batch)))
+      -- A mixture normalized per dataset unnormalizes each sample with its dataset's stats.
+      local chunk = policy:postprocess(policy:predict_action_chunk(policy:preprocess(batch)), batch.dataset_index)
       local k = chunk:size(1)
       local target = batch.action:narrow(1, offset, k)
       local valid = batch.action_is_pad:narrow(1, offset, k):logical_not():unsqueeze(-1):to("float32")

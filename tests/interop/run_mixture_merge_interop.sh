@@ -5,7 +5,9 @@
 # 2-D column, and the merge needs identical features, so all three have the image camera),
 # merge_datasets.py merges them with LeRobot's own merge, and mixture_merge_check.lua compares
 # lr.dataset.lerobot{root = merged} with lr.dataset.mixture{A, B, C} frame by frame, the pooled stats
-# and a delta window.
+# and a delta window. Then per-dataset stats: a policy built on the mixture with stats = "per_dataset"
+# saves each dataset's processors, and LeRobot's pipeline of each normalizes that dataset's samples
+# bit for bit as lrhost's per-sample normalization did (per_dataset_stats_write.lua, _check.py).
 #
 #   run_mixture_merge_interop.sh LRHOST_EXE WORK_DIR
 # Exits 77 (ctest's skip code) without the oracle's python, 1 on any mismatch.
@@ -49,4 +51,13 @@ step "mixture_merge_check.lua"
 quiet "$work/check.log" "$lrhost" "$here/mixture_merge_check.lua" merged="$work/merged" \
   roots="$(IFS=,; echo "${roots[*]}")"
 grep '^mixture_merge_check: \|^ok: ' "$work/check.log"
+
+# dataset.stats = "per_dataset": LeRobot loads each dataset's saved pipeline and normalizes that
+# dataset's samples exactly as lrhost did in training (per_dataset_stats_write.lua / _check.py).
+step "per_dataset_stats_write.lua"
+quiet "$work/per_write.log" "$lrhost" "$here/per_dataset_stats_write.lua" roots="$(IFS=,; echo "${roots[*]}")" \
+  out="$work/per_dataset"
+step "per_dataset_stats_check.py (LeRobot's pipelines)"
+quiet "$work/per_check.log" "$py" "$here/per_dataset_stats_check.py" "$work/per_dataset" "${roots[@]}"
+grep '^per_dataset_stats_check: \|^ok: ' "$work/per_check.log"
 step "done"

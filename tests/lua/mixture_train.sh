@@ -6,7 +6,11 @@
 #  - ACT on 2 DDP ranks: resumed at step 2, samples_seen at step 4 equals the uninterrupted run's (the
 #    stream is a function of the seed), and the weights' share shows (3:1 over 16 steps);
 #  - SmolVLA and pi05 on 2 FSDP ranks on three datasets with 1 or 2 cameras and 10 or 20 fps
-#    (dataset.mixed_fps): they train, and the log names the camera a dataset lacks;
+#    (dataset.mixed_fps): they train, and the log names the camera a dataset lacks; and on three with
+#    action widths 6 and 7, three cameras in all, 10 and 20 fps and dataset.stats=per_dataset: the
+#    checkpoint holds each dataset's processors;
+#  - ACT with per-dataset stats: resumed (the stats kept), `lrhost eval --dataset-name` (without it
+#    an error saying so, an unknown name listing the datasets);
 #  - `lrhost dataset info @mix.json` and `lrhost show` describe the mixture (shares, passes, cameras);
 #  - the errors a user meets name the dataset and the key.
 # Usage: mixture_train.sh LRHOST WORK_DIR RECIPES_DIR
@@ -26,6 +30,11 @@ lr.dataset.synth { out = "$work/a", episodes = 6, max_length = 16, seed = 1 }
 lr.dataset.synth { out = "$work/b", episodes = 4, max_length = 16, seed = 2 }
 lr.dataset.synth { out = "$work/wrist", episodes = 4, max_length = 16, seed = 3, wrist = true, vcodec = "libx264" }
 lr.dataset.synth { out = "$work/fast", episodes = 4, max_length = 16, seed = 4, fps = 20 }
+-- Robots with action widths 6 and 7, one or two cameras, 10 or 20 fps.
+lr.dataset.synth { out = "$work/six", episodes = 4, max_length = 16, seed = 5, extra_action_dims = 4 }
+lr.dataset.synth { out = "$work/seven", episodes = 4, max_length = 16, seed = 6, extra_action_dims = 5, wrist = true }
+lr.dataset.synth { out = "$work/six_fast", episodes = 4, max_length = 16, seed = 7, extra_action_dims = 4, fps = 20,
+                   wrist = true }
 LUA
 run "$work/make.log" "$work/make.lua"
 echo "[{\"root\": \"$work/a\", \"weight\": 1}, {\"root\": \"$work/b\", \"weight\": 3, \"name\": \"bee\"}]" > "$work/mix.json"
@@ -87,6 +96,39 @@ for recipe in smolvla pi05; do
   [ -f "$work/$recipe-hetero/checkpoints/000002/pretrained_model/config.json" ] || fail "$recipe: no checkpoint"
 done
 
+# Action widths 6 and 7, three cameras in all (seven's wrist, six_fast's wrist renamed side), 10 and
+# 20 fps, each sample normalized with its own dataset's stats, under FSDP on 2 ranks.
+wide="dataset.mixture=[{\"root\": \"$work/six\"}, {\"root\": \"$work/seven\"},
+  {\"root\": \"$work/six_fast\", \"rename_map\": {\"observation.images.wrist\": \"observation.images.side\"}}]"
+for recipe in smolvla pi05; do
+  out="$work/$recipe-wide"
+  run "$out.log" --device cpu --nproc 2 "$recipes/$recipe.lua" output_dir="$out" steps=2 save_freq=2 "${tiny[@]}" \
+    parallelism.dp_shard=-1 dataset.mixed_fps=true dataset.stats=per_dataset "$wide"
+  grep -q "stats per_dataset): 3 datasets" "$out.log" || fail "$recipe: no per-dataset mixture line"
+  grep -q "no observation.images.side" "$out.log" || fail "$recipe: the renamed camera others lack is not named"
+  saved="$out/checkpoints/000002/pretrained_model"
+  jq -e '.datasets == ["six", "seven", "six_fast"]' "$saved/per_dataset_stats.json" > /dev/null ||
+    fail "$recipe: per_dataset_stats.json: $(cat "$saved/per_dataset_stats.json")"
+  for name in six seven six_fast; do
+    [ -f "$saved/policy_preprocessor_$name.json" ] && [ -f "$saved/policy_postprocessor_$name.json" ] ||
+      fail "$recipe: no processors of $name"
+  done
+  jq -e '.output_features.action.shape == [7]' "$saved/config.json" > /dev/null || fail "$recipe: action not 7 wide"
+done
+
+# Per-dataset stats with the push task's own widths: resumed, and evaluated with one dataset's stats.
+per=(--device cpu "$recipes/act_ddp.lua" batch_size=2 log_freq=1 eval_episodes=2 eval_batches=1 num_workers=1
+  "${act[@]}" dataset.stats=per_dataset "$mix")
+run "$work/per.log" "${per[@]}" output_dir="$work/per" steps=2 save_freq=2
+run "$work/per-rest.log" "${per[@]}" output_dir="$work/per" steps=4 save_freq=2
+cmp "$work/per/checkpoints/000002/pretrained_model/policy_preprocessor_bee_step_3_normalizer_processor.safetensors" \
+  "$work/per/checkpoints/000004/pretrained_model/policy_preprocessor_bee_step_3_normalizer_processor.safetensors" ||
+  fail "per_dataset: bee's stats changed across the resume"
+refused "$work/per-eval-none.log" "lrhost eval --dataset-name NAME" eval "$work/per" --episodes 1 --videos 0 --max-steps 3
+run "$work/per-eval.log" eval "$work/per" --episodes 1 --videos 0 --max-steps 3 --dataset-name bee
+refused "$work/per-eval-bad.log" "its datasets: 'a', 'bee'" eval "$work/per" --episodes 1 --videos 0 --max-steps 3 \
+  --dataset-name nobody
+
 # What a user checks first: `dataset info` of the mixture file, `show` with the run's passes.
 run "$work/info.log" dataset info "@$work/mix.json"
 grep -q "bee .* 64 frames .* share  75.0%" "$work/info.log" || fail "dataset info: $(cat "$work/info.log")"
@@ -111,6 +153,8 @@ refused "$work/e6.log" "leave dataset.root and dataset.repo_id empty" --device c
   output_dir="$work/e6" steps=1 dataset.root="$work/a" "$mix"
 refused "$work/e7.log" "dataset.weighting = 'uniform'" --device cpu "$recipes/smolvla.lua" output_dir="$work/e7" \
   steps=1 dataset.weighting=uniform "$mix"
-refused "$work/e8.log" "not implemented yet" --device cpu "$recipes/smolvla.lua" output_dir="$work/e8" steps=1 \
-  dataset.stats=per_dataset "$mix"
+refused "$work/e8.log" "dataset.stats = 'mean'" --device cpu "$recipes/smolvla.lua" output_dir="$work/e8" steps=1 \
+  dataset.stats=mean "$mix"
+refused "$work/e9.log" "'action' is 2 wide and the widest dataset's 6" --device cpu "$recipes/act_ddp.lua" \
+  output_dir="$work/e9" steps=1 "${act[@]}" "dataset.mixture=[{\"root\": \"$work/a\"}, {\"root\": \"$work/six\"}]"
 echo "mixture_train: all checks passed"

@@ -238,6 +238,32 @@ TEST_CASE("mixture: different cameras and widths become uniform per sample, stat
                      sa.get("mean").narrow(-1, 2, 1).to(pooled.get("mean").dtype())));
   CHECK(torch::equal(pooled.get("count"), both.get("count")));
   CHECK(torch::equal(mix.column("action").narrow(0, 15, 8).narrow(-1, 1, 1), torch::zeros({8, 1})));
+  CHECK(mix.meta().per_dataset_stats.empty());  // pooled: one set of stats
+  CHECK(!from_a.count("dataset_index"));
+
+  // Per-dataset stats: each sample names its dataset; each dataset's stats in the policy's names and
+  // widths, a narrower one's padded dimensions neutral (mean 0, std 1, range -1..1).
+  MixtureDataset per(spec_of(entries, "", "per_dataset"), windows);
+  CHECK(per.get(0, context).at("dataset_index").item<int64_t>() == 0);
+  CHECK(per.get(16, context).at("dataset_index").item<int64_t>() == 1);
+  const auto& by_dataset = per.meta().per_dataset_stats;
+  REQUIRE(by_dataset.size() == 2);
+  CHECK(by_dataset[0].first == "big");
+  CHECK(by_dataset[1].first == "b");
+  CHECK(torch::equal(by_dataset[0].second.at("observation.state").get("mean"), sa.get("mean")));
+  const FeatureStats& b_state = by_dataset[1].second.at("observation.state");
+  CHECK(torch::equal(b_state.get("mean").narrow(-1, 0, 2), sb.get("mean")));
+  CHECK(b_state.get("mean")[2].item<double>() == 0.0);
+  CHECK(b_state.get("std")[2].item<double>() == 1.0);
+  CHECK(b_state.get("min")[2].item<double>() == -1.0);
+  CHECK(b_state.get("max")[2].item<double>() == 1.0);
+  CHECK(torch::equal(b_state.get("count"), sb.get("count")));
+  CHECK(by_dataset[1].second.at("action").get("mean").sizes().vec() == std::vector<int64_t>{2});  // width 1 -> 2
+  // b has no wrist camera: its entry is the pooled one (the camera is masked for its samples anyway).
+  CHECK(torch::equal(by_dataset[1].second.at("observation.images.wrist").get("mean"),
+                     per.meta().stats->at("observation.images.wrist").get("mean")));
+  CHECK(torch::equal(by_dataset[1].second.at("observation.images.top").get("mean"),
+                     db.meta().stats->at("observation.images.front").get("mean")));  // renamed
 }
 
 TEST_CASE("mixture: bad entries are errors naming the dataset and the key") {
@@ -272,7 +298,9 @@ TEST_CASE("mixture: bad entries are errors naming the dataset and the key") {
   CHECK_HAS(config_error(json::array({{{"root", a}}, {{"root", (tmp / "slow").string()}}})),
             "dataset.mixture 'slow' (" + (tmp / "slow").string() + ") records at 5 fps");
   CHECK_HAS(config_error(json::array({{{"root", a}, {"episodes", {7}}}})), "episodes lists 7");
-  CHECK_HAS(config_error(json::array({{{"root", a}}}), "", "per_dataset"), "not implemented yet");
+  const std::string bad_name = config_error(json::array({{{"root", a}, {"name", "my data"}}}), "", "per_dataset");
+  CHECK_HAS(bad_name, "'my data'");
+  CHECK_HAS(bad_name, "file");
   // Mixed fps allowed: each dataset must serve the windows in seconds.
   DatasetOptions windows;
   windows.delta_timestamps = {{"action", {0.0, 0.1}}};

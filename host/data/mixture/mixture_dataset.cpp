@@ -46,10 +46,6 @@ int64_t mixture_episode(const MixtureMember& member, int64_t own) {
 MixtureDataset::~MixtureDataset() = default;
 
 MixtureDataset::MixtureDataset(MixtureSpec spec, DatasetOptions options) : spec_(std::move(spec)) {
-  if (spec_.stats == MixtureStats::per_dataset)
-    throw util::ConfigError(
-        "dataset.stats = \"per_dataset\" is not implemented yet: a mixture normalizes with the "
-        "pooled stats of its datasets (dataset.stats = \"pooled\", what merging them gives)");
   if (options.tolerance_s < 0) throw util::ConfigError("tolerance_s must be >= 0");
   int64_t index_offset = 0, first_episode = 0;
   for (const MixturePart& part : spec_.parts) {
@@ -266,7 +262,53 @@ void MixtureDataset::build_tables() {
     }
     pooled[feature.key] = std::move(joined);
   }
+  if (spec_.stats == MixtureStats::per_dataset) build_per_dataset_stats(pooled);
   meta_.stats = std::move(pooled);
+}
+
+void MixtureDataset::build_per_dataset_stats(const DatasetStats& pooled) {
+  for (std::size_t m = 0; m < members_.size(); ++m) {
+    DatasetStats own;
+    for (const FeatureSpec& feature : meta_.info.features) {
+      if (feature.kind == FeatureKind::Text) continue;
+      auto key = members_[m].to_dataset_key.find(feature.key);
+      const FeatureStats* stats = nullptr;
+      if (key != members_[m].to_dataset_key.end()) {
+        auto found = member_meta_[m].stats->find(key->second);
+        if (found != member_meta_[m].stats->end()) stats = &found->second;
+      }
+      if (!stats) {
+        // A camera this dataset lacks (served black and masked): the pooled stats, if any.
+        auto found = pooled.find(feature.key);
+        if (found != pooled.end()) own[feature.key] = found->second;
+        continue;
+      }
+      auto width = padded_features_.find(feature.key);
+      if (width == padded_features_.end() || member_width_[feature.key][m] == width->second) {
+        own[feature.key] = *stats;
+        continue;
+      }
+      // Narrower than the mixture's feature: its padded dimensions get neutral stats (mean 0, std 1,
+      // range and quantiles -1..1, median 0), so a file of this dataset's stats fits the policy's width
+      // and maps a padded 0 to 0 both ways.
+      const int64_t pad = width->second - member_width_[feature.key][m];
+      FeatureStats padded;
+      for (const std::string& name : stats->names()) {
+        const torch::Tensor& value = stats->get(name);
+        if (name == "count") {
+          padded.set(name, value);
+          continue;
+        }
+        const double fill = name == "std" || name == "max" || (name.starts_with("q") && name > "q50") ? 1.0
+                            : name == "min" || (name.starts_with("q") && name < "q50")                ? -1.0
+                                                                                                      : 0.0;
+        const torch::Tensor row = value.dim() == 0 ? value.unsqueeze(0) : value;
+        padded.set(name, torch::cat({row, torch::full({pad}, fill, row.options())}, -1));
+      }
+      own[feature.key] = std::move(padded);
+    }
+    meta_.per_dataset_stats.emplace_back(members_[m].part.name, std::move(own));
+  }
 }
 
 void MixtureDataset::open_members(const DatasetOptions& options) {
@@ -416,6 +458,9 @@ Sample MixtureDataset::get(int64_t i, ReadContext& context) const {
   sample["task_index"] = torch::scalar_tensor(
       member.task_index.at(static_cast<std::size_t>(local.at("task_index").item<int64_t>())), torch::kLong);
   const auto m = static_cast<std::size_t>(&member - members_.data());
+  // Which dataset's stats normalize this sample (as LeRobot's MultiLeRobotDataset's dataset_index).
+  if (spec_.stats == MixtureStats::per_dataset)
+    sample[kDatasetIndexKey] = torch::scalar_tensor(static_cast<int64_t>(m), torch::kLong);
   for (const auto& [key, width] : padded_features_) {
     auto found = sample.find(key);
     if (found == sample.end()) continue;

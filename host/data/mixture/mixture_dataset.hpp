@@ -10,6 +10,8 @@
 //    normalization and add no loss (padded_dimensions.hpp);
 //  - a numeric feature not in every dataset is left out (LeRobot's MultiLeRobotDataset keeps the
 //    intersection), and said once in the log.
+// With stats = per_dataset each sample also carries `dataset_index` (its dataset's place in the
+// mixture), and meta().per_dataset_stats each dataset's stats, for the normalizer to pick per sample.
 // Rows are in mixture episode order; sampling_groups() carries the weights to the sampler.
 #pragma once
 #include <memory>
@@ -72,6 +74,7 @@ class MixtureDataset final : public FrameSource {
  private:
   void build_features();
   void build_tables();
+  void build_per_dataset_stats(const DatasetStats& pooled);
   void open_members(const DatasetOptions& options);
 
   MixtureSpec spec_;

@@ -7,8 +7,10 @@ namespace lrhost::data {
 
 std::vector<std::string> mixture_report(const MixtureDataset& mixture, std::optional<int64_t> samples) {
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("dataset mixture (weighting {}, stats pooled): {} datasets, {} frames",
-                              weighting_name(mixture.spec().weighting), mixture.members().size(), mixture.size()));
+  lines.push_back(fmt::format("dataset mixture (weighting {}, stats {}): {} datasets, {} frames",
+                              weighting_name(mixture.spec().weighting),
+                              mixture.spec().stats == MixtureStats::per_dataset ? "per_dataset" : "pooled",
+                              mixture.members().size(), mixture.size()));
   for (const MixtureMember& member : mixture.members()) {
     const int64_t frames = member.dataset ? member.dataset->size() : 0;
     const int64_t episodes = member.dataset ? static_cast<int64_t>(member.dataset->episode_indices().size()) : 0;

@@ -160,6 +160,16 @@ MixtureSpec mixture_spec_from_json(const nlohmann::json& mixture, const std::str
     spec.stats = MixtureStats::pooled;
   } else if (stats == "per_dataset") {
     spec.stats = MixtureStats::per_dataset;
+    // The name becomes part of the checkpoint's file names (policy_preprocessor_<name>.json).
+    for (const MixturePart& part : spec.parts)
+      if (part.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+              std::string::npos ||
+          part.name.front() == '.')
+        throw util::ConfigError(
+            "dataset.stats = \"per_dataset\" saves each dataset's stats in files named after it, "
+            "but the name '" +
+                part.name + "' (" + part.source + ") has characters other than letters, digits, '.', '_' and '-'",
+            "give it name = \"...\" in dataset.mixture");
   } else {
     throw util::ConfigError("dataset.stats = '" + stats + "': expected \"pooled\" or \"per_dataset\"");
   }

@@ -1,7 +1,9 @@
 // The per-sample masks a mixture adds to its batches (mixture_dataset.hpp), read by the steps that
 // must honour them: `<key>_dim_is_pad` (bool [B, width], true on a dimension a narrower dataset's
 // state/action was zero-padded with) and `<camera>_padding_mask` (bool [B], false where the sample's
-// dataset has no such camera: SmolVLA's own key for a camera to mask out, LeRobot's name for it).
+// dataset has no such camera: SmolVLA's own key for a camera to mask out, LeRobot's name for it),
+// and with per-dataset stats `dataset_index` (int64 [B], the sample's dataset in the mixture, as
+// LeRobot's MultiLeRobotDataset names it), which picks the stats that normalize the sample.
 #pragma once
 #include <torch/types.h>
 
@@ -9,6 +11,8 @@
 #include <string>
 
 namespace lrhost::data {
+
+inline constexpr const char* kDatasetIndexKey = "dataset_index";
 
 inline std::string dim_is_pad_key(const std::string& key) {
   return key + "_dim_is_pad";
