@@ -11,6 +11,7 @@
 #include "host/policy/rename_map.hpp"
 #include "host/policy/state_prompt.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::policy {
 using nlohmann::ordered_json;

@@ -54,6 +54,14 @@ const PolicySpec* find_policy_spec(const std::string& type) {
 
 const PolicySpec& policy_spec(const std::string& type) {
   if (const auto* spec = find_policy_spec(type)) return *spec;
+  // LeRobot types being ported, said as such rather than as unknown.
+  if (type == "groot")
+    throw util::ConfigError(
+        "policy type 'groot' (GR00T N1.7) is not implemented yet: lrhost has its action head "
+        "and the Qwen3-VL language model (host/policy/groot, host/nn/qwen3_vl_text, both "
+        "checked against LeRobot 0.6.1 / transformers), not yet the vision tower, the "
+        "processors, the policy, loading or a recipe",
+        "registered types: " + util::quoted_list(registered_policy_types()));
   throw util::ConfigError("unknown policy type '" + type + "'",
                           "registered types: " + util::quoted_list(registered_policy_types()));
 }

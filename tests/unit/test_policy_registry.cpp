@@ -79,6 +79,11 @@ TEST_CASE("registry: a policy built from a spec reports the spec's type and wrap
           lrhost::policy::policy_spec("pi9");
         }).find("'act'") != std::string::npos);
   CHECK(lrhost::policy::find_policy_spec("pi9") == nullptr);
+  // A LeRobot type being ported says so instead of "unknown".
+  const auto groot = lrhost::test::error_of<lrhost::util::ConfigError>([] {
+    lrhost::policy::create_policy({{"type", "groot"}});
+  });
+  CHECK(groot.find("'groot' (GR00T N1.7) is not implemented yet") != std::string::npos);
   CHECK(lrhost::policy::default_policy_config("act").value("type", "") == "act");
 }
 

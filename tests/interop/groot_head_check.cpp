@@ -1,0 +1,106 @@
+// Interop check of lrhost's GR00T N1.7 action head (host/policy/groot) against LeRobot 0.6.1's
+// GR00TN17ActionHead: reads what groot_head_oracle.py wrote (config, weights under "action_head.",
+// inputs, the noise and time LeRobot's head drew, its loss, gradients and sampled chunk), loads the
+// weights with lrhost's strict loader and recomputes everything. Exits 1 when an item is outside its
+// tolerance.
+//
+// Tolerances (fp32 on both sides, the same ops in the same order; only reduction orders inside
+// matmul / SDPA kernels may differ): the loss and the chunk 1e-5 relative to their largest
+// magnitude, gradients 1e-5 absolute + 1e-4 relative (the bound). The replayed draws — noise
+// from randn after manual_seed(123), then the Beta time from the CPU generator — must be bit-equal.
+//
+//   lrhost_groot_head_check ORACLE_DIR
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
+#include "host/nn/module_weights.hpp"
+#include "host/policy/groot/groot_action_head.hpp"
+#include "host/util/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace lrhost;
+using policy::groot::GrootActionHead;
+using policy::groot::GrootHeadConfig;
+using policy::groot::GrootHeadInputs;
+
+namespace {
+
+int failures = 0;
+
+void report(const std::string& what, double difference, double bound) {
+  const bool ok = difference <= bound;
+  if (!ok) ++failures;
+  std::printf("%s %-44s max|diff| %.3g (bound %.3g)\n", ok ? "ok:  " : "FAIL:", what.c_str(), difference, bound);
+}
+
+double max_abs(const torch::Tensor& t) {
+  return t.numel() ? t.abs().max().item<double>() : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: lrhost_groot_head_check ORACLE_DIR\n");
+    return 2;
+  }
+  try {
+    torch::set_num_threads(1);
+    const fs::path dir = argv[1];
+    const auto config = GrootHeadConfig::from_json(io::read_json_file(dir / "config.json", ""), "config.json");
+    GrootActionHead head(config);
+    nn::load_module_weights(*head, dir / "head.safetensors", {.prefix = "action_head."});
+    head->eval();
+    const auto inputs = io::read_safetensors(dir / "inputs.safetensors");
+    const auto expected = io::read_safetensors(dir / "outputs.safetensors");
+    const GrootHeadInputs in{inputs.at("backbone_features"), inputs.at("backbone_attention_mask"),
+                             inputs.at("image_mask"), inputs.at("state"), inputs.at("embodiment_id")};
+
+    // The draws, replayed in LeRobot's order.
+    torch::manual_seed(123);
+    const auto noise = torch::randn(inputs.at("action").sizes());
+    const auto time = head->sample_time(inputs.at("action").size(0));
+    report("noise (randn after manual_seed(123))", max_abs(noise - inputs.at("noise")), 0.0);
+    report("time (Beta(1.5, 1) on the CPU generator)", max_abs(time - inputs.at("time")), 0.0);
+
+    const auto loss =
+        head->loss(in, inputs.at("action"), inputs.at("action_mask"), inputs.at("noise"), inputs.at("time"));
+    const double want = expected.at("loss").item<double>();
+    report("loss (" + std::to_string(want) + ")", std::abs(loss.item<double>() - want), 1e-5 * std::abs(want));
+    loss.backward();
+    // Per tensor: the largest amount by which |grad - reference| exceeds 1e-4 |reference|; the
+    // worst of them must stay within 1e-5.
+    double worst = -1;
+    std::string worst_name;
+    int64_t compared = 0;
+    for (const auto& item : head->named_parameters()) {
+      const auto* reference = expected.find("grad." + item.key());
+      if (!reference) {
+        std::printf("FAIL: no reference gradient for %s\n", item.key().c_str());
+        ++failures;
+        continue;
+      }
+      const double excess = ((item.value().grad() - *reference).abs() - 1e-4 * reference->abs()).max().item<double>();
+      if (excess > worst) {
+        worst = excess;
+        worst_name = item.key();
+      }
+      ++compared;
+    }
+    report("gradients of " + std::to_string(compared) + " tensors (worst " + worst_name + ")", worst, 1e-5);
+
+    torch::NoGradGuard no_grad;
+    const auto chunk = head->sample(in, inputs.at("sample_noise"));
+    const auto& want_chunk = expected.at("action_pred");
+    report("sampled chunk (4 Euler steps)", max_abs(chunk - want_chunk), 1e-5 * max_abs(want_chunk));
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "lrhost_groot_head_check: %s\n", util::describe(error).c_str());
+    return 1;
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,100 @@
+// Interop check of lrhost's Qwen3-VL language model (host/nn/qwen3_vl_text) against transformers
+// 5.5's Qwen3VLTextModel: reads what qwen3_text_oracle.py wrote, loads the weights under
+// "language_model." with lrhost's strict loader, recomputes the last layer's output before the final
+// norm (GR00T's tap), the normed output, and the gradients of sum(tap * probe) with respect to the
+// inputs and every parameter. Exits 1 when an item is outside its tolerance.
+//
+// Tolerances: fp32 on both sides with the same ops; SDPA / matmul reduction orders may differ by an
+// ulp per op, compounded over 3 layers: outputs 1e-5 relative to their largest magnitude, gradients
+// 1e-5 absolute + 1e-4 relative (the bound the GR00T issue sets).
+//
+//   lrhost_qwen3_text_check ORACLE_DIR
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
+#include "host/nn/module_weights.hpp"
+#include "host/nn/qwen3_vl_text.hpp"
+#include "host/util/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace lrhost;
+
+namespace {
+
+int failures = 0;
+
+void report(const std::string& what, double difference, double bound) {
+  const bool ok = difference <= bound;
+  if (!ok) ++failures;
+  std::printf("%s %-52s max|diff| %.3g (bound %.3g)\n", ok ? "ok:  " : "FAIL:", what.c_str(), difference, bound);
+}
+
+double max_abs(const torch::Tensor& t) {
+  return t.numel() ? t.abs().max().item<double>() : 0.0;
+}
+
+// The largest amount by which |got - want| exceeds 1e-4 |want| (the absolute part of the bound is
+// the caller's).
+double gradient_excess(const torch::Tensor& got, const torch::Tensor& want) {
+  return ((got - want).abs() - 1e-4 * want.abs()).max().item<double>();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: lrhost_qwen3_text_check ORACLE_DIR\n");
+    return 2;
+  }
+  try {
+    torch::set_num_threads(1);
+    const fs::path dir = argv[1];
+    const auto config = nn::Qwen3VLTextConfig::from_json(io::read_json_file(dir / "config.json", ""), "config.json");
+    nn::Qwen3VLTextModel model(config);
+    nn::load_module_weights(*model, dir / "text.safetensors", {.prefix = "language_model."});
+    model->eval();
+    const auto in = io::read_safetensors(dir / "inputs.safetensors");
+    const auto want = io::read_safetensors(dir / "outputs.safetensors");
+    auto embeds = in.at("inputs_embeds").clone().requires_grad_(true);
+    const auto tap = model->run_layers(embeds, in.at("position_ids"), in.at("attention_mask"),
+                                       in.at("visual_pos_masks"), {in.at("deepstack.0"), in.at("deepstack.1")});
+    report("tap: last layer's output before the norm", max_abs(tap - want.at("tap")), 1e-5 * max_abs(want.at("tap")));
+    report("after the final norm", max_abs(model->norm(tap) - want.at("last")), 1e-5 * max_abs(want.at("last")));
+    (tap * in.at("probe")).sum().backward();
+    report("grad inputs_embeds", gradient_excess(embeds.grad(), want.at("grad.inputs_embeds")), 1e-5);
+    double worst = -1;
+    std::string worst_name;
+    int64_t compared = 0;
+    for (const auto& item : model->named_parameters()) {
+      const auto* reference = want.find("grad." + item.key());
+      if (!reference) {
+        if (item.value().grad().defined() && max_abs(item.value().grad()) > 0) {
+          std::printf("FAIL: %s has a gradient transformers' has not\n", item.key().c_str());
+          ++failures;
+        }
+        continue;
+      }
+      const double excess = gradient_excess(item.value().grad(), *reference);
+      if (excess > worst) {
+        worst = excess;
+        worst_name = item.key();
+      }
+      ++compared;
+    }
+    report("grads of " + std::to_string(compared) + " parameters (worst " + worst_name + ")", worst, 1e-5);
+    if (compared != static_cast<int64_t>(want.tensors.size()) - 3) {
+      std::printf("FAIL: compared %lld parameter gradients, the oracle has %zu\n", static_cast<long long>(compared),
+                  want.tensors.size() - 3);
+      ++failures;
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "lrhost_qwen3_text_check: %s\n", util::describe(error).c_str());
+    return 1;
+  }
+  return failures ? 1 : 0;
+}
