@@ -1,33 +1,25 @@
 // Qwen3-VL's language model; see qwen3_vl_text.hpp.
 #include "host/nn/qwen3_vl_text.hpp"
 
+#include "host/config/config_reader.hpp"
 #include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::nn {
-namespace {
-
-int64_t positive(const nlohmann::json& object, const char* key, int64_t fallback, const std::string& where) {
-  if (!object.contains(key) || object[key].is_null()) return fallback;
-  if (!object[key].is_number_integer() || object[key].get<int64_t>() < 1)
-    throw util::ConfigError(where + ": '" + key + "' must be a positive integer, got " + object[key].dump());
-  return object[key].get<int64_t>();
-}
-
-}  // namespace
 
 Qwen3VLTextConfig Qwen3VLTextConfig::from_json(const nlohmann::json& object, const std::string& where) {
   if (!object.is_object()) throw util::ConfigError(where + ": expected a JSON object");
   Qwen3VLTextConfig c;
-  c.vocab_size = positive(object, "vocab_size", c.vocab_size, where);
-  c.hidden_size = positive(object, "hidden_size", c.hidden_size, where);
-  c.intermediate_size = positive(object, "intermediate_size", c.intermediate_size, where);
-  c.num_hidden_layers = positive(object, "num_hidden_layers", c.num_hidden_layers, where);
-  c.num_attention_heads = positive(object, "num_attention_heads", c.num_attention_heads, where);
-  c.num_key_value_heads = positive(object, "num_key_value_heads", c.num_attention_heads, where);
-  c.head_dim = positive(object, "head_dim", c.hidden_size / c.num_attention_heads, where);
-  if (object.contains("rms_norm_eps")) c.rms_norm_eps = object["rms_norm_eps"].get<double>();
-  if (object.contains("attention_bias")) c.attention_bias = object["attention_bias"].get<bool>();
+  config::ConfigReader reader(object, where);  // other keys (token ids, dtype, ...) are not the layers'
+  c.vocab_size = reader.positive_integer("vocab_size", c.vocab_size);
+  c.hidden_size = reader.positive_integer("hidden_size", c.hidden_size);
+  c.intermediate_size = reader.positive_integer("intermediate_size", c.intermediate_size);
+  c.num_hidden_layers = reader.positive_integer("num_hidden_layers", c.num_hidden_layers);
+  c.num_attention_heads = reader.positive_integer("num_attention_heads", c.num_attention_heads);
+  c.num_key_value_heads = reader.positive_integer("num_key_value_heads", c.num_attention_heads);
+  c.head_dim = reader.positive_integer("head_dim", c.hidden_size / c.num_attention_heads);
+  c.rms_norm_eps = reader.positive_number("rms_norm_eps", c.rms_norm_eps);
+  c.attention_bias = reader.boolean("attention_bias", c.attention_bias);
   if (object.contains("hidden_act") && object["hidden_act"] != "silu")
     throw util::ConfigError(where + ": hidden_act " + object["hidden_act"].dump() +
                             " is not supported (only \"silu\")");

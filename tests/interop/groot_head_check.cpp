@@ -21,6 +21,7 @@
 #include "host/nn/module_weights.hpp"
 #include "host/policy/groot/groot_action_head.hpp"
 #include "host/util/error.hpp"
+#include "tensor_checks.hpp"
 
 namespace fs = std::filesystem;
 using namespace lrhost;
@@ -28,21 +29,10 @@ using policy::groot::GrootActionHead;
 using policy::groot::GrootHeadConfig;
 using policy::groot::GrootHeadInputs;
 
-namespace {
-
-int failures = 0;
-
-void report(const std::string& what, double difference, double bound) {
-  const bool ok = difference <= bound;
-  if (!ok) ++failures;
-  std::printf("%s %-44s max|diff| %.3g (bound %.3g)\n", ok ? "ok:  " : "FAIL:", what.c_str(), difference, bound);
-}
-
-double max_abs(const torch::Tensor& t) {
-  return t.numel() ? t.abs().max().item<double>() : 0.0;
-}
-
-}  // namespace
+using interop::failures;
+using interop::gradient_excess;
+using interop::max_abs;
+using interop::report;
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -82,10 +72,10 @@ int main(int argc, char** argv) {
       const auto* reference = expected.find("grad." + item.key());
       if (!reference) {
         std::printf("FAIL: no reference gradient for %s\n", item.key().c_str());
-        ++failures;
+        ++failures();
         continue;
       }
-      const double excess = ((item.value().grad() - *reference).abs() - 1e-4 * reference->abs()).max().item<double>();
+      const double excess = gradient_excess(item.value().grad(), *reference);
       if (excess > worst) {
         worst = excess;
         worst_name = item.key();
@@ -102,5 +92,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lrhost_groot_head_check: %s\n", util::describe(error).c_str());
     return 1;
   }
-  return failures ? 1 : 0;
+  return failures() ? 1 : 0;
 }

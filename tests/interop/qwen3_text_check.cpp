@@ -20,31 +20,15 @@
 #include "host/nn/module_weights.hpp"
 #include "host/nn/qwen3_vl_text.hpp"
 #include "host/util/error.hpp"
+#include "tensor_checks.hpp"
 
 namespace fs = std::filesystem;
 using namespace lrhost;
 
-namespace {
-
-int failures = 0;
-
-void report(const std::string& what, double difference, double bound) {
-  const bool ok = difference <= bound;
-  if (!ok) ++failures;
-  std::printf("%s %-52s max|diff| %.3g (bound %.3g)\n", ok ? "ok:  " : "FAIL:", what.c_str(), difference, bound);
-}
-
-double max_abs(const torch::Tensor& t) {
-  return t.numel() ? t.abs().max().item<double>() : 0.0;
-}
-
-// The largest amount by which |got - want| exceeds 1e-4 |want| (the absolute part of the bound is
-// the caller's).
-double gradient_excess(const torch::Tensor& got, const torch::Tensor& want) {
-  return ((got - want).abs() - 1e-4 * want.abs()).max().item<double>();
-}
-
-}  // namespace
+using interop::failures;
+using interop::gradient_excess;
+using interop::max_abs;
+using interop::report;
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -75,7 +59,7 @@ int main(int argc, char** argv) {
       if (!reference) {
         if (item.value().grad().defined() && max_abs(item.value().grad()) > 0) {
           std::printf("FAIL: %s has a gradient transformers' has not\n", item.key().c_str());
-          ++failures;
+          ++failures();
         }
         continue;
       }
@@ -90,11 +74,11 @@ int main(int argc, char** argv) {
     if (compared != static_cast<int64_t>(want.tensors.size()) - 3) {
       std::printf("FAIL: compared %lld parameter gradients, the oracle has %zu\n", static_cast<long long>(compared),
                   want.tensors.size() - 3);
-      ++failures;
+      ++failures();
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lrhost_qwen3_text_check: %s\n", util::describe(error).c_str());
     return 1;
   }
-  return failures ? 1 : 0;
+  return failures() ? 1 : 0;
 }
