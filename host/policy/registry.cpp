@@ -57,9 +57,9 @@ const PolicySpec& policy_spec(const std::string& type) {
   // LeRobot types being ported, said as such rather than as unknown.
   if (type == "groot")
     throw util::ConfigError(
-        "policy type 'groot' (GR00T N1.7) is not implemented yet: lrhost has its action head "
-        "and its Qwen3-VL backbone (host/policy/groot, host/nn/qwen3_vl_*, checked against "
-        "LeRobot 0.6.1 / transformers), not yet the processors, the policy, loading or a recipe",
+        "policy type 'groot' (GR00T N1.7) is not implemented yet: lrhost has its "
+        "network (host/policy/groot, host/nn/qwen3_vl_*: the Qwen3-VL backbone and the action head, "
+        "checked against LeRobot 0.6.1), not yet the processors, the policy, loading or a recipe",
         "registered types: " + util::quoted_list(registered_policy_types()));
   throw util::ConfigError("unknown policy type '" + type + "'",
                           "registered types: " + util::quoted_list(registered_policy_types()));

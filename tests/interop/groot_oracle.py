@@ -48,8 +48,9 @@ Writes into OUT (tensor files are safetensors; float32 unless noted):
   tune_llm_visual/          with --tune-llm-visual: policy/ (model.safetensors a relative symlink to
                             ../../policy/model.safetensors, checked byte-identical), keys.json, loss.json,
                             grads.safetensors, draws.safetensors, intermediates.safetensors, chunk.safetensors
-                            of the same build with tune_llm=True, tune_visual=True (the processed batch is the
-                            same and is checked, not rewritten)
+                            of the same build with tune_llm=True, tune_visual=True; grads.safetensors holds only
+                            the gradients of the parameters frozen by default (the action head's are checked
+                            bit-equal to ../grads.safetensors); the processed batch is checked equal, not rewritten
 
 Why the gradients come from the eval-mode loss: train mode draws a dropout mask (bernoulli_ on the CPU
 generator) at four sites in every vl_self_attention and DiT block, plus the state-dropout rand(B), interleaved
@@ -332,7 +333,7 @@ def describe(events: list, prefix: str) -> list:
     for i, e in enumerate(events):
         e["tensor"] = f"{prefix}.{i:02d}"
         if e["site"] is None:
-            e["site"] = names.get(e["op"].split(".")[0].replace("aten.", "aten::"), "?")
+            e["site"] = names.get("aten::" + e["op"].split(".")[1], "?")
         else:
             e["site"] = "nn.Dropout " + e["site"]
     return events
@@ -617,7 +618,8 @@ def main() -> int:
             f"train_loss {summary_t['train_loss']:.9f}, rng draws train {len(res_t['rng_train'])}")
 
     size = sum(f.stat().st_size for f in OUT.rglob("*") if f.is_file() and not f.is_symlink())
-    log(f"wrote {OUT} ({size / 1e6:.2f} MB) in {timer.time() - T_START:.1f} s (imports included) on {args.threads} thread(s)")
+    log(f"wrote {OUT} ({size / 1e6:.2f} MB) in {timer.time() - T_START:.1f} s (imports included) on "
+        f"{args.threads} thread(s)")
     return 0
 
 
