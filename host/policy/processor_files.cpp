@@ -374,7 +374,13 @@ void PolicyProcessors::save_pipeline_files(const fs::path& dir) const {
 
 void PolicyProcessors::save(const fs::path& dir) const {
   const std::vector<std::string> datasets = per_dataset_names();
-  for (const std::string& name : datasets) for_dataset(name).save_pipeline_files(dir);
+  for (const std::string& name : datasets) {
+    // Each dataset's pipeline as LeRobot saves a pipeline named policy_preprocessor_<name>.
+    PolicyProcessors one = for_dataset(name);
+    one.pre_name_ += "_" + name;
+    one.post_name_ += "_" + name;
+    one.save_pipeline_files(dir);
+  }
   if (!datasets.empty())
     io::write_file_atomic(dir / kPerDatasetStatsFile, ordered_json{{"datasets", datasets}}.dump(2));
   save_pipeline_files(dir);

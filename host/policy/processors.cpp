@@ -225,8 +225,6 @@ PolicyProcessors PolicyProcessors::for_dataset(const std::string& name) const {
   one.unnormalizer_.stats = *at(unnormalizer_);
   one.normalizer_.per_dataset.clear();
   one.unnormalizer_.per_dataset.clear();
-  one.pre_name_ += "_" + name;
-  one.post_name_ += "_" + name;
   return one;
 }
 

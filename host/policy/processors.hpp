@@ -189,8 +189,8 @@ class PolicyProcessors {
   void save_pipeline_files(const std::filesystem::path& dir) const;
   static PolicyProcessors load_pipeline_files(const std::filesystem::path& dir, const std::string& suffix);
 
-  // The pipelines' names, which name their files: LeRobot's, or with a dataset's stats only
-  // (for_dataset) "policy_preprocessor_<name>" / "policy_postprocessor_<name>".
+  // The pipelines' names, which name their files: LeRobot's, or for one dataset's files of a
+  // per-dataset checkpoint (save, load) "policy_preprocessor_<name>" / "policy_postprocessor_<name>".
   std::string pre_name_ = "policy_preprocessor", post_name_ = "policy_postprocessor";
   ProcessorPipeline pipeline_ = ProcessorPipeline::lerobot_default();
   NormalizerStep normalizer_, unnormalizer_;

@@ -282,6 +282,12 @@ TEST_CASE("per-dataset stats: each sample normalized by its dataset's stats, sav
   const auto loaded = PolicyProcessors::load(dir.path);
   CHECK((loaded == p));
   CHECK((loaded.for_dataset("public") == only_b));
+  // One dataset's processors are ordinary ones: saved again, they write LeRobot's default files.
+  TempDir again("per_dataset_one");
+  loaded.for_dataset("public").save(again.path);
+  CHECK(std::filesystem::exists(again.path / "policy_preprocessor.json"));
+  CHECK(!std::filesystem::exists(again.path / "policy_preprocessor_public.json"));
+  CHECK((PolicyProcessors::load(again.path) == only_b));
   const auto state =
       lrhost::io::read_safetensors(dir.path / "policy_preprocessor_public_step_3_normalizer_processor.safetensors");
   CHECK(torch::equal(state.at("observation.state.mean"), torch::tensor({-4.0f, 0.5f, 8.0f})));
