@@ -90,6 +90,21 @@ int main(int argc, char** argv) {
                   grads.tensors.size());
       ++failures();
     }
+    // Train mode: dropout (p 0.2 at four sites per block) and state dropout drawn by the head itself,
+    // in LeRobot's order, from the same seed (the backbone is frozen and stays in eval mode).
+    {
+      model->action_head->train();
+      torch::manual_seed(123);
+      const auto train = model->training_loss(batch, action, b.at("action_mask"));
+      const double want_train = io::read_json_file(dir / "loss.json", "").at("train_loss").get<double>();
+      report("train-mode loss, LeRobot's draws (" + std::to_string(want_train) + ")",
+             std::abs(train.item<double>() - want_train), 1e-5 * std::abs(want_train));
+      model->action_head->eval();
+      torch::manual_seed(123);
+      report("training_loss in eval mode = the loss with replayed draws",
+             std::abs(model->training_loss(batch, action, b.at("action_mask")).item<double>() - loss.item<double>()),
+             0.0);
+    }
     torch::NoGradGuard no_grad;
     const auto chunk_files = io::read_safetensors(dir / "chunk.safetensors");
     const auto& want_chunk = chunk_files.at("chunk");

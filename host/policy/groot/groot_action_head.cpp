@@ -61,18 +61,16 @@ torch::Tensor GrootActionHeadImpl::velocity(const GrootHeadInputs& inputs, const
   return decoded.narrow(1, decoded.size(1) - actions.size(1), actions.size(1));  // the state token dropped
 }
 
-torch::Tensor GrootActionHeadImpl::loss(const GrootHeadInputs& inputs, const torch::Tensor& action,
-                                        const torch::Tensor& action_mask, const torch::Tensor& noise,
-                                        const torch::Tensor& time, const torch::Tensor& state_dropped) {
-  if (action.dim() != 3 || action.size(2) != config_.max_action_dim || noise.sizes() != action.sizes() ||
-      action_mask.sizes() != action.sizes())
-    throw util::DataError("GR00T action, action_mask and noise must all be (B, H, " +
-                          std::to_string(config_.max_action_dim) + "), got " + c10::str(action.sizes()) + ", " +
-                          c10::str(action_mask.sizes()) + ", " + c10::str(noise.sizes()));
-  const auto vl = vl_features(inputs);
-  auto state = state_features(inputs);
-  if (state_dropped.defined())
-    state = state * (1 - state_dropped.to(state.device()).view({-1, 1, 1}).to(state.scalar_type()));
+void GrootActionHeadImpl::check_action(const torch::Tensor& action, const torch::Tensor& action_mask) const {
+  if (action.dim() != 3 || action.size(2) != config_.max_action_dim || action_mask.sizes() != action.sizes())
+    throw util::DataError("GR00T action and action_mask must be (B, H, " + std::to_string(config_.max_action_dim) +
+                          "), got " + c10::str(action.sizes()) + " and " + c10::str(action_mask.sizes()));
+}
+
+torch::Tensor GrootActionHeadImpl::flow_loss(const GrootHeadInputs& inputs, const torch::Tensor& vl,
+                                             const torch::Tensor& state, const torch::Tensor& action,
+                                             const torch::Tensor& action_mask, const torch::Tensor& noise,
+                                             const torch::Tensor& time) {
   const auto t = time.to(action.device(), action.scalar_type()).view({-1, 1, 1});
   const auto noisy = (1 - t) * noise + t * action;
   const auto target = action - noise;
@@ -80,6 +78,34 @@ torch::Tensor GrootActionHeadImpl::loss(const GrootHeadInputs& inputs, const tor
   const auto predicted = velocity(inputs, vl, state, noisy, buckets);
   const auto per_element = torch::mse_loss(predicted, target, at::Reduction::None) * action_mask;
   return per_element.sum() / (action_mask.sum() + 1e-6);
+}
+
+torch::Tensor GrootActionHeadImpl::loss(const GrootHeadInputs& inputs, const torch::Tensor& action,
+                                        const torch::Tensor& action_mask, const torch::Tensor& noise,
+                                        const torch::Tensor& time, const torch::Tensor& state_dropped) {
+  check_action(action, action_mask);
+  if (noise.sizes() != action.sizes())
+    throw util::DataError("GR00T noise must be shaped as the action " + c10::str(action.sizes()) + ", got " +
+                          c10::str(noise.sizes()));
+  const auto vl = vl_features(inputs);
+  auto state = state_features(inputs);
+  if (state_dropped.defined())
+    state = state * (1 - state_dropped.to(state.device()).view({-1, 1, 1}).to(state.scalar_type()));
+  return flow_loss(inputs, vl, state, action, action_mask, noise, time);
+}
+
+torch::Tensor GrootActionHeadImpl::training_loss(const GrootHeadInputs& inputs, const torch::Tensor& action,
+                                                 const torch::Tensor& action_mask) {
+  check_action(action, action_mask);
+  const auto vl = vl_features(inputs);  // its dropouts draw first
+  auto state = state_features(inputs);
+  if (is_training() && config_.state_dropout_prob > 0) {
+    const auto dropped = torch::rand({state.size(0)}, state.options()) < config_.state_dropout_prob;
+    state = state * (1 - dropped.view({-1, 1, 1}).to(state.scalar_type()));
+  }
+  const auto noise = torch::randn(action.sizes(), action.options());
+  const auto time = sample_time(action.size(0));
+  return flow_loss(inputs, vl, state, action, action_mask, noise, time);
 }
 
 torch::Tensor GrootActionHeadImpl::sample(const GrootHeadInputs& inputs, const torch::Tensor& noise) {

@@ -36,6 +36,12 @@ class GrootActionHeadImpl : public torch::nn::Module {
   // dropout), or undefined for none.
   torch::Tensor loss(const GrootHeadInputs& inputs, const torch::Tensor& action, const torch::Tensor& action_mask,
                      const torch::Tensor& noise, const torch::Tensor& time, const torch::Tensor& state_dropped = {});
+  // The training forward with LeRobot's own draws, in its order on the default generator: the
+  // vl_self_attention dropouts, state dropout rand(B) < state_dropout_prob (training only), the noise
+  // randn(action.shape), the Beta time (CPU), then the DiT's dropouts. In eval mode only the noise and
+  // the time are drawn.
+  torch::Tensor training_loss(const GrootHeadInputs& inputs, const torch::Tensor& action,
+                              const torch::Tensor& action_mask);
   // The action chunk from `noise` (B, action_horizon, A) after num_inference_timesteps Euler steps.
   torch::Tensor sample(const GrootHeadInputs& inputs, const torch::Tensor& noise);
   // LeRobot's sample_time: (1 - Beta(alpha, beta).sample([batch])) * noise_s, drawn from the CPU
@@ -60,6 +66,11 @@ class GrootActionHeadImpl : public torch::nn::Module {
                               const torch::Tensor& embodiment_id);
   torch::Tensor velocity(const GrootHeadInputs& inputs, const torch::Tensor& vl, const torch::Tensor& state,
                          const torch::Tensor& actions, const torch::Tensor& timesteps);
+  // The loss once the VL features and state features are computed (and any state dropout applied).
+  torch::Tensor flow_loss(const GrootHeadInputs& inputs, const torch::Tensor& vl, const torch::Tensor& state,
+                          const torch::Tensor& action, const torch::Tensor& action_mask, const torch::Tensor& noise,
+                          const torch::Tensor& time);
+  void check_action(const torch::Tensor& action, const torch::Tensor& action_mask) const;
 
   GrootHeadConfig config_;
 };

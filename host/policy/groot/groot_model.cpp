@@ -42,6 +42,11 @@ torch::Tensor GrootModelImpl::loss(const GrootBatch& batch, const torch::Tensor&
   return action_head->loss(encode(batch), action, action_mask, noise, time, state_dropped);
 }
 
+torch::Tensor GrootModelImpl::training_loss(const GrootBatch& batch, const torch::Tensor& action,
+                                            const torch::Tensor& action_mask) {
+  return action_head->training_loss(encode(batch), action, action_mask);
+}
+
 torch::Tensor GrootModelImpl::sample(const GrootBatch& batch, const torch::Tensor& noise) {
   return action_head->sample(encode(batch), noise);
 }

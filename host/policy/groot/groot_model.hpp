@@ -42,6 +42,8 @@ class GrootModelImpl : public torch::nn::Module {
   GrootHeadInputs encode(const GrootBatch& batch);
   torch::Tensor loss(const GrootBatch& batch, const torch::Tensor& action, const torch::Tensor& action_mask,
                      const torch::Tensor& noise, const torch::Tensor& time, const torch::Tensor& state_dropped = {});
+  // GrootActionHead::training_loss on this batch (the backbone draws nothing).
+  torch::Tensor training_loss(const GrootBatch& batch, const torch::Tensor& action, const torch::Tensor& action_mask);
   torch::Tensor sample(const GrootBatch& batch, const torch::Tensor& noise);
   // Strict load of LeRobot's weights under `prefix` (e.g. "_groot_model."), lm_head into embed_tokens.
   void load_weights(const std::filesystem::path& file, const std::string& prefix);
