@@ -29,6 +29,7 @@ using policy::groot::GrootActionHead;
 using policy::groot::GrootHeadConfig;
 using policy::groot::GrootHeadInputs;
 
+using interop::check_gradients;
 using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
@@ -63,26 +64,7 @@ int main(int argc, char** argv) {
     const double want = expected.at("loss").item<double>();
     report("loss (" + std::to_string(want) + ")", std::abs(loss.item<double>() - want), 1e-5 * std::abs(want));
     loss.backward();
-    // Per tensor: the largest amount by which |grad - reference| exceeds 1e-4 |reference|; the
-    // worst of them must stay within 1e-5.
-    double worst = -1;
-    std::string worst_name;
-    int64_t compared = 0;
-    for (const auto& item : head->named_parameters()) {
-      const auto* reference = expected.find("grad." + item.key());
-      if (!reference) {
-        std::printf("FAIL: no reference gradient for %s\n", item.key().c_str());
-        ++failures();
-        continue;
-      }
-      const double excess = gradient_excess(item.value().grad(), *reference);
-      if (excess > worst) {
-        worst = excess;
-        worst_name = item.key();
-      }
-      ++compared;
-    }
-    report("gradients of " + std::to_string(compared) + " tensors (worst " + worst_name + ")", worst, 1e-5);
+    check_gradients(*head, expected, "grad.", false, false);
 
     torch::NoGradGuard no_grad;
     const auto chunk = head->sample(in, inputs.at("sample_noise"));

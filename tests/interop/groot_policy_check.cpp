@@ -24,6 +24,7 @@
 
 namespace fs = std::filesystem;
 using namespace lrhost;
+using interop::check_gradients;
 using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
@@ -66,30 +67,7 @@ int main(int argc, char** argv) {
            1e-5 * std::abs(want));
     loss.backward();
     const auto grads = io::read_safetensors(dir / "grads.safetensors");
-    double worst = -1;
-    std::string worst_name;
-    int64_t compared = 0;
-    for (const auto& item : model->named_parameters()) {
-      if (!item.value().requires_grad()) continue;
-      const auto* reference = grads.find("_groot_model." + item.key());
-      if (!reference) {
-        std::printf("FAIL: LeRobot has no gradient of %s\n", item.key().c_str());
-        ++failures();
-        continue;
-      }
-      const double excess = gradient_excess(item.value().grad(), *reference);
-      if (excess > worst) {
-        worst = excess;
-        worst_name = item.key();
-      }
-      ++compared;
-    }
-    report("grads of " + std::to_string(compared) + " trainable tensors (worst " + worst_name + ")", worst, 1e-5);
-    if (compared != static_cast<int64_t>(grads.tensors.size())) {
-      std::printf("FAIL: %lld trainable tensors, LeRobot trains %zu\n", static_cast<long long>(compared),
-                  grads.tensors.size());
-      ++failures();
-    }
+    check_gradients(*model, grads, "_groot_model.", true, false, static_cast<int64_t>(grads.tensors.size()));
     // Train mode: dropout (p 0.2 at four sites per block) and state dropout drawn by the head itself,
     // in LeRobot's order, from the same seed (the backbone is frozen and stays in eval mode).
     {

@@ -24,6 +24,7 @@
 
 namespace fs = std::filesystem;
 using namespace lrhost;
+using interop::check_gradients;
 using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
@@ -53,31 +54,7 @@ int main(int argc, char** argv) {
     report("select-layer tap (before the final norm)", max_abs(tap - want.at("tap")), 1e-5 * max_abs(want.at("tap")));
     (tap * in.at("probe")).sum().backward();
     report("grad pixel_values", gradient_excess(pixels.grad(), want.at("grad.pixel_values")), 1e-5);
-    double worst = -1;
-    std::string worst_name;
-    int64_t compared = 0;
-    for (const auto& item : model->named_parameters()) {
-      const auto* reference = want.find("grad." + item.key());
-      if (!reference) {
-        if (item.value().grad().defined() && max_abs(item.value().grad()) > 0) {
-          std::printf("FAIL: %s has a gradient transformers' has not\n", item.key().c_str());
-          ++failures();
-        }
-        continue;
-      }
-      const double excess = gradient_excess(item.value().grad(), *reference);
-      if (excess > worst) {
-        worst = excess;
-        worst_name = item.key();
-      }
-      ++compared;
-    }
-    report("grads of " + std::to_string(compared) + " parameters (worst " + worst_name + ")", worst, 1e-5);
-    if (compared != static_cast<int64_t>(want.tensors.size()) - 3) {
-      std::printf("FAIL: compared %lld parameter gradients, the oracle has %zu\n", static_cast<long long>(compared),
-                  want.tensors.size() - 3);
-      ++failures();
-    }
+    check_gradients(*model, want, "grad.", false, true, static_cast<int64_t>(want.tensors.size()) - 3);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lrhost_qwen3_backbone_check: %s\n", util::describe(error).c_str());
     return 1;

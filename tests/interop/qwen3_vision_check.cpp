@@ -24,6 +24,7 @@
 
 namespace fs = std::filesystem;
 using namespace lrhost;
+using interop::check_gradients;
 using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
@@ -54,24 +55,7 @@ int main(int argc, char** argv) {
     }
     objective.backward();
     report("grad pixel_values", gradient_excess(pixels.grad(), want.at("grad.pixel_values")), 1e-5);
-    double worst = -1;
-    std::string worst_name;
-    int64_t compared = 0;
-    for (const auto& item : model->named_parameters()) {
-      const auto* reference = want.find("grad." + item.key());
-      if (!reference) {
-        std::printf("FAIL: no reference gradient for %s\n", item.key().c_str());
-        ++failures();
-        continue;
-      }
-      const double excess = gradient_excess(item.value().grad(), *reference);
-      if (excess > worst) {
-        worst = excess;
-        worst_name = item.key();
-      }
-      ++compared;
-    }
-    report("grads of " + std::to_string(compared) + " parameters (worst " + worst_name + ")", worst, 1e-5);
+    check_gradients(*model, want, "grad.", false, false);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lrhost_qwen3_vision_check: %s\n", util::describe(error).c_str());
     return 1;

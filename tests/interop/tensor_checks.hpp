@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "host/io/safetensors.hpp"
+
 namespace lrhost::interop {
 
 inline int& failures() {
@@ -27,6 +29,44 @@ inline double max_abs(const torch::Tensor& t) {
 
 inline double gradient_excess(const torch::Tensor& got, const torch::Tensor& want) {
   return ((got - want).abs() - 1e-4 * want.abs()).max().item<double>();
+}
+
+// Every parameter's gradient (only those that require one with `trainable_only`) against the
+// reference tensor `key_prefix + name` in `want`, as one report line naming the worst tensor. A
+// parameter the reference lacks fails, unless `unused_may_lack` and its gradient is absent or zero
+// (a parameter the reference model never used, e.g. a final norm before a tap). `expected`: how many
+// references the oracle wrote (-1: not checked). Returns how many were compared.
+inline int64_t check_gradients(torch::nn::Module& module, const io::SafetensorsContent& want,
+                               const std::string& key_prefix, bool trainable_only, bool unused_may_lack,
+                               int64_t expected = -1) {
+  double worst = -1;
+  std::string worst_name;
+  int64_t compared = 0;
+  for (const auto& item : module.named_parameters()) {
+    if (trainable_only && !item.value().requires_grad()) continue;
+    const torch::Tensor& grad = item.value().grad();
+    const auto* reference = want.find(key_prefix + item.key());
+    if (!reference) {
+      if (!unused_may_lack || (grad.defined() && max_abs(grad) > 0)) {
+        std::printf("FAIL: the reference has no gradient of %s\n", item.key().c_str());
+        ++failures();
+      }
+      continue;
+    }
+    const double excess = gradient_excess(grad, *reference);
+    if (excess > worst) {
+      worst = excess;
+      worst_name = item.key();
+    }
+    ++compared;
+  }
+  report("grads of " + std::to_string(compared) + " tensors (worst " + worst_name + ")", worst, 1e-5);
+  if (expected >= 0 && compared != expected) {
+    std::printf("FAIL: compared %lld gradients, the oracle has %lld\n", static_cast<long long>(compared),
+                static_cast<long long>(expected));
+    ++failures();
+  }
+  return compared;
 }
 
 }  // namespace lrhost::interop
