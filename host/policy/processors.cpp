@@ -167,20 +167,34 @@ std::optional<data::FeatureStats> NormalizerStep::stats_for(const std::string& k
             std::string(data::kDatasetIndexKey) + "'",
         "feed it batches of the mixture it was trained on, or load one dataset's processors: "
         "lrhost eval --dataset-name NAME, lr.policy.load(dir, {dataset_name = NAME})");
-  const auto which = dataset_index->to(torch::kCPU, torch::kLong).flatten();
+  // The datasets' entries for `key`: all or none (a feature some datasets have stats for and others
+  // not cannot be normalized per sample).
+  std::vector<const data::FeatureStats*> entries;
+  for (const auto& [dataset, dataset_stats] : per_dataset) {
+    auto found = dataset_stats.find(key);
+    entries.push_back(found == dataset_stats.end() ? nullptr : &found->second);
+  }
+  if (std::all_of(entries.begin(), entries.end(), [](const auto* e) { return e == nullptr; })) return std::nullopt;
+  const auto missing = std::find(entries.begin(), entries.end(), nullptr);
+  if (missing != entries.end())
+    throw util::DataError("per-dataset stats: dataset '" + per_dataset[missing - entries.begin()].first +
+                          "' has no stats of '" + key + "', which other datasets of the policy have");
+  // The index stays on its device (no copy to the host, so no wait for a GPU, every batch); a
+  // host-side index is range-checked here, a mixture's is in range by construction.
+  const auto which = dataset_index->to(torch::kLong).flatten();
   const auto datasets = static_cast<int64_t>(per_dataset.size());
-  if (which.numel() && (which.min().item<int64_t>() < 0 || which.max().item<int64_t>() >= datasets))
+  if (which.is_cpu() && which.numel() && (which.min().item<int64_t>() < 0 || which.max().item<int64_t>() >= datasets))
     throw util::DataError("'" + std::string(data::kDatasetIndexKey) + "' holds a value outside 0.." +
                           std::to_string(datasets - 1) + " (the policy's " + std::to_string(datasets) + " datasets)");
-  if (std::none_of(per_dataset.begin(), per_dataset.end(), [&](const auto& d) { return d.second.count(key); }))
-    return std::nullopt;
-  // Each stat stacked over the datasets [datasets, stat shape], one row per sample, then shaped to
-  // broadcast against x's trailing dimensions: per sample, the same arithmetic as its dataset's stats.
+  // Each stat (those every dataset has) stacked over the datasets [datasets, stat shape], one row per
+  // sample, then shaped to broadcast against x's trailing dimensions: per sample, the same arithmetic
+  // as its dataset's stats.
   data::FeatureStats picked;
-  for (const std::string& name : per_dataset.front().second.at(key).names()) {
+  for (const std::string& name : entries.front()->names()) {
+    if (std::any_of(entries.begin(), entries.end(), [&](auto* e) { return !e->has(name); })) continue;
     std::vector<torch::Tensor> rows;
-    for (const auto& [dataset, dataset_stats] : per_dataset) rows.push_back(dataset_stats.at(key).get(name));
-    torch::Tensor value = torch::stack(rows).index_select(0, which);
+    for (const auto* entry : entries) rows.push_back(entry->get(name));
+    torch::Tensor value = torch::stack(rows).to(which.device()).index_select(0, which);
     std::vector<int64_t> shape{value.size(0)};
     for (int64_t d = value.dim(); d < x.dim(); ++d) shape.push_back(1);
     for (int64_t d = 1; d < value.dim(); ++d) shape.push_back(value.size(d));

@@ -262,6 +262,26 @@ TEST_CASE("per-dataset stats: each sample normalized by its dataset's stats, sav
     CHECK(e.hint().find("--dataset-name") != std::string::npos);
   }
   CHECK(torch::equal(p.unnormalize(out.at("action")), only_a.unnormalize(out.at("action"))));
+  // A dataset_index outside the policy's datasets is an error naming the key, not an index crash.
+  Batch outside = batch;
+  outside["dataset_index"] = torch::tensor({0, 2, 1, 0}, torch::kLong);
+  try {
+    p.normalize(outside);
+    FAIL("dataset_index 2 of 2 datasets normalized");
+  } catch (const lrhost::util::DataError& e) {
+    CHECK(std::string(e.what()).find("outside 0..1") != std::string::npos);
+  }
+  // A feature with stats in one dataset and none in the other cannot be normalized per sample.
+  DatasetStats partial = b;
+  partial.erase("observation.state");
+  auto uneven = PolicyProcessors::build(features(), kMap, stats());
+  uneven.set_per_dataset_stats({{"mine", a}, {"public", partial}});
+  try {
+    uneven.normalize(batch);
+    FAIL("a feature without stats in one dataset normalized");
+  } catch (const lrhost::util::DataError& e) {
+    CHECK(std::string(e.what()).find("dataset 'public' has no stats of 'observation.state'") != std::string::npos);
+  }
   try {
     p.for_dataset("other");
     FAIL("an unknown dataset name was accepted");
