@@ -30,19 +30,12 @@ using policy::groot::GrootHeadConfig;
 using policy::groot::GrootHeadInputs;
 
 using interop::check_gradients;
-using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
 using interop::report;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: lrhost_groot_head_check ORACLE_DIR\n");
-    return 2;
-  }
-  try {
-    torch::set_num_threads(1);
-    const fs::path dir = argv[1];
+  return interop::run_check(argc, argv, "lrhost_groot_head_check", [](const fs::path& dir) {
     const auto config = GrootHeadConfig::from_json(io::read_json_file(dir / "config.json", ""), "config.json");
     GrootActionHead head(config);
     nn::load_module_weights(*head, dir / "head.safetensors", {.prefix = "action_head."});
@@ -70,9 +63,5 @@ int main(int argc, char** argv) {
     const auto chunk = head->sample(in, inputs.at("sample_noise"));
     const auto& want_chunk = expected.at("action_pred");
     report("sampled chunk (4 Euler steps)", max_abs(chunk - want_chunk), 1e-5 * max_abs(want_chunk));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "lrhost_groot_head_check: %s\n", util::describe(error).c_str());
-    return 1;
-  }
-  return failures() ? 1 : 0;
+  });
 }

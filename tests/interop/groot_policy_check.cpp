@@ -25,7 +25,6 @@
 namespace fs = std::filesystem;
 using namespace lrhost;
 using interop::check_gradients;
-using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
 using interop::report;
@@ -34,13 +33,7 @@ using policy::groot::GrootModel;
 using policy::groot::GrootModelConfig;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: lrhost_groot_policy_check ORACLE_DIR\n");
-    return 2;
-  }
-  try {
-    torch::set_num_threads(1);
-    const fs::path dir = argv[1];
+  return interop::run_check(argc, argv, "lrhost_groot_policy_check", [](const fs::path& dir) {
     fs::path backbone_config;
     for (const auto& entry : fs::recursive_directory_iterator(dir / "hf_cache"))
       if (entry.path().filename() == "config.json") backbone_config = entry.path();
@@ -89,9 +82,5 @@ int main(int argc, char** argv) {
     const auto chunk =
         model->sample(batch, chunk_files.at("noise")).narrow(1, 0, want_chunk.size(1)).narrow(2, 0, want_chunk.size(2));
     report("sampled chunk (before the postprocessor)", max_abs(chunk - want_chunk), 1e-5 * max_abs(want_chunk));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "lrhost_groot_policy_check: %s\n", util::describe(error).c_str());
-    return 1;
-  }
-  return failures() ? 1 : 0;
+  });
 }

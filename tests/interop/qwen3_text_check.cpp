@@ -26,19 +26,12 @@ namespace fs = std::filesystem;
 using namespace lrhost;
 
 using interop::check_gradients;
-using interop::failures;
 using interop::gradient_excess;
 using interop::max_abs;
 using interop::report;
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: lrhost_qwen3_text_check ORACLE_DIR\n");
-    return 2;
-  }
-  try {
-    torch::set_num_threads(1);
-    const fs::path dir = argv[1];
+  return interop::run_check(argc, argv, "lrhost_qwen3_text_check", [](const fs::path& dir) {
     const auto config = nn::Qwen3VLTextConfig::from_json(io::read_json_file(dir / "config.json", ""), "config.json");
     nn::Qwen3VLTextModel model(config);
     nn::load_module_weights(*model, dir / "text.safetensors", {.prefix = "language_model."});
@@ -53,9 +46,5 @@ int main(int argc, char** argv) {
     (tap * in.at("probe")).sum().backward();
     report("grad inputs_embeds", gradient_excess(embeds.grad(), want.at("grad.inputs_embeds")), 1e-5);
     check_gradients(*model, want, "grad.", false, true, static_cast<int64_t>(want.tensors.size()) - 3);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "lrhost_qwen3_text_check: %s\n", util::describe(error).c_str());
-    return 1;
-  }
-  return failures() ? 1 : 0;
+  });
 }

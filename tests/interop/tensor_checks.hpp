@@ -6,9 +6,12 @@
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <string>
 
 #include "host/io/safetensors.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::interop {
 
@@ -67,6 +70,24 @@ inline int64_t check_gradients(torch::nn::Module& module, const io::SafetensorsC
     ++failures();
   }
   return compared;
+}
+
+// A check program's main: `name ORACLE_DIR`, one LibTorch thread (as the oracle ran), `body` on the
+// folder; exit 2 on usage, 1 on an exception (its message) or any failed report, else 0.
+inline int run_check(int argc, char** argv, const char* name,
+                     const std::function<void(const std::filesystem::path&)>& body) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s ORACLE_DIR\n", name);
+    return 2;
+  }
+  try {
+    torch::set_num_threads(1);
+    body(argv[1]);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s: %s\n", name, util::describe(error).c_str());
+    return 1;
+  }
+  return failures() ? 1 : 0;
 }
 
 }  // namespace lrhost::interop
