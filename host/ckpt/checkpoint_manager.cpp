@@ -193,6 +193,7 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
         TensorFile{snap.staging->path() / kPretrainedEmaDir / pretrained_weights_file(*targets.policy),
                    ema_policy_state(*targets.policy, full_state ? *full_state : targets.policy->state_dict(), values),
                    {{"format", "pt"}}};
+    if (!adapters) targets.policy->adapt_saved_tensors(ema_model->tensors);
     sort_pretrained_state(ema_model->tensors);
   }
   TensorFile model{pretrained / pretrained_weights_file(*targets.policy),
@@ -201,6 +202,8 @@ void CheckpointManager::snapshot_checkpoint(Snapshot& snap, const CheckpointTarg
                    : adapters             ? adapter_state(*targets.policy)
                                           : targets.policy->state_dict(),
                    {{"format", "pt"}}};
+  // model.safetensors in LeRobot's layout (resume reads it back through adapt_pretrained_tensors).
+  if (!adapters) targets.policy->adapt_saved_tensors(model.tensors);
   sort_pretrained_state(model.tensors);
   // The gathered FSDP state is already this save's own host copy; otherwise parameters can wait for
   // the writer (only the optimizer step changes them) and buffers are copied now.
@@ -663,8 +666,11 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
           targets.fsdp->load_full_state_dict(
               read_adapter_state(*targets.policy, pretrained / kAdapterModelFile),
               [adapters](const std::string& name) { return in_adapter_file(*adapters, name); });
-        else
-          targets.fsdp->load_full_state_dict(io::read_safetensors(pretrained / kModelFile).tensors);
+        else {
+          auto full = io::read_safetensors(pretrained / kModelFile).tensors;
+          targets.policy->adapt_pretrained_tensors(full);
+          targets.fsdp->load_full_state_dict(full);
+        }
       } else if (targets.fsdp && targets.policy) {
         // Trainable parameters and their optimizer state come from this rank's rows of the shard
         // files; buffers, parameters outside the units and frozen units from model.safetensors (a
@@ -673,6 +679,7 @@ std::optional<std::string> CheckpointManager::restore(const fs::path& step_dir, 
         const auto from_shards = load_rank_shards(state / kShardsDir, *targets.fsdp, targets.optimizer, ema_in_shards);
         const fs::path weights = pretrained / pretrained_weights_file(*targets.policy);
         auto model = io::read_safetensors(weights);
+        if (!adapters) targets.policy->adapt_pretrained_tensors(model.tensors);
         const auto& view = targets.fsdp->view();
         torch::NoGradGuard no_grad;
         auto restore_unsharded = [&](const std::string& name, torch::Tensor& tensor) {

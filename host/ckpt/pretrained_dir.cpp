@@ -85,6 +85,7 @@ void save_pretrained_files(const policy::Policy& policy, const fs::path& dir) {
 void save_pretrained(const policy::Policy& policy, const fs::path& dir,
                      std::vector<std::pair<std::string, torch::Tensor>> entries) {
   save_pretrained_files(policy, dir);
+  if (!policy.lora_adapters()) policy.adapt_saved_tensors(entries);
   sort_pretrained_state(entries);
   io::write_safetensors(dir / pretrained_weights_file(policy), entries, {{"format", "pt"}});
 }

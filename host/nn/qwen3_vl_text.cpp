@@ -2,6 +2,8 @@
 #include "host/nn/qwen3_vl_text.hpp"
 
 #include "host/config/config_reader.hpp"
+#include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
 
@@ -124,6 +126,10 @@ Qwen3VLTextModelImpl::Qwen3VLTextModelImpl(const Qwen3VLTextConfig& config, int6
   norm = register_module("norm", RMSNorm(config.hidden_size, config.rms_norm_eps));
 }
 
+namespace {
+[[maybe_unused]] const bool kQwen3TextDecoderLayerHookable = register_hookable_module_type("Qwen3TextDecoderLayer");
+}  // namespace
+
 torch::Tensor Qwen3VLTextModelImpl::run_layers(const torch::Tensor& inputs_embeds, const torch::Tensor& position_ids,
                                                const torch::Tensor& attention_mask,
                                                const torch::Tensor& visual_pos_masks,
@@ -135,8 +141,18 @@ torch::Tensor Qwen3VLTextModelImpl::run_layers(const torch::Tensor& inputs_embed
   const auto rope = rotary_.tables(position_ids, inputs_embeds.scalar_type());
   const auto mask = causal_padding_mask(attention_mask).unsqueeze(1);  // (B, 1, L, L)
   auto h = inputs_embeds;
+  const bool checkpointed = gradient_checkpointing && torch::GradMode::is_enabled();
   for (int64_t i = 0; i <= stop; ++i) {
-    h = layers->ptr<Qwen3TextDecoderLayerImpl>(static_cast<std::size_t>(i))->forward(h, rope, mask);
+    auto layer = layers->ptr<Qwen3TextDecoderLayerImpl>(static_cast<std::size_t>(i));
+    auto run = [&]() -> torch::Tensor {
+      if (!checkpointed) return layer->forward(h, rope, mask);
+      auto body = [layer](const std::vector<torch::Tensor>& in) {
+        return std::vector<torch::Tensor>{layer->forward(in[0], RotaryTables{in[1], in[2]}, in[3])};
+      };
+      return checkpoint(body, {h, rope.cos, rope.sin, mask}, trainable_parameters({layer.get()}))[0];
+    };
+    // Between the layer's hooks (forward_hooks.hpp): FSDP gathers a layer that is a unit.
+    h = hooked_forward(*layer, {h}, run);
     if (i < static_cast<int64_t>(deepstack.size()) && visual_pos_masks.defined()) {
       // _deepstack_process: hidden[visual_pos_masks] += visual_embeds (a new tensor, not in place).
       const auto positions = visual_pos_masks.to(torch::kBool).flatten().nonzero().squeeze(-1);

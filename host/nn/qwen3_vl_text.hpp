@@ -97,6 +97,8 @@ class Qwen3VLTextModelImpl : public torch::nn::Module {
   torch::nn::Embedding embed_tokens{nullptr};
   torch::nn::ModuleList layers;
   RMSNorm norm{nullptr};
+  // Activation checkpointing of each layer in a training forward (nn/activation_checkpoint.hpp).
+  bool gradient_checkpointing = false;
 
  private:
   Qwen3VLTextConfig config_;

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "host/config/config_reader.hpp"
+#include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
 
@@ -199,6 +201,10 @@ torch::Tensor Qwen3VLVisionModelImpl::rotary_angles(const std::vector<std::array
   return table.index_select(0, ids.flatten()).view({ids.size(0), -1});  // [row angles, column angles]
 }
 
+namespace {
+[[maybe_unused]] const bool kQwen3VisionBlockHookable = register_hookable_module_type("Qwen3VisionBlock");
+}  // namespace
+
 Qwen3VisionOutput Qwen3VLVisionModelImpl::forward(const torch::Tensor& pixel_values, const torch::Tensor& grid_thw) {
   const auto grids = grids_of(grid_thw);
   int64_t patches = 0;
@@ -226,8 +232,18 @@ Qwen3VisionOutput Qwen3VLVisionModelImpl::forward(const torch::Tensor& pixel_val
   const auto emb = torch::cat({angles, angles}, -1);
   const auto cos = emb.cos(), sin = emb.sin();
   Qwen3VisionOutput out;
+  const bool checkpointed = gradient_checkpointing && torch::GradMode::is_enabled();
   for (std::size_t i = 0; i < blocks->size(); ++i) {
-    h = blocks->ptr<Qwen3VisionBlockImpl>(i)->forward(h, cos, sin, lengths);
+    auto block = blocks->ptr<Qwen3VisionBlockImpl>(i);
+    auto run = [&]() -> torch::Tensor {
+      if (!checkpointed) return block->forward(h, cos, sin, lengths);
+      auto body = [block, lengths](const std::vector<torch::Tensor>& in) {
+        return std::vector<torch::Tensor>{block->forward(in[0], in[1], in[2], lengths)};
+      };
+      return checkpoint(body, {h, cos, sin}, trainable_parameters({block.get()}))[0];
+    };
+    // Between the block's hooks (forward_hooks.hpp): FSDP gathers a block that is a unit.
+    h = hooked_forward(*block, {h}, run);
     const auto& taps = config_.deepstack_visual_indexes;
     auto tap = std::find(taps.begin(), taps.end(), static_cast<int64_t>(i));
     if (tap != taps.end())

@@ -107,6 +107,8 @@ class Qwen3VLVisionModelImpl : public torch::nn::Module {
   torch::nn::ModuleList blocks;
   Qwen3PatchMerger merger{nullptr};
   torch::nn::ModuleList deepstack_merger_list;
+  // Activation checkpointing of each block in a training forward (nn/activation_checkpoint.hpp).
+  bool gradient_checkpointing = false;
 
  private:
   torch::Tensor interpolated_positions(const std::vector<std::array<int64_t, 3>>& grids) const;

@@ -148,6 +148,10 @@ class Policy : public torch::nn::Module {
     (void)tensors;
     return {};
   }
+  // The saving twin: renames the state dict's entries (key -> tensor) into the layout LeRobot's
+  // model.safetensors has where it differs from the module tree (GR00T's tied embedding, stored
+  // under lm_head's name), before save_pretrained writes them. The default changes nothing.
+  virtual void adapt_saved_tensors(std::vector<std::pair<std::string, torch::Tensor>>& tensors) const { (void)tensors; }
   // Files save_pretrained writes next to config.json (name -> content) for what LeRobot's config.json
   // cannot say (pi0/pi05's geometry.json for a geometry other than LeRobot's); none by default.
   virtual std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const { return {}; }

@@ -8,6 +8,7 @@
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
 #include "host/io/safetensors.hpp"
+#include "host/policy/groot/groot_processor_steps.hpp"
 #include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
@@ -215,6 +216,25 @@ void check_disabled(const ordered_json& config, const std::string& where) {
                                "train with policy.use_relative_actions=false");
 }
 
+// A GR00T step's flat "<feature>.<stat>" state file (every stat LeRobot gave the step), when the
+// entry names one; the stats stay as stored (float32, LeRobot's torch.as_tensor).
+data::DatasetStats read_flat_stats(const ordered_json& step, const fs::path& dir, const std::string& where,
+                                   const std::string& expected_state_file) {
+  data::DatasetStats stats;
+  if (!step.contains("state_file")) return stats;
+  if (!step["state_file"].is_string() || step["state_file"].get<std::string>() != expected_state_file)
+    throw util::DataError(where + ": 'state_file' is " + step["state_file"].dump() + ", expected \"" +
+                          expected_state_file + "\"");
+  for (const auto& [flat, tensor] : io::read_safetensors(dir / expected_state_file).tensors) {
+    const auto dot = flat.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == flat.size())
+      throw util::DataError((dir / expected_state_file).string() + ": tensor '" + flat +
+                            "' is not named '<feature>.<stat>'");
+    stats[flat.substr(0, dot)].set(flat.substr(dot + 1), tensor);
+  }
+  return stats;
+}
+
 bool string_list(const ordered_json& value) {
   return value.is_array() &&
          std::all_of(value.begin(), value.end(), [](const ordered_json& v) { return v.is_string(); });
@@ -223,12 +243,12 @@ bool string_list(const ordered_json& value) {
 }  // namespace
 
 std::string PolicyProcessors::normalizer_state_file() const {
-  auto index = *ProcessorPipeline::index_of(pipeline_.pre, ProcessorStepKind::normalizer);
+  auto index = *ProcessorPipeline::stats_step(pipeline_.pre);
   return step_state_file(pre_name_, index, pipeline_.pre[index].registry_name);
 }
 
 std::string PolicyProcessors::unnormalizer_state_file() const {
-  auto index = *ProcessorPipeline::index_of(pipeline_.post, ProcessorStepKind::unnormalizer);
+  auto index = *ProcessorPipeline::stats_step(pipeline_.post);
   return step_state_file(post_name_, index, pipeline_.post[index].registry_name);
 }
 
@@ -339,6 +359,36 @@ PolicyProcessors::StepCodec PolicyProcessors::codec(ProcessorStepKind kind) {
               },
               [](PolicyProcessors& p, const StepFileEntry& in) {
                 p.unnormalizer_ = parse_normalizer(in.entry, in.dir, in.file, in.index, p.unnormalizer_state_file());
+              }};
+    case ProcessorStepKind::groot_pack:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                const auto file = p.normalizer_state_file();
+                return step_entry(step.registry_name, p.groot_->pack_config(),
+                                  p.normalizer_.stats.empty() ? nullptr : file.c_str());
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!p.groot_) p.groot_ = std::make_shared<groot::GrootProcessorSteps>();
+                p.groot_->read_pack_config(in.config, in.where);
+                p.normalizer_.stats = read_flat_stats(in.entry, in.dir, in.where, p.normalizer_state_file());
+              }};
+    case ProcessorStepKind::groot_vlm_encode:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string& device) {
+                return step_entry(step.registry_name, p.groot_->vlm_config(device));
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!p.groot_) p.groot_ = std::make_shared<groot::GrootProcessorSteps>();
+                p.groot_->read_vlm_config(in.config, in.where);
+              }};
+    case ProcessorStepKind::groot_unpack:
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                const auto file = p.unnormalizer_state_file();
+                return step_entry(step.registry_name, p.groot_->unpack_config(),
+                                  p.unnormalizer_.stats.empty() ? nullptr : file.c_str());
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!p.groot_) p.groot_ = std::make_shared<groot::GrootProcessorSteps>();
+                p.groot_->read_unpack_config(in.config, in.where);
+                p.unnormalizer_.stats = read_flat_stats(in.entry, in.dir, in.where, p.unnormalizer_state_file());
               }};
   }
   throw util::Error("unhandled processor step kind");

@@ -28,6 +28,15 @@ std::optional<std::size_t> ProcessorPipeline::index_of(const std::vector<Process
   return static_cast<std::size_t>(found - steps.begin());
 }
 
+std::optional<std::size_t> ProcessorPipeline::stats_step(const std::vector<ProcessorStep>& steps) {
+  auto found = std::find_if(steps.begin(), steps.end(), [](const ProcessorStep& s) {
+    return s.kind == ProcessorStepKind::normalizer || s.kind == ProcessorStepKind::unnormalizer ||
+           s.kind == ProcessorStepKind::groot_pack || s.kind == ProcessorStepKind::groot_unpack;
+  });
+  if (found == steps.end()) return std::nullopt;
+  return static_cast<std::size_t>(found - steps.begin());
+}
+
 std::string ProcessorPipeline::names(const std::vector<ProcessorStep>& steps) {
   std::string out;
   for (const auto& step : steps) out += (out.empty() ? "" : ", ") + step.registry_name;

@@ -25,6 +25,12 @@ enum class ProcessorStepKind {
   // pi05_prepare_state_tokenizer_processor_step {}: the task becomes pi05's prompt with the normalized,
   // discretized state (state_prompt.hpp)
   state_prompt,
+  // GR00T N1.7's own steps (policy/groot/groot_processor_steps.hpp): groot_n1_7_pack_inputs_v1 (min/max
+  // normalization to [-1, 1], padding, masks, embodiment id) + state file, groot_n1_7_vlm_encode_v1
+  // (images and the chat prompt), groot_action_unpack_unnormalize_v2 + state file.
+  groot_pack,
+  groot_vlm_encode,
+  groot_unpack,
 };
 
 struct ProcessorStep {
@@ -44,7 +50,11 @@ struct ProcessorPipeline {
 
   // The index of the first step of `kind` in `steps`; nullopt when it has none.
   static std::optional<std::size_t> index_of(const std::vector<ProcessorStep>& steps, ProcessorStepKind kind);
-  bool has_language() const { return index_of(pre, ProcessorStepKind::tokenizer).has_value(); }
+  bool has_language() const {
+    return index_of(pre, ProcessorStepKind::tokenizer) || index_of(pre, ProcessorStepKind::groot_vlm_encode);
+  }
+  // The steps that hold the stats (their state files): the (un)normalizer, or GR00T's pack / unpack.
+  static std::optional<std::size_t> stats_step(const std::vector<ProcessorStep>& steps);
   // The registry names in order, comma-separated (for messages).
   static std::string names(const std::vector<ProcessorStep>& steps);
   // Whether `registry_names` are exactly these steps' names in order.

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "host/data/mixture/padded_dimensions.hpp"
+#include "host/policy/groot/groot_processor_steps.hpp"
 #include "host/policy/registry.hpp"
 #include "host/policy/rename_map.hpp"
 #include "host/policy/state_prompt.hpp"
@@ -87,10 +88,8 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
                                          const std::optional<LanguageSettings>& language,
                                          const ProcessorPipeline& pipeline) {
   using Kind = ProcessorStepKind;
-  if (!ProcessorPipeline::index_of(pipeline.pre, Kind::device) ||
-      !ProcessorPipeline::index_of(pipeline.pre, Kind::normalizer) ||
-      !ProcessorPipeline::index_of(pipeline.post, Kind::device) ||
-      !ProcessorPipeline::index_of(pipeline.post, Kind::unnormalizer))
+  if (!ProcessorPipeline::index_of(pipeline.pre, Kind::device) || !ProcessorPipeline::stats_step(pipeline.pre) ||
+      !ProcessorPipeline::index_of(pipeline.post, Kind::device) || !ProcessorPipeline::stats_step(pipeline.post))
     throw util::ConfigError("processor pipeline (" + ProcessorPipeline::names(pipeline.pre) + " / " +
                             ProcessorPipeline::names(pipeline.post) +
                             ") lacks a device step or the (un)normalizer step");
@@ -116,7 +115,9 @@ PolicyProcessors PolicyProcessors::build(const PolicyFeatures& features,
   p.unnormalizer_.features = features.outputs;
   p.unnormalizer_.norm_map = norm_map;
   p.unnormalizer_.stats = NormalizerStep::lerobot_stats(stats, p.unnormalizer_.features);
-  if (language) p.language_ = std::make_shared<TaskTokenizer>(*language);
+  // GR00T's VLM step tokenizes its own prompt (for_policy sets groot_).
+  if (language && ProcessorPipeline::index_of(pipeline.pre, Kind::tokenizer))
+    p.language_ = std::make_shared<TaskTokenizer>(*language);
   return p;
 }
 
@@ -148,6 +149,8 @@ PolicyProcessors PolicyProcessors::for_policy(
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
   auto processors =
       build(features, norm_map, stats, device, policy.language_settings(), policy_spec(policy.type()).processors);
+  if (ProcessorPipeline::index_of(processors.pipeline_.pre, ProcessorStepKind::groot_pack))
+    processors.groot_ = groot::GrootProcessorSteps::for_policy(policy);
   // pi0/pi05 write their relative-action settings into the (disabled) relative step, as LeRobot does.
   if (config.contains("relative_exclude_joints") && config["relative_exclude_joints"].is_array())
     processors.relative_config_["exclude_joints"] = config["relative_exclude_joints"];
@@ -205,6 +208,10 @@ std::optional<data::FeatureStats> NormalizerStep::stats_for(const std::string& k
 
 void PolicyProcessors::set_per_dataset_stats(const std::vector<std::pair<std::string, data::DatasetStats>>& stats) {
   if (stats.empty()) throw util::ConfigError("set_per_dataset_stats: no datasets given");
+  if (groot_)
+    throw util::NotImplemented(
+        "dataset.stats = \"per_dataset\" with a GR00T policy is not implemented in lrhost "
+        "(its pack step normalizes with one set of min/max stats)");
   normalizer_.per_dataset.clear();
   unnormalizer_.per_dataset.clear();
   for (const auto& [name, dataset_stats] : stats) {
@@ -258,6 +265,7 @@ void PolicyProcessors::set_rename_map(const std::map<std::string, std::string>& 
 }
 
 void PolicyProcessors::set_task_table(const std::vector<std::string>& tasks) const {
+  if (groot_) return groot_->set_task_table(tasks);
   if (!language_) throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no tasks");
   language_->set_task_strings(tasks);
   // A prompt that depends on each batch (pi05's state) is tokenized per batch; a task-only text once.
@@ -273,7 +281,7 @@ Batch PolicyProcessors::normalize(const Batch& batch) const {
 }
 
 Batch PolicyProcessors::normalize(const Batch& batch, const std::vector<std::string>& tasks) const {
-  if (!language_)
+  if (!has_language())
     throw util::ConfigError("the policy's preprocessor has no language steps, so it takes no task strings");
   return preprocess(batch, &tasks);
 }
@@ -351,11 +359,18 @@ Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::st
       case ProcessorStepKind::normalizer:
         out = normalized(std::move(out));
         break;
+      case ProcessorStepKind::groot_pack:
+        out = groot_->pack(std::move(out), normalizer_.stats);
+        break;
+      case ProcessorStepKind::groot_vlm_encode:
+        out = groot_->encode(std::move(out), texts ? &*texts : nullptr);
+        break;
       case ProcessorStepKind::to_batch:          // batches are already batched
       case ProcessorStepKind::device:            // and on the policy's device
       case ProcessorStepKind::relative_actions:  // enabled = false: a no-op (read_step refuses true)
       case ProcessorStepKind::absolute_actions:
       case ProcessorStepKind::unnormalizer:
+      case ProcessorStepKind::groot_unpack:
         break;
     }
   }
@@ -388,6 +403,17 @@ Batch PolicyProcessors::normalized(Batch out) const {
 }
 
 void PolicyProcessors::require_stats(const std::string& dataset) const {
+  if (groot_) {
+    // GR00T's pack step normalizes state and action with min / max.
+    for (const char* key : {"observation.state", "action"}) {
+      auto stats = normalizer_.stats.find(key);
+      if (stats == normalizer_.stats.end() || !stats->second.has("min") || !stats->second.has("max"))
+        throw util::DataError(
+            std::string("GR00T normalizes '") + key + "' with its min and max, which the stats of " + dataset + " lack",
+            "recompute the dataset's stats (lrhost dataset stats) or use a dataset with meta/stats.json");
+    }
+    return;
+  }
   auto check = [&](const data::DatasetStats& all, const std::string& where) {
     for (const auto& feature : normalizer_.features) {
       auto stats = all.find(feature.key);
@@ -406,6 +432,7 @@ void PolicyProcessors::require_stats(const std::string& dataset) const {
 }
 
 torch::Tensor PolicyProcessors::unnormalize(const torch::Tensor& action, const torch::Tensor& dataset_index) const {
+  if (groot_) return groot_->unpack(action, unnormalizer_.stats);
   const data::NormMode mode = unnormalizer_.mode_of("ACTION");
   if (!unnormalizer_.per_dataset.empty() && dataset_index.defined()) {
     const auto stats = unnormalizer_.stats_for("action", action, &dataset_index);
@@ -424,6 +451,7 @@ bool PolicyProcessors::operator==(const PolicyProcessors& other) const {
   };
   return pipeline_ == other.pipeline_ && device_ == other.device_ && rename_map_ == other.rename_map_ &&
          relative_config_ == other.relative_config_ && language_equal() &&
+         (groot_ && other.groot_ ? *groot_ == *other.groot_ : !groot_ && !other.groot_) &&
          steps_equal(normalizer_, other.normalizer_) && steps_equal(unnormalizer_, other.unnormalizer_);
 }
 

@@ -31,6 +31,9 @@
 #include "host/policy/task_tokenizer.hpp"
 
 namespace lrhost::policy {
+namespace groot {
+class GrootProcessorSteps;
+}
 
 // The feature types a normalization map may name (LeRobot's FeatureType values that normalize).
 inline const std::vector<std::string> kNormFeatureTypes{"VISUAL", "STATE", "ENV", "ACTION"};
@@ -101,7 +104,7 @@ class PolicyProcessors {
   // Tokenizes a dataset's tasks once (by task_index) for normalize(batch). The table is a cache of the
   // tokenizer's output, not saved state, hence const. ConfigError when the pipeline has no language.
   void set_task_table(const std::vector<std::string>& tasks) const;
-  bool has_language() const { return language_ != nullptr; }
+  bool has_language() const { return language_ != nullptr || groot_ != nullptr; }
   // The tokenizer settings of the language steps (null without them).
   const LanguageSettings* language_settings() const { return language_ ? &language_->settings() : nullptr; }
   // Dataset key -> policy key renames applied first (LeRobot's rename_observations_processor).
@@ -197,6 +200,9 @@ class PolicyProcessors {
   std::string device_ = "cpu";
   std::map<std::string, std::string> rename_map_;
   std::shared_ptr<TaskTokenizer> language_;
+  // GR00T's pack / VLM-encode / unpack steps (a groot pipeline only); their stats are normalizer_'s
+  // and unnormalizer_'s.
+  std::shared_ptr<groot::GrootProcessorSteps> groot_;
   // relative_actions_processor's config as written and read (enabled is always false here).
   nlohmann::ordered_json relative_config_ = {
       {"enabled", false}, {"exclude_joints", {"gripper"}}, {"action_names", nullptr}};

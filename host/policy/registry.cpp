@@ -17,6 +17,9 @@ const PolicySpec& spec();
 namespace diffusion {
 const PolicySpec& spec();
 }
+namespace groot {
+const PolicySpec& spec();
+}
 namespace mlp {
 const PolicySpec& spec();
 }
@@ -32,7 +35,7 @@ const PolicySpec& spec();
 
 const std::vector<const PolicySpec*>& policy_specs() {
   static const std::vector<const PolicySpec*> specs = [] {
-    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &mlp::spec(),
+    std::vector<const PolicySpec*> all{&act::spec(), &diffusion::spec(), &groot::spec(),  &mlp::spec(),
                                        &pi0::spec(), &pi05::spec(),      &smolvla::spec()};
     std::sort(all.begin(), all.end(), [](const PolicySpec* a, const PolicySpec* b) { return a->type < b->type; });
     return all;
@@ -54,13 +57,6 @@ const PolicySpec* find_policy_spec(const std::string& type) {
 
 const PolicySpec& policy_spec(const std::string& type) {
   if (const auto* spec = find_policy_spec(type)) return *spec;
-  // LeRobot types being ported, said as such rather than as unknown.
-  if (type == "groot")
-    throw util::ConfigError(
-        "policy type 'groot' (GR00T N1.7) is not implemented yet: lrhost has its "
-        "network (host/policy/groot, host/nn/qwen3_vl_*: the Qwen3-VL backbone and the action head, "
-        "checked against LeRobot 0.6.1), not yet the processors, the policy, loading or a recipe",
-        "registered types: " + util::quoted_list(registered_policy_types()));
   throw util::ConfigError("unknown policy type '" + type + "'",
                           "registered types: " + util::quoted_list(registered_policy_types()));
 }

@@ -8,6 +8,7 @@
 
 #include "host/text/byte_fallback.hpp"
 #include "host/text/byte_level.hpp"
+#include "host/text/nfc.hpp"
 #include "host/text/utf8.hpp"
 #include "host/util/error.hpp"
 
@@ -19,6 +20,7 @@ Tokenizer::Tokenizer(Parts parts)
       pre_tokenizer_(std::move(parts.pre_tokenizer)),
       added_(std::move(parts.added)),
       byte_level_decoder_(parts.byte_level_decoder),
+      nfc_(parts.nfc),
       family_(parts.family),
       prefix_ids_(std::move(parts.prefix_ids)),
       suffix_ids_(std::move(parts.suffix_ids)),
@@ -73,14 +75,47 @@ void Tokenizer::encode_into(std::string_view text, std::vector<std::int32_t>& id
     }
     return;
   }
+  auto run_text = [&](std::string_view piece_text) {
+    pre_tokenizer_->run(piece_text, pieces);
+    for (std::size_t i = 0; i < pieces.size(); ++i) run_model(pieces[i]);
+  };
+  if (nfc_) {
+    // As Hugging Face tokenizers does: normalized=false tokens are found in the raw text, each text segment
+    // between them is normalized on its own (a combining mark right after a special token stays as it is),
+    // and normalized=true tokens are found in the normalized segments. Views are taken once the buffer is full.
+    raw_segments.clear();
+    added_.split_unnormalized(text, raw_segments);
+    normalized.clear();
+    thread_local std::vector<std::size_t> ends;
+    ends.clear();
+    for (const Segment& segment : raw_segments) {
+      if (segment.id < 0) append_nfc(normalized, segment.text);
+      ends.push_back(normalized.size());
+    }
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < raw_segments.size(); ++i) {
+      if (raw_segments[i].id >= 0) {
+        ids.push_back(raw_segments[i].id);
+        continue;
+      }
+      segments.clear();
+      added_.split_normalized(std::string_view(normalized).substr(begin, ends[i] - begin), segments);
+      begin = ends[i];
+      for (const Segment& piece : segments) {
+        if (piece.id >= 0)
+          ids.push_back(piece.id);
+        else
+          run_text(piece.text);
+      }
+    }
+    return;
+  }
   added_.split(text, segments);
   for (const Segment& segment : segments) {
-    if (segment.id >= 0) {
+    if (segment.id >= 0)
       ids.push_back(segment.id);
-      continue;
-    }
-    pre_tokenizer_->run(segment.text, pieces);
-    for (std::size_t i = 0; i < pieces.size(); ++i) run_model(pieces[i]);
+    else
+      run_text(segment.text);
   }
 }
 
@@ -202,7 +237,7 @@ std::string Tokenizer::describe() const {
       folder_.string(), vocab_size(), model_->merge_count(), added_.tokens().size(), special,
       family_ == Family::byte_fallback
           ? std::string("byte fallback, normalizer Replace(' ', U+2581), one word between added tokens")
-          : "pre-tokenizer " + pre_tokenizer_->describe(),
+          : (nfc_ ? "normalizer NFC, " : "") + ("pre-tokenizer " + pre_tokenizer_->describe()),
       pipeline_note_.empty() ? "" : " (" + pipeline_note_ + ")", prefix_ids_.size() + suffix_ids_.size(),
       settings_.pad_token ? fmt::format("'{}' = {}", *settings_.pad_token, settings_.pad_id.value_or(-1)) : "none",
       settings_.truncation_side == Side::left ? "left" : "right",

@@ -1,15 +1,16 @@
 // A Hugging Face BPE tokenizer, loaded from a folder with tokenizer.json and tokenizer_config.json, of one of
-// two families: byte-level (GPT-2, SmolLM2, SmolVLM2) or SentencePiece-style with byte fallback (Gemma,
-// PaliGemma: spaces as '▁', the whole text between added tokens one BPE word, <0xXX> byte tokens, <bos>
-// added in front). Encodes one text, encodes a batch with special tokens, truncation, padding and attention
-// masks as transformers' AutoTokenizer does, and decodes for diagnostics. Whatever the files
-// use that this class does not implement is an error at load time (tokenizer_files.cpp), never a silently
-// different tokenization. See docs/tokenizer.md.
+// two families: byte-level (GPT-2, SmolLM2, SmolVLM2; Qwen2 with its NFC normalizer) or SentencePiece-style with byte
+// fallback (Gemma, PaliGemma: spaces as '▁', the whole text between added tokens one BPE word, <0xXX> byte tokens,
+// <bos> added in front). Encodes one text, encodes a batch with special tokens, truncation, padding and attention masks
+// as transformers' AutoTokenizer does, and decodes for diagnostics. Whatever the files use that this class does not
+// implement is an error at load time (tokenizer_files.cpp), never a silently different tokenization. See
+// docs/tokenizer.md.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +27,9 @@ enum class Padding { none, longest, max_length };
 // Which pipeline the tokenizer runs. transformers (the default): what transformers 5 AutoTokenizer builds,
 // which is what LeRobot feeds its models — for tokenizer_class GPT2Tokenizer it keeps only vocab, merges,
 // added tokens and post-processor of tokenizer.json and installs its own ByteLevel pre-tokenizer (no
-// Digits split, no normalizer); for GemmaTokenizer it rebuilds normalizer, pre-tokenizer, decoder and model
-// options in code. file: tokenizer.json verbatim, as `tokenizers.Tokenizer.from_file` runs it.
+// Digits split, no normalizer); for GemmaTokenizer and Qwen2Tokenizer (GR00T N1.7's backbone) it rebuilds
+// normalizer, pre-tokenizer, decoder and model options in code. file: tokenizer.json verbatim, as
+// `tokenizers.Tokenizer.from_file` runs it.
 enum class PipelineSource { transformers, file };
 
 // The two families (how load() tells them apart: tokenizer_files.cpp, choose_family).
@@ -46,6 +48,7 @@ struct TokenizerSettings {
   std::optional<std::string> bos_token, eos_token, unk_token, mask_token;
   std::optional<bool> add_bos_token, add_eos_token;
   bool padding_side_given = false;
+  std::set<std::string> keys;  // every key tokenizer_config.json has, null or not (a class default yields to any)
 };
 
 struct BatchOptions {
@@ -93,6 +96,7 @@ class Tokenizer {
     std::shared_ptr<const PreTokenizer> pre_tokenizer;
     AddedVocabulary added;
     bool byte_level_decoder = true;
+    bool nfc = false;  // byte-level family: the NFC normalizer runs before the pre-tokenizer
     Family family = Family::byte_level;
     std::vector<std::int32_t> prefix_ids, suffix_ids;
     TokenizerSettings settings;
@@ -108,6 +112,7 @@ class Tokenizer {
   std::shared_ptr<const PreTokenizer> pre_tokenizer_;
   AddedVocabulary added_;
   bool byte_level_decoder_ = true;
+  bool nfc_ = false;
   Family family_ = Family::byte_level;
   std::vector<std::int32_t> prefix_ids_, suffix_ids_;
   TokenizerSettings settings_;

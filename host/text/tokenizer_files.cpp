@@ -6,6 +6,8 @@
 #include "host/text/byte_fallback.hpp"
 #include "host/text/byte_fallback_files.hpp"
 #include "host/text/json_file.hpp"
+#include "host/text/nfc.hpp"
+#include "host/text/qwen2_files.hpp"
 #include "host/text/tokenizer.hpp"
 #include "host/util/error.hpp"
 
@@ -82,19 +84,23 @@ void check_decoder(const JsonFile& file, const json& node, const std::string& ke
   file.fail(key + ".type", type, "unsupported decoder (supported: ByteLevel)");
 }
 
-void check_normalizer(const JsonFile& file, const json& node) {
-  if (node.is_null()) return;
+// A byte-level tokenizer.json's normalizer: none, NFC (Qwen2's), or a Sequence of at most one NFC. Returns whether
+// it is NFC.
+bool read_normalizer(const JsonFile& file, const json& node) {
+  if (node.is_null()) return false;
+  if (node.is_object() && node.value("type", std::string()) == "NFC") return true;
   if (node.is_object() && node.value("type", std::string()) == "Sequence" && node.contains("normalizers") &&
-      node["normalizers"].is_array() && node["normalizers"].empty())
-    return;
-  file.fail("normalizer", node, "normalizers are not supported (byte-level BPE tokenizers have none)");
+      node["normalizers"].is_array() && node["normalizers"].size() <= 1)
+    return !node["normalizers"].empty() && read_normalizer(file, node["normalizers"][0]);
+  file.fail("normalizer", node, "unsupported normalizer for byte-level BPE (supported: none, NFC)");
 }
 
 // How the model's options are chosen. from_file: the file's own flags (ignore_merges; byte_fallback, fuse_unk,
 // unk_token). The rebuilds are transformers classes with their own __init__, which build BPE from vocab and
 // merges alone: GPT2Tokenizer with no options, GemmaTokenizer with byte_fallback, fuse_unk and the config's
-// unk_token (models/gemma/tokenization_gemma.py).
-enum class ModelRule { from_file, gpt2_rebuild, gemma_rebuild };
+// unk_token (models/gemma/tokenization_gemma.py), Qwen2Tokenizer with no options either and without looking at
+// the file's (models/qwen2/tokenization_qwen2.py: no dropout, unk, prefix or suffix, ignore_merges false).
+enum class ModelRule { from_file, gpt2_rebuild, gemma_rebuild, qwen2_rebuild };
 
 std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& model, ModelRule rule,
                                            const std::string& rebuild_unk_token) {
@@ -107,7 +113,7 @@ std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& mod
   if (rule == ModelRule::gemma_rebuild) {
     options.byte_fallback = options.fuse_unk = true;
     unk_token = rebuild_unk_token;
-  } else {
+  } else if (rule != ModelRule::qwen2_rebuild) {
     if (model.contains("dropout") && !model["dropout"].is_null() && model["dropout"] != 0.0 && model["dropout"] != 1.0)
       file.fail("model.dropout", model["dropout"], "BPE dropout is not supported (expected null)");
     for (const char* name : {"continuing_subword_prefix", "end_of_word_suffix"})
@@ -163,9 +169,12 @@ std::shared_ptr<const BpeModel> read_model(const JsonFile& file, const json& mod
   }
 }
 
-// `metaspace`: the byte-fallback family's normalizer runs before normalized=true tokens are searched for, so
-// they are searched for in their normalized spelling (as tokenizers' AddedVocabulary normalizes them).
-AddedVocabulary read_added_tokens(const JsonFile& file, const json& list, bool metaspace) {
+// The normalizer that runs before normalized=true tokens are searched for, so that they are searched for in their
+// normalized spelling (as tokenizers' AddedVocabulary normalizes them): the byte-fallback family's metaspace
+// Replace, or NFC.
+enum class TokenNormalizer { none, metaspace, nfc };
+
+AddedVocabulary read_added_tokens(const JsonFile& file, const json& list, TokenNormalizer normalizer) {
   AddedVocabulary added;
   if (list.is_null()) return added;
   if (!list.is_array()) file.fail("added_tokens", list, "expected an array");
@@ -184,7 +193,9 @@ AddedVocabulary read_added_tokens(const JsonFile& file, const json& list, bool m
       if (file.bool_at(node, key, flag, false))
         file.fail(key + "." + flag, true,
                   fmt::format("added token '{}': {} is not supported (expected false)", token.content, flag));
-    if (metaspace && token.normalized) append_metaspace_normalized(token.pattern, token.content);
+    if (normalizer == TokenNormalizer::metaspace && token.normalized)
+      append_metaspace_normalized(token.pattern, token.content);
+    if (normalizer == TokenNormalizer::nfc && token.normalized) append_nfc(token.pattern, token.content);
     added.add(std::move(token));
   }
   return added;
@@ -214,6 +225,7 @@ TokenizerSettings read_settings(const fs::path& folder) {
   JsonFile file = JsonFile::read(path);
   const json& config = file.root();
   if (!config.is_object()) file.fail("(top level)", config, "expected an object");
+  for (auto it = config.begin(); it != config.end(); ++it) settings.keys.insert(it.key());
   if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null())
     settings.tokenizer_class = file.string_at(config, "(top level)", "tokenizer_class");
   if (config.contains("pad_token")) settings.pad_token = token_content(file, "pad_token", config["pad_token"]);
@@ -266,13 +278,14 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
     tokenizer_class.resize(tokenizer_class.size() - 4);
   bool gpt2_rebuild = source == PipelineSource::transformers && tokenizer_class == "GPT2Tokenizer";
   bool gemma_rebuild = source == PipelineSource::transformers && tokenizer_class == "GemmaTokenizer";
+  bool qwen2_rebuild = source == PipelineSource::transformers && tokenizer_class == "Qwen2Tokenizer";
   bool known = tokenizer_class.empty() || tokenizer_class == "PreTrainedTokenizerFast" ||
-               tokenizer_class == "TokenizersBackend" || gpt2_rebuild || gemma_rebuild;
+               tokenizer_class == "TokenizersBackend" || gpt2_rebuild || gemma_rebuild || qwen2_rebuild;
   if (source == PipelineSource::transformers && !known)
     throw util::DataError(
         fmt::format("{}: tokenizer_class = \"{}\": unsupported (transformers 5 may rebuild this tokenizer's "
                     "pipeline in code; lrhost knows PreTrainedTokenizerFast, TokenizersBackend, GPT2Tokenizer, "
-                    "GemmaTokenizer)",
+                    "GemmaTokenizer, Qwen2Tokenizer)",
                     (folder / "tokenizer_config.json").string(), parts.settings.tokenizer_class),
         "use PipelineSource::file (lrhost tokenize --pipeline file) to run tokenizer.json as it is");
 
@@ -280,7 +293,7 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
   // class installs it. Otherwise tokenizer.json decides: model.byte_fallback = true is the byte-fallback family
   // (SentencePiece-converted BPE: Gemma, and Llama-style files, whose Metaspace/Prepend normalizers are then
   // refused by name), anything else byte-level. The rest of the file must fit the family it chose.
-  bool byte_fallback_file = !gpt2_rebuild && !gemma_rebuild && detail::declares_byte_fallback(file);
+  bool byte_fallback_file = !gpt2_rebuild && !gemma_rebuild && !qwen2_rebuild && detail::declares_byte_fallback(file);
   parts.family = gemma_rebuild || byte_fallback_file ? Family::byte_fallback : Family::byte_level;
   auto pre_tokenizer = std::make_shared<PreTokenizer>();
   const json& model_json = file.member(root, "(top level)", "model");
@@ -303,7 +316,7 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
     }
     parts.model = read_model(file, model_json, gemma_rebuild ? ModelRule::gemma_rebuild : ModelRule::from_file,
                              parts.settings.unk_token.value_or("<unk>"));
-    parts.added = read_added_tokens(file, root.value("added_tokens", json()), true);
+    parts.added = read_added_tokens(file, root.value("added_tokens", json()), TokenNormalizer::metaspace);
     if (gemma_rebuild) {
       // transformers registers the class's special tokens as added tokens (special, not normalized); one
       // missing from both lists gets the next free id, as add_tokens assigns it.
@@ -337,23 +350,48 @@ Tokenizer Tokenizer::load(const fs::path& folder, PipelineSource source) {
       pre_tokenizer->add_byte_level(parts.settings.add_prefix_space, true);
       parts.byte_level_decoder = true;
       parts.pipeline_note = "tokenizer_class GPT2Tokenizer: transformers 5 replaces tokenizer.json's pre-tokenizer";
+    } else if (qwen2_rebuild) {
+      // tokenization_qwen2.py's __init__: NFC, Split + ByteLevel, ByteLevel decoder, whatever the file says.
+      detail::check_qwen2_files(file, config_path);
+      detail::apply_qwen2_defaults(parts.settings);
+      detail::add_qwen2_pre_tokenizer(parts.settings.add_prefix_space, *pre_tokenizer);
+      parts.nfc = true;
+      parts.byte_level_decoder = true;
+      parts.pipeline_note =
+          "tokenizer_class Qwen2Tokenizer: transformers 5 installs the normalizer, pre-tokenizer, decoder and BPE "
+          "options";
     } else {
-      check_normalizer(file, root.value("normalizer", json()));
+      parts.nfc = read_normalizer(file, root.value("normalizer", json()));
       const json& pre = root.value("pre_tokenizer", json());
       if (!pre.is_null()) add_pre_tokenizer(file, pre, "pre_tokenizer", *pre_tokenizer);
       check_decoder(file, root.value("decoder", json()), "decoder", parts.byte_level_decoder);
     }
-    // transformers 5 rebuilds the post-processor from these; a BOS/EOS it would add is not supported here.
-    for (auto [flag, value] : {std::pair{"add_bos_token", parts.settings.add_bos_token},
-                               std::pair{"add_eos_token", parts.settings.add_eos_token}})
-      if (value.value_or(false))
-        throw util::DataError(
-            fmt::format("{}: {} = true: adding BOS/EOS tokens to byte-level BPE is not supported "
-                        "(transformers would add them; lrhost adds none)",
-                        config_path.string(), flag));
-    parts.model = read_model(file, model_json, gpt2_rebuild ? ModelRule::gpt2_rebuild : ModelRule::from_file, "");
-    parts.added = read_added_tokens(file, root.value("added_tokens", json()), false);
-    check_post_processor(file, root.value("post_processor", json()), "post_processor");
+    if (qwen2_rebuild) {
+      parts.model = read_model(file, model_json, ModelRule::qwen2_rebuild, "");
+      parts.added = detail::read_qwen2_added_tokens(file, config_path, parts.settings, *parts.model);
+      // The file's post-processor. transformers drops add_bos_token / add_eos_token from the config whenever
+      // tokenizer.json exists (tokenization_utils_base.py, _from_pretrained), so a missing one is rebuilt as
+      // plain "$A": no tokens either way.
+      const json& post = root.value("post_processor", json());
+      if (post.is_object() && post.value("type", std::string()) == "TemplateProcessing")
+        detail::read_template(file, post, parts.prefix_ids, parts.suffix_ids);
+      else
+        check_post_processor(file, post, "post_processor");
+    } else {
+      // transformers 5 rebuilds the post-processor from these; a BOS/EOS it would add is not supported here.
+      // tokenizer.json run as it is never reads them.
+      for (auto [flag, value] : {std::pair{"add_bos_token", parts.settings.add_bos_token},
+                                 std::pair{"add_eos_token", parts.settings.add_eos_token}})
+        if (value.value_or(false) && source == PipelineSource::transformers)
+          throw util::DataError(
+              fmt::format("{}: {} = true: adding BOS/EOS tokens to byte-level BPE is not supported "
+                          "(transformers would add them; lrhost adds none)",
+                          config_path.string(), flag));
+      parts.model = read_model(file, model_json, gpt2_rebuild ? ModelRule::gpt2_rebuild : ModelRule::from_file, "");
+      parts.added = read_added_tokens(file, root.value("added_tokens", json()),
+                                      parts.nfc ? TokenNormalizer::nfc : TokenNormalizer::none);
+      check_post_processor(file, root.value("post_processor", json()), "post_processor");
+    }
   }
   parts.pre_tokenizer = std::move(pre_tokenizer);
 

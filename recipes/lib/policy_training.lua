@@ -78,7 +78,9 @@ local BASE = {
   },
   tolerance_s = 1e-4,      -- how far a frame's time may be from k/fps, in seconds (LeRobot's tolerance_s)
   rename_map = lr.config.map {},  -- dataset key -> policy key, for a pretrained policy's inputs
-  optimizer = { grad_clip_norm = 10.0 },  -- on top of the policy's preset
+  -- On top of the policy's preset; grad_clip_norm -1: the preset's (LeRobot's: 10 for ACT, Diffusion and
+  -- SmolVLA, 1 for pi0, pi05 and GR00T), a value >= 0 replaces it (0: no clipping).
+  optimizer = { grad_clip_norm = -1.0 },
   -- nonfinite: a step with a non-finite loss or gradient norm stops the run ("error") or is dropped
   -- ("skip", at most max_skipped_steps times).
   -- On a GPU, tf32 and cudnn_benchmark as lerobot-train sets them; cuda_graph captures the whole
@@ -244,7 +246,9 @@ end
 -- The policy's optimizer preset with the recipe's optimizer table on top (recipe values win).
 local function optimizer_options(policy, overrides)
   local options = policy:optimizer_preset()
-  for k, v in pairs(overrides) do options[k] = v end
+  for k, v in pairs(overrides) do
+    if not (k == "grad_clip_norm" and v < 0) then options[k] = v end
+  end
   local kind = options.type
   options.type = nil
   local clip = options.grad_clip_norm

@@ -102,3 +102,11 @@ lrhost_dist_case(fsdp_plan_bad_sizes --exit 1 --max-seconds 30
 lrhost_dist_case(fsdp_plan_unknown_unit --exit 1 --max-seconds 30
   --match "'Nope' matches no module of policy 'act'" --match "its module types are: .*ACTEncoderLayer"
   -- show ${PROJECT_SOURCE_DIR}/recipes/act_fsdp.lua --nproc 2 accelerator.fsdp.wrap_modules=Nope)
+# GR00T N1.7 (tiny, lrhost/groot_tiny): the Qwen3-VL vision blocks and text layers and the vl_self_attention
+# and DiT blocks are units; the frozen backbone is sharded too (no gradients, no optimizer state). Eval mode
+# with the flow-matching draws in the batch, so FSDP, DDP and one process see the same inputs.
+lrhost_dist_case(fsdp_groot_zero3_2 --match "fsdp equivalence ok: groot, fsdp zero-3 .* 2 ranks x 2 rows x 1 accum, 2 steps, 14 units"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=groot global_batch=4 steps=2)
+lrhost_dist_case(fsdp_groot_zero2_2_checkpointing --match "fsdp equivalence ok: groot, fsdp zero-2 .* 2 ranks x 2 rows x 1 accum"
+  -- --nproc 2 --device cpu --run-dir @RUN@ ${EQ} policy=groot global_batch=4 steps=2 reshard_after_forward=false
+     gradient_checkpointing=true)

@@ -8,7 +8,8 @@
 -- projections and heads form the root unit; dropout 0 and no VAE so a step is deterministic), or
 -- policy=diffusion (residual blocks are units), or policy=smolvla (the decoder layers and the vision
 -- tower are units; the frozen VLM is sharded too, without gradients or optimizer state), or policy=pi0 /
--- pi05 (the Gemma layers, gathered in pairs, and the vision tower are units; gradient_checkpointing=true).
+-- pi05 (the Gemma layers, gathered in pairs, and the vision tower are units; gradient_checkpointing=true),
+-- or policy=groot (the Qwen3-VL vision blocks and text layers and the diffusers blocks are units).
 -- Tolerance, derived from the arithmetic of this very run rather than from one machine's observed
 -- difference: see `rounding_tolerance` below. Elementwise |fsdp - reference| <= rtol |reference| +
 -- atol_T with rtol 1e-5 and, per tensor T, atol_T = 2 x the largest difference between three valid
@@ -140,8 +141,45 @@ elseif cfg.policy == "pi0" or cfg.policy == "pi05" then
     for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
     return slice
   end
+elseif cfg.policy == "groot" then
+  -- A tiny GR00T on the geometry and tokenizer shipped for the CPU recipe: the vision blocks, text layers
+  -- and the vl_self_attention and DiT blocks are units; the frozen backbone is sharded too, without
+  -- gradients or optimizer state. Batches are processed ones (the prompt with one camera's 4 merged
+  -- image tokens, the ids of the shipped tokenizer's specials) with the flow-matching noise and time;
+  -- the policy runs in eval mode, so no dropout draws differ between runs.
+  local features = { inputs = { ["observation.state"] = { 3 }, ["observation.images.top"] = { 3, 32, 32 } },
+                     outputs = { action = { 2 } } }
+  local policy_cfg = lr.policy.defaults("groot", { geometry = "lrhost/groot_tiny", tokenizer_name = "lrhost/groot_tiny",
+                                                   chunk_size = 8, n_action_steps = 8, max_state_dim = 16,
+                                                   max_action_dim = 16, use_bf16 = false,
+                                                   gradient_checkpointing = cfg.gradient_checkpointing })
+  make_policy = function()
+    lr.manual_seed(cfg.seed)
+    local policy = lr.policy.new(policy_cfg, features)
+    policy:eval()
+    return policy
+  end
+  local rows = cfg.steps * per_step
+  lr.manual_seed(123)
+  -- <|im_start|> "u" "s" <|vision_start|> 4 x <|image_pad|> <|vision_end|> three text ids <|im_end|>
+  local ones = lr.ones(rows, 1, { dtype = "int64" })
+  local ids = lr.cat({ ones * 301, lr.randint(0, 300, { rows, 2 }), ones * 303, lr.ones(rows, 4, { dtype = "int64" }) * 305,
+                       ones * 304, lr.randint(0, 300, { rows, 3 }), ones * 302 }, 1)
+  local action_mask = lr.zeros(rows, 8, 16)
+  action_mask:narrow(2, 0, 2):fill_(1)
+  local all = { input_ids = ids, attention_mask = lr.ones(rows, ids.shape[2], { dtype = "int64" }),
+                pixel_values = lr.randn(rows, 16, 384), image_grid_thw = (lr.ones(rows, 1, 3, { dtype = "int64" }) *
+                  lr.tensor({ 1, 4, 4 }, { dtype = "int64" })),
+                state = lr.rand(rows, 1, 16) * 2 - 1, action = (lr.rand(rows, 8, 16) * 2 - 1) * action_mask,
+                action_mask = action_mask, embodiment_id = lr.ones(rows, { dtype = "int32" }) * 10,
+                noise = lr.randn(rows, 8, 16), time = lr.rand(rows) * 0.9 + 0.05 }
+  batch = function(first, count)
+    local slice = {}
+    for key, value in pairs(all) do slice[key] = value:narrow(0, first, count) end
+    return slice
+  end
 else
-  error("policy must be mlp, act, diffusion, smolvla, pi0 or pi05, got " .. tostring(cfg.policy))
+  error("policy must be mlp, act, diffusion, smolvla, pi0, pi05 or groot, got " .. tostring(cfg.policy))
 end
 
 -- Returns the rank's persistent memory right after the last optimizer step (gradients still held).

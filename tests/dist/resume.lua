@@ -19,14 +19,16 @@
 -- parameters always bit for bit). Driven by resume.sh, and by fsdp_resume.sh for FSDP runs resumed
 -- at another rank count (mlp, smolvla and pi05). policy=pi05: a tiny pi05 on the shipped geometry
 -- (recipes/assets/pi_tiny) with a frozen vision tower, the same data, noise and time tables as smolvla
--- (pi05 ignores action_is_pad, so padded chunks are excluded for the same reason).
+-- (pi05 ignores action_is_pad, so padded chunks are excluded for the same reason). policy=groot: a tiny
+-- GR00T on the shipped geometry (recipes/assets/groot_tiny), its backbone frozen, in eval mode (no dropout),
+-- on episodes of one task (see below).
 local lr = require "lrhost"
 local cfg = lr.config {
   steps = 30, batch_size = 14, seed = 1000, resume = false, output_dir = "outputs/resume_test",
   save_freq = 10, keep_last = 0, stop_after = 0, result = "", compare = "", tolerance = 0.0, dropout = 0.1,
   save_async = false,  -- true: checkpoints written in the background (kill_chain.sh's async chain)
   kill_after = 0,  -- > 0: rank 0 of the first attempt dies by SIGKILL right after saving this step
-  policy = "mlp",  -- or "smolvla", "pi05"
+  policy = "mlp",  -- or "smolvla", "pi05", "groot"
   hidden = 32,     -- mlp: the width of its two hidden layers (kill_chain.sh's async chain: larger, slower saves)
   vlm = "",        -- smolvla: the tiny VLM folder, an absolute path (`lrhost resume` runs a copy of this file)
   parallelism = { dp_shard = 1, dp_replicate = 1 },  -- dp_shard=-1: FSDP (fsdp_resume.sh)
@@ -77,8 +79,12 @@ if cfg.policy == "mlp" then
                             episodes = { 0, 1, 2 } }
   policy = lr.policy.new({ type = "mlp", hidden_dims = { cfg.hidden, cfg.hidden }, dropout = cfg.dropout }, ds,
                          { normalization_mapping = { STATE = "MEAN_STD", ACTION = "MIN_MAX" } })
-elseif cfg.policy == "smolvla" or cfg.policy == "pi05" then
+elseif cfg.policy == "smolvla" or cfg.policy == "pi05" or cfg.policy == "groot" then
   local root, episodes = lr.default_dataset(), { 0, 1, 3, 6 }
+  -- GR00T's vl_self_attention has no mask (LeRobot's), so left padding makes a sample's output depend on
+  -- its batch-mates' prompt lengths: episodes of one task ("... on the left", 48 frames in all) keep
+  -- every prompt the same length, so a step is the same computation at any rank count.
+  if cfg.policy == "groot" then episodes = { 1, 5, 8, 15 } end
   local plain = lr.dataset.lerobot { root = root, episodes = episodes }  -- features, stats and tasks
   lr.manual_seed(cfg.seed)
   if cfg.policy == "smolvla" then
@@ -86,6 +92,12 @@ elseif cfg.policy == "smolvla" or cfg.policy == "pi05" then
     policy = lr.policy.new(lr.policy.defaults("smolvla", {
       vlm_model_name = cfg.vlm, chunk_size = 4, n_action_steps = 4, num_vlm_layers = 4,
       resize_imgs_with_padding = { 64, 64 }, tokenizer_max_length = 8 }), plain)
+  elseif cfg.policy == "groot" then
+    -- The shipped tiny geometry; LeRobot's default tuning: the backbone frozen (bit for bit below), the
+    -- action head trained.
+    policy = lr.policy.new(lr.policy.defaults("groot", {
+      geometry = "lrhost/groot_tiny", tokenizer_name = "lrhost/groot_tiny", chunk_size = 4, n_action_steps = 4,
+      max_state_dim = 16, max_action_dim = 16, use_bf16 = false }), plain)
   else
     -- The shipped tiny geometry; a frozen vision tower (bit for bit below), the rest trained.
     policy = lr.policy.new(lr.policy.defaults("pi05", {
@@ -102,7 +114,7 @@ elseif cfg.policy == "smolvla" or cfg.policy == "pi05" then
   noise_table, time_table = lr.randn(rows, chunk, width), lr.rand(rows) * 0.9 + 0.05
   lr.manual_seed(cfg.seed)
 else
-  error("policy must be mlp, smolvla or pi05, got " .. tostring(cfg.policy))
+  error("policy must be mlp, smolvla, pi05 or groot, got " .. tostring(cfg.policy))
 end
 -- Frozen parameters (SmolVLA's vision tower and VLM) as built: they must come out unchanged.
 local frozen = {}
@@ -112,6 +124,9 @@ end
 local opt = lr.optim.adamw(policy, { lr = 3e-3, weight_decay = 1e-2 })
 local sched = lr.optim.scheduler(opt, { type = "cosine_with_warmup", warmup_steps = 3, total_steps = cfg.steps })
 acc:prepare(policy, opt)
+-- GR00T's dropouts (0.2 in every DiT and vl_self_attention block) draw per rank: eval mode keeps a
+-- step a function of the batch and the noise / time tables, whatever the rank count.
+if cfg.policy == "groot" then policy:eval() end
 local loader = acc:loader(ds, { batch_size = cfg.batch_size, seed = cfg.seed, num_workers = 1,
                                 drop_n_last_frames = noise_table and policy:config().chunk_size - 1 or 0 })
 local ckpt = lr.checkpoint(cfg.output_dir, { policy = policy, optimizer = opt, scheduler = sched, acc = acc,

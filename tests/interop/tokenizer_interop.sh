@@ -5,7 +5,7 @@
 #   tokenizer_interop.sh LRHOST_EXE WORK_DIR [SCRIPT]
 #
 # SCRIPT: the Python side, default tokenizer_interop.py (byte-level BPE); tokenizer_gemma_interop.py checks the
-# Gemma-style byte-fallback family.
+# Gemma-style byte-fallback family, tokenizer_qwen2_interop.py Qwen2Tokenizer (NFC, Qwen2's pre-tokenizer).
 #
 # Exits 77 (ctest's skip code) when the interop oracle's Python is unavailable, 1 on any mismatch.
 set -euo pipefail

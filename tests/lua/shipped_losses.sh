@@ -29,6 +29,8 @@ cases=(
   "pi0|1|pi0.lua|"
   "pi05|1|pi05.lua|"
   "pi05_fsdp|2|pi05.lua|parallelism.dp_shard=2 batch_size=4"
+  "groot|1|groot.lua|"
+  "groot_fsdp|2|groot.lua|parallelism.dp_shard=2 batch_size=4"
 )
 for case in "${cases[@]}"; do
   IFS='|' read -r name ranks recipe overrides <<< "$case"

@@ -44,11 +44,15 @@ TEST_CASE("registry: every spec is complete, its defaults carry its fields, its 
     CHECK_FALSE(spec->fsdp_wrap_module_types.empty());
     for (const auto* steps : {&spec->processors.pre, &spec->processors.post})
       CHECK(ProcessorPipeline::index_of(*steps, ProcessorStepKind::device).has_value());
-    CHECK(ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::normalizer).has_value());
-    CHECK(ProcessorPipeline::index_of(spec->processors.post, ProcessorStepKind::unnormalizer).has_value());
+    // The steps holding the stats: the (un)normalizer, or GR00T's pack and unpack steps.
+    CHECK(ProcessorPipeline::stats_step(spec->processors.pre).has_value());
+    CHECK(ProcessorPipeline::stats_step(spec->processors.post).has_value());
     // A tokenizer needs the text it reads: a step that forms it (the new-line step, or pi05's state
     // prompt, which has no new-line step) comes before it; the state prompt reads the normalized state.
-    if (spec->processors.has_language()) {
+    // GR00T's VLM-encode step builds its prompt itself, after its pack step.
+    if (auto vlm = ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::groot_vlm_encode)) {
+      CHECK(*ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::groot_pack) < *vlm);
+    } else if (spec->processors.has_language()) {
       auto new_line = ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::task_new_line);
       auto prompt = ProcessorPipeline::index_of(spec->processors.pre, ProcessorStepKind::state_prompt);
       REQUIRE((new_line.has_value() || prompt.has_value()));
@@ -79,11 +83,12 @@ TEST_CASE("registry: a policy built from a spec reports the spec's type and wrap
           lrhost::policy::policy_spec("pi9");
         }).find("'act'") != std::string::npos);
   CHECK(lrhost::policy::find_policy_spec("pi9") == nullptr);
-  // A LeRobot type being ported says so instead of "unknown".
+  // GR00T is registered: a config without a camera fails LeRobot's validate_features, by name.
+  CHECK(lrhost::policy::find_policy_spec("groot") != nullptr);
   const auto groot = lrhost::test::error_of<lrhost::util::ConfigError>([] {
     lrhost::policy::create_policy({{"type", "groot"}});
   });
-  CHECK(groot.find("'groot' (GR00T N1.7) is not implemented yet") != std::string::npos);
+  CHECK(groot.find("GR00T needs at least one VISUAL input feature") != std::string::npos);
   CHECK(lrhost::policy::default_policy_config("act").value("type", "") == "act");
 }
 

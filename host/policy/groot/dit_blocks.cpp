@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 
 namespace lrhost::policy::groot {
@@ -144,6 +146,27 @@ AlternateVLDiTImpl::AlternateVLDiTImpl(const TransformerStackConfig& stack, int6
   proj_out_2 = register_module("proj_out_2", torch::nn::Linear(torch::nn::LinearOptions(inner_dim_, stack.output_dim)));
 }
 
+namespace {
+
+[[maybe_unused]] const bool kBasicTransformerBlockHookable = nn::register_hookable_module_type("BasicTransformerBlock");
+
+// One block between its hooks (FSDP gathers a block that is a unit), checkpointed when asked (its
+// dropout masks are replayed by the recompute: checkpoint saves the generators' state).
+torch::Tensor run_block(const std::shared_ptr<BasicTransformerBlockImpl>& block, const torch::Tensor& x,
+                        const torch::Tensor& context, const torch::Tensor& key_mask, const torch::Tensor& temb,
+                        bool checkpointed) {
+  auto run = [&]() -> torch::Tensor {
+    if (!checkpointed) return block->forward(x, context, key_mask, temb);
+    auto body = [block](const std::vector<torch::Tensor>& in) {
+      return std::vector<torch::Tensor>{block->forward(in[0], in[1], in[2], in[3])};
+    };
+    return nn::checkpoint(body, {x, context, key_mask, temb}, nn::trainable_parameters({block.get()}))[0];
+  };
+  return nn::hooked_forward(*block, {x}, run);
+}
+
+}  // namespace
+
 torch::Tensor AlternateVLDiTImpl::forward(const torch::Tensor& x, const torch::Tensor& vl,
                                           const torch::Tensor& timestep, const torch::Tensor& image_mask,
                                           const torch::Tensor& attention_mask) {
@@ -152,13 +175,14 @@ torch::Tensor AlternateVLDiTImpl::forward(const torch::Tensor& x, const torch::T
   const auto image_keys = image & valid, text_keys = image.logical_not() & valid;
   auto h = x.contiguous();
   const auto context = vl.contiguous();
+  const bool checkpointed = gradient_checkpointing && torch::GradMode::is_enabled();
   for (std::size_t idx = 0; idx < transformer_blocks->size(); ++idx) {
     auto block = transformer_blocks->ptr<BasicTransformerBlockImpl>(idx);
     if (idx % 2 == 1) {
-      h = block->forward(h, {}, {}, temb);
+      h = run_block(block, h, {}, {}, temb, checkpointed);
     } else {
       const bool text = idx % static_cast<std::size_t>(2 * attend_text_every_n_blocks_) == 0;
-      h = block->forward(h, context, text ? text_keys : image_keys, temb);
+      h = run_block(block, h, context, text ? text_keys : image_keys, temb, checkpointed);
     }
   }
   const auto chunks = apply_linear(proj_out_1, torch::silu(temb)).chunk(2, 1);
@@ -176,8 +200,9 @@ SelfAttentionTransformerImpl::SelfAttentionTransformerImpl(const TransformerStac
 
 torch::Tensor SelfAttentionTransformerImpl::forward(const torch::Tensor& x) {
   auto h = x.contiguous();
+  const bool checkpointed = gradient_checkpointing && torch::GradMode::is_enabled();
   for (std::size_t idx = 0; idx < transformer_blocks->size(); ++idx)
-    h = transformer_blocks->ptr<BasicTransformerBlockImpl>(idx)->forward(h, {}, {}, {});
+    h = run_block(transformer_blocks->ptr<BasicTransformerBlockImpl>(idx), h, {}, {}, {}, checkpointed);
   return h;
 }
 

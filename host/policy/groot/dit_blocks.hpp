@@ -127,6 +127,8 @@ class AlternateVLDiTImpl : public torch::nn::Module {
   TimestepEncoder timestep_encoder{nullptr};
   torch::nn::ModuleList transformer_blocks;
   torch::nn::Linear proj_out_1{nullptr}, proj_out_2{nullptr};
+  // Activation checkpointing of each block in a training forward (nn/activation_checkpoint.hpp).
+  bool gradient_checkpointing = false;
 
  private:
   int64_t inner_dim_, attend_text_every_n_blocks_;
@@ -138,6 +140,7 @@ class SelfAttentionTransformerImpl : public torch::nn::Module {
   explicit SelfAttentionTransformerImpl(const TransformerStackConfig& stack);
   torch::Tensor forward(const torch::Tensor& x);
   torch::nn::ModuleList transformer_blocks;
+  bool gradient_checkpointing = false;  // as AlternateVLDiT's
 };
 TORCH_MODULE(SelfAttentionTransformer);
 

@@ -1,6 +1,8 @@
 // GR00T N1.7's network; see groot_model.hpp.
 #include "host/policy/groot/groot_model.hpp"
 
+#include <algorithm>
+
 #include "host/io/safetensors.hpp"
 #include "host/nn/module_weights.hpp"
 #include "host/util/error.hpp"
@@ -51,16 +53,38 @@ torch::Tensor GrootModelImpl::sample(const GrootBatch& batch, const torch::Tenso
   return action_head->sample(encode(batch), noise);
 }
 
+namespace {
+std::string embed_name(const std::string& prefix) {
+  return prefix + "backbone.model.model.language_model.embed_tokens.weight";
+}
+std::string lm_head_name(const std::string& prefix) {
+  return prefix + "backbone.model.lm_head.weight";
+}
+}  // namespace
+
+bool GrootModelImpl::read_tied_embedding(std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                         const std::string& prefix) {
+  const std::string embed = embed_name(prefix), head = lm_head_name(prefix);
+  const bool has_embed = std::any_of(tensors.begin(), tensors.end(), [&](const auto& e) { return e.first == embed; });
+  bool renamed = false;
+  if (!has_embed)
+    for (auto& [name, tensor] : tensors)
+      if (name == head) name = embed, renamed = true;
+  std::erase_if(tensors, [&](const auto& entry) { return entry.first == head; });
+  return renamed;
+}
+
+bool GrootModelImpl::write_tied_embedding(std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                          const std::string& prefix) {
+  bool renamed = false;
+  for (auto& [name, tensor] : tensors)
+    if (name == embed_name(prefix)) name = lm_head_name(prefix), renamed = true;
+  return renamed;
+}
+
 void GrootModelImpl::load_weights(const std::filesystem::path& file, const std::string& prefix) {
   auto content = io::read_safetensors(file);
-  const std::string embed = prefix + "backbone.model.model.language_model.embed_tokens.weight";
-  const std::string head = prefix + "backbone.model.lm_head.weight";
-  // The tied pair is stored under one of its names (LeRobot keeps lm_head, transformers' own
-  // save_pretrained embed_tokens), or under both with the same values: embed_tokens is read.
-  if (!content.find(embed))
-    for (auto& [name, tensor] : content.tensors)
-      if (name == head) name = embed;
-  std::erase_if(content.tensors, [&](const auto& entry) { return entry.first == head; });
+  read_tied_embedding(content.tensors, prefix);
   nn::WeightLoadOptions options;
   options.prefix = prefix;
   nn::load_module_weights(*this, content, file.string(), options);

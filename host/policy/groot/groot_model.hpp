@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/nn/qwen3_vl_model.hpp"
 #include "host/policy/groot/groot_action_head.hpp"
@@ -47,6 +49,13 @@ class GrootModelImpl : public torch::nn::Module {
   torch::Tensor sample(const GrootBatch& batch, const torch::Tensor& noise);
   // Strict load of LeRobot's weights under `prefix` (e.g. "_groot_model."), lm_head into embed_tokens.
   void load_weights(const std::filesystem::path& file, const std::string& prefix);
+  // The tied pair's names in a weight file's tensors (under `prefix`): stored as lm_head (LeRobot),
+  // embed_tokens (transformers' save_pretrained) or both with the same values, read as embed_tokens;
+  // and back, as LeRobot stores it. Each returns whether it renamed anything.
+  static bool read_tied_embedding(std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                  const std::string& prefix);
+  static bool write_tied_embedding(std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                   const std::string& prefix);
 
   std::shared_ptr<torch::nn::Module> backbone;  // "backbone" -> "model" -> "model" (the Qwen3-VL model)
   nn::Qwen3VLBackbone qwen{nullptr};            // backbone.model.model

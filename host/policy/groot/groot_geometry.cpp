@@ -1,0 +1,193 @@
+// Resolving a GR00T policy's geometry and processor settings; see groot_geometry.hpp.
+#include "host/policy/groot/groot_geometry.hpp"
+
+#include "host/io/atomic_dir.hpp"
+#include "host/io/hf_cache.hpp"
+#include "host/util/error.hpp"
+
+namespace lrhost::policy::groot {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_object(const fs::path& file, const std::string& what) {
+  nlohmann::json object = io::read_json_file(file, what);
+  if (!object.is_object()) throw util::ConfigError(file.string() + ": expected a JSON object (" + what + ")");
+  return object;
+}
+
+std::optional<std::vector<int64_t>> int_pair(const nlohmann::json& kwargs, const char* key, const fs::path& file) {
+  if (!kwargs.contains(key) || kwargs[key].is_null()) return std::nullopt;
+  const auto& value = kwargs[key];
+  if (!value.is_array() || value.size() != 2 || !value[0].is_number_integer() || !value[1].is_number_integer())
+    throw util::ConfigError(file.string() + ": processor_kwargs." + key + " must be [height, width] integers, got " +
+                            value.dump());
+  return std::vector<int64_t>{value[0].get<int64_t>(), value[1].get<int64_t>()};
+}
+
+// processor_kwargs entries that LeRobot turns into processing lrhost does not implement, when they are set
+// for `tag` (or at all, for the global ones).
+void refuse_unported(const nlohmann::json& kwargs, const std::string& tag, const fs::path& file) {
+  auto refuse = [&](const std::string& what) {
+    throw util::NotImplemented(file.string() + ": " + what + " is not implemented in lrhost (GR00T's " +
+                               "checkpoint-stats processing); fine-tune a new embodiment (embodiment_tag = "
+                               "\"new_embodiment\", dataset stats)");
+  };
+  for (const char* flag : {"use_albumentations", "letter_box_transform", "use_relative_action", "use_percentiles"})
+    if (kwargs.value(flag, false) == true) refuse(std::string("processor_kwargs.") + flag + " = true");
+  if (kwargs.contains("state_dropout_prob") && kwargs["state_dropout_prob"].is_number() &&
+      kwargs["state_dropout_prob"].get<double>() != 0.0)
+    refuse("processor_kwargs.state_dropout_prob (the preprocessor's state dropout, drawn from Python's random)");
+  if (kwargs.contains("modality_configs") && kwargs["modality_configs"].is_object() &&
+      kwargs["modality_configs"].contains(tag))
+    refuse("processor_kwargs.modality_configs[\"" + tag + "\"] (per-group stats, horizons and camera keys)");
+  if (kwargs.contains("max_action_horizon") && kwargs["max_action_horizon"].is_number_integer())
+    refuse("processor_kwargs.max_action_horizon");
+}
+
+GrootProcessorAssets read_assets(const fs::path& base, const std::string& tag) {
+  GrootProcessorAssets assets;
+  const fs::path file = base / "processor_config.json";
+  if (fs::exists(file)) {
+    assets.from_checkpoint = true;
+    const auto root = read_object(file, "GR00T's processor settings");
+    const nlohmann::json kwargs = root.value("processor_kwargs", nlohmann::json::object());
+    if (kwargs.is_object()) {
+      refuse_unported(kwargs, tag, file);
+      if (auto size = int_pair(kwargs, "image_target_size", file)) assets.image_target_size = *size;
+      if (auto size = int_pair(kwargs, "image_crop_size", file)) assets.image_crop_size = *size;
+      if (kwargs.contains("shortest_image_edge") && kwargs["shortest_image_edge"].is_number_integer())
+        assets.shortest_image_edge = kwargs["shortest_image_edge"].get<int64_t>();
+      if (kwargs.contains("crop_fraction") && kwargs["crop_fraction"].is_number())
+        assets.crop_fraction = kwargs["crop_fraction"].get<double>();
+      // LeRobot takes a non-boolean value as the default (processor_groot.py:205-212).
+      if (kwargs.contains("formalize_language") && kwargs["formalize_language"].is_boolean())
+        assets.formalize_language = kwargs["formalize_language"].get<bool>();
+      if (kwargs.contains("clip_outliers") && kwargs["clip_outliers"].is_boolean())
+        assets.clip_outliers = kwargs["clip_outliers"].get<bool>();
+    }
+  }
+  const fs::path stats = base / "statistics.json";
+  if (fs::exists(stats) && read_object(stats, "GR00T's checkpoint statistics").contains(tag))
+    throw util::NotImplemented(stats.string() + ": the checkpoint's own statistics for embodiment '" + tag +
+                               "' (LeRobot's GrootN17ActionDecodeStep) are not implemented in lrhost; fine-tune a "
+                               "new embodiment (embodiment_tag = \"new_embodiment\", dataset stats)");
+  const fs::path ids = base / "embodiment_id.json";
+  if (fs::exists(ids)) {
+    std::vector<std::pair<std::string, int64_t>> mapping;
+    for (const auto& [key, value] : read_object(ids, "GR00T's embodiment ids").items())
+      if (value.is_number_integer()) mapping.emplace_back(key, value.get<int64_t>());
+    if (!mapping.empty()) assets.embodiment_mapping = std::move(mapping);
+  }
+  return assets;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping() {
+  static const std::vector<std::pair<std::string, int64_t>> mapping{
+      {"oxe_droid_relative_eef_relative_joint", 24},
+      {"xdof_relative_eef_relative_joint", 27},
+      {"xdof_relative_eef_relative_joint_subtask", 27},
+      {"real_g1_relative_eef_relative_joints", 25},
+      {"real_r1_pro_sharpa_relative_eef", 26},
+      {"real_r1_pro_sharpa_relative_eef_human", 26},
+      {"real_r1_pro_sharpa_relative_eef_maxinsights", 26},
+      {"real_r1_pro_sharpa_relative_eef_mecka", 26},
+      {"unitree_g1_full_body_with_waist_height_nav_cmd", 25},
+      {"simpler_env_google", 0},
+      {"simpler_env_widowx", 1},
+      {"libero_sim", 2},
+      {"new_embodiment", 10}};
+  return mapping;
+}
+
+nlohmann::json cosmos_reason2_backbone_config() {
+  // groot_n1_7.py:751-803, _cosmos_reason2_qwen3_vl_config.
+  return {{"image_token_id", 151655},
+          {"video_token_id", 151656},
+          {"vision_start_token_id", 151652},
+          {"vision_end_token_id", 151653},
+          {"tie_word_embeddings", true},
+          {"text_config",
+           {{"attention_bias", false},
+            {"attention_dropout", 0.0},
+            {"bos_token_id", 151643},
+            {"eos_token_id", 151645},
+            {"head_dim", 128},
+            {"hidden_act", "silu"},
+            {"hidden_size", 2048},
+            {"initializer_range", 0.02},
+            {"intermediate_size", 6144},
+            {"max_position_embeddings", 262144},
+            {"num_attention_heads", 16},
+            {"num_hidden_layers", 28},
+            {"num_key_value_heads", 8},
+            {"rms_norm_eps", 1e-6},
+            {"rope_scaling", {{"mrope_interleaved", true}, {"mrope_section", {24, 20, 20}}, {"rope_type", "default"}}},
+            {"rope_theta", 5000000},
+            {"tie_word_embeddings", true},
+            {"vocab_size", 151936}}},
+          {"vision_config",
+           {{"deepstack_visual_indexes", {5, 11, 17}},
+            {"depth", 24},
+            {"hidden_act", "gelu_pytorch_tanh"},
+            {"hidden_size", 1024},
+            {"in_channels", 3},
+            {"initializer_range", 0.02},
+            {"intermediate_size", 4096},
+            {"num_heads", 16},
+            {"num_position_embeddings", 2304},
+            {"out_hidden_size", 2048},
+            {"patch_size", 16},
+            {"spatial_merge_size", 2},
+            {"temporal_patch_size", 2}}}};
+}
+
+GrootGeometry resolve_geometry(const GrootConfig& config) {
+  GrootGeometry g;
+  // LeRobot reads the checkpoint's sidecars only from a local folder (is_raw_groot_n1_7_checkpoint);
+  // a hub id is still resolved here for its config.json and weights.
+  const bool base_is_folder = fs::is_directory(config.base_model_path);
+  fs::path geometry_dir;
+  if (!config.geometry.empty()) geometry_dir = io::resolve_model_dir(config.geometry, "policy.geometry");
+  try {
+    g.base_dir = io::resolve_model_dir(config.base_model_path, "policy.base_model_path");
+  } catch (const util::ConfigError&) {
+    if (geometry_dir.empty() || !fs::exists(geometry_dir / "config.json")) throw;
+  }
+  if (!g.base_dir.empty() && !fs::exists(g.base_dir / "config.json")) {
+    if (geometry_dir.empty() || !fs::exists(geometry_dir / "config.json"))
+      throw util::ConfigError("policy.base_model_path '" + config.base_model_path + "': " +
+                              (g.base_dir / "config.json").string() + " does not exist (GR00T's GR00TN17Config)");
+    g.base_dir.clear();
+  }
+  if (!geometry_dir.empty() && fs::exists(geometry_dir / "config.json")) {
+    g.model_config = read_object(geometry_dir / "config.json", "GR00T's model config (policy.geometry)");
+    g.source = "policy.geometry '" + config.geometry + "'";
+  } else {
+    g.model_config = read_object(g.base_dir / "config.json", "GR00T's model config (policy.base_model_path)");
+    g.source = "policy.base_model_path '" + config.base_model_path + "'";
+  }
+  if (g.model_config.contains("type"))
+    throw util::ConfigError(g.source + ": its config.json is a LeRobot policy config (\"type\": " +
+                                g.model_config["type"].dump() + "), not a GR00T N1.7 base checkpoint's",
+                            "load a LeRobot GR00T checkpoint with policy.pretrained_path");
+  const std::string model_name = g.model_config.value("model_name", std::string(kCosmosReason2));
+  if (!geometry_dir.empty() && fs::exists(geometry_dir / "backbone_config.json")) {
+    g.backbone_config = read_object(geometry_dir / "backbone_config.json", "the backbone's Qwen3-VL config");
+  } else if (model_name == kCosmosReason2 || model_name == std::string(kCosmosReason2) + "/") {
+    g.backbone_config = cosmos_reason2_backbone_config();
+  } else {
+    throw util::NotImplemented(g.source + ": model_name '" + model_name +
+                               "': only Cosmos-Reason2-2B's backbone is built (as in LeRobot 0.6.1, which loads "
+                               "other backbones through transformers)");
+  }
+  g.model = GrootModelConfig::from_json(g.model_config, g.backbone_config, g.source);
+  if (base_is_folder) g.assets = read_assets(config.base_model_path, config.embodiment_tag);
+  if (!geometry_dir.empty() && !base_is_folder && fs::exists(geometry_dir / "processor_config.json"))
+    g.assets = read_assets(geometry_dir, config.embodiment_tag);
+  return g;
+}
+
+}  // namespace lrhost::policy::groot

@@ -1,0 +1,62 @@
+// Where a `groot` policy's network and processor settings come from, as LeRobot 0.6.1 finds them:
+//  - the GR00TN17Config (head widths, select_layer, horizon): base_model_path's config.json
+//    (GR00TN17.from_pretrained), or lrhost's `geometry` folder's config.json;
+//  - the backbone: LeRobot hard-codes Cosmos-Reason2-2B's Qwen3-VL config (groot_n1_7.py:751-803,
+//    cosmos_reason2_backbone_config() here); a `geometry` folder's backbone_config.json replaces it,
+//    as the test oracle's one monkeypatch does;
+//  - the processor settings: base_model_path's processor_config.json `processor_kwargs`
+//    (_load_n1_7_checkpoint_processor_assets, processor_groot.py:162): image sizes, crop fraction,
+//    formalize_language, clip_outliers, embodiment_id.json's mapping. A base checkpoint carrying its own
+//    statistics / modality configs for the embodiment (LeRobot's GrootN17ActionDecodeStep path) is
+//    refused as not implemented, as are albumentations, letterboxing, relative actions and the
+//    processor's state dropout (LeRobot draws it from Python's `random`).
+// `geometry` is a folder or a shipped asset "lrhost/<name>" (io::resolve_model_dir).
+#pragma once
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/policy/groot/groot_config.hpp"
+#include "host/policy/groot/groot_model.hpp"
+
+namespace lrhost::policy::groot {
+
+// The GR00T N1.7 embodiment tags and ids (processor_groot.py N1_7_EMBODIMENT_MAPPING).
+const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping();
+
+// What LeRobot reads from the base checkpoint's processor_config.json for the VLM-encode step and the
+// pack step (defaults when the file or a key is absent: N1.7's 256 / 230 images, formalize_language
+// and clip_outliers true).
+struct GrootProcessorAssets {
+  std::vector<int64_t> image_target_size{256, 256};
+  std::vector<int64_t> image_crop_size{230, 230};
+  std::optional<int64_t> shortest_image_edge;
+  std::optional<double> crop_fraction;
+  bool formalize_language = true;
+  bool clip_outliers = true;
+  std::vector<std::pair<std::string, int64_t>> embodiment_mapping = default_embodiment_mapping();
+  bool from_checkpoint = false;  // a processor_config.json was read
+};
+
+struct GrootGeometry {
+  nlohmann::json model_config;     // the GR00TN17Config object
+  nlohmann::json backbone_config;  // the Qwen3-VL config object
+  GrootModelConfig model;          // both parsed
+  // The base checkpoint's folder when base_model_path resolves locally (its model.safetensors is the
+  // weights lr.policy.new loads); empty otherwise.
+  std::filesystem::path base_dir;
+  GrootProcessorAssets assets;
+  std::string source;  // where the geometry came from, for messages
+};
+
+// Cosmos-Reason2-2B's Qwen3-VL config as LeRobot hard-codes it.
+nlohmann::json cosmos_reason2_backbone_config();
+
+// Resolves `config`'s geometry (ConfigError naming base_model_path / geometry and the files looked
+// for; NotImplemented for the checkpoint features above).
+GrootGeometry resolve_geometry(const GrootConfig& config);
+
+}  // namespace lrhost::policy::groot
