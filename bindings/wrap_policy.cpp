@@ -109,8 +109,18 @@ int w_policy_new(lua_State* L) {
       }
     }
     reader.reject_unknown();
-    auto policy = policy::create_policy(config, features);
-    policy->load_pretrained_parts();
+    // A type whose new policies start from a base checkpoint (GR00T) loads it file-backed.
+    const auto* spec = config.contains("type") && config["type"].is_string()
+                           ? policy::find_policy_spec(config["type"].get<std::string>())
+                           : nullptr;
+    const auto base = spec && spec->base_weights ? spec->base_weights(config, features) : std::nullopt;
+    std::shared_ptr<policy::Policy> policy;
+    if (base) {
+      policy = ckpt::build_with_base_weights(config, features, *base);
+    } else {
+      policy = policy::create_policy(config, features);
+      policy->load_pretrained_parts();
+    }
     if (lx_is<data::FrameSource>(L, 2)) {
       policy::check_mixture_fits(*policy, lx_check<data::FrameSource>(L, 2));
       policy::attach_dataset_processors(*policy, features, lx_check<data::FrameSource>(L, 2).meta(),

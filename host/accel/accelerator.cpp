@@ -209,6 +209,7 @@ void Accelerator::prepare(policy::Policy& policy, optim::Optimizer* optimizer) {
     std::vector<torch::ScalarType> dtypes;
     for (const auto& p : policy.trainable_parameters()) dtypes.push_back(p.scalar_type());
     auto report = describe_precision(dtypes, config_.mixed_precision);
+    if (auto own = policy.own_autocast()) report.text += "; the policy itself " + *own;
     if (report.warn)
       spdlog::warn("precision: {}", report.text);
     else

@@ -265,6 +265,24 @@ std::shared_ptr<policy::Policy> build_with_weights(const fs::path& config_dir, c
   return policy;
 }
 
+}  // namespace
+
+std::shared_ptr<policy::Policy> build_with_base_weights(const nlohmann::json& config,
+                                                        const policy::PolicyFeatures& features,
+                                                        const fs::path& weights_file) {
+  std::shared_ptr<policy::Policy> policy;
+  {
+    nn::DeferredInit deferred;
+    policy = policy::create_policy(config, features);
+    nn::release_parameters(*policy);
+  }
+  load_tensors(*policy, weights_file, /*strict=*/true, io::MapMode::copy_on_write);
+  policy->set_weights_file_backed(true);
+  return policy;
+}
+
+namespace {
+
 // A LeRobot PEFT folder (factory.py's use_peft branch): the base from adapter_config.json's
 // base_model_name_or_path (a folder or a hub id in the local cache), built with this folder's
 // config, then this folder's adapters and processors.

@@ -81,6 +81,14 @@ enum class WeightLoading {
                 // whole model for loading; FSDP copies out its own rows (LeRobot #4009)
 };
 
+// A new policy of `config` whose weights come from `weights_file` (its type's base checkpoint,
+// PolicySpec::base_weights): built block by block onto released parameters (nn/deferred_init.hpp),
+// then pointed at the memory-mapped file's copy-on-write pages after the strict key, shape and dtype
+// check (the file's names through Policy::adapt_pretrained_tensors), as file-backed loading does.
+std::shared_ptr<policy::Policy> build_with_base_weights(const nlohmann::json& config,
+                                                        const policy::PolicyFeatures& features,
+                                                        const std::filesystem::path& weights_file);
+
 // Builds the policy from config.json, loads its weights and its processors (when the folder has
 // processor files). The policy is left in eval mode, as LeRobot's from_pretrained does. `dir` may be
 // a hub id ("lerobot/smolvla_base") present in the local Hugging Face cache (io/hf_cache.hpp).

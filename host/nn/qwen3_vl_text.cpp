@@ -3,6 +3,7 @@
 
 #include "host/config/config_reader.hpp"
 #include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
@@ -121,8 +122,13 @@ Qwen3VLTextModelImpl::Qwen3VLTextModelImpl(const Qwen3VLTextConfig& config, int6
     throw util::ConfigError("Qwen3-VL text model: " + std::to_string(count) + " layers asked of a model of " +
                             std::to_string(config.num_hidden_layers));
   embed_tokens = register_module("embed_tokens", torch::nn::Embedding(config.vocab_size, config.hidden_size));
+  release_parameters(*embed_tokens);  // deferred_init.hpp: one block at a time
   this->layers = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < count; ++i) this->layers->push_back(Qwen3TextDecoderLayer(config));
+  for (int64_t i = 0; i < count; ++i) {
+    Qwen3TextDecoderLayer layer(config);
+    release_parameters(*layer);
+    this->layers->push_back(layer);
+  }
   norm = register_module("norm", RMSNorm(config.hidden_size, config.rms_norm_eps));
 }
 

@@ -6,6 +6,7 @@
 
 #include "host/config/config_reader.hpp"
 #include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 #include "host/util/error.hpp"
@@ -138,7 +139,11 @@ Qwen3VLVisionModelImpl::Qwen3VLVisionModelImpl(const Qwen3VLVisionConfig& config
           torch::nn::Conv3dOptions(config.in_channels, config.hidden_size, {tp, p, p}).stride({tp, p, p}).bias(true)));
   pos_embed = register_module("pos_embed", torch::nn::Embedding(config.num_position_embeddings, config.hidden_size));
   blocks = register_module("blocks", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.depth; ++i) blocks->push_back(Qwen3VisionBlock(config));
+  for (int64_t i = 0; i < config.depth; ++i) {
+    Qwen3VisionBlock block(config);
+    release_parameters(*block);  // deferred_init.hpp: one block at a time
+    blocks->push_back(block);
+  }
   merger = register_module("merger", Qwen3PatchMerger(config, false));
   deepstack_merger_list = register_module("deepstack_merger_list", torch::nn::ModuleList());
   for (std::size_t i = 0; i < config.deepstack_visual_indexes.size(); ++i)

@@ -134,6 +134,10 @@ class Policy : public torch::nn::Module {
   // training forward draws random numbers on the device, reads nothing back to the host and keeps
   // its shapes for a given batch signature).
   virtual std::optional<std::string> cuda_graph_blocker() const { return std::nullopt; }
+  // How the policy casts its own computation whatever the accelerator's mixed_precision says (GR00T's
+  // use_bf16: bf16 autocast inside its forward and sampling, as LeRobot's GrootPolicy), for the startup
+  // precision line; nullopt when it leaves that to the accelerator.
+  virtual std::optional<std::string> own_autocast() const { return std::nullopt; }
   // Set for policies fed with language: their processors tokenize the task.
   virtual std::optional<LanguageSettings> language_settings() const { return std::nullopt; }
   // Loads weights that a new policy takes from elsewhere than its own model.safetensors (a VLA with

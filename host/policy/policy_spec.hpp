@@ -85,6 +85,13 @@ struct PolicySpec {
   std::function<std::optional<std::pair<std::string, std::string>>(const std::filesystem::path& dir,
                                                                    const nlohmann::json& config)>
       missing_pretrained_extras;
+  // The weights file a new policy of this config starts from, when the type has one beside its own
+  // folder (GR00T: base_model_path's model.safetensors, which LeRobot's GrootPolicy loads at
+  // construction): lr.policy.new then builds the policy block by block and points its parameters at
+  // the memory-mapped file (ckpt::build_with_base_weights), so no rank holds the whole model to load it.
+  // Unset, or nullopt: the policy is built with its initial weights and load_pretrained_parts().
+  std::function<std::optional<std::filesystem::path>(const nlohmann::json& config, const PolicyFeatures& features)>
+      base_weights;
   // Unset for lrhost-only types that lerobot-train does not know.
   std::optional<LeRobotTrainMapping> lerobot_train;
   // What LeRobot + PEFT know of the type's LoRA (unset: LeRobot has no default targets for the type,

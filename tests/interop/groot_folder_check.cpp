@@ -18,6 +18,7 @@
 #include "host/io/safetensors.hpp"
 #include "host/policy/groot/groot_policy.hpp"
 #include "host/policy/processors.hpp"
+#include "host/policy/registry.hpp"
 #include "tensor_checks.hpp"
 
 namespace fs = std::filesystem;
@@ -136,6 +137,35 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < before.size(); ++i) worst = std::max(worst, exact(before[i].second, after[i].second));
     report("lrhost's folder loads back bit-equal", worst, 0.0);
     report("its processors load back equal", *reloaded->processors() == processors ? 0.0 : 1.0, 0.0);
+
+    // A new policy from the base checkpoint (lr.policy.new's path: base_model_path's model.safetensors in
+    // GR00TN17's names, file-backed): the weights LeRobot's GrootPolicy built from the same base.
+    {
+      auto config = nlohmann::json(io::read_json_file(dir / "policy" / "config.json", ""));
+      config["geometry"] = geometry.string();
+      const auto& spec = policy::policy_spec("groot");
+      const auto base = spec.base_weights(config, {});
+      report("base_weights names the base checkpoint's file",
+             base && *base == fs::path(config["base_model_path"].get<std::string>()) / "model.safetensors" ? 0.0 : 1.0,
+             0.0);
+      auto fresh = ckpt::build_with_base_weights(config, {}, *base);
+      report("built from the base, file-backed", fresh->weights_file_backed() ? 0.0 : 1.0, 0.0);
+      double worst_base = 0;
+      const auto built = fresh->state_dict();
+      for (const auto& [name, tensor] : groot.state_dict()) {
+        (void)tensor;
+        const auto found = std::find_if(built.begin(), built.end(), [&](const auto& e) { return e.first == name; });
+        worst_base = std::max(
+            worst_base,
+            found == built.end()
+                ? 1e30
+                : exact(found->second,
+                        theirs.at(name == "_groot_model.backbone.model.model.language_model.embed_tokens.weight"
+                                      ? "_groot_model.backbone.model.lm_head.weight"
+                                      : name)));
+      }
+      report("its weights are LeRobot's policy's (built from the same base)", worst_base, 0.0);
+    }
 
     // tune_llm = tune_visual = true (LeRobot's folder of that build): the backbone trains too; its 103
     // gradients (the oracle stores those frozen by default) and the loss.

@@ -114,6 +114,13 @@ add_test(NAME lua.show_pi05_full_size
                  ${PROJECT_SOURCE_DIR}/recipes)
 set_tests_properties(lua.show_pi05_full_size PROPERTIES LABELS lua TIMEOUT 600
                      ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
+# GR00T N1.7 planned at LeRobot's full size from a config.json-only base folder, without building it.
+add_test(NAME lua.show_groot_full_size
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/lua/show_groot_full_size.sh $<TARGET_FILE:lrhost>
+                 ${CMAKE_CURRENT_BINARY_DIR}/runs/show_groot_full_size ${CMAKE_CURRENT_SOURCE_DIR}/fixtures
+                 ${PROJECT_SOURCE_DIR}/recipes)
+set_tests_properties(lua.show_groot_full_size PROPERTIES LABELS lua TIMEOUT 300
+                     ENVIRONMENT "OMP_NUM_THREADS=1;LRHOST_CACHE=${CMAKE_BINARY_DIR}/cache")
 # Number options say what they expect (not CLI11's "Value 0 not in range 0.000000 to 1.79e308").
 lrhost_expect_failure(show_gpus_zero "--gpus: expected a number greater than 0, got '0'" show cases/config_recipe.lua --gpus 0)
 # `lrhost tokenize`: bad folders and options name what was expected (the ids themselves are checked

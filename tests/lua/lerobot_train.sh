@@ -121,7 +121,7 @@ done
 #     deviating_fields and lerobot_values) is exactly where `lrhost show` finds the recipe differing:
 #     a field missing from the list would train the recipe's tiny value, a field listed in vain would
 #     hide a drift. Every type lerobot-train maps.
-for type in act diffusion smolvla pi0 pi05; do
+for type in act diffusion smolvla pi0 pi05 groot; do
   lrhost lerobot-train --policy.type=$type --dry-run > /dev/null 2> "$work/list_$type.log"
   line=$(grep -A1 "maps to:" "$work/list_$type.log" | tail -1)
   eval "set -- ${line#*lrhost }"

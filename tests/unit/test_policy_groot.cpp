@@ -237,7 +237,19 @@ TEST_CASE("groot policy: gradient checkpointing changes no loss and no gradient,
     worst = std::max(worst, (item.value().grad() - other.grad()).abs().max().item<double>());
   }
   CHECK(worst == 0.0);
-  CHECK(plain->forward(batch).loss.defined());
+  // use_bf16 (LeRobot's default): the forward under bf16 autocast on the CPU too, said at startup.
+  auto bf16 = tiny_policy({{"use_bf16", true}});
+  CHECK_FALSE(plain->own_autocast().has_value());
+  REQUIRE(bf16->own_autocast().has_value());
+  plain->eval();
+  bf16->eval();
+  torch::manual_seed(5);
+  const double fp32_loss = plain->forward(batch).loss.item<double>();
+  torch::manual_seed(5);
+  const auto bf16_loss = bf16->forward(batch).loss;
+  CHECK((bf16_loss.scalar_type() == torch::kFloat32));
+  CHECK(bf16_loss.item<double>() != fp32_loss);                                        // bf16 matmuls ran
+  CHECK(std::abs(bf16_loss.item<double>() - fp32_loss) < 0.05 * std::abs(fp32_loss));  // and only rounded
   // Missing processed entries are named.
   auto partial = batch;
   partial.erase("pixel_values");

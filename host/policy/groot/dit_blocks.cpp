@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "host/nn/activation_checkpoint.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/nn/forward_hooks.hpp"
 #include "host/nn/linear.hpp"
 
@@ -140,8 +141,11 @@ AlternateVLDiTImpl::AlternateVLDiTImpl(const TransformerStackConfig& stack, int6
     : inner_dim_(stack.inner_dim()), attend_text_every_n_blocks_(attend_text_every_n_blocks) {
   timestep_encoder = register_module("timestep_encoder", TimestepEncoder(inner_dim_));
   transformer_blocks = register_module("transformer_blocks", torch::nn::ModuleList());
-  for (int64_t idx = 0; idx < stack.num_layers; ++idx)  // odd blocks self-attend (interleave_self_attention)
-    transformer_blocks->push_back(BasicTransformerBlock(stack, idx % 2 == 1 ? 0 : cross_dim, /*ada_norm=*/true));
+  for (int64_t idx = 0; idx < stack.num_layers; ++idx) {  // odd blocks self-attend (interleave_self_attention)
+    BasicTransformerBlock block(stack, idx % 2 == 1 ? 0 : cross_dim, /*ada_norm=*/true);
+    nn::release_parameters(*block);  // nn/deferred_init.hpp: one block at a time
+    transformer_blocks->push_back(block);
+  }
   proj_out_1 = register_module("proj_out_1", torch::nn::Linear(torch::nn::LinearOptions(inner_dim_, 2 * inner_dim_)));
   proj_out_2 = register_module("proj_out_2", torch::nn::Linear(torch::nn::LinearOptions(inner_dim_, stack.output_dim)));
 }
@@ -194,8 +198,11 @@ torch::Tensor AlternateVLDiTImpl::forward(const torch::Tensor& x, const torch::T
 
 SelfAttentionTransformerImpl::SelfAttentionTransformerImpl(const TransformerStackConfig& stack) {
   transformer_blocks = register_module("transformer_blocks", torch::nn::ModuleList());
-  for (int64_t idx = 0; idx < stack.num_layers; ++idx)
-    transformer_blocks->push_back(BasicTransformerBlock(stack, 0, /*ada_norm=*/false));
+  for (int64_t idx = 0; idx < stack.num_layers; ++idx) {
+    BasicTransformerBlock block(stack, 0, /*ada_norm=*/false);
+    nn::release_parameters(*block);
+    transformer_blocks->push_back(block);
+  }
 }
 
 torch::Tensor SelfAttentionTransformerImpl::forward(const torch::Tensor& x) {

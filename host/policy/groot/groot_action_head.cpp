@@ -1,6 +1,7 @@
 // GR00T N1.7's action head: training loss and Euler sampling; see groot_action_head.hpp.
 #include "host/policy/groot/groot_action_head.hpp"
 
+#include "host/nn/deferred_init.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::groot {
@@ -25,6 +26,7 @@ GrootActionHeadImpl::GrootActionHeadImpl(const GrootHeadConfig& config) : config
     torch::NoGradGuard no_grad;
     position_embedding->weight.normal_(0.0, 0.02);
   }
+  nn::release_parameters(*this);  // the encoders and decoder (nn/deferred_init.hpp)
 }
 
 torch::Tensor GrootActionHeadImpl::vl_features(const GrootHeadInputs& inputs) {

@@ -9,14 +9,12 @@
 
 #include "host/io/hf_cache.hpp"
 #include "host/nn/autocast.hpp"
+#include "host/nn/deferred_init.hpp"
 #include "host/util/error.hpp"
 
 namespace lrhost::policy::groot {
-namespace fs = std::filesystem;
 
 namespace {
-
-const char* kGrootType = "groot";
 
 // A processed entry with a leading batch dimension of `batch` rows and `dims` dimensions.
 const torch::Tensor& processed(const Batch& batch, const std::string& key, int64_t dims) {
@@ -50,6 +48,7 @@ GrootPolicy::GrootPolicy(GrootConfig config, GrootGeometry geometry)
   auto model_config = geometry_.model;
   if (config_.num_inference_timesteps) model_config.head.num_inference_timesteps = *config_.num_inference_timesteps;
   model_ = register_module("_groot_model", GrootModel(model_config));
+  nn::release_parameters(*model_);  // what the blocks left (mergers, norms): nn/deferred_init.hpp
   tokenizer_dir_ = io::resolve_model_dir(config_.tokenizer_name, "policy.tokenizer_name");
   if (config_.gradient_checkpointing) {
     // The head's stacks always train by default; the backbone's only store activations when tuned,
@@ -106,23 +105,18 @@ void GrootPolicy::train(bool on) {
   }
 }
 
-void GrootPolicy::load_pretrained_parts() {
-  if (geometry_.base_dir.empty()) return;  // a tiny geometry without a base checkpoint: from scratch
-  const auto file = geometry_.base_dir / "model.safetensors";
-  if (!fs::exists(file))
-    throw util::ConfigError("policy.base_model_path '" + config_.base_model_path + "': " + file.string() +
-                                " does not exist (GR00T's base weights)",
-                            fs::exists(geometry_.base_dir / "model.safetensors.index.json")
-                                ? "sharded base checkpoints are not supported yet; save it as one model.safetensors"
-                                : "download the base checkpoint (hf download " + config_.base_model_path + ")");
-  model_->load_weights(file, "");
-  set_trainable_parameters();
-}
-
 std::vector<std::string> GrootPolicy::adapt_pretrained_tensors(
     std::vector<std::pair<std::string, torch::Tensor>>& tensors) const {
-  GrootModelImpl::read_tied_embedding(tensors, "_groot_model.");
-  return {};  // LeRobot's own layout: nothing worth a note
+  // A base checkpoint (GR00TN17.save_pretrained) names the network's tensors without the policy's
+  // `_groot_model.` prefix.
+  const std::string prefix = "_groot_model.";
+  const bool raw = !tensors.empty() && std::none_of(tensors.begin(), tensors.end(), [&](const auto& entry) {
+    return entry.first.rfind(prefix, 0) == 0;
+  });
+  if (raw)
+    for (auto& [name, tensor] : tensors) name = prefix + name;
+  GrootModelImpl::read_tied_embedding(tensors, prefix);
+  return {};  // LeRobot's own layouts: nothing worth a note
 }
 
 void GrootPolicy::adapt_saved_tensors(std::vector<std::pair<std::string, torch::Tensor>>& tensors) const {

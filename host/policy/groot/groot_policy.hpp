@@ -44,15 +44,18 @@ class GrootPolicy : public Policy {
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   std::optional<LanguageSettings> language_settings() const override;
+  std::optional<std::string> own_autocast() const override {
+    if (!config_.use_bf16) return std::nullopt;
+    return "runs its forward and sampling under bf16 autocast (policy.use_bf16 = true, LeRobot's GR00T default, on "
+           "the CPU too)";
+  }
   std::optional<std::string> cuda_graph_blocker() const override {
     return "GR00T draws its flow-matching time from the CPU generator (torch.distributions.Beta, as LeRobot), "
            "which a CUDA graph cannot replay";
   }
-  // lr.policy.new: the base checkpoint's weights (base_model_path's model.safetensors, GR00TN17's
-  // names), when the base resolves locally; a tiny `geometry` without one trains from scratch.
-  void load_pretrained_parts() override;
   std::vector<std::pair<std::string, std::string>> pretrained_extra_files() const override;
-  // LeRobot's model.safetensors keeps the tied embedding under lm_head's name.
+  // LeRobot's model.safetensors keeps the tied embedding under lm_head's name; a base checkpoint's
+  // (lr.policy.new, through the spec's base_weights) names the network without `_groot_model.`.
   std::vector<std::string> adapt_pretrained_tensors(
       std::vector<std::pair<std::string, torch::Tensor>>& tensors) const override;
   void adapt_saved_tensors(std::vector<std::pair<std::string, torch::Tensor>>& tensors) const override;

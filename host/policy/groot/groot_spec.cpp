@@ -5,11 +5,14 @@
 // config.json (groot_lrhost.json: a geometry or tokenizer other than LeRobot's), and groot.lua for
 // lerobot-train.
 #include <filesystem>
+#include <functional>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/policy/groot/groot_config.hpp"
+#include "host/policy/groot/groot_plan.hpp"
 #include "host/policy/groot/groot_policy.hpp"
 #include "host/policy/policy_spec.hpp"
+#include "host/util/error.hpp"
 
 namespace lrhost::policy::groot {
 namespace {
@@ -33,6 +36,21 @@ void read_lrhost_settings(const std::filesystem::path& dir, nlohmann::ordered_js
     if (settings.contains(key)) config[key] = settings[key];
 }
 
+// base_model_path's model.safetensors when the base resolves locally; a tiny geometry without a base
+// trains from scratch.
+std::optional<std::filesystem::path> base_weights_file(const nlohmann::json& config, const PolicyFeatures& features) {
+  const auto geometry = resolve_geometry(GrootConfig::from_json(config, features));
+  if (geometry.base_dir.empty()) return std::nullopt;
+  const auto file = geometry.base_dir / "model.safetensors";
+  if (!std::filesystem::exists(file))
+    throw util::ConfigError("policy.base_model_path '" + geometry.base_dir.string() + "': " + file.string() +
+                                " does not exist (GR00T's base weights)",
+                            std::filesystem::exists(geometry.base_dir / "model.safetensors.index.json")
+                                ? "sharded base checkpoints are not supported yet; save it as one model.safetensors"
+                                : "download the base checkpoint (hf download <base_model_path>)");
+  return file;
+}
+
 }  // namespace
 
 const PolicySpec& spec() {
@@ -48,12 +66,18 @@ const PolicySpec& spec() {
                                {"Qwen3VLTextDecoderLayer", "Qwen3TextDecoderLayer"},
                                {"BasicTransformerBlock", "BasicTransformerBlock"}},
       .read_pretrained_extras = read_lrhost_settings,
-      .lerobot_train = LeRobotTrainMapping{.recipe = "groot.lua",
-                                           .deviating_fields = {"geometry", "tokenizer_name", "base_model_path",
-                                                                "chunk_size", "n_action_steps", "max_state_dim",
-                                                                "max_action_dim", "use_bf16", "max_steps"},
-                                           .optimizer_preset = "adamw",
-                                           .scheduler_preset = "diffuser"},
+      .base_weights = base_weights_file,
+      .lerobot_train =
+          LeRobotTrainMapping{.recipe = "groot.lua",
+                              .deviating_fields = {"geometry", "tokenizer_name", "chunk_size", "n_action_steps",
+                                                   "max_state_dim", "max_action_dim", "use_bf16", "max_steps"},
+                              .optimizer_preset = "adamw",
+                              .scheduler_preset = "diffuser"},
+      // LeRobot's geometry is 3.1 B parameters: planned from config.json, never built to be counted.
+      .plan_without_building =
+          [](const nlohmann::json& config, const PolicyFeatures& features, const std::function<void(Policy&)>&) {
+            return plan_groot_without_building(config, features);
+          },
   };
   return entry;
 }
