@@ -45,6 +45,7 @@ struct SavedGradients {
 }  // namespace
 
 Batch example_batch(const Policy& policy, int64_t batch_size) {
+  if (auto own = policy.example_batch(batch_size)) return *own;
   const auto features = policy.features();
   const auto deltas = policy.delta_indices();
   auto frames = [&](const std::string& key) -> int64_t {

@@ -134,6 +134,13 @@ class Policy : public torch::nn::Module {
   // training forward draws random numbers on the device, reads nothing back to the host and keeps
   // its shapes for a given batch signature).
   virtual std::optional<std::string> cuda_graph_blocker() const { return std::nullopt; }
+  // A batch of `batch_size` zero samples in the shapes its forward takes, for the memory plan's activation
+  // probe (activation_probe.hpp), when they are not the features' own (GR00T's processed prompt, pixels
+  // and padded action); nullopt: the probe builds one from the features.
+  virtual std::optional<Batch> example_batch(int64_t batch_size) const {
+    (void)batch_size;
+    return std::nullopt;
+  }
   // How the policy casts its own computation whatever the accelerator's mixed_precision says (GR00T's
   // use_bf16: bf16 autocast inside its forward and sampling, as LeRobot's GrootPolicy), for the startup
   // precision line; nullopt when it leaves that to the accelerator.

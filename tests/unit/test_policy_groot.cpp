@@ -250,6 +250,12 @@ TEST_CASE("groot policy: gradient checkpointing changes no loss and no gradient,
   CHECK((bf16_loss.scalar_type() == torch::kFloat32));
   CHECK(bf16_loss.item<double>() != fp32_loss);                                        // bf16 matmuls ran
   CHECK(std::abs(bf16_loss.item<double>() - fp32_loss) < 0.05 * std::abs(fp32_loss));  // and only rounded
+  // The activation probe's example batch is a processed one the forward takes (one camera: 4 image tokens).
+  const auto example = plain->example_batch(3);
+  REQUIRE(example.has_value());
+  CHECK(example->at("input_ids").size(0) == 3);
+  CHECK(example->at("input_ids").eq(305).sum().item<int64_t>() == 3 * 4);
+  CHECK(plain->forward(*example).loss.defined());
   // Missing processed entries are named.
   auto partial = batch;
   partial.erase("pixel_values");

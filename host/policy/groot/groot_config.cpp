@@ -143,4 +143,16 @@ int64_t GrootConfig::warmup_steps() const {
   return static_cast<int64_t>(std::ceil(static_cast<double>(max_steps) * warmup_ratio));
 }
 
+nlohmann::ordered_json GrootConfig::optimizer_preset() const {
+  // AdamWConfig(lr, betas, eps, weight_decay, grad_clip_norm=1.0) (configuration_groot.py:480-489).
+  return {{"type", "adamw"},          {"lr", optimizer_lr},   {"weight_decay", optimizer_weight_decay},
+          {"betas", optimizer_betas}, {"eps", optimizer_eps}, {"grad_clip_norm", 1.0}};
+}
+
+nlohmann::ordered_json GrootConfig::scheduler_preset() const {
+  // DiffuserSchedulerConfig(name="cosine", num_warmup_steps=ceil(max_steps * warmup_ratio)): diffusers'
+  // cosine schedule over the run's steps, lrhost's cosine_with_warmup.
+  return {{"type", "cosine_with_warmup"}, {"warmup_steps", warmup_steps()}};
+}
+
 }  // namespace lrhost::policy::groot

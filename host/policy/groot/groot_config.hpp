@@ -150,6 +150,10 @@ struct GrootConfig : PretrainedConfigFields {
   int64_t action_steps(int64_t model_action_horizon) const;
   // LeRobot's DiffuserSchedulerConfig warmup: ceil(max_steps * warmup_ratio).
   int64_t warmup_steps() const;
+  // get_optimizer_preset / get_scheduler_preset as Policy::optimizer_preset / scheduler_preset say them
+  // (the policy and the plan of an unbuilt one read these).
+  nlohmann::ordered_json optimizer_preset() const;
+  nlohmann::ordered_json scheduler_preset() const;
   bool libero_decode() const { return action_decode_transform == "libero"; }
 };
 

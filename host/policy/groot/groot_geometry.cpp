@@ -144,6 +144,16 @@ nlohmann::json cosmos_reason2_backbone_config() {
             {"temporal_patch_size", 2}}}};
 }
 
+void check_padded_dims(const GrootConfig& config, const GrootGeometry& geometry) {
+  const auto& head = geometry.model.head;
+  if (head.max_state_dim != config.max_state_dim || head.max_action_dim != config.max_action_dim)
+    throw util::ConfigError("policy 'groot': max_state_dim / max_action_dim (" + std::to_string(config.max_state_dim) +
+                                " / " + std::to_string(config.max_action_dim) + ") differ from the model's (" +
+                                std::to_string(head.max_state_dim) + " / " + std::to_string(head.max_action_dim) +
+                                ", " + geometry.source + ")",
+                            "set policy.max_state_dim / max_action_dim to the model's");
+}
+
 GrootGeometry resolve_geometry(const GrootConfig& config) {
   GrootGeometry g;
   // LeRobot reads the checkpoint's sidecars only from a local folder (is_raw_groot_n1_7_checkpoint);

@@ -55,6 +55,9 @@ struct GrootGeometry {
 // Cosmos-Reason2-2B's Qwen3-VL config as LeRobot hard-codes it.
 nlohmann::json cosmos_reason2_backbone_config();
 
+// GrootConfig's padded dims must equal the model's (its encoders' and decoder's widths): ConfigError.
+void check_padded_dims(const GrootConfig& config, const GrootGeometry& geometry);
+
 // Resolves `config`'s geometry (ConfigError naming base_model_path / geometry and the files looked
 // for; NotImplemented for the checkpoint features above).
 GrootGeometry resolve_geometry(const GrootConfig& config);

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "host/policy/groot/groot_geometry.hpp"
-#include "host/util/error.hpp"
 
 namespace lrhost::policy::groot {
 namespace {
@@ -172,14 +171,8 @@ PlannedPolicy plan_groot_parameters(const GrootConfig& config, const GrootModelC
   const int64_t layers = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
   write_groot_language(writer, model.backbone.text, layers, config);
   write_groot_head(writer, model.head, config);
-  // GrootPolicy::optimizer_preset / scheduler_preset (the unit test holds them equal).
-  planned.optimizer_preset = {{"type", "adamw"},
-                              {"lr", config.optimizer_lr},
-                              {"weight_decay", config.optimizer_weight_decay},
-                              {"betas", config.optimizer_betas},
-                              {"eps", config.optimizer_eps},
-                              {"grad_clip_norm", 1.0}};
-  planned.scheduler_preset = {{"type", "cosine_with_warmup"}, {"warmup_steps", config.warmup_steps()}};
+  planned.optimizer_preset = config.optimizer_preset();
+  planned.scheduler_preset = config.scheduler_preset();
   return planned;
 }
 
@@ -187,14 +180,7 @@ std::optional<PlannedPolicy> plan_groot_without_building(const nlohmann::json& c
   auto parsed = GrootConfig::from_json(config, features);
   if (!parsed.geometry.empty()) return std::nullopt;  // lrhost's small geometries are built
   const auto geometry = resolve_geometry(parsed);
-  const auto& head = geometry.model.head;
-  // GrootPolicy's constructor check, so that the plan accepts no config that training refuses.
-  if (head.max_state_dim != parsed.max_state_dim || head.max_action_dim != parsed.max_action_dim)
-    throw util::ConfigError("policy 'groot': max_state_dim / max_action_dim (" + std::to_string(parsed.max_state_dim) +
-                                " / " + std::to_string(parsed.max_action_dim) + ") differ from the model's (" +
-                                std::to_string(head.max_state_dim) + " / " + std::to_string(head.max_action_dim) +
-                                ", " + geometry.source + ")",
-                            "set policy.max_state_dim / max_action_dim to the model's");
+  check_padded_dims(parsed, geometry);  // the plan accepts no config that training refuses
   return plan_groot_parameters(parsed, geometry.model);
 }
 

@@ -37,14 +37,7 @@ void freeze(torch::nn::Module& module) {
 
 GrootPolicy::GrootPolicy(GrootConfig config, GrootGeometry geometry)
     : config_(std::move(config)), geometry_(std::move(geometry)) {
-  const auto& head = geometry_.model.head;
-  // GrootConfig's padded dims must agree with the model's (its encoders' and decoder's widths).
-  if (head.max_state_dim != config_.max_state_dim || head.max_action_dim != config_.max_action_dim)
-    throw util::ConfigError("policy 'groot': max_state_dim / max_action_dim (" + std::to_string(config_.max_state_dim) +
-                                " / " + std::to_string(config_.max_action_dim) + ") differ from the model's (" +
-                                std::to_string(head.max_state_dim) + " / " + std::to_string(head.max_action_dim) +
-                                ", " + geometry_.source + ")",
-                            "set policy.max_state_dim / max_action_dim to the model's");
+  check_padded_dims(config_, geometry_);
   auto model_config = geometry_.model;
   if (config_.num_inference_timesteps) model_config.head.num_inference_timesteps = *config_.num_inference_timesteps;
   model_ = register_module("_groot_model", GrootModel(model_config));
@@ -202,6 +195,33 @@ torch::Tensor GrootPolicy::select_action(const Batch& batch) {
   return action_queue_.next(steps, [&] { return predict_action_chunk(batch); });
 }
 
+std::optional<Batch> GrootPolicy::example_batch(int64_t batch_size) const {
+  const auto& backbone = geometry_.backbone_config;
+  const auto& vision = geometry_.model.backbone.vision;
+  const int64_t side_h = geometry_.assets.image_target_size.at(0) / vision.patch_size;
+  const int64_t side_w = geometry_.assets.image_target_size.at(1) / vision.patch_size;
+  const int64_t tokens = side_h * side_w / (vision.spatial_merge_size * vision.spatial_merge_size);
+  const auto cameras = static_cast<int64_t>(config_.image_features().size());
+  std::vector<int64_t> prompt(4, 0);  // "<|im_start|>user\n" and the turn's end stand-ins
+  for (int64_t c = 0; c < cameras; ++c) {
+    prompt.push_back(backbone.value("vision_start_token_id", 0L));
+    prompt.insert(prompt.end(), static_cast<std::size_t>(tokens), geometry_.model.backbone.image_token_id);
+    prompt.push_back(backbone.value("vision_end_token_id", 0L));
+  }
+  prompt.insert(prompt.end(), 16, 0);
+  const auto ids = torch::tensor(prompt).repeat({batch_size, 1});
+  const auto& head = geometry_.model.head;
+  const int64_t horizon = std::min<int64_t>(config_.chunk_size, head.action_horizon);
+  return Batch{{"input_ids", ids},
+               {"attention_mask", torch::ones_like(ids)},
+               {"pixel_values", torch::zeros({batch_size, cameras * side_h * side_w, vision.patch_values()})},
+               {"image_grid_thw", torch::tensor({1L, side_h, side_w}).repeat({batch_size, cameras, 1})},
+               {"state", torch::zeros({batch_size, 1, config_.max_state_dim})},
+               {"action", torch::zeros({batch_size, horizon, config_.max_action_dim})},
+               {"action_mask", torch::ones({batch_size, horizon, config_.max_action_dim})},
+               {"embodiment_id", torch::zeros({batch_size}, torch::kInt)}};
+}
+
 std::vector<ParamGroup> GrootPolicy::param_groups() const {
   // _build_weight_decay_parameter_groups: transformers' get_parameter_names(model, [nn.LayerNorm],
   // patterns) decides decay; every parameter of a LayerNorm module and every name matching the
@@ -228,19 +248,11 @@ std::vector<ParamGroup> GrootPolicy::param_groups() const {
 }
 
 nlohmann::ordered_json GrootPolicy::optimizer_preset() const {
-  // get_optimizer_preset: AdamWConfig(lr, betas, eps, weight_decay, grad_clip_norm=1.0).
-  return {{"type", "adamw"},
-          {"lr", config_.optimizer_lr},
-          {"weight_decay", config_.optimizer_weight_decay},
-          {"betas", config_.optimizer_betas},
-          {"eps", config_.optimizer_eps},
-          {"grad_clip_norm", 1.0}};
+  return config_.optimizer_preset();
 }
 
 nlohmann::ordered_json GrootPolicy::scheduler_preset() const {
-  // DiffuserSchedulerConfig(name="cosine", num_warmup_steps=ceil(max_steps * warmup_ratio)): diffusers'
-  // cosine schedule over the run's steps, lrhost's cosine_with_warmup.
-  return {{"type", "cosine_with_warmup"}, {"warmup_steps", config_.warmup_steps()}};
+  return config_.scheduler_preset();
 }
 
 std::map<std::string, std::vector<int64_t>> GrootPolicy::delta_indices() const {

@@ -44,6 +44,9 @@ class GrootPolicy : public Policy {
   PolicyFeatures features() const override { return {config_.input_features, config_.output_features}; }
   std::map<std::string, std::vector<int64_t>> delta_indices() const override;
   std::optional<LanguageSettings> language_settings() const override;
+  // The processed batch its preprocessor makes for a task of 16 tokens: every camera's merged image tokens in
+  // the prompt, pixels of the processor's image size, a full action chunk.
+  std::optional<Batch> example_batch(int64_t batch_size) const override;
   std::optional<std::string> own_autocast() const override {
     if (!config_.use_bf16) return std::nullopt;
     return "runs its forward and sampling under bf16 autocast (policy.use_bf16 = true, LeRobot's GR00T default, on "
