@@ -42,7 +42,7 @@ t.eq(#groups[1].params, 4, "all parameters in it")
 local from_features = lr.policy.new({ type = "mlp", hidden_dims = {} },
                                     { inputs = { ["observation.state"] = { 6 } }, outputs = { action = { 2 } } })
 t.eq(from_features:config().input_dim, 6, "input_dim from features")
-t.eq(lr.policy.types(), { "act", "diffusion", "mlp", "pi0", "pi05", "smolvla" }, "registered types")
+t.eq(lr.policy.types(), { "act", "diffusion", "groot", "mlp", "pi0", "pi05", "smolvla" }, "registered types")
 -- pi0/pi05 options lrhost does not implement are refused before anything is built.
 t.raises(function() lr.policy.new(lr.policy.defaults("pi05", { use_relative_actions = true })) end,
          "'use_relative_actions' = true")
