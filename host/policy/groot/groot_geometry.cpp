@@ -84,24 +84,6 @@ GrootProcessorAssets read_assets(const fs::path& base, const std::string& tag) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping() {
-  static const std::vector<std::pair<std::string, int64_t>> mapping{
-      {"oxe_droid_relative_eef_relative_joint", 24},
-      {"xdof_relative_eef_relative_joint", 27},
-      {"xdof_relative_eef_relative_joint_subtask", 27},
-      {"real_g1_relative_eef_relative_joints", 25},
-      {"real_r1_pro_sharpa_relative_eef", 26},
-      {"real_r1_pro_sharpa_relative_eef_human", 26},
-      {"real_r1_pro_sharpa_relative_eef_maxinsights", 26},
-      {"real_r1_pro_sharpa_relative_eef_mecka", 26},
-      {"unitree_g1_full_body_with_waist_height_nav_cmd", 25},
-      {"simpler_env_google", 0},
-      {"simpler_env_widowx", 1},
-      {"libero_sim", 2},
-      {"new_embodiment", 10}};
-  return mapping;
-}
-
 nlohmann::json cosmos_reason2_backbone_config() {
   // groot_n1_7.py:751-803, _cosmos_reason2_qwen3_vl_config.
   return {{"image_token_id", 151655},

@@ -21,11 +21,9 @@
 
 #include "host/policy/groot/groot_config.hpp"
 #include "host/policy/groot/groot_model.hpp"
+#include "host/policy/groot/groot_pack.hpp"
 
 namespace lrhost::policy::groot {
-
-// The GR00T N1.7 embodiment tags and ids (processor_groot.py N1_7_EMBODIMENT_MAPPING).
-const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping();
 
 // What LeRobot reads from the base checkpoint's processor_config.json for the VLM-encode step and the
 // pack step (defaults when the file or a key is absent: N1.7's 256 / 230 images, formalize_language

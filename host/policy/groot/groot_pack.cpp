@@ -5,8 +5,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <array>
-#include <string_view>
 #include <utility>
 
 #include "host/util/error.hpp"
@@ -40,23 +38,6 @@ torch::Tensor unpack_aligned_stat(const torch::Tensor& stat, int64_t d, double a
   t = t.slice(0, 0, d);
   return torch::constant_pad_nd(t, {0, std::max<int64_t>(0, d - t.numel())}, 0);
 }
-
-// The default embodiment mapping (N1_7_EMBODIMENT_MAPPING, :107-121).
-constexpr std::array<std::pair<std::string_view, int64_t>, 13> kPackEmbodiments{{
-    {"oxe_droid_relative_eef_relative_joint", 24},
-    {"xdof_relative_eef_relative_joint", 27},
-    {"xdof_relative_eef_relative_joint_subtask", 27},
-    {"real_g1_relative_eef_relative_joints", 25},
-    {"real_r1_pro_sharpa_relative_eef", 26},
-    {"real_r1_pro_sharpa_relative_eef_human", 26},
-    {"real_r1_pro_sharpa_relative_eef_maxinsights", 26},
-    {"real_r1_pro_sharpa_relative_eef_mecka", 26},
-    {"unitree_g1_full_body_with_waist_height_nav_cmd", 25},
-    {"simpler_env_google", 0},
-    {"simpler_env_widowx", 1},
-    {"libero_sim", 2},
-    {"new_embodiment", 10},
-}};
 
 // Python's str.isspace() on an ASCII character: the C whitespace plus the four separators 0x1c-0x1f
 // (Unicode bidi classes B / S, which Python counts).
@@ -173,6 +154,25 @@ torch::Tensor groot_inference_action_mask(int64_t batch, const GrootPackSizes& s
   return mask;
 }
 
+// LeRobot 0.6.1 processor_groot.py:107-121.
+const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping() {
+  static const std::vector<std::pair<std::string, int64_t>> mapping{
+      {"oxe_droid_relative_eef_relative_joint", 24},
+      {"xdof_relative_eef_relative_joint", 27},
+      {"xdof_relative_eef_relative_joint_subtask", 27},
+      {"real_g1_relative_eef_relative_joints", 25},
+      {"real_r1_pro_sharpa_relative_eef", 26},
+      {"real_r1_pro_sharpa_relative_eef_human", 26},
+      {"real_r1_pro_sharpa_relative_eef_maxinsights", 26},
+      {"real_r1_pro_sharpa_relative_eef_mecka", 26},
+      {"unitree_g1_full_body_with_waist_height_nav_cmd", 25},
+      {"simpler_env_google", 0},
+      {"simpler_env_widowx", 1},
+      {"libero_sim", 2},
+      {"new_embodiment", 10}};
+  return mapping;
+}
+
 std::vector<std::string> groot_language_batch(const std::vector<std::string>& tasks, int64_t batch, bool formalize) {
   // utils.py:233-264.
   const std::string default_language = "Perform the task.";
@@ -194,10 +194,10 @@ std::vector<std::string> groot_language_batch(const std::vector<std::string>& ta
 }
 
 int64_t groot_embodiment_id(const std::string& embodiment_tag) {
-  for (const auto& [tag, id] : kPackEmbodiments)
+  for (const auto& [tag, id] : default_embodiment_mapping())
     if (tag == embodiment_tag) return id;
   std::string known;
-  for (const auto& entry : kPackEmbodiments) known += (known.empty() ? "" : ", ") + std::string(entry.first);
+  for (const auto& entry : default_embodiment_mapping()) known += (known.empty() ? "" : ", ") + entry.first;
   throw util::ConfigError(
       "GR00T embodiment_tag '" + embodiment_tag + "' is not in LeRobot's N1.7 embodiment mapping (" + known + ")",
       "LeRobot would silently use id 0 (simpler_env_google); pick one of the known tags");

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lrhost::policy::groot {
@@ -62,6 +63,9 @@ torch::Tensor groot_inference_action_mask(int64_t batch, const GrootPackSizes& s
 // unformalised "Perform the task." there). Non-ASCII text is refused (DataError): Python's Unicode
 // lower() / isalnum() / isspace() are not reproduced.
 std::vector<std::string> groot_language_batch(const std::vector<std::string>& tasks, int64_t batch, bool formalize);
+
+// LeRobot's default N1.7 embodiment tags and ids (N1_7_EMBODIMENT_MAPPING), in its order.
+const std::vector<std::pair<std::string, int64_t>>& default_embodiment_mapping();
 
 // The id of `embodiment_tag` in LeRobot's default N1.7 mapping (N1_7_EMBODIMENT_MAPPING). LeRobot maps
 // an unknown tag to 0 (simpler_env_google's id) silently; this throws a ConfigError naming the tag and
