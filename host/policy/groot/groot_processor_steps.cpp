@@ -207,9 +207,11 @@ void GrootProcessorSteps::read_vlm_config(const ordered_json& config, const std:
   if (!name.is_string()) throw util::DataError(where + ": 'model_name' must be a folder or hub id");
   image_geometry_ = image_geometry(config, where);
   tokenizer_name_ = name.get<std::string>();
-  image_processor_ = read_image_processor_config(io::resolve_model_dir(tokenizer_name_, where + " model_name"));
+  const auto folder = io::resolve_model_dir(tokenizer_name_, where + " model_name");
+  image_processor_ = read_image_processor_config(folder);
+  // Loaded here, not at first use: the loader's workers may preprocess batches at the same time.
+  prompt_ = std::make_shared<GrootPromptEncoder>(folder);
   vlm_ = config;
-  prompt_.reset();
   table_.clear();
 }
 
@@ -234,8 +236,7 @@ ordered_json GrootProcessorSteps::vlm_config(const std::string& device) const {
 }
 
 const GrootPromptEncoder& GrootProcessorSteps::prompt() const {
-  if (!prompt_)
-    prompt_ = std::make_shared<GrootPromptEncoder>(io::resolve_model_dir(tokenizer_name_, "GR00T's tokenizer"));
+  if (!prompt_) throw util::ConfigError("GR00T's VLM-encode step has no tokenizer (its config was not read)");
   return *prompt_;
 }
 

@@ -63,8 +63,10 @@ class GrootProcessorSteps {
   GrootImageGeometry image_geometry_;
   QwenImageProcessorConfig image_processor_;
   std::string tokenizer_name_;
-  mutable std::shared_ptr<GrootPromptEncoder> prompt_;    // loaded at first use
-  mutable std::vector<std::vector<std::int32_t>> table_;  // task text ids by task_index
+  std::shared_ptr<const GrootPromptEncoder> prompt_;  // the VLM step's tokenizer (read_vlm_config)
+  // Task text ids by task_index: a cache of the tokenizer's output set before batches flow (as
+  // PolicyProcessors::set_task_table's), hence mutable.
+  mutable std::vector<std::vector<std::int32_t>> table_;
 };
 
 // Qwen2VLImageProcessor's settings from a tokenizer/processor folder's preprocessor_config.json
