@@ -156,6 +156,18 @@ TEST_CASE("groot geometry: the base checkpoint's config, Cosmos-Reason2's backbo
                                }),
                                "backbone_embedding_dim (64) must equal the backbone's hidden_size (2048)"));
   CHECK(lrhost::policy::groot::cosmos_reason2_backbone_config()["text_config"]["num_hidden_layers"] == 28);
+  // lr.policy.new's base weights: the base folder's model.safetensors, its absence named.
+  {
+    auto table = tiny_table();
+    table["base_model_path"] = base.string();
+    const auto& spec = lrhost::policy::policy_spec("groot");
+    REQUIRE(static_cast<bool>(spec.base_weights));
+    CHECK(lrhost::test::contains(error_of<lrhost::util::ConfigError>([&] { spec.base_weights(table, {}); }),
+                                 "model.safetensors does not exist (GR00T's base weights)"));
+    auto no_base = tiny_table();
+    no_base["base_model_path"] = (scratch.path / "missing").string();
+    CHECK_FALSE(spec.base_weights(no_base, {}).has_value());  // a tiny geometry without a base: from scratch
+  }
   // The base's processor settings: read (image sizes), or refused (features lrhost does not port).
   lrhost::test::write_text(base / "processor_config.json",
                            R"({"processor_kwargs": {"image_target_size": [48, 48], "image_crop_size": [40, 40]}})");
