@@ -379,6 +379,16 @@ PolicyProcessors::StepCodec PolicyProcessors::codec(ProcessorStepKind kind) {
                 if (!p.groot_) p.groot_ = std::make_shared<groot::GrootProcessorSteps>();
                 p.groot_->read_vlm_config(in.config, in.where);
               }};
+    case ProcessorStepKind::groot_decode:
+      // The checkpoint's statistics are inline in the config (LeRobot's GrootN17ActionDecodeStep).
+      return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
+                return step_entry(step.registry_name, p.groot_->decode_config());
+              },
+              [](PolicyProcessors& p, const StepFileEntry& in) {
+                if (!p.groot_) p.groot_ = std::make_shared<groot::GrootProcessorSteps>();
+                p.groot_->read_decode_config(in.config, in.where);
+                p.unnormalizer_.stats.clear();
+              }};
     case ProcessorStepKind::groot_unpack:
       return {[](const PolicyProcessors& p, const ProcessorStep& step, const std::string&) {
                 const auto file = p.unnormalizer_state_file();
@@ -458,6 +468,9 @@ PolicyProcessors PolicyProcessors::load_pipeline_files(const fs::path& dir, cons
   for (std::size_t i = 0; i < p.pipeline_.pre.size(); ++i)
     p.read_step(p.pipeline_.pre[i], pre_steps[i], i, dir, pre_file, false);
   ordered_json post = parse_json_file(post_file);
+  const auto post_names = step_names(post);
+  for (const auto& other : p.pipeline_.other_posts)
+    if (ProcessorPipeline::matches(other, post_names)) p.pipeline_.post = other;
   const auto& post_steps = checked_steps(post, post_file, p.post_name_, p.pipeline_.post);
   for (std::size_t i = 0; i < p.pipeline_.post.size(); ++i)
     p.read_step(p.pipeline_.post[i], post_steps[i], i, dir, post_file, true);

@@ -27,10 +27,12 @@ enum class ProcessorStepKind {
   state_prompt,
   // GR00T N1.7's own steps (policy/groot/groot_processor_steps.hpp): groot_n1_7_pack_inputs_v1 (min/max
   // normalization to [-1, 1], padding, masks, embodiment id) + state file, groot_n1_7_vlm_encode_v1
-  // (images and the chat prompt), groot_action_unpack_unnormalize_v2 + state file.
+  // (images and the chat prompt), groot_action_unpack_unnormalize_v2 + state file, or
+  // groot_n1_7_action_decode_v1 (a checkpoint's own statistics, inline in its config; no state file).
   groot_pack,
   groot_vlm_encode,
   groot_unpack,
+  groot_decode,
 };
 
 struct ProcessorStep {
@@ -40,6 +42,9 @@ struct ProcessorStep {
 
 struct ProcessorPipeline {
   std::vector<ProcessorStep> pre, post;
+  // Other postprocessors the same preprocessor pairs with (GR00T: the decode with a base checkpoint's
+  // own statistics); a file's step names pick one when it is read.
+  std::vector<std::vector<ProcessorStep>> other_posts;
 
   // LeRobot's make_default_pre_post_processors (ACT, Diffusion): rename -> to_batch -> device ->
   // normalizer; unnormalizer -> device.

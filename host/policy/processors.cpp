@@ -149,8 +149,17 @@ PolicyProcessors PolicyProcessors::for_policy(
       config.contains("device") && config["device"].is_string() ? config["device"].get<std::string>() : "cpu";
   auto processors =
       build(features, norm_map, stats, device, policy.language_settings(), policy_spec(policy.type()).processors);
-  if (ProcessorPipeline::index_of(processors.pipeline_.pre, ProcessorStepKind::groot_pack))
+  if (ProcessorPipeline::index_of(processors.pipeline_.pre, ProcessorStepKind::groot_pack)) {
     processors.groot_ = groot::GrootProcessorSteps::for_policy(policy);
+    // A base checkpoint's own statistics replace the dataset's (make_groot_pre_post_processors'
+    // padded_stats), and its decode step, which inlines them, has no state file.
+    if (auto checkpoint = processors.groot_->checkpoint_flat_stats()) {
+      processors.normalizer_.stats = std::move(*checkpoint);
+      processors.unnormalizer_.stats.clear();
+      for (const auto& other : processors.pipeline_.other_posts)
+        if (ProcessorPipeline::index_of(other, ProcessorStepKind::groot_decode)) processors.pipeline_.post = other;
+    }
+  }
   // pi0/pi05 write their relative-action settings into the (disabled) relative step, as LeRobot does.
   if (config.contains("relative_exclude_joints") && config["relative_exclude_joints"].is_array())
     processors.relative_config_["exclude_joints"] = config["relative_exclude_joints"];
@@ -371,6 +380,7 @@ Batch PolicyProcessors::preprocess(const Batch& batch, const std::vector<std::st
       case ProcessorStepKind::absolute_actions:
       case ProcessorStepKind::unnormalizer:
       case ProcessorStepKind::groot_unpack:
+      case ProcessorStepKind::groot_decode:
         break;
     }
   }

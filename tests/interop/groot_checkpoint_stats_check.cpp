@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
 
       gcs_report_flag(p + "use_percentiles", stats.use_percentiles == kase.at("use_percentiles").get<bool>());
       gcs_report_flag(p + "valid_action_horizon",
-                      stats.valid_action_horizon == kase.at("valid_action_horizon").get<int64_t>());
-      gcs_report_flag(p + "video_modality_keys",
-                      stats.video_modality_keys == kase.at("video_modality_keys").get<std::vector<std::string>>());
+                      stats.layout.valid_action_horizon == kase.at("valid_action_horizon").get<int64_t>());
+      gcs_report_flag(p + "video_modality_keys", stats.layout.video_modality_keys ==
+                                                     kase.at("video_modality_keys").get<std::vector<std::string>>());
       const auto flat = gp::groot_checkpoint_flat_stats(stats);
       for (const auto& [modality, f] :
            {std::pair{"observation.state", &flat.state}, std::pair{"action", &flat.action}}) {
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
 
       // Pack: the checkpoint normalisation, then the step's padding and mask with no further stats.
       sizes.clip_outliers = kase.at("clip_outliers").get<bool>();
-      sizes.valid_action_horizon = stats.valid_action_horizon.value_or(sizes.action_horizon);
+      sizes.valid_action_horizon = stats.layout.valid_action_horizon.value_or(sizes.action_horizon);
       for (const auto& [prefix, state_key, action_key] :
            {std::tuple{"pack", "state", "action"}, std::tuple{"narrow", "narrow_state", "narrow_action"}}) {
         const std::string what = p + prefix + ".";

@@ -5,12 +5,15 @@
 
 #include <filesystem>
 
+#include "host/io/atomic_dir.hpp"
+#include "host/io/safetensors.hpp"
 #include "host/nn/activation_checkpoint.hpp"
 #include "host/policy/groot/groot_config.hpp"
 #include "host/policy/groot/groot_geometry.hpp"
 #include "host/policy/groot/groot_policy.hpp"
 #include "host/policy/groot/groot_processor_steps.hpp"
 #include "host/policy/groot/groot_prompt.hpp"
+#include "host/policy/processors.hpp"
 #include "host/policy/registry.hpp"
 #include "host/util/error.hpp"
 #include "host/util/shipped_paths.hpp"
@@ -43,6 +46,19 @@ nlohmann::json tiny_table(nlohmann::json extra = nlohmann::json::object()) {
   if (extra.is_object()) table.update(extra);
   return table;
 }
+
+// A base checkpoint's sidecars for embodiment libero_sim (state groups 2 + 1, action groups arm + gripper,
+// percentiles, a valid horizon of 4 of the 8 steps, the one camera "top"), as LeRobot reads them.
+constexpr const char* kStatsProcessorConfig = R"({"processor_kwargs": {"use_percentiles": true, "modality_configs":
+  {"libero_sim": {"state": {"modality_keys": ["joints", "still"]},
+                  "action": {"modality_keys": ["arm", "gripper"], "delta_indices": [0, 1, 2, 3],
+                             "action_configs": [{"rep": "ABSOLUTE", "type": "NON_EEF"}, {"rep": "ABSOLUTE"}]},
+                  "video": {"modality_keys": ["top"], "delta_indices": [0]}}}}})";
+constexpr const char* kStatsStatistics = R"({"libero_sim": {
+  "state": {"joints": {"min": [-5, -5], "max": [5, 5], "q01": [-1, -2], "q99": [1, 2], "mean": [0, 0], "std": [1, 1]},
+            "still": {"min": [0.5], "max": [0.5], "q01": [0.5], "q99": [0.5], "mean": [0.5], "std": [0]}},
+  "action": {"arm": {"min": [-9], "max": [9], "q01": [1], "q99": [4], "mean": [2], "std": [1]},
+             "gripper": {"min": [0], "max": [1], "q01": [0.1], "q99": [0.9], "mean": [0.5], "std": [0.3]}}}})";
 
 std::shared_ptr<GrootPolicy> tiny_policy(nlohmann::json extra = nlohmann::json::object()) {
   torch::manual_seed(0);
@@ -176,11 +192,96 @@ TEST_CASE("groot geometry: the base checkpoint's config, Cosmos-Reason2's backbo
   CHECK(geometry.assets.image_crop_size == std::vector<int64_t>{40, 40});
   lrhost::test::write_text(base / "processor_config.json", R"({"processor_kwargs": {"use_albumentations": true}})");
   CHECK_THROWS_AS(lrhost::policy::groot::resolve_geometry(with_base({})), lrhost::util::NotImplemented);
-  lrhost::test::write_text(base / "processor_config.json", "{}");
-  lrhost::test::write_text(base / "statistics.json", R"({"new_embodiment": {"state": {}}})");
-  CHECK(lrhost::test::contains(lrhost::test::described_error<lrhost::util::NotImplemented>(
-                                   [&] { lrhost::policy::groot::resolve_geometry(with_base({})); }),
-                               "the checkpoint's own statistics for embodiment 'new_embodiment'"));
+  // The checkpoint's own statistics for the embodiment (both sidecars): parsed, with its layout.
+  lrhost::test::write_text(base / "processor_config.json", kStatsProcessorConfig);
+  lrhost::test::write_text(base / "statistics.json", kStatsStatistics);
+  geometry = lrhost::policy::groot::resolve_geometry(with_base({{"embodiment_tag", "libero_sim"}}));
+  REQUIRE(geometry.assets.checkpoint_stats.has_value());
+  CHECK(geometry.assets.checkpoint_stats->state_dim() == 3);
+  CHECK(geometry.assets.checkpoint_stats->use_percentiles);
+  CHECK(geometry.assets.layout.valid_action_horizon == 4);
+  CHECK(geometry.assets.layout.video_modality_keys == std::vector<std::string>{"top"});
+  CHECK(geometry.assets.raw_stats.contains("state"));
+  // Another tag of the same files: no statistics of its own, the dataset's are used.
+  CHECK_FALSE(lrhost::policy::groot::resolve_geometry(with_base({})).assets.checkpoint_stats.has_value());
+  // Modality groups named without their statistics: LeRobot's KeyError, here by name.
+  lrhost::test::write_text(base / "statistics.json", R"({"other": {}})");
+  CHECK(lrhost::test::contains(error_of<lrhost::util::ConfigError>([&] {
+                                 lrhost::policy::groot::resolve_geometry(with_base({{"embodiment_tag", "libero_sim"}}));
+                               }),
+                               "no statistics for this group in statistics.json"));
+  // A relative action group is refused loudly.
+  std::string relative = kStatsProcessorConfig;
+  relative.replace(relative.find("ABSOLUTE"), 8, "RELATIVE");
+  lrhost::test::write_text(base / "processor_config.json", relative);
+  lrhost::test::write_text(base / "statistics.json", kStatsStatistics);
+  CHECK_THROWS_AS(lrhost::policy::groot::resolve_geometry(with_base({{"embodiment_tag", "libero_sim"}})),
+                  lrhost::util::NotImplemented);
+}
+
+TEST_CASE("groot processors with a base checkpoint's own statistics: pack, decode, files") {
+  lrhost::test::TempDir scratch("groot_ckpt_stats");
+  const fs::path base = scratch.path / "base";
+  fs::create_directories(base);
+  fs::copy_file(groot_tiny() / "config.json", base / "config.json");
+  lrhost::test::write_text(base / "processor_config.json", kStatsProcessorConfig);
+  lrhost::test::write_text(base / "statistics.json", kStatsStatistics);
+  auto policy = tiny_policy({{"base_model_path", base.string()}, {"embodiment_tag", "libero_sim"}});
+  CHECK(policy->prediction_horizon() == 4);  // the checkpoint's valid horizon
+  auto processors = lrhost::policy::PolicyProcessors::for_policy(*policy, {}, {});
+  const fs::path saved = scratch.path / "saved";
+  fs::create_directories(saved);
+  processors.save(saved);
+  const auto post = lrhost::io::read_json_file(saved / "policy_postprocessor.json", "");
+  CHECK(post["steps"][0]["registry_name"] == "groot_n1_7_action_decode_v1");
+  CHECK(post["steps"][0]["config"]["action_decode_transform"] == "libero");
+  CHECK_FALSE(post["steps"][0].contains("state_file"));
+  const auto pre = lrhost::io::read_json_file(saved / "policy_preprocessor.json", "");
+  CHECK(pre["steps"][2]["config"]["valid_action_horizon"] == 4);
+  CHECK(pre["steps"][2]["config"]["video_modality_keys"] == nlohmann::ordered_json{"top"});
+  CHECK(pre["steps"][2]["config"]["raw_stats"]["action"]["gripper"]["q99"][0] == 0.9);
+  // The pack step's state file holds the flat checkpoint stats, q01 / q99 as min / max.
+  const auto state =
+      lrhost::io::read_safetensors(saved / "policy_preprocessor_step_2_groot_n1_7_pack_inputs_v1.safetensors");
+  CHECK(torch::equal(state.at("observation.state.min"), torch::tensor({-1.0f, -2.0f, 0.5f})));
+  CHECK(torch::equal(state.at("action.max"), torch::tensor({4.0f, 0.9f})));
+  // Read back (the decode step chosen by its name) and written again: the same files.
+  const auto loaded = lrhost::policy::PolicyProcessors::load(saved);
+  const fs::path again = scratch.path / "again";
+  fs::create_directories(again);
+  loaded.save(again);
+  CHECK(lrhost::io::read_json_file(again / "policy_postprocessor.json", "") == post);
+  CHECK(lrhost::io::read_json_file(again / "policy_preprocessor.json", "") == pre);
+  CHECK(lrhost::policy::PolicyProcessors::load(again) == loaded);
+  CHECK(torch::equal(loaded.unnormalize(torch::zeros({1, 8, 16})), processors.unnormalize(torch::zeros({1, 8, 16}))));
+  // The decode: 4 of 8 steps, the arm from [-1, 1] to [q01, q99], LIBERO's gripper -sign(2g - 1).
+  auto y = torch::zeros({1, 8, 16});
+  y.select(2, 0).fill_(2.0);   // clipped to 1: the arm's q99
+  y.select(2, 1).fill_(-0.5);  // gripper 0.1 + 0.25 * 0.8 = 0.3 -> -sign(-0.4) = 1
+  const auto decoded = processors.unnormalize(y);
+  CHECK(decoded.sizes() == torch::IntArrayRef({1, 4, 2}));
+  CHECK(torch::allclose(decoded.select(2, 0), torch::full({1, 4}, 4.0f)));
+  CHECK(torch::equal(decoded.select(2, 1), torch::ones({1, 4})));
+  // The pack step normalises the action by group and masks the checkpoint's valid horizon.
+  lrhost::policy::Batch batch{{"observation.state", torch::tensor({{1.0f, 0.0f, 0.5f}})},
+                              {"action", torch::tensor({2.0f, 0.5f}).repeat({1, 8, 1})}};
+  const auto groot_steps = lrhost::policy::groot::GrootProcessorSteps::for_policy(*policy);
+  const auto packed = groot_steps->pack(batch, *groot_steps->checkpoint_flat_stats());
+  CHECK(packed.at("action_mask").sum().item<double>() == 4 * 2);
+  CHECK(packed.at("action")[0][0][0].item<float>() == doctest::Approx(2 * (2.0 - 1.0) / 3.0 - 1));
+  CHECK(packed.at("state")[0][0][2].item<float>() == 0.0f);  // equal bounds: 0
+  // Refused configs of the decode step.
+  lrhost::policy::groot::GrootProcessorSteps read;
+  auto decode = groot_steps->decode_config();
+  auto relative = decode;
+  relative["use_relative_action"] = true;
+  CHECK_THROWS_AS(read.read_decode_config(relative, "decode"), lrhost::util::NotImplemented);
+  auto empty = decode;
+  empty["modality_config"] = nlohmann::ordered_json::object();
+  CHECK_THROWS_AS(read.read_decode_config(empty, "decode"), lrhost::util::DataError);
+  auto transform = decode;
+  transform["action_decode_transform"] = "mirror";
+  CHECK_THROWS_AS(read.read_decode_config(transform, "decode"), lrhost::util::DataError);
 }
 
 TEST_CASE("groot policy: LeRobot's tuning switches, eval-mode rule and weight-decay groups") {
@@ -307,9 +408,11 @@ TEST_CASE("groot processor steps: LeRobot's pack config, an unknown embodiment r
   CHECK(lrhost::test::contains(
       lrhost::test::error_of<lrhost::util::ConfigError>([&] { read.read_pack_config(unknown, "pack"); }),
       "embodiment_tag 'my_robot' is not in the embodiment mapping"));
-  auto percentiles = pack;
-  percentiles["use_percentiles"] = true;
-  CHECK_THROWS_AS(read.read_pack_config(percentiles, "pack"), lrhost::util::NotImplemented);
+  auto frames = pack;
+  frames["video_horizon"] = 0;
+  CHECK(lrhost::test::contains(
+      lrhost::test::error_of<lrhost::util::DataError>([&] { read.read_pack_config(frames, "pack"); }),
+      "'video_horizon' must be null or a positive integer"));
   auto extra = pack;
   extra["surprise"] = 1;
   CHECK(lrhost::test::contains(

@@ -87,9 +87,9 @@ TEST_CASE("groot checkpoint stats: parse keeps group order, dims, bounds per use
   CHECK(s.state_groups[0].lo == std::vector<double>{-1, 0});
   CHECK(s.state_groups[0].hi == std::vector<double>{1, 4});
   CHECK_FALSE(s.use_percentiles);
-  CHECK(s.valid_action_horizon == 3);
-  REQUIRE(s.video_modality_keys.has_value());
-  CHECK(*s.video_modality_keys == std::vector<std::string>{"front", "wrist"});
+  CHECK(s.layout.valid_action_horizon == 3);
+  REQUIRE(s.layout.video_modality_keys.has_value());
+  CHECK(*s.layout.video_modality_keys == std::vector<std::string>{"front", "wrist"});
 
   const auto p = gcs_parse(true);
   CHECK(p.use_percentiles);
@@ -111,8 +111,8 @@ TEST_CASE("groot checkpoint stats: no stats or modality config for the tag means
   bare["processor_kwargs"]["modality_configs"]["robo"]["video"]["modality_keys"] = nlohmann::json::array({7});
   const auto s = gp::parse_groot_checkpoint_stats(gcs_statistics(), bare, "robo", "ckpt");
   REQUIRE(s.has_value());
-  CHECK_FALSE(s->valid_action_horizon.has_value());
-  CHECK_FALSE(s->video_modality_keys.has_value());
+  CHECK_FALSE(s->layout.valid_action_horizon.has_value());
+  CHECK_FALSE(s->layout.video_modality_keys.has_value());
 }
 
 TEST_CASE("groot checkpoint stats: flat stats concatenate the groups (q01 / q99 under min / max)") {

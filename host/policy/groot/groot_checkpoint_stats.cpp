@@ -123,6 +123,25 @@ int64_t GrootCheckpointStats::action_dim() const {
   return ckpt_sum_dims(action_groups);
 }
 
+GrootCheckpointLayout groot_checkpoint_layout(const nlohmann::json& modality_config) {
+  GrootCheckpointLayout out;
+  // _load_n1_7_checkpoint_action_horizon (:310-326): len(delta_indices) or None.
+  const auto& deltas = ckpt_member(ckpt_member(modality_config, "action"), "delta_indices");
+  if (deltas.is_array() && !deltas.empty()) out.valid_action_horizon = static_cast<int64_t>(deltas.size());
+  // _load_n1_7_checkpoint_video_modality_keys (:348-365): the string entries, or None when there are none.
+  const auto& cams = ckpt_member(ckpt_member(modality_config, "video"), "modality_keys");
+  if (cams.is_array()) {
+    std::vector<std::string> keys;
+    for (const auto& k : cams)
+      if (k.is_string()) keys.push_back(k.get<std::string>());
+    if (!keys.empty()) out.video_modality_keys = std::move(keys);
+  }
+  // _load_n1_7_checkpoint_video_horizon (:329-345): len(delta_indices) or None.
+  const auto& frames = ckpt_member(ckpt_member(modality_config, "video"), "delta_indices");
+  if (frames.is_array() && !frames.empty()) out.video_horizon = static_cast<int64_t>(frames.size());
+  return out;
+}
+
 std::optional<GrootCheckpointStats> parse_groot_checkpoint_stats(const nlohmann::json& statistics,
                                                                  const nlohmann::json& processor_config,
                                                                  const std::string& tag, const std::string& source) {
@@ -160,17 +179,7 @@ std::optional<GrootCheckpointStats> parse_groot_checkpoint_stats(const nlohmann:
         (out.state_groups.empty() ? "action groups but no state groups" : "state groups but no action groups") +
         " (LeRobot would normalise the other with min 0 / max 1)");
 
-  // _load_n1_7_checkpoint_action_horizon (:310-326): len(delta_indices) or None.
-  const auto& deltas = ckpt_member(ckpt_member(modality_config, "action"), "delta_indices");
-  if (deltas.is_array() && !deltas.empty()) out.valid_action_horizon = static_cast<int64_t>(deltas.size());
-  // _load_n1_7_checkpoint_video_modality_keys (:348-365): the string entries, or None when there are none.
-  const auto& cams = ckpt_member(ckpt_member(modality_config, "video"), "modality_keys");
-  if (cams.is_array()) {
-    std::vector<std::string> keys;
-    for (const auto& k : cams)
-      if (k.is_string()) keys.push_back(k.get<std::string>());
-    if (!keys.empty()) out.video_modality_keys = std::move(keys);
-  }
+  out.layout = groot_checkpoint_layout(modality_config);
   return out;
 }
 
@@ -232,7 +241,7 @@ torch::Tensor groot_checkpoint_normalize_action(const torch::Tensor& action, con
 }
 
 torch::Tensor groot_checkpoint_decode_action(const torch::Tensor& action, const GrootCheckpointStats& stats,
-                                             int64_t env_action_dim) {
+                                             int64_t env_action_dim, bool libero) {
   // GrootN17ActionDecodeStep.__call__ (:2329-2446) with use_relative_action false and no transform.
   if (action.dim() != 2 && action.dim() != 3)
     throw util::DataError("GR00T model action must be (B, D) or (B, T, D), got " + ckpt_shape_text(action));
@@ -245,8 +254,8 @@ torch::Tensor groot_checkpoint_decode_action(const torch::Tensor& action, const 
   auto y = action.detach().to(torch::kFloat32);
   if (single_step) y = y.unsqueeze(1);
   // _n1_7_decode_valid_horizon (:2245-2251).
-  if (stats.valid_action_horizon)
-    y = y.narrow(1, 0, std::max<int64_t>(1, std::min<int64_t>(y.size(1), *stats.valid_action_horizon)));
+  if (stats.layout.valid_action_horizon)
+    y = y.narrow(1, 0, std::max<int64_t>(1, std::min<int64_t>(y.size(1), *stats.layout.valid_action_horizon)));
   std::vector<torch::Tensor> parts;
   int64_t start = 0;
   for (const auto& g : stats.action_groups) {
@@ -258,6 +267,31 @@ torch::Tensor groot_checkpoint_decode_action(const torch::Tensor& action, const 
   }
   auto decoded = torch::cat(parts, -1);
   if (env_action_dim > 0 && decoded.size(-1) > env_action_dim) decoded = decoded.narrow(-1, 0, env_action_dim);
+  if (libero) {
+    // _apply_n1_7_action_decode_transform (:2273-2293): the gripper group by name, in float32.
+    int64_t gripper = -1, offset = 0;
+    for (const auto& g : stats.action_groups) {
+      if (g.key == "gripper") {
+        if (g.dim != 1)
+          throw util::ConfigError("GR00T's LIBERO action decode expects a scalar 'gripper' action group; it has " +
+                                  std::to_string(g.dim) + " dims");
+        gripper = offset;
+      }
+      offset += g.dim;
+    }
+    if (gripper < 0)
+      throw util::ConfigError(
+          "GR00T's LIBERO action decode needs an action group named 'gripper' (checkpoint "
+          "embodiment '" +
+              stats.embodiment_tag + "' has none)",
+          "set policy.action_decode_transform = \"none\" for this embodiment");
+    if (gripper >= decoded.size(-1))
+      throw util::ConfigError("GR00T's LIBERO action decode: the gripper action (dim " + std::to_string(gripper) +
+                              ") is outside the environment's " + std::to_string(decoded.size(-1)) + " action dims");
+    decoded = decoded.clone();
+    auto g = decoded.narrow(-1, gripper, 1);
+    g.copy_(-torch::sign(g * 2.0 - 1.0));
+  }
   if (single_step) decoded = decoded.select(1, 0);
   return decoded.to(action.scalar_type()).contiguous();
 }

@@ -2,9 +2,10 @@
 // statistics.json[embodiment_tag] and processor_config.json processor_kwargs.modality_configs[tag]), as
 // plain functions for ABSOLUTE action groups only (LeRobot 0.6.1, lerobot/policies/groot/processor_groot.py
 // and utils.py): parsing one embodiment's assets, the flat LeRobot stats built from them, the pack step's
-// state / action normalisation and GrootN17ActionDecodeStep's decode. Not wired into the pipeline: the
-// caller decides when this path applies (parse returns nullopt where LeRobot falls back to dataset stats)
-// and feeds the normalised tensors to groot_pack_state / groot_pack_action with null stats.
+// state / action normalisation and GrootN17ActionDecodeStep's decode (with its LIBERO transform).
+// groot_geometry decides when this path applies (parse returns nullopt where LeRobot falls back to dataset
+// stats); GrootProcessorSteps runs it, feeding the normalised tensors to groot_pack_state /
+// groot_pack_action with null stats.
 #pragma once
 #include <torch/types.h>
 
@@ -27,18 +28,30 @@ struct GrootStatGroup {
   std::vector<double> lo, hi, mean, std;
 };
 
+// What modality_configs[tag] says beyond the statistics, which LeRobot applies whether or not the
+// checkpoint has statistics for the tag.
+struct GrootCheckpointLayout {
+  // len(modality_configs[tag].action.delta_indices), nullopt when absent / empty
+  // (_load_n1_7_checkpoint_action_horizon): the pack step's valid horizon; the decode step truncates
+  // the chunk to it.
+  std::optional<int64_t> valid_action_horizon;
+  // modality_configs[tag].video.modality_keys (string entries), nullopt when absent / empty
+  // (_load_n1_7_checkpoint_video_modality_keys): the camera order.
+  std::optional<std::vector<std::string>> video_modality_keys;
+  // len(modality_configs[tag].video.delta_indices), nullopt when absent / empty
+  // (_load_n1_7_checkpoint_video_horizon): the frames per camera the pack step aligns to.
+  std::optional<int64_t> video_horizon;
+};
+// Of one embodiment's modality config object (anything else: all nullopt).
+GrootCheckpointLayout groot_checkpoint_layout(const nlohmann::json& modality_config);
+
 // One embodiment's checkpoint assets.
 struct GrootCheckpointStats {
   std::string embodiment_tag;
   std::vector<GrootStatGroup> state_groups;   // modality_configs[tag].state.modality_keys order
   std::vector<GrootStatGroup> action_groups;  // modality_configs[tag].action.modality_keys order
   bool use_percentiles = false;               // processor_kwargs.use_percentiles
-  // len(modality_configs[tag].action.delta_indices), nullopt when absent / empty
-  // (_load_n1_7_checkpoint_action_horizon). The decode step truncates the chunk to it.
-  std::optional<int64_t> valid_action_horizon;
-  // modality_configs[tag].video.modality_keys (string entries), nullopt when absent / empty
-  // (_load_n1_7_checkpoint_video_modality_keys).
-  std::optional<std::vector<std::string>> video_modality_keys;
+  GrootCheckpointLayout layout;
 
   int64_t state_dim() const;   // Σ state group dims
   int64_t action_dim() const;  // Σ action group dims
@@ -82,12 +95,14 @@ torch::Tensor groot_checkpoint_normalize_state(const torch::Tensor& state, const
 torch::Tensor groot_checkpoint_normalize_action(const torch::Tensor& action, const GrootCheckpointStats& stats,
                                                 bool clip);
 
-// GrootN17ActionDecodeStep (use_relative_action false, no action_decode_transform) on a model action
-// (B, T, D_model) or (B, D_model), D_model >= Σ action group dims (DataError otherwise): truncated to
+// GrootN17ActionDecodeStep (use_relative_action false) on a model action (B, T, D_model) or
+// (B, D_model), D_model >= Σ action group dims (DataError otherwise): truncated to
 // max(1, min(T, valid_action_horizon)) steps, each group decoded in float32 as
 // (clamp(y, -1, 1) + 1)·0.5·(hi - lo) + lo (no hi == lo special case), concatenated, sliced to
-// env_action_dim when it is nonzero and smaller, cast back to the action dtype.
+// env_action_dim when it is nonzero and smaller; with `libero` (action_decode_transform "libero") the
+// "gripper" group's one value g becomes -sign(2g - 1) (ConfigError when the groups have no scalar
+// "gripper" inside the sliced action); cast back to the action dtype.
 torch::Tensor groot_checkpoint_decode_action(const torch::Tensor& action, const GrootCheckpointStats& stats,
-                                             int64_t env_action_dim);
+                                             int64_t env_action_dim, bool libero = false);
 
 }  // namespace lrhost::policy::groot

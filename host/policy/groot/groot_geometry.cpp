@@ -25,53 +25,82 @@ std::optional<std::vector<int64_t>> int_pair(const nlohmann::json& kwargs, const
   return std::vector<int64_t>{value[0].get<int64_t>(), value[1].get<int64_t>()};
 }
 
-// processor_kwargs entries that LeRobot turns into processing lrhost does not implement, when they are set
-// for `tag` (or at all, for the global ones).
-void refuse_unported(const nlohmann::json& kwargs, const std::string& tag, const fs::path& file) {
+// processor_kwargs entries that LeRobot turns into processing lrhost does not implement.
+void refuse_unported(const nlohmann::json& kwargs, const fs::path& file) {
   auto refuse = [&](const std::string& what) {
     throw util::NotImplemented(file.string() + ": " + what + " is not implemented in lrhost (GR00T's " +
-                               "checkpoint-stats processing); fine-tune a new embodiment (embodiment_tag = "
+                               "checkpoint processing); fine-tune a new embodiment (embodiment_tag = "
                                "\"new_embodiment\", dataset stats)");
   };
-  for (const char* flag : {"use_albumentations", "letter_box_transform", "use_relative_action", "use_percentiles"})
+  for (const char* flag : {"use_albumentations", "letter_box_transform", "use_relative_action"})
     if (kwargs.value(flag, false) == true) refuse(std::string("processor_kwargs.") + flag + " = true");
   if (kwargs.contains("state_dropout_prob") && kwargs["state_dropout_prob"].is_number() &&
       kwargs["state_dropout_prob"].get<double>() != 0.0)
     refuse("processor_kwargs.state_dropout_prob (the preprocessor's state dropout, drawn from Python's random)");
-  if (kwargs.contains("modality_configs") && kwargs["modality_configs"].is_object() &&
-      kwargs["modality_configs"].contains(tag))
-    refuse("processor_kwargs.modality_configs[\"" + tag + "\"] (per-group stats, horizons and camera keys)");
-  if (kwargs.contains("max_action_horizon") && kwargs["max_action_horizon"].is_number_integer())
-    refuse("processor_kwargs.max_action_horizon");
+}
+
+nlohmann::ordered_json member_object(const nlohmann::ordered_json& object, const std::string& key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_object()) return nlohmann::ordered_json::object();
+  return object[key];
+}
+
+// bool(value) as Python reads a JSON value.
+bool truthy(const nlohmann::ordered_json& value) {
+  if (value.is_boolean()) return value.get<bool>();
+  if (value.is_number()) return value.get<double>() != 0.0;
+  if (value.is_string() || value.is_structured()) return !value.empty();
+  return false;
 }
 
 GrootProcessorAssets read_assets(const fs::path& base, const std::string& tag) {
   GrootProcessorAssets assets;
   const fs::path file = base / "processor_config.json";
+  nlohmann::ordered_json root = nlohmann::ordered_json::object();
   if (fs::exists(file)) {
     assets.from_checkpoint = true;
-    const auto root = read_object(file, "GR00T's processor settings");
-    const nlohmann::json kwargs = root.value("processor_kwargs", nlohmann::json::object());
-    if (kwargs.is_object()) {
-      refuse_unported(kwargs, tag, file);
-      if (auto size = int_pair(kwargs, "image_target_size", file)) assets.image_target_size = *size;
-      if (auto size = int_pair(kwargs, "image_crop_size", file)) assets.image_crop_size = *size;
-      if (kwargs.contains("shortest_image_edge") && kwargs["shortest_image_edge"].is_number_integer())
-        assets.shortest_image_edge = kwargs["shortest_image_edge"].get<int64_t>();
-      if (kwargs.contains("crop_fraction") && kwargs["crop_fraction"].is_number())
-        assets.crop_fraction = kwargs["crop_fraction"].get<double>();
-      // LeRobot takes a non-boolean value as the default (processor_groot.py:205-212).
-      if (kwargs.contains("formalize_language") && kwargs["formalize_language"].is_boolean())
-        assets.formalize_language = kwargs["formalize_language"].get<bool>();
-      if (kwargs.contains("clip_outliers") && kwargs["clip_outliers"].is_boolean())
-        assets.clip_outliers = kwargs["clip_outliers"].get<bool>();
-    }
+    root = io::read_json_file(file, "GR00T's processor settings");
+    if (!root.is_object())
+      throw util::ConfigError(file.string() + ": expected a JSON object (GR00T's processor settings)");
   }
-  const fs::path stats = base / "statistics.json";
-  if (fs::exists(stats) && read_object(stats, "GR00T's checkpoint statistics").contains(tag))
-    throw util::NotImplemented(stats.string() + ": the checkpoint's own statistics for embodiment '" + tag +
-                               "' (LeRobot's GrootN17ActionDecodeStep) are not implemented in lrhost; fine-tune a "
-                               "new embodiment (embodiment_tag = \"new_embodiment\", dataset stats)");
+  const nlohmann::json kwargs = member_object(root, "processor_kwargs");
+  refuse_unported(kwargs, file);
+  assets.use_percentiles = truthy(member_object(root, "processor_kwargs").value("use_percentiles", false));
+  // LeRobot takes the checkpoint's image geometry only when it names image_target_size
+  // (make_groot_pre_post_processors); crop size, shortest edge and crop fraction come with it.
+  if (auto size = int_pair(kwargs, "image_target_size", file)) {
+    assets.image_target_size = *size;
+    if (auto crop = int_pair(kwargs, "image_crop_size", file)) assets.image_crop_size = *crop;
+    if (kwargs.contains("shortest_image_edge") && kwargs["shortest_image_edge"].is_number_integer())
+      assets.shortest_image_edge = kwargs["shortest_image_edge"].get<int64_t>();
+    if (kwargs.contains("crop_fraction") && kwargs["crop_fraction"].is_number())
+      assets.crop_fraction = kwargs["crop_fraction"].get<double>();
+  }
+  // LeRobot takes a non-boolean value as the default (processor_groot.py:205-212).
+  if (kwargs.contains("formalize_language") && kwargs["formalize_language"].is_boolean())
+    assets.formalize_language = kwargs["formalize_language"].get<bool>();
+  if (kwargs.contains("clip_outliers") && kwargs["clip_outliers"].is_boolean())
+    assets.clip_outliers = kwargs["clip_outliers"].get<bool>();
+  if (kwargs.contains("max_action_horizon") && kwargs["max_action_horizon"].is_number_integer()) {
+    assets.max_action_horizon = kwargs["max_action_horizon"].get<int64_t>();
+    if (*assets.max_action_horizon <= 0)
+      throw util::ConfigError(file.string() + ": processor_kwargs.max_action_horizon must be positive, got " +
+                              std::to_string(*assets.max_action_horizon));
+  }
+  // _load_n1_7_checkpoint_processor_assets (:162-243): statistics.json[tag] (or {}) with
+  // modality_configs[tag] (or {}). Modality groups without their statistics are LeRobot's KeyError.
+  const fs::path stats_file = base / "statistics.json";
+  const nlohmann::ordered_json statistics = fs::exists(stats_file)
+                                                ? io::read_json_file(stats_file, "GR00T's checkpoint statistics")
+                                                : nlohmann::ordered_json::object();
+  if (!statistics.is_object())
+    throw util::ConfigError(stats_file.string() + ": expected a JSON object (GR00T's checkpoint statistics)");
+  assets.raw_stats = member_object(statistics, tag);
+  assets.modality_config =
+      member_object(member_object(member_object(root, "processor_kwargs"), "modality_configs"), tag);
+  assets.layout = groot_checkpoint_layout(assets.modality_config);
+  assets.checkpoint_stats =
+      parse_groot_checkpoint_stats(nlohmann::ordered_json{{tag, assets.raw_stats}}, root, tag,
+                                   stats_file.string() + " / " + file.string() + " (embodiment '" + tag + "')");
   const fs::path ids = base / "embodiment_id.json";
   if (fs::exists(ids)) {
     std::vector<std::pair<std::string, int64_t>> mapping;
@@ -176,7 +205,10 @@ GrootGeometry resolve_geometry(const GrootConfig& config) {
                                "other backbones through transformers)");
   }
   g.model = GrootModelConfig::from_json(g.model_config, g.backbone_config, g.source);
-  if (base_is_folder) g.assets = read_assets(config.base_model_path, config.embodiment_tag);
+  if (base_is_folder) {
+    g.assets = read_assets(config.base_model_path, config.embodiment_tag);
+    g.assets.local_base = true;
+  }
   if (!geometry_dir.empty() && !base_is_folder && fs::exists(geometry_dir / "processor_config.json"))
     g.assets = read_assets(geometry_dir, config.embodiment_tag);
   return g;

@@ -6,10 +6,12 @@
 //    as the test oracle's one monkeypatch does;
 //  - the processor settings: base_model_path's processor_config.json `processor_kwargs`
 //    (_load_n1_7_checkpoint_processor_assets, processor_groot.py:162): image sizes, crop fraction,
-//    formalize_language, clip_outliers, embodiment_id.json's mapping. A base checkpoint carrying its own
-//    statistics / modality configs for the embodiment (LeRobot's GrootN17ActionDecodeStep path) is
-//    refused as not implemented, as are albumentations, letterboxing, relative actions and the
-//    processor's state dropout (LeRobot draws it from Python's `random`).
+//    formalize_language, clip_outliers, max_action_horizon, embodiment_id.json's mapping, and — when the
+//    checkpoint carries them for the embodiment — its own statistics (statistics.json[tag]) with
+//    modality_configs[tag] (groups, percentiles, action / video horizons, camera keys): LeRobot's
+//    GrootN17ActionDecodeStep path (groot_checkpoint_stats.hpp). Albumentations, letterboxing, relative
+//    actions and the processor's state dropout (LeRobot draws it from Python's `random`) are refused as
+//    not implemented.
 // `geometry` is a folder or a shipped asset "lrhost/<name>" (io::resolve_model_dir).
 #pragma once
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "host/policy/groot/groot_checkpoint_stats.hpp"
 #include "host/policy/groot/groot_config.hpp"
 #include "host/policy/groot/groot_model.hpp"
 #include "host/policy/groot/groot_pack.hpp"
@@ -35,8 +38,21 @@ struct GrootProcessorAssets {
   std::optional<double> crop_fraction;
   bool formalize_language = true;
   bool clip_outliers = true;
+  std::optional<int64_t> max_action_horizon;  // processor_kwargs.max_action_horizon (an integer)
+  bool use_percentiles = false;               // processor_kwargs.use_percentiles
   std::vector<std::pair<std::string, int64_t>> embodiment_mapping = default_embodiment_mapping();
   bool from_checkpoint = false;  // a processor_config.json was read
+  // base_model_path is a local folder: LeRobot builds the processors from its sidecars
+  // (is_raw_groot_n1_7_checkpoint) and writes raw_stats / modality_config objects, else null.
+  bool local_base = false;
+  // The checkpoint's own statistics for the embodiment, when statistics.json[tag] and
+  // processor_kwargs.modality_configs[tag] both exist (else the dataset's stats are used), with the
+  // two JSON objects as LeRobot inlines them in its pack / decode step configs.
+  std::optional<GrootCheckpointStats> checkpoint_stats;
+  // modality_configs[tag]'s horizons and camera keys, which apply with the dataset's stats too.
+  GrootCheckpointLayout layout;
+  nlohmann::ordered_json raw_stats = nlohmann::ordered_json::object();
+  nlohmann::ordered_json modality_config = nlohmann::ordered_json::object();
 };
 
 struct GrootGeometry {

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "host/util/error.hpp"
@@ -220,6 +221,46 @@ std::vector<std::string> groot_camera_order(const std::vector<std::string>& obse
   std::sort(cameras.begin(), cameras.end());
   cameras.erase(std::unique(cameras.begin(), cameras.end()), cameras.end());
   return cameras;
+}
+
+GrootCameraOrder groot_checkpoint_camera_order(const std::vector<std::string>& observation_keys,
+                                               const std::vector<std::string>& video_modality_keys) {
+  GrootCameraOrder order;
+  std::set<std::string> available;
+  bool has_single = false;
+  for (const auto& key : observation_keys) {
+    if (key.rfind("observation.images", 0) == 0) available.insert(key);
+    if (key == "observation.image") has_single = true;
+  }
+  if (available.empty() && has_single) {
+    order.cameras = {"observation.image"};
+    return order;
+  }
+  for (const auto& modality_key : video_modality_keys) {
+    std::vector<std::string> candidates{"observation.images." + modality_key};
+    // LeRobot's alias for LIBERO conversions that name the wrist camera image2.
+    if (modality_key == "wrist_image") candidates.push_back("observation.images.image2");
+    const auto match = std::find_if(candidates.begin(), candidates.end(),
+                                    [&](const std::string& c) { return available.count(c) > 0; });
+    if (match == candidates.end())
+      order.unmatched.push_back(modality_key);
+    else
+      order.cameras.push_back(*match);
+  }
+  auto joined = [](const auto& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  if (order.cameras.empty())
+    throw util::DataError(
+        "GR00T: none of the checkpoint's video modality keys [" + joined(video_modality_keys) +
+            "] matches a camera of the batch [" + joined(available) + "]",
+        "rename the cameras to observation.images.<key> with the checkpoint's keys (rename_map); "
+        "LeRobot would feed every camera in sorted order, a layout the checkpoint was not trained on");
+  for (const auto& key : available)
+    if (std::find(order.cameras.begin(), order.cameras.end(), key) == order.cameras.end()) order.unused.push_back(key);
+  return order;
 }
 
 torch::Tensor groot_unpack_action(const torch::Tensor& action_in, const MinMaxStats* stats,

@@ -79,6 +79,18 @@ torch::Tensor groot_embodiment_ids(const std::string& embodiment_tag, int64_t ba
 // point, else {"observation.image"} when present, else none.
 std::vector<std::string> groot_camera_order(const std::vector<std::string>& observation_keys);
 
+// The cameras in a checkpoint's video_modality_keys order (_ordered_image_keys, :1563-1621): for each
+// key "observation.images.<key>" (for "wrist_image" also "observation.images.image2"), the first
+// present; `unmatched` the keys with no camera, `unused` the batch's other cameras (sorted). With no
+// "observation.images*" key, {"observation.image"} when present. LeRobot falls back to every camera
+// in sorted order when no key matches (warning that the layout is unlikely to be the checkpoint's);
+// that is a DataError here, naming both lists.
+struct GrootCameraOrder {
+  std::vector<std::string> cameras, unmatched, unused;
+};
+GrootCameraOrder groot_checkpoint_camera_order(const std::vector<std::string>& observation_keys,
+                                               const std::vector<std::string>& video_modality_keys);
+
 struct GrootUnpackOptions {
   int64_t env_action_dim = 0;           // 0: keep every dim
   bool clip_normalized_action = true;   // the factory sets it

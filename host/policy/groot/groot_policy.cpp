@@ -163,9 +163,16 @@ PolicyOutput GrootPolicy::forward(const Batch& batch) {
   return out;
 }
 
+int64_t GrootPolicy::checkpoint_action_horizon() const {
+  // infer_groot_n1_7_action_horizon: len(modality_configs[tag].action.delta_indices) of the base
+  // checkpoint, here capped by the model's own horizon.
+  const auto& layout = geometry_.assets.layout;
+  const int64_t model = geometry_.model.head.action_horizon;
+  return layout.valid_action_horizon ? std::min(model, *layout.valid_action_horizon) : model;
+}
+
 int64_t GrootPolicy::prediction_horizon() const {
-  return std::max<int64_t>(1,
-                           std::min({geometry_.model.head.action_horizon, config_.chunk_size, config_.n_action_steps}));
+  return std::max<int64_t>(1, std::min({checkpoint_action_horizon(), config_.chunk_size, config_.n_action_steps}));
 }
 
 torch::Tensor GrootPolicy::predict_action_chunk(const Batch& batch) {
@@ -190,8 +197,11 @@ torch::Tensor GrootPolicy::predict_action_chunk(const Batch& batch) {
 torch::Tensor GrootPolicy::select_action(const Batch& batch) {
   torch::NoGradGuard no_grad;
   eval();
-  // _resolve_action_queue_steps: n_action_steps, at most the checkpoint's horizon.
-  const int64_t steps = std::min(config_.n_action_steps, geometry_.model.head.action_horizon);
+  // _resolve_action_queue_steps: n_action_steps, at most the checkpoint's horizon; NVIDIA's LIBERO
+  // rollout replans after 8 steps of a checkpoint's chunk (infer_groot_n1_7_action_execution_horizon).
+  int64_t steps = std::min(config_.n_action_steps, checkpoint_action_horizon());
+  if (config_.embodiment_tag == "libero_sim" && geometry_.assets.layout.valid_action_horizon)
+    steps = std::min<int64_t>(steps, 8);
   return action_queue_.next(steps, [&] { return predict_action_chunk(batch); });
 }
 
@@ -201,7 +211,9 @@ std::optional<Batch> GrootPolicy::example_batch(int64_t batch_size) const {
   const int64_t side_h = geometry_.assets.image_target_size.at(0) / vision.patch_size;
   const int64_t side_w = geometry_.assets.image_target_size.at(1) / vision.patch_size;
   const int64_t tokens = side_h * side_w / (vision.spatial_merge_size * vision.spatial_merge_size);
-  const auto cameras = static_cast<int64_t>(config_.image_features().size());
+  // Every camera's frames (a base checkpoint's video horizon) are images of the prompt.
+  const auto cameras =
+      static_cast<int64_t>(config_.image_features().size()) * geometry_.assets.layout.video_horizon.value_or(1);
   std::vector<int64_t> prompt(4, 0);  // "<|im_start|>user\n" and the turn's end stand-ins
   for (int64_t c = 0; c < cameras; ++c) {
     prompt.push_back(backbone.value("vision_start_token_id", 0L));
@@ -256,7 +268,7 @@ nlohmann::ordered_json GrootPolicy::scheduler_preset() const {
 }
 
 std::map<std::string, std::vector<int64_t>> GrootPolicy::delta_indices() const {
-  std::vector<int64_t> steps(static_cast<std::size_t>(config_.action_steps(geometry_.model.head.action_horizon)));
+  std::vector<int64_t> steps(static_cast<std::size_t>(config_.action_steps(checkpoint_action_horizon())));
   std::iota(steps.begin(), steps.end(), 0);
   return {{config_.action_feature()->key, steps}};
 }

@@ -68,6 +68,8 @@ class GrootPolicy : public Policy {
   GrootModel& model() { return model_; }
   // How many steps of a predicted chunk are used (LeRobot's _resolve_prediction_horizon).
   int64_t prediction_horizon() const;
+  // The model's action horizon, or the base checkpoint's valid horizon for the embodiment when shorter.
+  int64_t checkpoint_action_horizon() const;
 
  private:
   GrootBatch groot_batch(const Batch& batch) const;

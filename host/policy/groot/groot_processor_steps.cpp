@@ -1,7 +1,10 @@
 // GR00T's processor steps at run time and in their files; see groot_processor_steps.hpp.
 #include "host/policy/groot/groot_processor_steps.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <mutex>
 
 #include "host/io/atomic_dir.hpp"
 #include "host/io/hf_cache.hpp"
@@ -78,6 +81,43 @@ GrootImageGeometry image_geometry(const ordered_json& vlm, const std::string& wh
   return g;
 }
 
+// The checkpoint statistics a pack / decode step config inlines (raw_stats, modality_config,
+// use_percentiles), parsed as groot_geometry parses the sidecars; nullopt when either object is null
+// or empty of groups (the dataset's stats).
+std::optional<GrootCheckpointStats> inline_checkpoint_stats(const ordered_json& config, const std::string& tag,
+                                                            const std::string& where) {
+  const auto& raw_stats = config_value(config, "raw_stats", where);
+  const auto& modality_config = config_value(config, "modality_config", where);
+  for (const auto* value : {&raw_stats, &modality_config})
+    if (!value->is_null() && !value->is_object())
+      throw util::DataError(where + ": 'raw_stats' and 'modality_config' must be objects or null");
+  if (raw_stats.is_null() || modality_config.is_null()) return std::nullopt;
+  const ordered_json kwargs{{"modality_configs", {{tag, modality_config}}},
+                            {"use_percentiles", config.at("use_percentiles")}};
+  return parse_groot_checkpoint_stats(ordered_json{{tag, raw_stats}}, ordered_json{{"processor_kwargs", kwargs}}, tag,
+                                      where);
+}
+
+// LeRobot's warning, once per process: the checkpoint's cameras and the batch's differ in part.
+void warn_camera_mismatch(const GrootCameraOrder& order, const std::string& modality_keys) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+      return out;
+    };
+    if (!order.unmatched.empty())
+      spdlog::warn(
+          "GR00T: the checkpoint's video modality keys {} have no camera for [{}]; the model sees {} view(s) "
+          "(as LeRobot, which warns too); rename the cameras (rename_map) to the checkpoint's keys",
+          modality_keys, list(order.unmatched), order.cameras.size());
+    if (!order.unused.empty())
+      spdlog::warn("GR00T: dropping camera(s) [{}]: the checkpoint only consumes {}", list(order.unused),
+                   modality_keys);
+  });
+}
+
 }  // namespace
 
 QwenImageProcessorConfig read_image_processor_config(const fs::path& dir) {
@@ -122,11 +162,22 @@ std::shared_ptr<GrootProcessorSteps> GrootProcessorSteps::for_policy(const Polic
   auto steps = std::make_shared<GrootProcessorSteps>();
   ordered_json mapping = ordered_json::object();
   for (const auto& [tag, id] : assets.embodiment_mapping) mapping[tag] = id;
-  const int64_t horizon = std::min(c.chunk_size, kNativeActionHorizon);
+  // make_groot_pre_post_processors (:1190-1232): the checkpoint's max_action_horizon, else
+  // min(chunk_size, 40); its valid horizon (len(action delta_indices)), else the same.
+  const auto& stats = assets.checkpoint_stats;
+  const int64_t horizon = assets.max_action_horizon.value_or(std::min(c.chunk_size, kNativeActionHorizon));
+  const auto& layout = assets.layout;
+  const int64_t valid = layout.valid_action_horizon.value_or(horizon);
+  auto optional_int = [](const std::optional<int64_t>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
+  const ordered_json cameras =
+      layout.video_modality_keys ? ordered_json(*layout.video_modality_keys) : ordered_json(nullptr);
+  // LeRobot inlines the sidecar objects for a local base checkpoint ({} when absent), null otherwise.
+  const ordered_json raw_stats = assets.local_base ? assets.raw_stats : ordered_json(nullptr);
+  const ordered_json modality_config = assets.local_base ? assets.modality_config : ordered_json(nullptr);
   steps->read_pack_config({{"state_horizon", 1},
                            {"action_horizon", horizon},
-                           {"valid_action_horizon", horizon},
-                           {"video_horizon", nullptr},
+                           {"valid_action_horizon", valid},
+                           {"video_horizon", optional_int(layout.video_horizon)},
                            {"max_state_dim", c.max_state_dim},
                            {"max_action_dim", c.max_action_dim},
                            {"language_key", "task"},
@@ -136,10 +187,10 @@ std::shared_ptr<GrootProcessorSteps> GrootProcessorSteps::for_policy(const Polic
                            {"normalize_min_max", true},
                            {"state_dropout_prob", 0.0},
                            {"clip_outliers", assets.clip_outliers},
-                           {"use_percentiles", false},
-                           {"video_modality_keys", nullptr},
-                           {"raw_stats", ordered_json::object()},
-                           {"modality_config", ordered_json::object()}},
+                           {"use_percentiles", assets.use_percentiles},
+                           {"video_modality_keys", cameras},
+                           {"raw_stats", raw_stats},
+                           {"modality_config", modality_config}},
                           "policy 'groot' pack step");
   ordered_json vlm{{"model_name", c.tokenizer_name},
                    {"image_crop_size", assets.image_crop_size},
@@ -152,12 +203,22 @@ std::shared_ptr<GrootProcessorSteps> GrootProcessorSteps::for_policy(const Polic
   if (assets.shortest_image_edge) vlm["shortest_image_edge"] = *assets.shortest_image_edge;
   if (assets.crop_fraction) vlm["crop_fraction"] = *assets.crop_fraction;
   steps->read_vlm_config(vlm, "policy 'groot' VLM-encode step");
-  steps->read_unpack_config({{"env_action_dim", c.action_feature()->shape.at(0)},
-                             {"normalize_min_max", true},
-                             {"clip_normalized_action", true},
-                             {"libero_gripper_action", c.libero_decode()},
-                             {"libero_gripper_binarize", true}},
-                            "policy 'groot' unpack step");
+  const int64_t env_action_dim = c.action_feature()->shape.at(0);
+  if (stats)
+    steps->read_decode_config({{"env_action_dim", env_action_dim},
+                               {"raw_stats", raw_stats},
+                               {"modality_config", modality_config},
+                               {"use_percentiles", assets.use_percentiles},
+                               {"use_relative_action", false},
+                               {"action_decode_transform", c.libero_decode() ? ordered_json("libero") : nullptr}},
+                              "policy 'groot' decode step");
+  else
+    steps->read_unpack_config({{"env_action_dim", env_action_dim},
+                               {"normalize_min_max", true},
+                               {"clip_normalized_action", true},
+                               {"libero_gripper_action", c.libero_decode()},
+                               {"libero_gripper_binarize", true}},
+                              "policy 'groot' unpack step");
   return steps;
 }
 
@@ -173,14 +234,18 @@ void GrootProcessorSteps::read_pack_config(const ordered_json& config, const std
   config_bool(config, "formalize_language", where);
   config_bool(config, "clip_outliers", where);
   require_value(config, "state_horizon", 1, where, "a state history");
-  require_value(config, "video_horizon", nullptr, where, "a video history");
   require_value(config, "language_key", "task", where, "another language key");
   require_value(config, "normalize_min_max", true, where, "unnormalized state and action");
   require_value(config, "state_dropout_prob", 0.0, where, "the preprocessor's state dropout");
-  require_value(config, "use_percentiles", false, where, "checkpoint percentile stats");
-  require_value(config, "video_modality_keys", nullptr, where, "the checkpoint's camera order");
-  require_value(config, "raw_stats", ordered_json::object(), where, "checkpoint statistics");
-  require_value(config, "modality_config", ordered_json::object(), where, "checkpoint modality groups");
+  config_bool(config, "use_percentiles", where);
+  const auto& frames = config_value(config, "video_horizon", where);
+  if (!frames.is_null() && (!frames.is_number_integer() || frames.get<int64_t>() <= 0))
+    throw util::DataError(where + ": 'video_horizon' must be null or a positive integer, got " + frames.dump());
+  const auto& cameras = config_value(config, "video_modality_keys", where);
+  if (!cameras.is_null() &&
+      !(cameras.is_array() && std::all_of(cameras.begin(), cameras.end(), [](const auto& k) { return k.is_string(); })))
+    throw util::DataError(where + ": 'video_modality_keys' must be null or a list of camera names, got " +
+                          cameras.dump());
   const auto& tag = config_value(config, "embodiment_tag", where);
   const auto& mapping = config_value(config, "embodiment_mapping", where);
   if (!tag.is_string() || !mapping.is_object())
@@ -193,6 +258,7 @@ void GrootProcessorSteps::read_pack_config(const ordered_json& config, const std
                                 "' is not in the embodiment mapping (known: " + known + ")",
                             "fine-tune a new robot with embodiment_tag=new_embodiment");
   }
+  pack_stats_ = inline_checkpoint_stats(config, tag.get<std::string>(), where);
   pack_ = config;
 }
 
@@ -227,6 +293,30 @@ void GrootProcessorSteps::read_unpack_config(const ordered_json& config, const s
   config_bool(config, "libero_gripper_action", where);
   config_bool(config, "libero_gripper_binarize", where);
   unpack_ = config;
+  decode_ = nullptr;
+  decode_stats_.reset();
+}
+
+void GrootProcessorSteps::read_decode_config(const ordered_json& config, const std::string& where) {
+  reject_unknown(config,
+                 {"env_action_dim", "raw_stats", "modality_config", "use_percentiles", "use_relative_action",
+                  "action_decode_transform"},
+                 where);
+  if (config_integer(config, "env_action_dim", where) < 0)
+    throw util::DataError(where + ": 'env_action_dim' must be >= 0");
+  config_bool(config, "use_percentiles", where);
+  require_value(config, "use_relative_action", false, where, "relative N1.7 actions");
+  const auto& transform = config_value(config, "action_decode_transform", where);
+  if (!transform.is_null() && transform != "libero")
+    throw util::DataError(where + ": 'action_decode_transform' must be null or \"libero\", got " + transform.dump());
+  // LeRobot's step returns the normalized action unchanged when it has no action groups: refused here.
+  auto stats = inline_checkpoint_stats(config, "decode step", where);
+  if (!stats)
+    throw util::DataError(where + ": the decode step has no checkpoint statistics (raw_stats / modality_config)",
+                          "LeRobot would return the model's normalized actions unchanged");
+  decode_stats_ = std::move(stats);
+  decode_ = config;
+  unpack_ = nullptr;
 }
 
 ordered_json GrootProcessorSteps::vlm_config(const std::string& device) const {
@@ -268,9 +358,23 @@ Batch GrootProcessorSteps::pack(Batch batch, const data::DatasetStats& stats) co
   auto action = batch.find("action");
   if (action != batch.end()) {
     auto is_pad = batch.find("action_is_pad");
-    const auto action_stats = min_max(stats, "action");
-    auto packed = groot_pack_action(action->second, is_pad == batch.end() ? torch::Tensor() : is_pad->second,
-                                    action_stats ? &*action_stats : nullptr, sizes);
+    const auto pad = is_pad == batch.end() ? torch::Tensor() : is_pad->second;
+    GrootPackedAction packed;
+    if (pack_stats_) {
+      // The checkpoint's groups normalise the action (LeRobot's horizon and width checks come first).
+      const auto& raw = action->second;
+      if (raw.dim() == 3 && raw.size(1) > sizes.action_horizon)
+        throw util::DataError("GR00T's pack step: action horizon " + std::to_string(raw.size(1)) +
+                              " exceeds action_horizon " + std::to_string(sizes.action_horizon));
+      if (raw.dim() >= 2 && raw.size(-1) > sizes.max_action_dim)
+        throw util::DataError("GR00T's pack step: action dimension " + std::to_string(raw.size(-1)) +
+                              " exceeds max_action_dim " + std::to_string(sizes.max_action_dim));
+      packed = groot_pack_action(groot_checkpoint_normalize_action(raw, *pack_stats_, sizes.clip_outliers), pad,
+                                 nullptr, sizes);
+    } else {
+      const auto action_stats = min_max(stats, "action");
+      packed = groot_pack_action(action->second, pad, action_stats ? &*action_stats : nullptr, sizes);
+    }
     batch["action"] = packed.action;
     batch["action_mask"] = packed.action_mask;
   } else {
@@ -285,23 +389,41 @@ Batch GrootProcessorSteps::pack(Batch batch, const data::DatasetStats& stats) co
 Batch GrootProcessorSteps::encode(Batch batch, const std::vector<std::string>* texts) const {
   std::vector<std::string> keys;
   for (const auto& [key, value] : batch) keys.push_back(key);
-  const auto cameras = groot_camera_order(keys);
+  const auto& modality_keys = pack_.at("video_modality_keys");
+  std::vector<std::string> cameras;
+  if (modality_keys.is_null()) {
+    cameras = groot_camera_order(keys);
+  } else {
+    const auto order = groot_checkpoint_camera_order(keys, modality_keys.get<std::vector<std::string>>());
+    cameras = order.cameras;
+    if (!order.unmatched.empty() || !order.unused.empty()) warn_camera_mismatch(order, modality_keys.dump());
+  }
   if (cameras.empty())
     throw util::DataError("GR00T's VLM-encode step needs the cameras (observation.images.*); the batch has none");
+  // Each camera's frames (B, T, C, H, W), aligned to the checkpoint's video horizon (_align_video_horizon:
+  // the last frames kept, or the first repeated in front), then through the N1.7 image transform.
+  const auto& horizon = pack_.at("video_horizon");
   std::vector<torch::Tensor> frames;
   for (const auto& key : cameras) {
     auto image = batch.at(key);
-    if (image.dim() == 5) image = image.select(1, -1);  // one frame (n_obs_steps = 1)
-    if (image.dim() != 4)
-      throw util::DataError("GR00T's VLM-encode step: camera '" + key + "' must be (B, C, H, W), got " +
-                            c10::str(image.sizes()));
-    frames.push_back(groot_transform_images_for_vlm(groot_images_to_uint8(image), image_geometry_));
+    if (image.dim() == 4) image = image.unsqueeze(1);
+    if (image.dim() != 5)
+      throw util::DataError("GR00T's VLM-encode step: camera '" + key +
+                            "' must be (B, C, H, W) or (B, T, C, H, W), got " + c10::str(image.sizes()));
+    if (!horizon.is_null()) {
+      const int64_t want = horizon.get<int64_t>(), have = image.size(1);
+      if (have > want) image = image.narrow(1, have - want, want);
+      if (have < want) image = torch::cat({image.narrow(1, 0, 1).expand({-1, want - have, -1, -1, -1}), image}, 1);
+    }
+    const auto uint8 = groot_transform_images_for_vlm(groot_images_to_uint8(image.flatten(0, 1)), image_geometry_);
+    frames.push_back(uint8.unflatten(0, {image.size(0), image.size(1)}));
     batch.erase(key);
   }
   // The processor's images are in prompt order: each sample's frames in (timestep, view) order.
-  const int64_t rows = frames.front().size(0), views = static_cast<int64_t>(frames.size());
-  const auto stacked = torch::stack(frames, 1);  // (B, V, C, H, W)
-  auto pixels = qwen2vl_preprocess_images(stacked.flatten(0, 1), image_processor_);
+  const int64_t rows = frames.front().size(0);
+  const auto stacked = torch::stack(frames, 2);  // (B, T, V, C, H, W)
+  const int64_t views = stacked.size(1) * stacked.size(2);
+  auto pixels = qwen2vl_preprocess_images(stacked.flatten(0, 2), image_processor_);
   const auto& grid = pixels.image_grid_thw;
   const int64_t merge = image_processor_.merge_size;
   const int64_t image_tokens = (grid[0][0] * grid[0][1] * grid[0][2]).item<int64_t>() / (merge * merge);
@@ -340,6 +462,9 @@ Batch GrootProcessorSteps::encode(Batch batch, const std::vector<std::string>* t
 }
 
 torch::Tensor GrootProcessorSteps::unpack(const torch::Tensor& action, const data::DatasetStats& stats) const {
+  if (decode_stats_)
+    return groot_checkpoint_decode_action(action, *decode_stats_, decode_.at("env_action_dim").get<int64_t>(),
+                                          decode_.at("action_decode_transform") == "libero");
   GrootUnpackOptions options;
   options.env_action_dim = unpack_.at("env_action_dim").get<int64_t>();
   options.clip_normalized_action = unpack_.at("clip_normalized_action").get<bool>();
@@ -347,6 +472,25 @@ torch::Tensor GrootProcessorSteps::unpack(const torch::Tensor& action, const dat
   options.libero_gripper_binarize = unpack_.at("libero_gripper_binarize").get<bool>();
   const auto action_stats = min_max(stats, "action");
   return groot_unpack_action(action, action_stats ? &*action_stats : nullptr, options);
+}
+
+std::optional<data::DatasetStats> GrootProcessorSteps::checkpoint_flat_stats() const {
+  if (!pack_stats_) return std::nullopt;
+  // _load_n1_7_checkpoint_stats' lists, which the pack step's state_dict turns into float32 tensors.
+  const auto flat = groot_checkpoint_flat_stats(*pack_stats_);
+  auto tensor = [](const std::vector<double>& values) {
+    return torch::tensor(std::vector<float>(values.begin(), values.end()), torch::kFloat32);
+  };
+  data::DatasetStats out;
+  for (const auto& [key, modality] : {std::pair{"observation.state", &flat.state}, std::pair{"action", &flat.action}}) {
+    if (modality->mean.empty()) continue;
+    auto& entry = out[key];
+    entry.set("min", tensor(modality->min));
+    entry.set("max", tensor(modality->max));
+    entry.set("mean", tensor(modality->mean));
+    entry.set("std", tensor(modality->std));
+  }
+  return out;
 }
 
 }  // namespace lrhost::policy::groot

@@ -24,7 +24,8 @@ ProcessorPipeline groot_processor_pipeline() {
            {"groot_n1_7_pack_inputs_v1", Kind::groot_pack},
            {"groot_n1_7_vlm_encode_v1", Kind::groot_vlm_encode},
            {"device_processor", Kind::device}},
-          {{"groot_action_unpack_unnormalize_v2", Kind::groot_unpack}, {"device_processor", Kind::device}}};
+          {{"groot_action_unpack_unnormalize_v2", Kind::groot_unpack}, {"device_processor", Kind::device}},
+          {{{"groot_n1_7_action_decode_v1", Kind::groot_decode}, {"device_processor", Kind::device}}}};
 }
 
 // groot_lrhost.json (GrootPolicy::pretrained_extra_files) back into the folder's config.
