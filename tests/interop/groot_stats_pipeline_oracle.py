@@ -15,7 +15,8 @@ wrong-sized "decoy" tag that must not be used; modality config: valid action hor
                 groot_action_unpack_unnormalize_v2 decodes, but horizon, camera order and queue steps still
                 come from the modality config. LeRobot raises KeyError ("Missing 'q01' statistics for
                 state.joints") when modality_configs[tag] names state/action keys without stats (checked,
-                recorded in result.json), so this checkpoint's modality config names none (M_NO_KEYS)
+                recorded in result.json), so this checkpoint's modality config names none (M_NO_KEYS); its
+                video horizon is 2 (the one frame repeated: two images per camera)
 
 Writes into OUT/<case>/:
   base/                          config.json, model.safetensors (relative symlinks to ../../base/), processor_config
@@ -93,8 +94,10 @@ M2 = {"state": {"modality_keys": ["joints"], "delta_indices": [0]},  # decoy: ot
       "action": {"modality_keys": ["arm"], "delta_indices": [0, 1, 2],
                  "action_configs": [{"rep": "ABSOLUTE", "type": "NON_EEF", "format": "DEFAULT"}]},
       "video": {"modality_keys": ["front"], "delta_indices": [0]}}
+# config_only's checkpoint (see build); its video horizon is 2 frames, which LeRobot makes of the one frame
+# given by repeating it (_align_video_horizon): two images per camera in the prompt.
 M_NO_KEYS = {"state": {"delta_indices": [0]}, "action": {"delta_indices": M["action"]["delta_indices"]},
-             "video": M["video"], "language": M["language"]}  # config_only's checkpoint (see build)
+             "video": {**M["video"], "delta_indices": [-1, 0]}, "language": M["language"]}
 
 
 def group(mn, mx, q01, q99, mean, std):
