@@ -145,6 +145,19 @@ TEST_CASE("groot pack: the inference action mask, embodiment ids and camera orde
   CHECK(gp::groot_camera_order({"observation.image", "observation.images.b", "observation.images_a"}) ==
         std::vector<std::string>{"observation.images.b", "observation.images_a"});
   CHECK(gp::groot_camera_order({"observation.state"}).empty());
+
+  // A checkpoint's video_modality_keys: its order, LIBERO's image2 alias, what is missing or left over.
+  const auto order = gp::groot_checkpoint_camera_order(
+      {"observation.images.front", "observation.images.image2", "observation.images.side", "observation.state"},
+      {"wrist_image", "front", "top"});
+  CHECK(order.cameras == std::vector<std::string>{"observation.images.image2", "observation.images.front"});
+  CHECK(order.unmatched == std::vector<std::string>{"top"});
+  CHECK(order.unused == std::vector<std::string>{"observation.images.side"});
+  CHECK(gp::groot_checkpoint_camera_order({"observation.image"}, {"front"}).cameras ==
+        std::vector<std::string>{"observation.image"});
+  CHECK(gproc_mentions(lrhost::test::error_of<lrhost::util::DataError>(
+                           [] { gp::groot_checkpoint_camera_order({"observation.images.a"}, {"b"}); }),
+                       "none of the checkpoint's video modality keys"));
 }
 
 TEST_CASE("groot pack: language is broadcast, defaulted and formalized like utils.py; non-ASCII is refused") {

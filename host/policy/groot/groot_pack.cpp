@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::policy::groot {
 namespace {
@@ -247,15 +248,10 @@ GrootCameraOrder groot_checkpoint_camera_order(const std::vector<std::string>& o
     else
       order.cameras.push_back(*match);
   }
-  auto joined = [](const auto& names) {
-    std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-    return out;
-  };
   if (order.cameras.empty())
     throw util::DataError(
-        "GR00T: none of the checkpoint's video modality keys [" + joined(video_modality_keys) +
-            "] matches a camera of the batch [" + joined(available) + "]",
+        "GR00T: none of the checkpoint's video modality keys [" + util::quoted_list(video_modality_keys) +
+            "] matches a camera of the batch [" + util::quoted_list({available.begin(), available.end()}) + "]",
         "rename the cameras to observation.images.<key> with the checkpoint's keys (rename_map); "
         "LeRobot would feed every camera in sorted order, a layout the checkpoint was not trained on");
   for (const auto& key : available)

@@ -11,6 +11,7 @@
 #include "host/policy/groot/groot_pack.hpp"
 #include "host/policy/groot/groot_policy.hpp"
 #include "host/util/error.hpp"
+#include "host/util/strings.hpp"
 
 namespace lrhost::policy::groot {
 namespace fs = std::filesystem;
@@ -102,18 +103,13 @@ std::optional<GrootCheckpointStats> inline_checkpoint_stats(const ordered_json& 
 void warn_camera_mismatch(const GrootCameraOrder& order, const std::string& modality_keys) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    auto list = [](const std::vector<std::string>& names) {
-      std::string out;
-      for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-      return out;
-    };
     if (!order.unmatched.empty())
       spdlog::warn(
           "GR00T: the checkpoint's video modality keys {} have no camera for [{}]; the model sees {} view(s) "
           "(as LeRobot, which warns too); rename the cameras (rename_map) to the checkpoint's keys",
-          modality_keys, list(order.unmatched), order.cameras.size());
+          modality_keys, util::quoted_list(order.unmatched), order.cameras.size());
     if (!order.unused.empty())
-      spdlog::warn("GR00T: dropping camera(s) [{}]: the checkpoint only consumes {}", list(order.unused),
+      spdlog::warn("GR00T: dropping camera(s) [{}]: the checkpoint only consumes {}", util::quoted_list(order.unused),
                    modality_keys);
   });
 }
