@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "host/accel/memory_plan.hpp"
 #include "host/dist/fsdp/wrap_units.hpp"
+#include "host/policy/activation_probe.hpp"
 #include "host/policy/groot/groot_plan.hpp"
 #include "host/policy/groot/groot_policy.hpp"
 #include "host/policy/registry.hpp"
@@ -60,6 +62,12 @@ json groot_plan_full_table(const json& extra = json::object()) {
              {"output_features", {{"action", {{"type", "ACTION"}, {"shape", {7}}}}}}};
   table.update(extra);
   return table;
+}
+
+// The parameters and units of LeRobot's geometry for `table` (the plan without its activation probes).
+PlannedPolicy groot_full_parameters(const json& table) {
+  const auto config = lrhost::policy::groot::GrootConfig::from_json(table, {});
+  return lrhost::policy::groot::plan_groot_parameters(config, lrhost::policy::groot::resolve_geometry(config).model);
 }
 
 using GrootDescribed = std::map<std::string, std::tuple<std::vector<int64_t>, c10::ScalarType, bool>>;
@@ -137,20 +145,18 @@ TEST_CASE("groot plan: the planned description is the built policy, parameter by
 }
 
 TEST_CASE("groot plan: a geometry folder is built, LeRobot's geometry planned from config.json alone") {
-  CHECK_FALSE(lrhost::policy::groot::plan_groot_without_building(groot_plan_tiny_table(json::object()), {}));
+  CHECK_FALSE(lrhost::policy::groot::plan_groot_without_building(groot_plan_tiny_table(json::object()), {}, {}));
   const auto* spec = lrhost::policy::find_policy_spec("groot");
   REQUIRE(spec != nullptr);
-  REQUIRE(spec->plan_without_building);
-  CHECK(spec->plan_without_building(groot_plan_full_table(), {}, {}));
+  REQUIRE(spec->plan_without_building);  // at full size: lua.show_groot_full_size (its probes build 2 GB models)
   // What GrootPolicy's constructor refuses, the plan refuses.
   CHECK_THROWS_AS(lrhost::policy::groot::plan_groot_without_building(
-                      groot_plan_full_table({{"max_state_dim", 64}, {"max_action_dim", 64}}), {}),
+                      groot_plan_full_table({{"max_state_dim", 64}, {"max_action_dim", 64}}), {}, {}),
                   lrhost::util::ConfigError);
 }
 
 TEST_CASE("groot plan: LeRobot's geometry gives LeRobot's counts and memory (groot.md §1.1, §3.3, §7)") {
-  const auto planned = lrhost::policy::groot::plan_groot_without_building(groot_plan_full_table(), {});
-  REQUIRE(planned);
+  const auto planned = std::optional<PlannedPolicy>(groot_full_parameters(groot_plan_full_table()));
   const auto params = planned->parameters();
   // 1,030 tensors: LeRobot's 1,031 state-dict keys less the lm_head tied to embed_tokens.
   CHECK(params.size() == 1030u);
@@ -190,11 +196,51 @@ TEST_CASE("groot plan: LeRobot's geometry gives LeRobot's counts and memory (gro
   }
 
   // tune_llm + tune_visual: everything trains (50.3 GB static under DDP).
-  const auto all = lrhost::policy::groot::plan_groot_without_building(
-      groot_plan_full_table({{"tune_llm", true}, {"tune_visual", true}}), {});
-  REQUIRE(all);
+  const auto all = std::optional<PlannedPolicy>(
+      groot_full_parameters(groot_plan_full_table({{"tune_llm", true}, {"tune_visual", true}})));
   CHECK(groot_numel(all->parameters(), "", true) == 3144016000);
   const auto all_plan = lrhost::accel::make_memory_plan(*all, groot_plan_config(1), 1);
   CHECK(all_plan.trainable == 3144016000);
   CHECK(all_plan.strategies.front().persistent_bytes() == 3144016000LL * 16);
+}
+
+TEST_CASE("groot plan: activations extrapolated from the probe models equal a measurement at the real depths") {
+  // A tiny-width geometry deeper than the probes in every stack: 6 vision blocks (DeepStack after 1, 3,
+  // 5), 5 text layers, 3 vl_self_attention blocks, 12 DiT blocks; everything trains, so each stack keeps
+  // activations.
+  for (const bool checkpointing : {false, true}) {
+    CAPTURE(checkpointing);
+    auto config = lrhost::policy::groot::GrootConfig::from_json(
+        groot_plan_tiny_table({{"tune_llm", true}, {"tune_visual", true}, {"gradient_checkpointing", checkpointing}}),
+        {});
+    auto geometry = lrhost::policy::groot::resolve_geometry(config);
+    geometry.model.backbone.vision.depth = 6;
+    geometry.model.backbone.vision.deepstack_visual_indexes = {1, 3, 5};
+    geometry.model.backbone.text.num_hidden_layers = 5;
+    geometry.model.select_layer = 5;
+    geometry.model.head.vl_self_attention.num_layers = 3;
+    geometry.model.head.dit.num_layers = 12;
+    auto build = [&](const lrhost::policy::groot::GrootGeometry& g) {
+      torch::manual_seed(0);
+      return std::make_shared<GrootPolicy>(config, g);
+    };
+    const auto planned = lrhost::policy::groot::plan_groot_policy(config, geometry, build);
+    auto direct = build(geometry);
+    const auto measured =
+        lrhost::policy::measure_activations(*direct, {}, lrhost::policy::activation_measure(checkpointing)).per_sample;
+    CHECK(measured > 0);
+    CHECK(planned.activation_bytes_per_sample == measured);
+    CHECK(planned.activation_note.find("extrapolated to 6, 5, 3 and 12") != std::string::npos);
+  }
+  // Depths below the probes' are not extrapolated: the note says why.
+  auto config = lrhost::policy::groot::GrootConfig::from_json(groot_plan_tiny_table(json::object()), {});
+  auto geometry = lrhost::policy::groot::resolve_geometry(config);
+  geometry.model.head.dit.num_layers = 6;
+  const auto planned = lrhost::policy::groot::plan_groot_policy(
+      config, geometry, [](const lrhost::policy::groot::GrootGeometry&) -> std::shared_ptr<GrootPolicy> {
+        FAIL("no probe may be built");
+        return nullptr;
+      });
+  CHECK(planned.activation_bytes_per_sample == -1);
+  CHECK(planned.activation_note.find("not measured: the model's depths") == 0);
 }

@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
+#include "host/policy/activation_probe.hpp"
 #include "host/policy/groot/groot_geometry.hpp"
 
 namespace lrhost::policy::groot {
@@ -176,12 +179,113 @@ PlannedPolicy plan_groot_parameters(const GrootConfig& config, const GrootModelC
   return planned;
 }
 
-std::optional<PlannedPolicy> plan_groot_without_building(const nlohmann::json& config, const PolicyFeatures& features) {
+namespace {
+
+// Depths of the probe models: the smallest a full-width GR00T keeps its structure at — three vision
+// blocks and three text layers (the three DeepStack features enter text layers 0-2), one
+// vl_self_attention block, one cycle of four DiT blocks (cross-attention to the text tokens, self,
+// cross-attention to the image tokens, self) — and one more block or cycle in each stack.
+struct GrootProbeDepths {
+  int64_t vision = 3, text = 3, vl_self_attention = 1, dit = 4;
+};
+constexpr int64_t kDitCycle = 4;
+
+// `geometry` at `depths`, with a vocabulary of 1024 (embedding rows change no activation) and the
+// special token ids the example batch uses moved below it. What the forward keeps does not depend on
+// the number of embodiments (the category-specific linears run the batch's embodiment's slice of their
+// weights: the example batch's id 0), so without gradient checkpointing the probes hold one; the
+// backward's peak does (index_select's backward writes a gradient of every embodiment's weights).
+GrootGeometry probe_geometry(const GrootGeometry& geometry, const GrootProbeDepths& depths, bool one_embodiment) {
+  GrootGeometry small = geometry;
+  auto& vision = small.model.backbone.vision;
+  vision.depth = depths.vision;
+  vision.deepstack_visual_indexes.resize(std::min<std::size_t>(vision.deepstack_visual_indexes.size(), 3));
+  for (std::size_t k = 0; k < vision.deepstack_visual_indexes.size(); ++k)
+    vision.deepstack_visual_indexes[k] = static_cast<int64_t>(k);
+  small.model.select_layer = depths.text;
+  small.model.backbone.text.vocab_size = 1024;
+  small.model.backbone.image_token_id = 1000;
+  small.backbone_config["image_token_id"] = 1000;
+  small.backbone_config["vision_start_token_id"] = 1001;
+  small.backbone_config["vision_end_token_id"] = 1002;
+  small.model.head.vl_self_attention.num_layers = depths.vl_self_attention;
+  small.model.head.dit.num_layers = depths.dit;
+  if (one_embodiment) small.model.head.max_num_embodiments = 1;
+  return small;
+}
+
+// Why the extrapolation does not hold for this model, or empty.
+std::string unmeasurable(const GrootConfig& config, const GrootModelConfig& model) {
+  const GrootProbeDepths base;
+  const int64_t text = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
+  if (model.backbone.vision.depth < base.vision || text < base.text ||
+      model.head.vl_self_attention.num_layers < base.vl_self_attention || model.head.dit.num_layers < base.dit ||
+      model.head.dit.num_layers % kDitCycle != 0 || model.backbone.vision.deepstack_visual_indexes.size() > 3)
+    return "the model's depths are below the probe models' (3 vision blocks, 3 text layers, 1 vl_self_attention "
+           "block, DiT blocks in cycles of 4)";
+  if (config.tune_top_llm_layers > base.text)
+    return "tune_top_llm_layers > 3 trains text layers the probe models do not have";
+  return "";
+}
+
+}  // namespace
+
+PlannedPolicy plan_groot_policy(const GrootConfig& config, const GrootGeometry& geometry,
+                                const GrootPolicyAtGeometry& build) {
+  auto planned = plan_groot_parameters(config, geometry.model);
+  const std::string why_not = unmeasurable(config, geometry.model);
+  if (!why_not.empty()) {
+    planned.activation_note = "not measured: " + why_not;
+    return planned;
+  }
+  // One measure for every probe: with gradient checkpointing the backward's peak, which grows by each
+  // layer's kept input per layer as the forward's kept bytes do without it.
+  const auto what = activation_measure(config.gradient_checkpointing);
+  auto measure = [&](const GrootProbeDepths& depths) {
+    auto policy = build(probe_geometry(geometry, depths, !config.gradient_checkpointing));
+    return measure_activations(*policy, {}, what).per_sample;
+  };
+  const GrootProbeDepths base_depths;
+  const int64_t base = measure(base_depths);
+  auto slope = [&](int64_t GrootProbeDepths::*stack, int64_t step) {
+    GrootProbeDepths deeper = base_depths;
+    deeper.*stack += step;
+    return measure(deeper) - base;
+  };
+  const auto& model = geometry.model;
+  const int64_t text = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
+  const int64_t per_vision = slope(&GrootProbeDepths::vision, 1), per_text = slope(&GrootProbeDepths::text, 1);
+  const int64_t per_vlsa = slope(&GrootProbeDepths::vl_self_attention, 1);
+  const int64_t per_cycle = slope(&GrootProbeDepths::dit, kDitCycle);
+  planned.activation_bytes_per_sample =
+      base + (model.backbone.vision.depth - base_depths.vision) * per_vision + (text - base_depths.text) * per_text +
+      (model.head.vl_self_attention.num_layers - base_depths.vl_self_attention) * per_vlsa +
+      (model.head.dit.num_layers - base_depths.dit) / kDitCycle * per_cycle;
+  planned.activation_note =
+      std::string("measured on CPU: training ") +
+      (config.gradient_checkpointing ? "forwards and backwards (their peak, gradient checkpointing)" : "forwards") +
+      " at batch 1 and 2 of full-width models with 3-4 vision blocks, 3-4 text layers, 1-2 vl_self_attention "
+      "blocks and 4-8 DiT blocks, extrapolated to " +
+      std::to_string(model.backbone.vision.depth) + ", " + std::to_string(text) + ", " +
+      std::to_string(model.head.vl_self_attention.num_layers) + " and " + std::to_string(model.head.dit.num_layers);
+  spdlog::debug(
+      "groot plan: activations {} base + {} per vision block + {} per text layer + {} per vl_self_attention "
+      "block + {} per 4 DiT blocks, bytes per sample",
+      base, per_vision, per_text, per_vlsa, per_cycle);
+  return planned;
+}
+
+std::optional<PlannedPolicy> plan_groot_without_building(const nlohmann::json& config, const PolicyFeatures& features,
+                                                         const std::function<void(Policy&)>& adapt_probe) {
   auto parsed = GrootConfig::from_json(config, features);
   if (!parsed.geometry.empty()) return std::nullopt;  // lrhost's small geometries are built
   const auto geometry = resolve_geometry(parsed);
   check_padded_dims(parsed, geometry);  // the plan accepts no config that training refuses
-  return plan_groot_parameters(parsed, geometry.model);
+  return plan_groot_policy(parsed, geometry, [&](const GrootGeometry& small) {
+    auto probe = std::make_shared<GrootPolicy>(parsed, small);
+    if (adapt_probe) adapt_probe(*probe);
+    return probe;
+  });
 }
 
 }  // namespace lrhost::policy::groot

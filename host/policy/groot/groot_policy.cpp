@@ -42,7 +42,6 @@ GrootPolicy::GrootPolicy(GrootConfig config, GrootGeometry geometry)
   if (config_.num_inference_timesteps) model_config.head.num_inference_timesteps = *config_.num_inference_timesteps;
   model_ = register_module("_groot_model", GrootModel(model_config));
   nn::release_parameters(*model_);  // what the blocks left (mergers, norms): nn/deferred_init.hpp
-  tokenizer_dir_ = io::resolve_model_dir(config_.tokenizer_name, "policy.tokenizer_name");
   if (config_.gradient_checkpointing) {
     // The head's stacks always train by default; the backbone's only store activations when tuned,
     // and checkpointing a frozen stack would only recompute it (checkpoint skips segments without
@@ -275,7 +274,9 @@ std::map<std::string, std::vector<int64_t>> GrootPolicy::delta_indices() const {
 
 std::optional<LanguageSettings> GrootPolicy::language_settings() const {
   // GR00T's prompt is neither truncated nor padded to a length: max_length only bounds the table.
-  return LanguageSettings{config_.tokenizer_name, tokenizer_dir_, 1 << 20, "longest"};
+  // Resolved here, not when built: `lrhost show` builds GR00T's probe models without a tokenizer.
+  return LanguageSettings{config_.tokenizer_name,
+                          io::resolve_model_dir(config_.tokenizer_name, "policy.tokenizer_name"), 1 << 20, "longest"};
 }
 
 std::vector<std::pair<std::string, std::string>> GrootPolicy::pretrained_extra_files() const {

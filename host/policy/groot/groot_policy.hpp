@@ -79,7 +79,6 @@ class GrootPolicy : public Policy {
   GrootConfig config_;
   GrootGeometry geometry_;
   GrootModel model_{nullptr};
-  std::filesystem::path tokenizer_dir_;
   ActionQueue action_queue_;
 };
 

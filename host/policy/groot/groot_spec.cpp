@@ -76,8 +76,9 @@ const PolicySpec& spec() {
                               .scheduler_preset = "diffuser"},
       // LeRobot's geometry is 3.1 B parameters: planned from config.json, never built to be counted.
       .plan_without_building =
-          [](const nlohmann::json& config, const PolicyFeatures& features, const std::function<void(Policy&)>&) {
-            return plan_groot_without_building(config, features);
+          [](const nlohmann::json& config, const PolicyFeatures& features,
+             const std::function<void(Policy&)>& adapt_probe) {
+            return plan_groot_without_building(config, features, adapt_probe);
           },
   };
   return entry;
