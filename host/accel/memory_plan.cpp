@@ -179,9 +179,11 @@ MemoryPlan plan_from_units(const std::function<std::string(const std::string&)>&
 MemoryPlan make_memory_plan(policy::Policy& policy, const nlohmann::json& config, int64_t world_size) {
   auto accel = AcceleratorConfig::from_recipe_config(config).resolved_for(world_size);
   auto gather_group = [&policy](const std::string& unit) { return policy.fsdp_gather_group(unit); };
-  return plan_from_units(gather_group, dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
-                         nlohmann::json(policy.optimizer_preset()), nlohmann::json(policy.scheduler_preset()), accel,
-                         config, world_size);
+  auto plan = plan_from_units(gather_group, dist::fsdp::find_wrap_units(policy, accel.wrap_modules),
+                              nlohmann::json(policy.optimizer_preset()), nlohmann::json(policy.scheduler_preset()),
+                              accel, config, world_size);
+  plan.activations_under_autocast = policy.own_autocast().has_value();
+  return plan;
 }
 
 MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann::json& config, int64_t world_size) {
@@ -206,6 +208,7 @@ MemoryPlan make_memory_plan(const policy::PlannedPolicy& planned, const nlohmann
                               nlohmann::json(planned.scheduler_preset), accel, config, world_size);
   plan.activation_bytes_per_sample = planned.activation_bytes_per_sample;
   plan.activation_note = planned.activation_note;
+  plan.activations_under_autocast = planned.activations_under_autocast;
   return plan;
 }
 
@@ -273,7 +276,9 @@ std::string render_memory_plan(const MemoryPlan& plan) {
         << (plan.activation_note.empty()
                 ? std::string("measured: one training forward on CPU at batch 1 and 2 in the policy's dtypes")
                 : plan.activation_note)
-        << "; bf16 autocast roughly halves it)\n";
+        << (plan.activations_under_autocast ? "; under the policy's own bf16 autocast"
+                                            : "; bf16 autocast roughly halves it")
+        << ")\n";
   }
   for (const int64_t gpu : plan.gpu_memory_bytes) {
     out << "  largest batch per rank in " << util::human_bytes(gpu) << " per GPU (after "
@@ -306,6 +311,7 @@ nlohmann::ordered_json memory_plan_json(const MemoryPlan& plan) {
   json["effective_batch"] = plan.effective_batch;
   json["batch_size"] = plan.batch_size;
   json["activation_bytes_per_sample"] = plan.activation_bytes_per_sample;
+  json["activations_under_autocast"] = plan.activations_under_autocast;
   json["parameters"] = plan.parameters;
   json["trainable"] = plan.trainable;
   json["schedule"] = plan.schedule;

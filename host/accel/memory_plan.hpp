@@ -51,6 +51,9 @@ struct MemoryPlan {
   std::string schedule;
   // How activation_bytes_per_sample was obtained, when not by the default probe.
   std::string activation_note;
+  // The probe ran under the policy's own bf16 autocast (GR00T's use_bf16, on the CPU too), so the
+  // figure is already bf16's; otherwise it is the policy's dtypes', which bf16 autocast roughly halves.
+  bool activations_under_autocast = false;
   // save_async = true: the host memory rank 0 holds for a checkpoint's copy while the writer writes
   // it (host/ckpt/checkpoint_manager.hpp): the full model's parameters plus, for the selected
   // strategy, this rank's optimizer state (and under FSDP its parameter shards, which its shard file

@@ -30,7 +30,8 @@ struct PlannedPolicy {
   nlohmann::ordered_json optimizer_preset, scheduler_preset;
   // Activation bytes one training sample keeps for backward; -1 when not measured.
   int64_t activation_bytes_per_sample = -1;
-  std::string activation_note;  // how the figure was obtained, printed under it
+  std::string activation_note;              // how the figure was obtained, printed under it
+  bool activations_under_autocast = false;  // measured under the policy's own autocast (MemoryPlan's)
   // The Linear modules' paths (the modules LoRA can adapt), in parameter order.
   std::vector<std::string> linear_modules;
 

@@ -219,6 +219,14 @@ TEST_CASE("groot geometry: the base checkpoint's config, Cosmos-Reason2's backbo
                   lrhost::util::NotImplemented);
 }
 
+TEST_CASE("groot policy: a missing tokenizer is named when the processors need it, not when the policy is built") {
+  // lrhost show builds GR00T's activation probes without a tokenizer.
+  auto policy = tiny_policy({{"tokenizer_name", "/nonexistent/tokenizer"}});
+  CHECK(lrhost::test::contains(lrhost::test::error_of<lrhost::util::ConfigError>(
+                                   [&] { lrhost::policy::PolicyProcessors::for_policy(*policy, {}, {}); }),
+                               "policy.tokenizer_name"));
+}
+
 TEST_CASE("groot processors with a base checkpoint's own statistics: pack, decode, files") {
   lrhost::test::TempDir scratch("groot_ckpt_stats");
   const fs::path base = scratch.path / "base";

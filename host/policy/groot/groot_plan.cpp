@@ -261,6 +261,7 @@ PlannedPolicy plan_groot_policy(const GrootConfig& config, const GrootGeometry& 
       base + (model.backbone.vision.depth - base_depths.vision) * per_vision + (text - base_depths.text) * per_text +
       (model.head.vl_self_attention.num_layers - base_depths.vl_self_attention) * per_vlsa +
       (model.head.dit.num_layers - base_depths.dit) / kDitCycle * per_cycle;
+  planned.activations_under_autocast = config.use_bf16;  // GrootPolicy's own autocast, CPU included
   planned.activation_note =
       std::string("measured on CPU: training ") +
       (config.gradient_checkpointing ? "forwards and backwards (their peak, gradient checkpointing)" : "forwards") +
