@@ -208,10 +208,13 @@ TEST_CASE("groot plan: activations extrapolated from the probe models equal a me
   // A tiny-width geometry deeper than the probes in every stack: 6 vision blocks (DeepStack after 1, 3,
   // 5), 5 text layers, 3 vl_self_attention blocks, 12 DiT blocks; everything trains, so each stack keeps
   // activations.
-  for (const bool checkpointing : {false, true}) {
+  // use_bf16: the probes run under the policy's own autocast, and the plan says so.
+  for (const auto& [checkpointing, bf16] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
     CAPTURE(checkpointing);
+    CAPTURE(bf16);
     auto config = lrhost::policy::groot::GrootConfig::from_json(
-        groot_plan_tiny_table({{"tune_llm", true}, {"tune_visual", true}, {"gradient_checkpointing", checkpointing}}),
+        groot_plan_tiny_table(
+            {{"tune_llm", true}, {"tune_visual", true}, {"gradient_checkpointing", checkpointing}, {"use_bf16", bf16}}),
         {});
     auto geometry = lrhost::policy::groot::resolve_geometry(config);
     geometry.model.backbone.vision.depth = 6;
@@ -231,6 +234,10 @@ TEST_CASE("groot plan: activations extrapolated from the probe models equal a me
     CHECK(measured > 0);
     CHECK(planned.activation_bytes_per_sample == measured);
     CHECK(planned.activation_note.find("extrapolated to 6, 5, 3 and 12") != std::string::npos);
+    const auto shown =
+        lrhost::accel::render_memory_plan(lrhost::accel::make_memory_plan(planned, groot_plan_config(1), 1));
+    CHECK((shown.find("under the policy's own bf16 autocast") != std::string::npos) == bf16);
+    CHECK((shown.find("bf16 autocast roughly halves it") != std::string::npos) == !bf16);
   }
   // Depths below the probes' are not extrapolated: the note says why.
   auto config = lrhost::policy::groot::GrootConfig::from_json(groot_plan_tiny_table(json::object()), {});
