@@ -62,9 +62,10 @@ GrootProcessorAssets read_assets(const fs::path& base, const std::string& tag) {
     if (!root.is_object())
       throw util::ConfigError(file.string() + ": expected a JSON object (GR00T's processor settings)");
   }
-  const nlohmann::json kwargs = member_object(root, "processor_kwargs");
+  const nlohmann::ordered_json processor_kwargs = member_object(root, "processor_kwargs");
+  const nlohmann::json kwargs = processor_kwargs;
   refuse_unported(kwargs, file);
-  assets.use_percentiles = truthy(member_object(root, "processor_kwargs").value("use_percentiles", false));
+  assets.use_percentiles = truthy(processor_kwargs.value("use_percentiles", false));
   // LeRobot takes the checkpoint's image geometry only when it names image_target_size
   // (make_groot_pre_post_processors); crop size, shortest edge and crop fraction come with it.
   if (auto size = int_pair(kwargs, "image_target_size", file)) {
@@ -95,8 +96,7 @@ GrootProcessorAssets read_assets(const fs::path& base, const std::string& tag) {
   if (!statistics.is_object())
     throw util::ConfigError(stats_file.string() + ": expected a JSON object (GR00T's checkpoint statistics)");
   assets.raw_stats = member_object(statistics, tag);
-  assets.modality_config =
-      member_object(member_object(member_object(root, "processor_kwargs"), "modality_configs"), tag);
+  assets.modality_config = member_object(member_object(processor_kwargs, "modality_configs"), tag);
   assets.layout = groot_checkpoint_layout(assets.modality_config);
   assets.checkpoint_stats =
       parse_groot_checkpoint_stats(nlohmann::ordered_json{{tag, assets.raw_stats}}, root, tag,

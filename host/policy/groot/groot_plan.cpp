@@ -171,7 +171,7 @@ PlannedPolicy plan_groot_parameters(const GrootConfig& config, const GrootModelC
   planned.type = "groot";
   GrootLayoutWriter writer(planned);
   write_groot_vision(writer, model.backbone.vision, config.tune_visual);
-  const int64_t layers = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
+  const int64_t layers = model.select_layer;
   write_groot_language(writer, model.backbone.text, layers, config);
   write_groot_head(writer, model.head, config);
   planned.optimizer_preset = config.optimizer_preset();
@@ -217,7 +217,7 @@ GrootGeometry probe_geometry(const GrootGeometry& geometry, const GrootProbeDept
 // Why the extrapolation does not hold for this model, or empty.
 std::string unmeasurable(const GrootConfig& config, const GrootModelConfig& model) {
   const GrootProbeDepths base;
-  const int64_t text = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
+  const int64_t text = model.select_layer;
   if (model.backbone.vision.depth < base.vision || text < base.text ||
       model.head.vl_self_attention.num_layers < base.vl_self_attention || model.head.dit.num_layers < base.dit ||
       model.head.dit.num_layers % kDitCycle != 0 || model.backbone.vision.deepstack_visual_indexes.size() > 3)
@@ -253,7 +253,7 @@ PlannedPolicy plan_groot_policy(const GrootConfig& config, const GrootGeometry& 
     return measure(deeper) - base;
   };
   const auto& model = geometry.model;
-  const int64_t text = model.select_layer < 0 ? model.backbone.text.num_hidden_layers : model.select_layer;
+  const int64_t text = model.select_layer;
   const int64_t per_vision = slope(&GrootProbeDepths::vision, 1), per_text = slope(&GrootProbeDepths::text, 1);
   const int64_t per_vlsa = slope(&GrootProbeDepths::vl_self_attention, 1);
   const int64_t per_cycle = slope(&GrootProbeDepths::dit, kDitCycle);
