@@ -278,6 +278,15 @@ TEST_CASE("groot processors with a base checkpoint's own statistics: pack, decod
   CHECK(packed.at("action_mask").sum().item<double>() == 4 * 2);
   CHECK(packed.at("action")[0][0][0].item<float>() == doctest::Approx(2 * (2.0 - 1.0) / 3.0 - 1));
   CHECK(packed.at("state")[0][0][2].item<float>() == 0.0f);  // equal bounds: 0
+  // A robot whose state / action width is not the checkpoint's groups' is refused (LeRobot cuts or pads
+  // the stats silently).
+  auto wider = tiny_table({{"base_model_path", base.string()}, {"embodiment_tag", "libero_sim"}});
+  wider["output_features"]["action"]["shape"] = {3};
+  torch::manual_seed(0);
+  auto other_robot = lrhost::policy::create_policy(wider);
+  CHECK(lrhost::test::contains(lrhost::test::error_of<lrhost::util::ConfigError>(
+                                   [&] { lrhost::policy::groot::GrootProcessorSteps::for_policy(*other_robot); }),
+                               "describe 3 state and 2 action dims, the policy's features 3 and 3"));
   // Refused configs of the decode step.
   lrhost::policy::groot::GrootProcessorSteps read;
   auto decode = groot_steps->decode_config();

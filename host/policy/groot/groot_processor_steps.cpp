@@ -200,7 +200,19 @@ std::shared_ptr<GrootProcessorSteps> GrootProcessorSteps::for_policy(const Polic
   if (assets.crop_fraction) vlm["crop_fraction"] = *assets.crop_fraction;
   steps->read_vlm_config(vlm, "policy 'groot' VLM-encode step");
   const int64_t env_action_dim = c.action_feature()->shape.at(0);
-  if (stats)
+  if (stats) {
+    // LeRobot normalises a state or action of another width than the checkpoint's groups with their
+    // flat stats cut or padded to it (min 0 / max 1): another robot's layout, silently. Refused.
+    const auto* state = c.robot_state_feature();
+    const int64_t state_dim = state ? state->shape.at(0) : 0;
+    if (state_dim != stats->state_dim() || env_action_dim != stats->action_dim())
+      throw util::ConfigError(
+          "policy 'groot': the base checkpoint's statistics for embodiment '" + c.embodiment_tag + "' describe " +
+              std::to_string(stats->state_dim()) + " state and " + std::to_string(stats->action_dim()) +
+              " action dims, the policy's features " + std::to_string(state_dim) + " and " +
+              std::to_string(env_action_dim),
+          "a robot of another layout fine-tunes as a new embodiment (embodiment_tag = \"new_embodiment\", the "
+          "dataset's stats)");
     steps->read_decode_config({{"env_action_dim", env_action_dim},
                                {"raw_stats", raw_stats},
                                {"modality_config", modality_config},
@@ -208,13 +220,14 @@ std::shared_ptr<GrootProcessorSteps> GrootProcessorSteps::for_policy(const Polic
                                {"use_relative_action", false},
                                {"action_decode_transform", c.libero_decode() ? ordered_json("libero") : nullptr}},
                               "policy 'groot' decode step");
-  else
+  } else {
     steps->read_unpack_config({{"env_action_dim", env_action_dim},
                                {"normalize_min_max", true},
                                {"clip_normalized_action", true},
                                {"libero_gripper_action", c.libero_decode()},
                                {"libero_gripper_binarize", true}},
                               "policy 'groot' unpack step");
+  }
   return steps;
 }
 
