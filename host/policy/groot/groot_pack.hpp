@@ -1,6 +1,7 @@
-// The numerical parts of GR00T N1.7's processor steps for a new embodiment (dataset min/max stats, no
-// checkpoint statistics.json), as plain tensor functions: GrootN17PackInputsStep's state / action
-// normalisation, padding and action mask, its language and embodiment-id rules and camera order, and
+// The numerical parts of GR00T N1.7's processor steps, as plain tensor functions: GrootN17PackInputsStep's
+// state / action min/max normalisation with one set of stats (the dataset's; a checkpoint's grouped
+// normalisation is groot_checkpoint_stats.hpp's), padding and action mask, its language and embodiment-id
+// rules and camera order (sorted, or a checkpoint's video_modality_keys), and
 // GrootActionUnpackUnnormalizeStep's inverse (LeRobot 0.6.1, lerobot/policies/groot/processor_groot.py
 // and utils.py). Every op runs in the order and dtype LeRobot uses so that results are bit-equal; the
 // pipeline plumbing (which keys, which files) is the caller's.
