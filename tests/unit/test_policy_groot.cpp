@@ -190,6 +190,13 @@ TEST_CASE("groot geometry: the base checkpoint's config, Cosmos-Reason2's backbo
   auto geometry = lrhost::policy::groot::resolve_geometry(with_base({}));
   CHECK(geometry.assets.image_target_size == std::vector<int64_t>{48, 48});
   CHECK(geometry.assets.image_crop_size == std::vector<int64_t>{40, 40});
+  // max_action_horizon: the pack step's horizon, positive.
+  lrhost::test::write_text(base / "processor_config.json", R"({"processor_kwargs": {"max_action_horizon": 8}})");
+  CHECK(lrhost::policy::groot::resolve_geometry(with_base({})).assets.max_action_horizon == 8);
+  lrhost::test::write_text(base / "processor_config.json", R"({"processor_kwargs": {"max_action_horizon": 0}})");
+  CHECK(lrhost::test::contains(
+      error_of<lrhost::util::ConfigError>([&] { lrhost::policy::groot::resolve_geometry(with_base({})); }),
+      "max_action_horizon must be positive"));
   lrhost::test::write_text(base / "processor_config.json", R"({"processor_kwargs": {"use_albumentations": true}})");
   CHECK_THROWS_AS(lrhost::policy::groot::resolve_geometry(with_base({})), lrhost::util::NotImplemented);
   // The checkpoint's own statistics for the embodiment (both sidecars): parsed, with its layout.

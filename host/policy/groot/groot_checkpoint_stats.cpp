@@ -104,12 +104,6 @@ int64_t ckpt_sum_dims(const std::vector<GrootStatGroup>& groups) {
   return total;
 }
 
-torch::Tensor ckpt_float32(const std::vector<double>& values, const torch::Device& device) {
-  // torch.as_tensor / np.asarray(dtype=float32) of Python floats: one rounding, double -> float32.
-  std::vector<float> narrowed(values.begin(), values.end());
-  return torch::tensor(narrowed, torch::TensorOptions().dtype(torch::kFloat32).device(device));
-}
-
 std::string ckpt_shape_text(const torch::Tensor& t) {
   return c10::str(t.sizes());
 }
@@ -183,8 +177,14 @@ std::optional<GrootCheckpointStats> parse_groot_checkpoint_stats(const nlohmann:
   return out;
 }
 
+torch::Tensor groot_stat_tensor(const std::vector<double>& values, const torch::Device& device) {
+  // torch.as_tensor / np.asarray(dtype=float32) of Python floats: one rounding, double -> float32.
+  std::vector<float> narrowed(values.begin(), values.end());
+  return torch::tensor(narrowed, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+}
+
 MinMaxStats GrootFlatStats::min_max() const {
-  return {ckpt_float32(min, torch::kCPU), ckpt_float32(max, torch::kCPU)};
+  return {groot_stat_tensor(min, torch::kCPU), groot_stat_tensor(max, torch::kCPU)};
 }
 
 GrootCheckpointFlatStats groot_checkpoint_flat_stats(const GrootCheckpointStats& stats) {
@@ -227,8 +227,8 @@ torch::Tensor groot_checkpoint_normalize_action(const torch::Tensor& action, con
   int64_t start = 0;
   for (const auto& g : stats.action_groups) {
     const auto group = action.narrow(-1, start, g.dim);
-    const auto lo = ckpt_float32(g.lo, action.device()).to(action.scalar_type());
-    const auto hi = ckpt_float32(g.hi, action.device()).to(action.scalar_type());
+    const auto lo = groot_stat_tensor(g.lo, action.device()).to(action.scalar_type());
+    const auto hi = groot_stat_tensor(g.hi, action.device()).to(action.scalar_type());
     const auto denom = hi - lo;
     const auto mask = denom != 0;
     const auto safe = torch::where(mask, denom, torch::ones_like(denom));
@@ -260,8 +260,8 @@ torch::Tensor groot_checkpoint_decode_action(const torch::Tensor& action, const 
   int64_t start = 0;
   for (const auto& g : stats.action_groups) {
     // _unnormalize_min_max (:2241-2242): ((clip(y) + 1)·0.5)·(hi - lo) + lo, all float32.
-    const auto lo = ckpt_float32(g.lo, y.device());
-    const auto hi = ckpt_float32(g.hi, y.device());
+    const auto lo = groot_stat_tensor(g.lo, y.device());
+    const auto hi = groot_stat_tensor(g.hi, y.device());
     parts.push_back(y.narrow(-1, start, g.dim).clamp(-1.0, 1.0).add(1.0).mul(0.5).mul(hi - lo).add(lo));
     start += g.dim;
   }

@@ -69,6 +69,10 @@ std::optional<GrootCheckpointStats> parse_groot_checkpoint_stats(const nlohmann:
                                                                  const nlohmann::json& processor_config,
                                                                  const std::string& tag, const std::string& source);
 
+// One stat's values as the float32 tensor LeRobot makes of its Python floats (torch.as_tensor /
+// np.asarray(dtype=float32): one rounding, double -> float32).
+torch::Tensor groot_stat_tensor(const std::vector<double>& values, const torch::Device& device = torch::kCPU);
+
 // A modality's flat stats as LeRobot's flatten_n1_7_modality_stats builds them: the groups' values
 // concatenated in order under min / max (the q01 / q99 values when use_percentiles), mean, std.
 struct GrootFlatStats {

@@ -487,17 +487,14 @@ std::optional<data::DatasetStats> GrootProcessorSteps::checkpoint_flat_stats() c
   if (!pack_stats_) return std::nullopt;
   // _load_n1_7_checkpoint_stats' lists, which the pack step's state_dict turns into float32 tensors.
   const auto flat = groot_checkpoint_flat_stats(*pack_stats_);
-  auto tensor = [](const std::vector<double>& values) {
-    return torch::tensor(std::vector<float>(values.begin(), values.end()), torch::kFloat32);
-  };
   data::DatasetStats out;
   for (const auto& [key, modality] : {std::pair{"observation.state", &flat.state}, std::pair{"action", &flat.action}}) {
     if (modality->mean.empty()) continue;
     auto& entry = out[key];
-    entry.set("min", tensor(modality->min));
-    entry.set("max", tensor(modality->max));
-    entry.set("mean", tensor(modality->mean));
-    entry.set("std", tensor(modality->std));
+    entry.set("min", groot_stat_tensor(modality->min));
+    entry.set("max", groot_stat_tensor(modality->max));
+    entry.set("mean", groot_stat_tensor(modality->mean));
+    entry.set("std", groot_stat_tensor(modality->std));
   }
   return out;
 }
